@@ -1,0 +1,129 @@
+"""One cattrs converter for spec and snapshot, and its errors turned into Diagnostics.
+
+TOML keys are attribute names (no renames), so cattrs' error paths are true
+TOML key paths; `transform_error` gives `... @ $.cpu.isolate`, mapped here to
+`cpu.isolate` once, for every caller.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from hostc.diagnostics import Diagnostic, Severity
+
+T = TypeVar("T")
+
+_converter: cattrs.Converter | None = None
+
+
+def _strict_int(v: Any, _: type) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer, got {_kind(v)}")
+    return v
+
+
+def _strict_str(v: Any, _: type) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected a string, got {_kind(v)}")
+    return v
+
+
+def _strict_bool(v: Any, _: type) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"expected true or false, got {_kind(v)}")
+    return v
+
+
+def _int_or_str(v: Any, _: type) -> int | str:
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise TypeError(f"expected an integer or a string, got {_kind(v)}")
+    return v
+
+
+def _kind(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", str: "a string", float: "a float",
+            list: "an array", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def converter() -> cattrs.Converter:
+    global _converter
+    if _converter is None:
+        c = cattrs.Converter(forbid_extra_keys=True)
+        c.register_structure_hook(int, _strict_int)
+        c.register_structure_hook(str, _strict_str)
+        c.register_structure_hook(bool, _strict_bool)
+        c.register_structure_hook(int | str, _int_or_str)
+        _converter = c
+    return _converter
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    return converter().structure(data, cls)
+
+
+def _dotted(path: str) -> str:
+    p = path.removeprefix("$").lstrip(".")
+    p = re.sub(r"\[(\d+)\]", r"[\1]", p)
+    p = re.sub(r"\['([^']*)'\]", r".\1", p)
+    return p
+
+
+def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
+    if isinstance(exc, ForbiddenExtraKeysError):
+        for key in sorted(exc.extra_fields):
+            full = f"{path}.{key}" if path else key
+            out.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    full,
+                    f"unknown key {key!r}",
+                    hint=_known(exc.cl),
+                )
+            )
+        return
+    if isinstance(exc, ClassValidationError | IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            name = getattr(note, "name", None)
+            idx = getattr(note, "index", None)
+            if name is not None:
+                # dict keys come as index notes on mappings; attribute names as names
+                sub_path = f"{path}.{name}" if path else str(name)
+            elif idx is not None:
+                sub_path = f"{path}.{idx}" if isinstance(idx, str) else f"{path}[{idx}]"
+            else:
+                sub_path = path
+            _walk(sub, sub_path, out)
+        for sub in without:
+            _walk(sub, path, out)
+        return
+    if isinstance(exc, KeyError):
+        key = exc.args[0] if exc.args else "?"
+        full = f"{path}.{key}" if path else str(key)
+        out.append(Diagnostic(Severity.ERROR, full, "required key is missing"))
+        return
+    msg = str(exc) or type(exc).__name__
+    if isinstance(exc, ValueError) and "is not a valid" in msg:
+        m = re.match(r"'?(.*?)'? is not a valid (\w+)", msg)
+        if m:
+            msg = f"{m.group(1)!r} is not a valid {m.group(2)}"
+    out.append(Diagnostic(Severity.ERROR, path, msg))
+
+
+def _known(cl: type) -> str | None:
+    import attrs
+
+    if attrs.has(cl):
+        return "known keys: " + ", ".join(a.name for a in attrs.fields(cl))
+    return None
+
+
+def diagnostics(exc: BaseException) -> list[Diagnostic]:
+    """Flatten a cattrs exception tree into one Diagnostic per leaf, with TOML key paths."""
+    out: list[Diagnostic] = []
+    _walk(exc, "", out)
+    return out

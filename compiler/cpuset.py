@@ -1,0 +1,148 @@
+"""CpuSet: an immutable set of CPU ids in the kernel's cpulist syntax.
+
+Parsed once (in load, read or lower) and carried typed through the Plan, so no
+target ever re-parses or re-derives a CPU list.  Formatting is always canonical
+(ascending, merged ranges), which keeps command lines short and diffs readable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+)/(\d+))?)?$")
+
+
+class CpuListError(ValueError):
+    """A cpulist that does not follow the kernel's syntax."""
+
+
+def _to_frozenset(value: Iterable[int]) -> frozenset[int]:
+    return frozenset(value)
+
+
+@attrs.frozen(order=False)
+class CpuSet:
+    """CPU ids; ``str()`` gives the canonical cpulist (``0-3,8-11``)."""
+
+    ids: frozenset[int] = attrs.field(converter=_to_frozenset, factory=frozenset)
+
+    def __attrs_post_init__(self) -> None:
+        for i in self.ids:
+            if i < 0:
+                raise ValueError(f"negative CPU id {i}")
+
+    @classmethod
+    def parse(cls, text: str) -> CpuSet:
+        """Parse ``a,b``, ``a-b`` and ``a-b:used/group`` (the forms with a fixed meaning).
+
+        ``N`` and ``all`` depend on the host they are evaluated on, so they are
+        refused: hostc resolves everything at compile time.
+        """
+        text = text.strip()
+        if not text:
+            return cls()
+        ids: set[int] = set()
+        for part in text.split(","):
+            part = part.strip()
+            m = _RANGE.match(part)
+            if m is None:
+                if part.lower() == "all" or "N" in part:
+                    raise CpuListError(
+                        f"{part!r} depends on the host at boot; write the CPUs out (e.g. 0-63)"
+                    )
+                raise CpuListError(f"{part!r} is not a CPU number or range (expected e.g. 0-3,8)")
+            lo = int(m.group(1))
+            hi = int(m.group(2)) if m.group(2) is not None else lo
+            if hi < lo:
+                raise CpuListError(f"range {part!r} is descending")
+            if hi > 65535:
+                raise CpuListError(f"CPU {hi} is beyond any supported machine")
+            if m.group(3) is not None:
+                used, group = int(m.group(3)), int(m.group(4))
+                if group == 0 or used == 0 or used > group:
+                    raise CpuListError(f"stride {part!r} needs 0 < used <= group")
+                for start in range(lo, hi + 1, group):
+                    ids.update(c for c in range(start, min(start + used, hi + 1)))
+            else:
+                ids.update(range(lo, hi + 1))
+        return cls(ids)
+
+    @classmethod
+    def from_mask(cls, mask: str) -> CpuSet:
+        """Parse a hex mask, comma-separated 32-bit words, most significant first.
+
+        An empty word means zero (hwloc writes ``0x00000001,,0x00000001``).
+        """
+        words = mask.strip().split(",")
+        value = 0
+        for w in words:
+            w = w.strip()
+            if w.lower().startswith("0x"):
+                w = w[2:]
+            try:
+                word = int(w, 16) if w else 0
+            except ValueError as e:
+                raise CpuListError(f"{mask!r} is not a hex CPU mask") from e
+            value = (value << 32) | word
+        return cls(i for i in range(value.bit_length()) if value >> i & 1)
+
+    def ranges(self) -> list[tuple[int, int]]:
+        out: list[tuple[int, int]] = []
+        for i in sorted(self.ids):
+            if out and out[-1][1] == i - 1:
+                out[-1] = (out[-1][0], i)
+            else:
+                out.append((i, i))
+        return out
+
+    def __str__(self) -> str:
+        return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in self.ranges())
+
+    def __repr__(self) -> str:
+        return f"CpuSet({str(self)!r})"
+
+    def mask(self) -> str:
+        """Hex mask as ``/proc/irq/*/smp_affinity`` writes it: 32-bit words, comma-separated."""
+        value = 0
+        for i in self.ids:
+            value |= 1 << i
+        digits = f"{value:x}"
+        width = max(8, -(-len(digits) // 8) * 8)
+        digits = digits.rjust(width, "0")
+        return ",".join(digits[i : i + 8] for i in range(0, len(digits), 8))
+
+    def expanded(self, sep: str = ",") -> str:
+        return sep.join(str(i) for i in sorted(self.ids))
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(sorted(self.ids))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, cpu: object) -> bool:
+        return cpu in self.ids
+
+    def __bool__(self) -> bool:
+        return bool(self.ids)
+
+    def __or__(self, other: CpuSet) -> CpuSet:
+        return CpuSet(self.ids | other.ids)
+
+    def __and__(self, other: CpuSet) -> CpuSet:
+        return CpuSet(self.ids & other.ids)
+
+    def __sub__(self, other: CpuSet) -> CpuSet:
+        return CpuSet(self.ids - other.ids)
+
+    def __le__(self, other: CpuSet) -> bool:
+        return self.ids <= other.ids
+
+    def isdisjoint(self, other: CpuSet) -> bool:
+        return self.ids.isdisjoint(other.ids)
+
+    def min(self) -> int:
+        return min(self.ids)

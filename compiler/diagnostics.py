@@ -1,0 +1,98 @@
+"""Diagnostics are data: stages collect them and raise one HostcError; only the CLI prints.
+
+Taken from Butane's report and the operator's field error list: every problem
+names the file and the key path it came from, and all of them are reported
+together so a user fixes a spec in one round.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+import attrs
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@attrs.frozen
+class Diagnostic:
+    severity: Severity
+    path: str  # TOML key path (`cpu.isolate`) or a location inside an input file
+    message: str
+    hint: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+    def render(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+        head = f"{self.severity}: {where}: {self.path}: {self.message}" if self.path else (
+            f"{self.severity}: {where}: {self.message}"
+        )
+        return head + (f"\n  hint: {self.hint}" if self.hint else "")
+
+    def to_json(self) -> dict[str, object]:
+        return {k: v for k, v in attrs.asdict(self).items() if v is not None}
+
+
+def error(path: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, path, message, hint)
+
+
+def warning(path: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(Severity.WARNING, path, message, hint)
+
+
+class HostcError(Exception):
+    """Raised by a stage with every problem it found; the CLI turns it into exit 2."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]):
+        self.diagnostics = tuple(diagnostics)
+        super().__init__("\n".join(d.render() for d in self.diagnostics))
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
+
+
+def with_file(diags: Iterable[Diagnostic], file: str, source: str | None = None) -> list[Diagnostic]:
+    """Attach the file name and, when the TOML source is known, the line of the key path."""
+    from hostc.locate import locate
+
+    out = []
+    for d in diags:
+        line = d.line
+        if line is None and source is not None and d.path:
+            line = locate(d.path, source)
+        out.append(attrs.evolve(d, file=d.file or file, line=line))
+    return out
+
+
+def raise_if_errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Return the warnings; raise when any error is present."""
+    diags = list(diags)
+    if any(d.severity is Severity.ERROR for d in diags):
+        raise HostcError(diags)
+    return diags
+
+
+def file_error(file: str, message: str, *, line: int | None = None, hint: str | None = None,
+               path: str = "") -> Diagnostic:
+    """An error about a whole input file (missing, unreadable, not parseable)."""
+    return Diagnostic(Severity.ERROR, path, message, hint=hint, file=file, line=line)
+
+
+def toml_syntax_error(e: Exception, file: str) -> Diagnostic:
+    """tomllib puts the position in the message text; move it to the line field."""
+    import re
+
+    msg = str(e)
+    m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+    line = int(m.group(1)) if m else None
+    msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+    return file_error(file, f"TOML syntax error: {msg}", line=line)

@@ -1,0 +1,1 @@
+"""The hardware model hostc compiles against, and the snapshot file that carries it."""
