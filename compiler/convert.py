@@ -7,6 +7,7 @@ TOML key paths; `transform_error` gives `... @ $.cpu.isolate`, mapped here to
 
 from __future__ import annotations
 
+import enum
 import re
 from typing import Any, TypeVar
 
@@ -44,6 +45,47 @@ def _int_or_str(v: Any, _: type) -> int | str:
     return v
 
 
+def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
+    try:
+        return cls(v)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in cls)
+        raise ValueError(f"{v!r} is not one of {choices}") from None
+
+
+def _int_keys(v: Any, _: type) -> dict[int, int]:
+    if not isinstance(v, dict):
+        raise TypeError(f"expected a table, got {_kind(v)}")
+    out: dict[int, int] = {}
+    bad = []
+    for k, n in v.items():
+        if not (isinstance(k, str) and k.isdigit()):
+            bad.append(k)
+            continue
+        out[int(k)] = _strict_int(n, int)
+    if bad:
+        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(repr, bad))}")
+    return out
+
+
+def _is_list(t: Any) -> bool:
+    return getattr(t, "__origin__", None) is list
+
+
+def _strict_list(t: Any, conv: cattrs.Converter) -> Any:
+    """cattrs would split a string into characters; TOML arrays only."""
+    from cattrs.cols import list_structure_factory
+
+    inner = list_structure_factory(t, conv)
+
+    def hook(v: Any, _: Any) -> Any:
+        if not isinstance(v, list):
+            raise TypeError(f"expected an array, got {_kind(v)}")
+        return inner(v, t)
+
+    return hook
+
+
 def _kind(v: Any) -> str:
     return {bool: "a boolean", int: "an integer", str: "a string", float: "a float",
             list: "an array", dict: "a table"}.get(type(v), type(v).__name__)
@@ -57,6 +99,15 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook(str, _strict_str)
         c.register_structure_hook(bool, _strict_bool)
         c.register_structure_hook(int | str, _int_or_str)
+        c.register_structure_hook(int | str | None, lambda v, t: None if v is None else _int_or_str(v, t))
+        c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
+        c.register_structure_hook_func(
+            lambda t: t == dict[int, int] | None,
+            lambda v, t: None if v is None else _int_keys(v, t))
+        # StrEnum before str in the MRO, so enums are checked, not passed as strings.
+        c.register_structure_hook(enum.StrEnum, _enum)
+        c.register_structure_hook(enum.Enum, _enum)
+        c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
         _converter = c
     return _converter
 

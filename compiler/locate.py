@@ -1,16 +1,16 @@
-"""Map a TOML key path (`cpu.housekeeping`, `hugepages.per_node.1`) to a line number.
+"""Map a TOML key path (`cpu.housekeeping`, `workload[1].gpus`) to a line number.
 
 tomllib keeps no positions, so this scans the source: table headers set the
-current prefix, `key =` lines complete it.  Best effort: when the exact key is
-not written (a default, a missing key), the nearest written parent wins, like
-Butane's deepest-node lookup.
+current prefix (array-of-tables headers count their index), `key =` lines
+complete it.  Best effort: when the exact key is not written (a default, a
+missing key), the nearest written parent wins, like Butane's deepest-node lookup.
 """
 
 from __future__ import annotations
 
 import re
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-.\s])+?)\s*=")
 
 
@@ -19,14 +19,24 @@ def _split(dotted: str) -> list[str]:
     return [p.strip().strip("\"'") for p in parts if p.strip()]
 
 
+def _path_parts(path: str) -> list[str]:
+    """`workload[1].gpus[0]` → ["workload", "#1", "gpus", "#0"]."""
+    return _split(re.sub(r"\[(\d+)\]", r".#\1", path))
+
+
 def locate(path: str, source: str) -> int | None:
-    want = _split(path.replace("[", ".").replace("]", ""))
+    want = _path_parts(path)
     best: tuple[int, int] | None = None  # (matched depth, line)
     prefix: list[str] = []
+    counters: dict[str, int] = {}
     for n, raw in enumerate(source.splitlines(), start=1):
         m = _HEADER.match(raw)
         if m:
-            prefix = _split(m.group(1))
+            prefix = _split(m.group(2))
+            if m.group(1) == "[[":
+                name = ".".join(prefix)
+                counters[name] = counters.get(name, -1) + 1
+                prefix = [*prefix, f"#{counters[name]}"]
             keys = prefix
         else:
             k = _KEY.match(raw)
