@@ -1,0 +1,3 @@
+from hostc.cli import main
+
+main()

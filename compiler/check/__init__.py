@@ -1,0 +1,51 @@
+"""check: the semantic rules that need the hardware.  One function per rule.
+
+Rules take (spec, topology) and yield Diagnostics; every rule runs, so a user
+sees all problems at once.  Plan rules run after lowering, on what would be
+emitted (the command-line budget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from hostc.check import cpu, kernel, memory, workload
+from hostc.diagnostics import Diagnostic
+from hostc.plan import Plan
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+
+Rule = Callable[[HostSpec, Topology], Iterable[Diagnostic]]
+
+RULES: tuple[Rule, ...] = (
+    cpu.cpulists_parse,
+    cpu.one_housekeeping_form,
+    cpu.cpus_exist,
+    cpu.siblings_together,
+    cpu.partition_sound,
+    cpu.isolation_has_users,
+    workload.gpus_exist,
+    memory.hugepages_shape,
+    memory.hugepages_fit,
+    memory.hugepages_kernel,
+    kernel.extra_args_safe,
+    kernel.sysctls_valid,
+    kernel.limits_valid,
+    kernel.preset_excludes_known,
+)
+
+PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (kernel.cmdline_fits,)
+
+
+def check(spec: HostSpec, topo: Topology) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rule in RULES:
+        out.extend(rule(spec, topo))
+    return out
+
+
+def check_plan(plan: Plan) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rule in PLAN_RULES:
+        out.extend(rule(plan))
+    return out

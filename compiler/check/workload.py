@@ -1,0 +1,30 @@
+"""Workload rules: the GPUs a service names exist and have a known NUMA node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hostc.diagnostics import Diagnostic, error
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+
+
+def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    gpus = {g.name: g for g in topo.gpus}
+    names = [w.name for w in spec.workload]
+    for i, w in enumerate(spec.workload):
+        if names.count(w.name) > 1:
+            yield error(f"workload[{i}].name", f"workload {w.name!r} is defined twice")
+        if not w.gpus:
+            yield error(f"workload[{i}].gpus", "a workload needs at least one GPU")
+        for j, name in enumerate(w.gpus):
+            gpu = gpus.get(name)
+            if gpu is None:
+                known = ", ".join(gpus) or "none"
+                yield error(f"workload[{i}].gpus[{j}]", f"GPU {name!r} is not in the topology",
+                            hint=f"GPUs in the snapshot: {known}")
+            elif gpu.node is None:
+                yield error(f"workload[{i}].gpus[{j}]",
+                            f"the snapshot does not know {name}'s NUMA node",
+                            hint="capture the topology with `hostc probe` or merge "
+                                 "`nvidia-smi topo -m` output into it")

@@ -1,0 +1,279 @@
+"""The `hostc` command: the only module that prints or exits.
+
+Exit codes: 0 success, 1 `--check` found a difference, 2 invalid input or
+usage (diagnostics on stderr, nothing written).  A traceback is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from hostc.diagnostics import Diagnostic, HostcError
+
+app = typer.Typer(
+    name="hostc",
+    help="Compile GPU host tuning from node.toml and a topology snapshot.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+import_app = typer.Typer(help="Convert hardware descriptions into a hostc snapshot.",
+                         no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+T = TypeVar("T")
+
+SpecArg = Annotated[Path, typer.Argument(help="the node.toml spec", show_default=False)]
+TopologyOpt = Annotated[Path | None, typer.Option(
+    "--topology", help="topology snapshot (overrides host.topology)")]
+
+
+def _fail(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> NoReturn:
+    for d in diags:
+        typer.echo(d.render(), err=True)
+    raise typer.Exit(2)
+
+
+def _warn(diags: list[Diagnostic]) -> None:
+    for d in diags:
+        typer.echo(d.render(), err=True)
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except HostcError as e:
+        _fail(e.diagnostics)
+
+
+def _compile(spec_path: Path, topology: Path | None) -> tuple[Any, list[Diagnostic]]:
+    from hostc import api
+
+    spec, source = api.load_spec(spec_path)
+    topo = api.read_topology(api.topology_path(spec, spec_path, topology, source))
+    return api.compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+
+
+@app.command()
+def build(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    target: Annotated[list[str] | None, typer.Option(
+        "--target", "-t", help="target name, repeatable; `all` for every one")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="write DIR/<target>/<path>")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="compare with --out instead of writing; exit 1 and print a diff "
+                        "on difference")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON manifest")] = False,
+) -> None:
+    """Compile SPEC into OS artifacts."""
+    from hostc import api
+
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    artifacts = _guard(lambda: api.emit(plan, target or ["all"]))
+    _warn(warnings)
+    if check:
+        if out is None:
+            _usage("--check needs --out DIR to compare against")
+        delta = api.diff(artifacts, out)
+        if delta:
+            sys.stdout.write(delta)
+            raise typer.Exit(1)
+        return
+    if out is not None:
+        try:
+            api.write(artifacts, out)
+        except OSError as e:
+            from hostc.diagnostics import file_error
+
+            _fail([file_error(str(out), f"cannot write: {e}")])
+        if as_json:
+            typer.echo(json.dumps({"artifacts": api.manifest(artifacts, out)}, indent=2))
+        return
+    if as_json:
+        typer.echo(json.dumps({"artifacts": api.manifest(artifacts, None),
+                               "warnings": [d.to_json() for d in warnings]}, indent=2))
+        return
+    if len(artifacts) != 1:
+        names = ", ".join(f"{a.target}:{a.path}" for a in artifacts)
+        _usage(f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
+               "or pick a target that makes one")
+    sys.stdout.write(artifacts[0].content)
+
+
+def _usage(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("check")
+def check_cmd(spec: SpecArg, topology: TopologyOpt = None) -> None:
+    """Validate SPEC against its topology; print every problem."""
+    _, warnings = _guard(lambda: _compile(spec, topology))
+    _warn(warnings)
+    typer.echo(f"{spec}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
+
+
+@app.command("plan")
+def plan_cmd(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
+) -> None:
+    """Show the partition per NUMA node, then every setting with its reason."""
+    from hostc import plan_view
+
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    _warn(warnings)
+    if as_json:
+        typer.echo(json.dumps(plan_view.plan_json(plan), indent=2))
+    else:
+        sys.stdout.write(plan_view.render(plan))
+
+
+@app.command("targets")
+def targets_cmd() -> None:
+    """List the targets `--target` accepts."""
+    from hostc import api
+
+    reg = api.targets()
+    width = max(len(n) for n in reg)
+    for name, t in reg.items():
+        typer.echo(f"{name.ljust(width)}  {t.summary}")
+
+
+@app.command("schema")
+def schema_cmd(
+    which: Annotated[str, typer.Argument(help="node or topology")] = "node",
+) -> None:
+    """Print the JSON Schema of node.toml or of the topology snapshot."""
+    from hostc import schema
+
+    if which not in schema.SCHEMAS:
+        _usage(f"unknown schema {which!r}; choose from {', '.join(schema.SCHEMAS)}")
+    sys.stdout.write(schema.dumps(which))
+
+
+def _emit_snapshot(topo: Any, output: Path | None) -> None:
+    from hostc.output import write_text
+    from hostc.topology import snapshot
+
+    text = snapshot.dumps(topo)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            write_text(output, text)
+        except OSError as e:
+            _usage(f"cannot write {output}: {e}")
+
+
+def _read_input(path: Path) -> str:
+    from hostc.diagnostics import file_error
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        _fail([file_error(str(path), f"cannot read: {e.strerror or e}")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        _fail([file_error(str(path), "not a text file (it is not valid UTF-8)")])
+
+
+OutOpt = Annotated[Path | None, typer.Option("--output", "-o", help="snapshot file to write "
+                                             "(default: stdout)")]
+FileArg = Annotated[Path, typer.Argument(help="the saved output to convert", show_default=False)]
+
+
+@import_app.command("hwloc")
+def import_hwloc(file: FileArg, output: OutOpt = None) -> None:
+    """Convert `lstopo --of xml` output (hwloc v1 or v2 XML)."""
+    from hostc.topology.importers import hwloc
+
+    text = _read_input(file)
+    _emit_snapshot(_guard(lambda: hwloc.parse(text, str(file))), output)
+
+
+@import_app.command("lscpu")
+def import_lscpu(file: FileArg, output: OutOpt = None) -> None:
+    """Convert `lscpu -p` or `lscpu -e` output."""
+    from hostc.topology.importers import lscpu
+
+    text = _read_input(file)
+    _emit_snapshot(_guard(lambda: lscpu.parse(text, str(file))), output)
+
+
+@import_app.command("numactl")
+def import_numactl(file: FileArg, output: OutOpt = None) -> None:
+    """Convert `numactl --hardware` output."""
+    from hostc.topology.importers import numactl
+
+    text = _read_input(file)
+    _emit_snapshot(_guard(lambda: numactl.parse(text, str(file))), output)
+
+
+@import_app.command("nvidia-smi")
+def import_nvidia_smi(
+    file: FileArg,
+    output: OutOpt = None,
+    base: Annotated[Path | None, typer.Option(
+        "--base", help="snapshot to merge the GPU/NIC facts onto")] = None,
+) -> None:
+    """Convert `nvidia-smi topo -m` output, alone or merged onto --base."""
+    from hostc.topology import snapshot
+    from hostc.topology.importers import nvidia_smi
+
+    text = _read_input(file)
+    base_topo = _guard(lambda: snapshot.read(base)) if base is not None else None
+    smi = _guard(lambda: nvidia_smi.parse(text, str(file)))
+    _emit_snapshot(_guard(lambda: nvidia_smi.merge(base_topo, smi)), output)
+
+
+@app.command("probe")
+def probe_cmd(
+    output: OutOpt = None,
+    root: Annotated[Path, typer.Option(
+        "--root", help="read /sys and /proc under DIR, or from a --capture archive")] = Path("/"),
+    capture: Annotated[Path | None, typer.Option(
+        "--capture", help="write an archive of exactly the files probe reads")] = None,
+    nvidia_smi_topo: Annotated[Path | None, typer.Option(
+        "--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge")] = None,
+) -> None:
+    """Read this machine's topology (or a captured one) into a snapshot."""
+    from hostc.topology.importers import sysfs
+
+    if capture is not None:
+        from hostc.topology.importers import capture as cap
+
+        paths = _guard(lambda: cap.capture(capture, root))
+        typer.echo(f"captured {len(paths)} files into {capture}", err=True)
+        return
+    smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
+    topo = _guard(lambda: sysfs.probe(root, nvidia_smi_topo=smi))
+    _emit_snapshot(topo, output)
+
+
+def main() -> None:
+    """Console entry point: a traceback never reaches the user."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:
+        if os.environ.get("HOSTC_DEBUG"):
+            raise
+        typer.echo(f"hostc: internal error (a bug, please report it): {type(e).__name__}: {e}\n"
+                   "  rerun with HOSTC_DEBUG=1 for the traceback", err=True)
+        sys.exit(3)

@@ -1,0 +1,7 @@
+"""lower: HostSpec × Topology → Plan.  Pure; assumes `hostc.check` found no errors."""
+
+from __future__ import annotations
+
+from hostc.lower.plan import lower
+
+__all__ = ["lower"]

@@ -1,0 +1,119 @@
+"""Resolve CPU intent into concrete sets: housekeeping, isolated, workload pins.
+
+These functions are shared by `check` (which validates what they would
+produce) and `lower` (which records it in the Plan); they never raise on a
+spec that passed the parse rules in `check.cpu`.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hostc.cpuset import CpuListError, CpuSet
+from hostc.plan import CpuPartition, Reason, WorkloadPin
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+
+KEYWORDS = ("workload", "rest", "none")
+
+
+@attrs.frozen
+class Parsed:
+    housekeeping: CpuSet | None  # explicit cpulist, when given
+    isolate: str | CpuSet  # keyword or explicit cpulist
+
+
+def parse(spec: HostSpec) -> Parsed:
+    """Raises CpuListError; `check.cpu` turns that into a diagnostic first."""
+    hk = CpuSet.parse(spec.cpu.housekeeping) if spec.cpu.housekeeping is not None else None
+    iso: str | CpuSet = spec.cpu.isolate
+    if spec.cpu.isolate.strip().lower() in KEYWORDS:
+        iso = spec.cpu.isolate.strip().lower()
+    else:
+        iso = CpuSet.parse(spec.cpu.isolate)
+    return Parsed(hk, iso)
+
+
+def try_parse(spec: HostSpec) -> Parsed | None:
+    try:
+        return parse(spec)
+    except CpuListError:
+        return None
+
+
+def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
+    """The first N cores of each NUMA node, whole cores, the boot CPU's core first."""
+    cores = topo.cores()
+    boot_core = next(c for c in cores.values() if topo.boot_cpu in c)
+    picked: set[int] = set()
+    for node in topo.node_ids():
+        node_cpus = topo.node_cpus(node)
+        node_cores = [c for c in cores.values() if c <= node_cpus]
+        node_cores.sort(key=lambda c: (c != boot_core, c.min()))
+        for core in node_cores[:cores_per_node]:
+            picked |= core.ids
+    return CpuSet(picked)
+
+
+def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
+    gpus = {g.name: g for g in topo.gpus}
+    nodes = {gpus[name].node for w in spec.workload for name in w.gpus if name in gpus}
+    return sorted(n for n in nodes if n is not None)
+
+
+def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
+    online = topo.online
+    if parsed.housekeeping is not None:
+        hk = parsed.housekeeping
+        hk_reason = Reason("cpu.housekeeping", "housekeeping CPUs given explicitly")
+    else:
+        n = spec.cpu.housekeeping_per_node or 1
+        hk = per_node_housekeeping(topo, n)
+        src = "cpu.housekeeping_per_node" if spec.cpu.housekeeping_per_node else "preset:base"
+        hk_reason = Reason(
+            src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first")
+    iso = parsed.isolate
+    if iso == "none":
+        return CpuPartition(
+            online, online, CpuSet(),
+            Reason("cpu.isolate", "nothing is isolated: every online CPU does housekeeping"),
+            Reason("cpu.isolate", "isolation is off"),
+        )
+    if iso == "rest":
+        isolated = online - hk
+        why = "every online CPU outside the housekeeping set"
+    elif iso == "workload":
+        scope = CpuSet()
+        for node in workload_nodes(spec, topo):
+            scope |= topo.node_cpus(node)
+        isolated = scope - hk
+        nodes = ",".join(map(str, workload_nodes(spec, topo)))
+        why = f"CPUs of NUMA node(s) {nodes}, local to the workload GPUs, minus housekeeping"
+    else:
+        assert isinstance(iso, CpuSet)
+        isolated = iso & online
+        why = "isolated CPUs given explicitly"
+    if parsed.housekeeping is None or iso != "rest":
+        # Whatever is not isolated does housekeeping: the partition covers every online CPU.
+        hk = online - isolated
+    return CpuPartition(online, hk, isolated, hk_reason, Reason("cpu.isolate", why))
+
+
+def workload_pins(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[WorkloadPin]:
+    gpus = {g.name: g for g in topo.gpus}
+    out = []
+    for i, w in enumerate(spec.workload):
+        nodes = sorted({gpus[g].node for g in w.gpus if g in gpus and gpus[g].node is not None})
+        node_cpus = CpuSet()
+        for n in nodes:
+            node_cpus |= topo.node_cpus(n)
+        iso = node_cpus & part.isolated
+        cpus = iso if iso else node_cpus
+        what = "isolated CPUs" if iso else "CPUs"
+        out.append(WorkloadPin(
+            w.name, tuple(w.gpus), tuple(nodes), cpus,
+            Reason(f"workload[{i}].gpus",
+                   f"{', '.join(w.gpus)} sit on NUMA node(s) {','.join(map(str, nodes))}: "
+                   f"run on its {what} and bind memory there"),
+        ))
+    return out

@@ -1,0 +1,79 @@
+"""Hugepage budget: pages per (size, NUMA node), reserved at boot, with headroom kept.
+
+Runtime allocation of 1 GiB pages comes up short once memory fragments
+(anchors E6), so hostc puts per-node counts on the command line
+(`hugepagesz=1G hugepages=0:8,1:8`, Linux ≥ 5.16) and checks them against
+each node's memory first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hostc.plan import HugepagePool, Reason
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+from hostc.units import size_kib
+
+#: hostc never reserves more than a node's memory minus this headroom, so the
+#: kernel, page cache and services keep room: max(4 GiB, 10 % of the node).
+HEADROOM_MIN_MIB = 4096
+HEADROOM_FRACTION = 0.10
+
+NODE_FORM_SINCE = (5, 16)
+
+
+def headroom_mib(memory_mib: int) -> int:
+    return max(HEADROOM_MIN_MIB, int(memory_mib * HEADROOM_FRACTION))
+
+
+def kernel_version(release: str | None) -> tuple[int, int] | None:
+    if not release:
+        return None
+    m = re.match(r"^(\d+)\.(\d+)", release.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def kernel_release(spec: HostSpec, topo: Topology) -> str | None:
+    return spec.host.kernel or topo.kernel
+
+
+def memory_nodes(topo: Topology) -> list[int]:
+    """Nodes that have memory (or whose memory is unknown): where pages can go."""
+    return [n.id for n in sorted(topo.nodes, key=lambda n: n.id) if n.memory_mib != 0]
+
+
+def requested(spec: HostSpec, topo: Topology) -> dict[int, int]:
+    """Pages per node as asked: explicit, or `total` split evenly (remainder to low ids)."""
+    hp = spec.hugepages
+    assert hp is not None
+    if hp.per_node is not None:
+        return {n: c for n, c in sorted(hp.per_node.items())}
+    total = hp.total or 0
+    nodes = memory_nodes(topo)
+    base, extra = divmod(total, len(nodes)) if nodes else (0, 0)
+    return {n: base + (1 if i < extra else 0) for i, n in enumerate(nodes)}
+
+
+def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
+    hp = spec.hugepages
+    if hp is None:
+        return []
+    counts = requested(spec, topo)
+    version = kernel_version(kernel_release(spec, topo))
+    node_form = version is not None and version >= NODE_FORM_SINCE
+    if hp.per_node is not None:
+        src = "hugepages.per_node"
+        why = "per-node pages reserved at boot, where fragmentation cannot shrink them"
+        if not node_form:
+            why = ("even split requested; this kernel predates per-node counts (5.16), "
+                   "so the total is given and the kernel splits it evenly")
+    else:
+        src = "hugepages.total"
+        why = "total split evenly over the NUMA nodes with memory, reserved at boot"
+    per_node = tuple((n, c) for n, c in counts.items() if c > 0)
+    return [HugepagePool(hp.size.upper(), per_node, Reason(src, why), node_form)]
+
+
+def reserved_mib(pool_list: list[HugepagePool], node: int) -> int:
+    return sum(size_kib(p.size) // 1024 * c for p in pool_list for n, c in p.per_node if n == node)

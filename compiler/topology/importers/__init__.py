@@ -1,0 +1,1 @@
+"""Importers: turn other tools' topology output into hostc's Topology model."""

@@ -1,0 +1,86 @@
+"""Capture the files `hostc probe` reads into a small archive that probes the same.
+
+A capture lets a machine's topology be reproduced, debugged and tested
+elsewhere without copying /sys (which cannot be tarred directly: its files claim
+4096 bytes and its PCI devices are symlinks into a tree of thousands of files).
+The archive is deterministic, so capturing an unchanged host twice gives the
+same bytes and captures can be checked in and diffed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from hostc.diagnostics import HostcError, file_error
+from hostc.topology.importers import sysfs
+
+
+def _member(name: str, *, size: int = 0, directory: bool = False) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE if directory else tarfile.REGTYPE
+    info.mode = 0o755 if directory else 0o644
+    info.size = size
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def archive_bytes(files: dict[str, bytes], dirs: set[str]) -> bytes:
+    """A gzip tar with every parent directory listed and nothing that varies by run."""
+    all_dirs = set(dirs)
+    for path in [*files, *dirs]:
+        all_dirs.update(str(p) for p in PurePosixPath(path).parents if str(p) != ".")
+    all_dirs -= set(files)
+    raw = io.BytesIO()
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for name in sorted(all_dirs | set(files)):
+            if name in files:
+                data = files[name]
+                tar.addfile(_member(name, size=len(data)), io.BytesIO(data))
+            else:
+                tar.addfile(_member(name, directory=True))
+    return raw.getvalue()
+
+
+def capture(out: Path, root: Path = Path("/")) -> list[str]:
+    """Write the archive to `out` and return its member names.
+
+    Malformed files are captured as found (reproducing a failing probe is the
+    point of a capture); only a root that is no Linux tree at all is refused.
+    """
+    if not root.is_dir():
+        raise HostcError([file_error(str(root), "no such directory to capture")])
+    reader = sysfs.Reader(root)
+    _, stored = sysfs.collect(reader, live=root.resolve() == Path("/"))
+    files = dict(reader.files)
+    if stored is None and root.resolve() == Path("/"):
+        text, _ = sysfs.run_nvidia_smi()
+        if text is not None:
+            files[sysfs.SMI_FILE] = text.encode("utf-8")
+    data = archive_bytes(files, reader.dirs)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # Replace atomically so a failed capture never leaves half an archive.
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as e:
+        raise HostcError([file_error(str(out), f"cannot write the capture: {e.strerror or e}")]) \
+            from None
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return tar.getnames()

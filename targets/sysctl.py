@@ -1,0 +1,13 @@
+"""sysctl: /etc/sysctl.d/90-hostc.conf, each key under the reason it is set."""
+
+from __future__ import annotations
+
+from hostc.artifact import Artifact
+from hostc.plan import Plan
+from hostc.targets._render import render
+
+PATH = "/etc/sysctl.d/90-hostc.conf"
+
+
+def emit(plan: Plan) -> list[Artifact]:
+    return [Artifact("sysctl", PATH, render("sysctl.conf.j2", plan=plan))]
