@@ -24,27 +24,49 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 __all__ = [
-    "Artifact", "Diagnostic", "HostcError", "Plan", "compile_plan", "diff", "emit",
-    "load_spec", "manifest", "read_topology", "targets", "topology_path", "write",
+    "Artifact",
+    "Diagnostic",
+    "HostcError",
+    "Plan",
+    "compile_plan",
+    "diff",
+    "emit",
+    "load_spec",
+    "manifest",
+    "read_topology",
+    "targets",
+    "topology_path",
+    "write",
 ]
 
 
-def topology_path(spec: HostSpec, spec_path: Path, override: Path | None = None,
-                  spec_source: str | None = None) -> Path:
+def topology_path(
+    spec: HostSpec, spec_path: Path, override: Path | None = None, spec_source: str | None = None
+) -> Path:
     """`--topology` wins; else `host.topology`, relative to the spec file."""
     if override is not None:
         return override
     if spec.host.topology is None:
-        raise HostcError(with_file(
-            [error("host.topology", "no topology snapshot: hostc never guesses the hardware",
-                   hint="set host.topology = \"topology.toml\" or pass --topology FILE; "
-                        "capture one with `hostc probe -o topology.toml`")],
-            str(spec_path), spec_source))
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "host.topology",
+                        "no topology snapshot: hostc never guesses the hardware",
+                        hint='set host.topology = "topology.toml" or pass --topology FILE; '
+                        "capture one with `hostc probe -o topology.toml`",
+                    )
+                ],
+                str(spec_path),
+                spec_source,
+            )
+        )
     return spec_path.parent / spec.host.topology
 
 
-def compile_plan(spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml",
-                 spec_source: str | None = None) -> tuple[Plan, list[Diagnostic]]:
+def compile_plan(
+    spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
+) -> tuple[Plan, list[Diagnostic]]:
     """check → lower → check the plan.  Returns the Plan and the warnings."""
     from hostc.check import check, check_plan
     from hostc.lower import lower
@@ -70,8 +92,12 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
         wanted = list(registry)
     unknown = [n for n in wanted if n not in registry]
     if unknown:
-        raise HostcError([error("--target", f"unknown target {n!r}",
-                                hint="targets: " + ", ".join(registry)) for n in unknown])
+        raise HostcError(
+            [
+                error("--target", f"unknown target {n!r}", hint="targets: " + ", ".join(registry))
+                for n in unknown
+            ]
+        )
     out: list[Artifact] = []
     for name in registry:
         if name in wanted:

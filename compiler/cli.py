@@ -25,15 +25,17 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
 )
-import_app = typer.Typer(help="Convert hardware descriptions into a hostc snapshot.",
-                         no_args_is_help=True)
+import_app = typer.Typer(
+    help="Convert hardware descriptions into a hostc snapshot.", no_args_is_help=True
+)
 app.add_typer(import_app, name="import")
 
 T = TypeVar("T")
 
 SpecArg = Annotated[Path, typer.Argument(help="the node.toml spec", show_default=False)]
-TopologyOpt = Annotated[Path | None, typer.Option(
-    "--topology", help="topology snapshot (overrides host.topology)")]
+TopologyOpt = Annotated[
+    Path | None, typer.Option("--topology", help="topology snapshot (overrides host.topology)")
+]
 
 
 def _fail(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> NoReturn:
@@ -66,13 +68,20 @@ def _compile(spec_path: Path, topology: Path | None) -> tuple[Any, list[Diagnost
 def build(
     spec: SpecArg,
     topology: TopologyOpt = None,
-    target: Annotated[list[str] | None, typer.Option(
-        "--target", "-t", help="target name, repeatable; `all` for every one")] = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="write DIR/<target>/<path>")] = None,
-    check: Annotated[bool, typer.Option(
-        "--check", help="compare with --out instead of writing; exit 1 and print a diff "
-                        "on difference")] = False,
+    target: Annotated[
+        list[str] | None,
+        typer.Option("--target", "-t", help="target name, repeatable; `all` for every one"),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="write DIR/<target>/<path>")
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="compare with --out instead of writing; exit 1 and print a diff on difference",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON manifest")] = False,
 ) -> None:
     """Compile SPEC into OS artifacts."""
@@ -100,13 +109,22 @@ def build(
             typer.echo(json.dumps({"artifacts": api.manifest(artifacts, out)}, indent=2))
         return
     if as_json:
-        typer.echo(json.dumps({"artifacts": api.manifest(artifacts, None),
-                               "warnings": [d.to_json() for d in warnings]}, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "artifacts": api.manifest(artifacts, None),
+                    "warnings": [d.to_json() for d in warnings],
+                },
+                indent=2,
+            )
+        )
         return
     if len(artifacts) != 1:
         names = ", ".join(f"{a.target}:{a.path}" for a in artifacts)
-        _usage(f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
-               "or pick a target that makes one")
+        _usage(
+            f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
+            "or pick a target that makes one"
+        )
     sys.stdout.write(artifacts[0].content)
 
 
@@ -190,8 +208,9 @@ def _read_input(path: Path) -> str:
         _fail([file_error(str(path), "not a text file (it is not valid UTF-8)")])
 
 
-OutOpt = Annotated[Path | None, typer.Option("--output", "-o", help="snapshot file to write "
-                                             "(default: stdout)")]
+OutOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="snapshot file to write (default: stdout)")
+]
 FileArg = Annotated[Path, typer.Argument(help="the saved output to convert", show_default=False)]
 
 
@@ -226,8 +245,9 @@ def import_numactl(file: FileArg, output: OutOpt = None) -> None:
 def import_nvidia_smi(
     file: FileArg,
     output: OutOpt = None,
-    base: Annotated[Path | None, typer.Option(
-        "--base", help="snapshot to merge the GPU/NIC facts onto")] = None,
+    base: Annotated[
+        Path | None, typer.Option("--base", help="snapshot to merge the GPU/NIC facts onto")
+    ] = None,
 ) -> None:
     """Convert `nvidia-smi topo -m` output, alone or merged onto --base."""
     from hostc.topology import snapshot
@@ -242,12 +262,18 @@ def import_nvidia_smi(
 @app.command("probe")
 def probe_cmd(
     output: OutOpt = None,
-    root: Annotated[Path, typer.Option(
-        "--root", help="read /sys and /proc under DIR, or from a --capture archive")] = Path("/"),
-    capture: Annotated[Path | None, typer.Option(
-        "--capture", help="write an archive of exactly the files probe reads")] = None,
-    nvidia_smi_topo: Annotated[Path | None, typer.Option(
-        "--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge")] = None,
+    root: Annotated[
+        Path,
+        typer.Option("--root", help="read /sys and /proc under DIR, or from a --capture archive"),
+    ] = Path("/"),
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="write an archive of exactly the files probe reads"),
+    ] = None,
+    nvidia_smi_topo: Annotated[
+        Path | None,
+        typer.Option("--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge"),
+    ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
     from hostc.topology.importers import sysfs
@@ -274,6 +300,9 @@ def main() -> None:
     except Exception as e:
         if os.environ.get("HOSTC_DEBUG"):
             raise
-        typer.echo(f"hostc: internal error (a bug, please report it): {type(e).__name__}: {e}\n"
-                   "  rerun with HOSTC_DEBUG=1 for the traceback", err=True)
+        typer.echo(
+            f"hostc: internal error (a bug, please report it): {type(e).__name__}: {e}\n"
+            "  rerun with HOSTC_DEBUG=1 for the traceback",
+            err=True,
+        )
         sys.exit(3)

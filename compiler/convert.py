@@ -87,8 +87,14 @@ def _strict_list(t: Any, conv: cattrs.Converter) -> Any:
 
 
 def _kind(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", str: "a string", float: "a float",
-            list: "an array", dict: "a table"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        str: "a string",
+        float: "a float",
+        list: "an array",
+        dict: "a table",
+    }.get(type(v), type(v).__name__)
 
 
 def converter() -> cattrs.Converter:
@@ -99,11 +105,14 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook(str, _strict_str)
         c.register_structure_hook(bool, _strict_bool)
         c.register_structure_hook(int | str, _int_or_str)
-        c.register_structure_hook(int | str | None, lambda v, t: None if v is None else _int_or_str(v, t))
+        c.register_structure_hook(
+            int | str | None, lambda v, t: None if v is None else _int_or_str(v, t)
+        )
         c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
         c.register_structure_hook_func(
             lambda t: t == dict[int, int] | None,
-            lambda v, t: None if v is None else _int_keys(v, t))
+            lambda v, t: None if v is None else _int_keys(v, t),
+        )
         # StrEnum before str in the MRO, so enums are checked, not passed as strings.
         c.register_structure_hook(enum.StrEnum, _enum)
         c.register_structure_hook(enum.Enum, _enum)

@@ -31,8 +31,10 @@ class Diagnostic:
         where = self.file or "<input>"
         if self.line is not None:
             where += f":{self.line}"
-        head = f"{self.severity}: {where}: {self.path}: {self.message}" if self.path else (
-            f"{self.severity}: {where}: {self.message}"
+        head = (
+            f"{self.severity}: {where}: {self.path}: {self.message}"
+            if self.path
+            else (f"{self.severity}: {where}: {self.message}")
         )
         return head + (f"\n  hint: {self.hint}" if self.hint else "")
 
@@ -60,7 +62,9 @@ class HostcError(Exception):
         return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
 
 
-def with_file(diags: Iterable[Diagnostic], file: str, source: str | None = None) -> list[Diagnostic]:
+def with_file(
+    diags: Iterable[Diagnostic], file: str, source: str | None = None
+) -> list[Diagnostic]:
     """Attach the file name and, when the TOML source is known, the line of the key path."""
     from hostc.locate import locate
 
@@ -81,8 +85,9 @@ def raise_if_errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     return diags
 
 
-def file_error(file: str, message: str, *, line: int | None = None, hint: str | None = None,
-               path: str = "") -> Diagnostic:
+def file_error(
+    file: str, message: str, *, line: int | None = None, hint: str | None = None, path: str = ""
+) -> Diagnostic:
     """An error about a whole input file (missing, unreadable, not parseable)."""
     return Diagnostic(Severity.ERROR, path, message, hint=hint, file=file, line=line)
 

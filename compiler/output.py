@@ -55,12 +55,14 @@ def diff(artifacts: list[Artifact], out: Path) -> str:
         if old == art.content:
             continue
         rel = f"{art.target}/{art.relpath}"
-        chunks.extend(difflib.unified_diff(
-            [] if old is None else old.splitlines(keepends=True),
-            art.content.splitlines(keepends=True),
-            fromfile="/dev/null" if old is None else f"a/{rel}",
-            tofile=f"b/{rel}",
-        ))
+        chunks.extend(
+            difflib.unified_diff(
+                [] if old is None else old.splitlines(keepends=True),
+                art.content.splitlines(keepends=True),
+                fromfile="/dev/null" if old is None else f"a/{rel}",
+                tofile=f"b/{rel}",
+            )
+        )
     for target in sorted({a.target for a in artifacts}):
         root = out / target
         if not root.is_dir():
@@ -69,10 +71,14 @@ def diff(artifacts: list[Artifact], out: Path) -> str:
             if path not in expected:
                 rel = path.relative_to(out).as_posix()
                 old = path.read_text(encoding="utf-8", errors="replace")
-                chunks.extend(difflib.unified_diff(
-                    old.splitlines(keepends=True), [], fromfile=f"a/{rel}", tofile="/dev/null"))
-    return "".join(c if c.endswith("\n") else c + "\n\\ No newline at end of file\n"
-                   for c in chunks)
+                chunks.extend(
+                    difflib.unified_diff(
+                        old.splitlines(keepends=True), [], fromfile=f"a/{rel}", tofile="/dev/null"
+                    )
+                )
+    return "".join(
+        c if c.endswith("\n") else c + "\n\\ No newline at end of file\n" for c in chunks
+    )
 
 
 def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:

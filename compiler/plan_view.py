@@ -27,14 +27,20 @@ def render(plan: Plan) -> str:
     head = ("node", "housekeeping", "isolated", "gpus", "nics", "memory", "hugepages", "left")
     rows = [head]
     for n in plan.nodes:
-        rows.append((
-            str(n.id), str(n.housekeeping) or "-", str(n.isolated) or "-",
-            ",".join(n.gpus) or "-", ",".join(n.nics) or "-", _mib(n.memory_mib),
-            ",".join(f"{c}×{s}" for s, c in n.hugepages) or "-", _mib(n.memory_left_mib),
-        ))
+        rows.append(
+            (
+                str(n.id),
+                str(n.housekeeping) or "-",
+                str(n.isolated) or "-",
+                ",".join(n.gpus) or "-",
+                ",".join(n.nics) or "-",
+                _mib(n.memory_mib),
+                ",".join(f"{c}×{s}" for s, c in n.hugepages) or "-",
+                _mib(n.memory_left_mib),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-              for r in rows]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.append("")
     lines.append(f"housekeeping: {p.housekeeping_reason}")
     lines.append(f"isolated:     {p.isolated_reason}")

@@ -79,9 +79,13 @@ def build(which: str) -> dict[str, Any]:
         title = "hostc topology snapshot"
     defs: dict[str, Any] = {}
     body = _object(root, defs)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": f"https://hostc.dev/schemas/{which}.schema.json", "title": title,
-            **body, "$defs": dict(sorted(defs.items()))}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://hostc.dev/schemas/{which}.schema.json",
+        "title": title,
+        **body,
+        "$defs": dict(sorted(defs.items())),
+    }
 
 
 def dumps(which: str) -> str:

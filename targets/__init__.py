@@ -12,11 +12,17 @@ from hostc.targets import cmdline, grub, limits, sysctl
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        Target("cmdline", "one line of kernel arguments (grubby, systemd-boot, PXE, Ignition)",
-               cmdline.emit),
+        Target(
+            "cmdline",
+            "one line of kernel arguments (grubby, systemd-boot, PXE, Ignition)",
+            cmdline.emit,
+        ),
         Target("grub", "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX", grub.emit),
         Target("sysctl", "/etc/sysctl.d/90-hostc.conf", sysctl.emit),
-        Target("limits", "limits.d for PAM sessions and system.conf.d for systemd services",
-               limits.emit),
+        Target(
+            "limits",
+            "limits.d for PAM sessions and system.conf.d for systemd services",
+            limits.emit,
+        ),
     )
 }

@@ -7,27 +7,45 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from topogen import machine  # noqa: E402
+from hostc.topology import snapshot
 
-from hostc.topology import snapshot  # noqa: E402
+from topogen import machine
 
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 
 EXAMPLES = {
     # knobs.md: 2 sockets, GPU0/1 on node 0 (0-31,64-95), GPU2/3 on node 1 (32-63,96-127)
-    "h100-4gpu-inference": machine(packages=2, cores_per_node=32, smt=2, memory_mib=524288,
-                                   gpus_per_node=2, nics_per_node=1,
-                                   gpu_model="NVIDIA H100 80GB HBM3"),
+    "h100-4gpu-inference": machine(
+        packages=2,
+        cores_per_node=32,
+        smt=2,
+        memory_mib=524288,
+        gpus_per_node=2,
+        nics_per_node=1,
+        gpu_model="NVIDIA H100 80GB HBM3",
+    ),
     # DGX-H100-like: 2 × 56-core SMT2, 8 GPUs and 8 compute NICs, 2 TiB, DGX OS 6 (5.15)
-    "dgx-h100-inference": machine(packages=2, cores_per_node=56, smt=2, memory_mib=1048576,
-                                  gpus_per_node=4, nics_per_node=4,
-                                  kernel="5.15.0-1053-nvidia",
-                                  gpu_model="NVIDIA H100 80GB HBM3"),
+    "dgx-h100-inference": machine(
+        packages=2,
+        cores_per_node=56,
+        smt=2,
+        memory_mib=1048576,
+        gpus_per_node=4,
+        nics_per_node=4,
+        kernel="5.15.0-1053-nvidia",
+        gpu_model="NVIDIA H100 80GB HBM3",
+    ),
     # single-socket 64-core training box, 4 GPUs, 512 GiB
-    "epyc-1s-training": machine(packages=1, cores_per_node=64, smt=2, memory_mib=524288,
-                                gpus_per_node=4, nics_per_node=2,
-                                kernel="6.8.0-49-generic",
-                                gpu_model="NVIDIA H100 PCIe"),
+    "epyc-1s-training": machine(
+        packages=1,
+        cores_per_node=64,
+        smt=2,
+        memory_mib=524288,
+        gpus_per_node=4,
+        nics_per_node=2,
+        kernel="6.8.0-49-generic",
+        gpu_model="NVIDIA H100 PCIe",
+    ),
 }
 
 if __name__ == "__main__":

@@ -92,8 +92,11 @@ def build(host: FHost, root: Path) -> Path:
             _write(d / "cpu_capacity", f"{c.capacity}\n")
         if not c.online:
             continue  # the kernel removes the topology directory of an offline CPU
-        sib = [s.id for s in host.cpus
-               if s.online and (s.package, s.die, s.core_id) == (c.package, c.die, c.core_id)]
+        sib = [
+            s.id
+            for s in host.cpus
+            if s.online and (s.package, s.die, s.core_id) == (c.package, c.die, c.core_id)
+        ]
         t = d / "topology"
         _write(t / "core_id", f"{c.core_id}\n")
         _write(t / "physical_package_id", f"{c.package}\n")
@@ -110,16 +113,21 @@ def build(host: FHost, root: Path) -> Path:
         for n in host.nodes:
             d = node_dir / f"node{n.id}"
             _write(d / "cpulist", _cpulist(c.id for c in host.cpus if c.online and c.node == n.id))
-            _write(d / "meminfo", f"Node {n.id} MemTotal:       {n.mem_kib} kB\n"
-                                  f"Node {n.id} MemFree:        {n.mem_kib // 2} kB\n"
-                                  f"Node {n.id} MemUsed:        {n.mem_kib // 2} kB\n")
+            _write(
+                d / "meminfo",
+                f"Node {n.id} MemTotal:       {n.mem_kib} kB\n"
+                f"Node {n.id} MemFree:        {n.mem_kib // 2} kB\n"
+                f"Node {n.id} MemUsed:        {n.mem_kib // 2} kB\n",
+            )
             _write(d / "distance", " ".join(str(x) for x in n.distances) + "\n")
             for kib in host.hugepage_sizes_kib:
                 h = d / "hugepages" / f"hugepages-{kib}kB"
                 _write(h / "nr_hugepages", f"{n.hugepages.get(kib, 0)}\n")
                 _write(h / "free_hugepages", "0\n")
-    _write(root / "proc/meminfo", f"MemTotal:       {host.meminfo_kib} kB\n"
-                                  f"MemFree:        {host.meminfo_kib // 3} kB\n")
+    _write(
+        root / "proc/meminfo",
+        f"MemTotal:       {host.meminfo_kib} kB\nMemFree:        {host.meminfo_kib // 3} kB\n",
+    )
     for kib in host.hugepage_sizes_kib:
         total = sum(n.hugepages.get(kib, 0) for n in host.nodes or ())
         _write(root / f"sys/kernel/mm/hugepages/hugepages-{kib}kB/nr_hugepages", f"{total}\n")
@@ -191,13 +199,13 @@ GPU1\tNV12\t X \tNV12\tNV12\tPXB\tSYS\t0-3,8-11\t0\t\tN/A
 GPU2\tNV12\tNV12\t X \tNV12\tSYS\tNODE\t4-7,12-15\t1\t\tN/A
 GPU3\tNV12\tNV12\tNV12\t X \tSYS\tNODE\t4-7,12-15\t1\t\tN/A
 NIC0\tPXB\tPXB\tSYS\tSYS\t X \tSYS
-NIC1\tSYS\tSYS\tNODE\tNODE\tSYS\t X 
+NIC1\tSYS\tSYS\tNODE\tNODE\tSYS\t X
 
 Legend:
 
   X    = Self
-  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
-  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes
+  NODE = Connection traversing PCIe and the interconnect between host bridges in a node
   PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
   PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
   PIX  = Connection traversing at most a single PCIe bridge

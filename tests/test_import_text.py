@@ -8,7 +8,9 @@ bless itself.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -38,17 +40,32 @@ def roundtrip(topo: Topology) -> None:
 
 
 # --- lscpu ----------------------------------------------------------------------------------
-# file: (CPUs, online, NUMA node ids, CPU-less nodes, sockets, cores, {cpu: its siblings})
+class LscpuCase(NamedTuple):
+    cpus: int
+    online: int
+    nodes: list[int]
+    cpuless: int
+    sockets: int
+    cores: int
+    siblings: dict[int, str]  # cpu → its SMT siblings (cpulist)
+
+
 LSCPU = {
-    "asus-esc8000a-e12-2s-epyc-64cpu-smt-off-lscpu-e.txt": (
-        64, 64, [0, 1], 0, 2, 64, {0: "0", 63: "63"}),
-    "puget-wrx90-threadripper-pro-1s-24cpu-lscpu-e.txt": (24, 24, [0], 0, 1, 24, {5: "5"}),
-    "util-linux-x86_64-epyc_7451-2s-8numa-lscpu-p.txt": (
-        96, 96, [0, 1, 2, 3, 4, 5, 6, 7], 0, 2, 48, {0: "0,48", 47: "47,95"}),
-    "util-linux-x86_64-64cpu-4s-xeon-x7550-numa-0-2-3-lscpu-p.txt": (
-        64, 64, [0, 2, 3], 0, 4, 32, {0: "0,32", 33: "1,33"}),
-    "util-linux-ppc64-POWER7-64cpu-smt4-cpuless-node1-lscpu-p.txt": (
-        64, 64, [0], 0, 16, 16, {0: "0-3", 62: "60-63"}),
+    "asus-esc8000a-e12-2s-epyc-64cpu-smt-off-lscpu-e.txt": LscpuCase(
+        64, 64, [0, 1], 0, sockets=2, cores=64, siblings={0: "0", 63: "63"}
+    ),
+    "puget-wrx90-threadripper-pro-1s-24cpu-lscpu-e.txt": LscpuCase(
+        24, 24, [0], 0, sockets=1, cores=24, siblings={5: "5"}
+    ),
+    "util-linux-x86_64-epyc_7451-2s-8numa-lscpu-p.txt": LscpuCase(
+        96, 96, list(range(8)), 0, sockets=2, cores=48, siblings={0: "0,48", 47: "47,95"}
+    ),
+    "util-linux-x86_64-64cpu-4s-xeon-x7550-numa-0-2-3-lscpu-p.txt": LscpuCase(
+        64, 64, [0, 2, 3], 0, sockets=4, cores=32, siblings={0: "0,32", 33: "1,33"}
+    ),
+    "util-linux-ppc64-POWER7-64cpu-smt4-cpuless-node1-lscpu-p.txt": LscpuCase(
+        64, 64, [0], 0, sockets=16, cores=16, siblings={0: "0-3", 62: "60-63"}
+    ),
 }
 
 
@@ -78,7 +95,8 @@ def test_lscpu_samples(name: str) -> None:
 
 
 def test_lscpu_node_layouts() -> None:
-    topo = lscpu.parse(*sample("lscpu", "util-linux-x86_64-64cpu-4s-xeon-x7550-numa-0-2-3-lscpu-p.txt"))
+    xeon = "util-linux-x86_64-64cpu-4s-xeon-x7550-numa-0-2-3-lscpu-p.txt"
+    topo = lscpu.parse(*sample("lscpu", xeon))
     # node 0 spans sockets 0 and 2; CPUs go round-robin across sockets
     assert str(topo.node_cpus(0)) == ",".join(f"{i},{i + 2}" for i in range(0, 64, 4))
     assert {c.package for c in topo.cpus if c.node == 0} == {0, 2}
@@ -146,16 +164,25 @@ def test_lscpu_p_property(machine: tuple[list[tuple[int, int, int, int]], bool])
 
 
 # --- numactl --------------------------------------------------------------------------------
-# file: {node: (CPU count, memory MiB)}, node 0's distances, one node's cpulist
+class NumaCase(NamedTuple):
+    nodes: dict[int, tuple[int, int]]  # node → (CPU count, memory MiB)
+    distances0: list[int]  # node 0's row
+    cpulist: tuple[int, str]  # one node's CPUs
+
+
+GPU_MEM = (0, 32256)  # the AC922's CPU-less V100 memory nodes
 NUMACTL = {
-    "asus-esc8000a-e12-2s-epyc-2node-numactl-hardware.txt": (
-        {0: (32, 193129), 1: (32, 193477)}, [10, 32], (1, "32-63")),
-    "delos-2s-xeon-4xv100-2node-numactl-H.txt": (
-        {0: (40, 772696), 1: (40, 774135)}, [10, 21], (0, "0-19,40-59")),
-    "puget-wrx90-threadripper-pro-1node-numactl-hardware.txt": ({0: (24, 128295)}, [10], (0, "0-23")),
-    "ibm-ac922-power9-6node-gpu-memory-nodes-numactl-H.txt": (
-        {0: (64, 257716), 8: (64, 261728), 252: (0, 32256), 253: (0, 32256), 254: (0, 32256),
-         255: (0, 32256)},
+    "asus-esc8000a-e12-2s-epyc-2node-numactl-hardware.txt": NumaCase(
+        {0: (32, 193129), 1: (32, 193477)}, [10, 32], (1, "32-63")
+    ),
+    "delos-2s-xeon-4xv100-2node-numactl-H.txt": NumaCase(
+        {0: (40, 772696), 1: (40, 774135)}, [10, 21], (0, "0-19,40-59")
+    ),
+    "puget-wrx90-threadripper-pro-1node-numactl-hardware.txt": NumaCase(
+        {0: (24, 128295)}, [10], (0, "0-23")
+    ),
+    "ibm-ac922-power9-6node-gpu-memory-nodes-numactl-H.txt": NumaCase(
+        {0: (64, 257716), 8: (64, 261728)} | dict.fromkeys(range(252, 256), GPU_MEM),
         [10, 40, 80, 80, 80, 80],
         (8, "64-127"),
     ),
@@ -171,7 +198,8 @@ def test_numactl_samples(name: str) -> None:
     assert topo.node_ids() == sorted(per_node)
     for n, (count, mib) in per_node.items():
         assert len(topo.node_cpus(n)) == count
-        assert topo.node(n) is not None and topo.node(n).memory_mib == mib  # type: ignore[union-attr]
+        node_n = topo.node(n)
+        assert node_n is not None and node_n.memory_mib == mib
     assert topo.nodes[0].distances == dist0
     assert str(topo.node_cpus(node)) == cpulist
     assert all(c.core is None and c.package is None for c in topo.cpus)
@@ -190,36 +218,45 @@ def test_numactl_distances_follow_sorted_nodes() -> None:
 
 
 # --- nvidia-smi -----------------------------------------------------------------------------
-# file: (GPUs, NICs, NUMA Affinity per GPU, GPU0's CPU affinity, {(a, b): kind}, NIC0's rdma)
+class SmiCase(NamedTuple):
+    gpus: int
+    nics: int
+    numa: Sequence[int | None]  # NUMA Affinity per GPU
+    aff0: str  # GPU0's CPU Affinity
+    kinds: dict[tuple[str, str], str]  # a few link cells
+    rdma0: str | None  # NIC0's RDMA device
+
+
+NV = ("GPU0", "GPU1")
 SMI = {
-    "a10-4gpu-pcie-sys-2nic.txt": (
-        4, 2, [0] * 4, "0-127", {("GPU0", "GPU1"): "SYS", ("NIC0", "NIC1"): "PIX"}, "mlx5_0"),
-    "a100-8gpu-nv12-17nic-bond-single-numa.txt": (
-        8, 17, [0] * 8, "0-103",
-        {("GPU0", "GPU1"): "NV12", ("GPU0", "NIC0"): "PXB", ("NIC16", "GPU7"): "SYS"}, "mlx5_2"),
-    "asus-esc8000a-e12-4gpu-rtx6000ada-4nic.txt": (
-        4, 4, [0, 0, 1, 1], "0-31",
-        {("GPU0", "GPU1"): "NODE", ("GPU0", "GPU2"): "SYS", ("NIC2", "NIC3"): "PIX"}, "mlx5_0"),
-    "delos-4gpu-v100-nv2-nv1-hybrid-2numa.txt": (
-        4, 0, [0, 0, 1, 1], "0-19,40-59",
-        {("GPU0", "GPU1"): "NV2", ("GPU1", "GPU3"): "NV1", ("GPU0", "GPU3"): "SYS"}, None),
-    "gtx1080ti-2gpu-numa-affinity-na.txt": (
-        2, 0, [None, None], "0-11", {("GPU0", "GPU1"): "PHB"}, None),
-    "h20-8gpu-nv18-2nic-genoa-384cpu.txt": (
-        8, 2, [0] * 4 + [1] * 4, "0-95,192-287",
-        {("GPU0", "GPU1"): "NV18", ("GPU6", "NIC0"): "PHB", ("GPU0", "NIC1"): "SYS"}, None),
-    "hgx-a800-8gpu-nv8-4nic.txt": (
-        8, 4, [0] * 4 + [1] * 4, "0-31,64-95",
-        {("GPU0", "GPU1"): "NV8", ("GPU1", "NIC0"): "PIX", ("NIC3", "GPU7"): "PIX"}, "mlx5_0"),
-    "hgx-h100-8gpu-nv18-2numa-nolegend.txt": (
-        8, 0, [0] * 4 + [1] * 4, "0-51,104-155", {("GPU7", "GPU0"): "NV18"}, None),
-    "ibm-ac922-power9-4gpu-v100-6nic-mlx5-columns-numa0-numa8.txt": (
-        4, 6, [0, 0, 8, 8], "0-63",
-        {("GPU0", "GPU1"): "NV3", ("GPU0", "mlx5_0"): "NODE", ("mlx5_4", "mlx5_5"): "PIX"},
-        "mlx5_0"),
-    "traverse-power9-4gpu-v100-mlx5-columns-numa0-numa8.txt": (
-        4, 4, [0, 0, 8, 8], "0-63", {("GPU2", "GPU3"): "NV3", ("mlx5_3", "GPU3"): "NODE"},
-        "mlx5_0"),
+    "a10-4gpu-pcie-sys-2nic.txt": SmiCase(
+        4, 2, [0] * 4, "0-127", {NV: "SYS", ("NIC0", "NIC1"): "PIX"}, "mlx5_0"
+    ),
+    "a100-8gpu-nv12-17nic-bond-single-numa.txt": SmiCase(
+        8, 17, [0] * 8, "0-103", {NV: "NV12", ("GPU0", "NIC0"): "PXB"}, "mlx5_2"
+    ),
+    "asus-esc8000a-e12-4gpu-rtx6000ada-4nic.txt": SmiCase(
+        4, 4, [0, 0, 1, 1], "0-31", {NV: "NODE", ("GPU0", "GPU2"): "SYS"}, "mlx5_0"
+    ),
+    "delos-4gpu-v100-nv2-nv1-hybrid-2numa.txt": SmiCase(
+        4, 0, [0, 0, 1, 1], "0-19,40-59", {NV: "NV2", ("GPU1", "GPU3"): "NV1"}, None
+    ),
+    "gtx1080ti-2gpu-numa-affinity-na.txt": SmiCase(2, 0, [None, None], "0-11", {NV: "PHB"}, None),
+    "h20-8gpu-nv18-2nic-genoa-384cpu.txt": SmiCase(
+        8, 2, [0] * 4 + [1] * 4, "0-95,192-287", {NV: "NV18", ("GPU6", "NIC0"): "PHB"}, None
+    ),
+    "hgx-a800-8gpu-nv8-4nic.txt": SmiCase(
+        8, 4, [0] * 4 + [1] * 4, "0-31,64-95", {NV: "NV8", ("NIC3", "GPU7"): "PIX"}, "mlx5_0"
+    ),
+    "hgx-h100-8gpu-nv18-2numa-nolegend.txt": SmiCase(
+        8, 0, [0] * 4 + [1] * 4, "0-51,104-155", {("GPU7", "GPU0"): "NV18"}, None
+    ),
+    "ibm-ac922-power9-4gpu-v100-6nic-mlx5-columns-numa0-numa8.txt": SmiCase(
+        4, 6, [0, 0, 8, 8], "0-63", {NV: "NV3", ("mlx5_4", "mlx5_5"): "PIX"}, "mlx5_0"
+    ),
+    "traverse-power9-4gpu-v100-mlx5-columns-numa0-numa8.txt": SmiCase(
+        4, 4, [0, 0, 8, 8], "0-63", {NV: "NV3", ("mlx5_3", "GPU3"): "NODE"}, "mlx5_0"
+    ),
 }
 
 
@@ -229,7 +266,7 @@ def test_nvidia_smi_samples(name: str) -> None:
     gpus, nics, numa, aff0, kinds, rdma0 = SMI[name]
     smi = nvidia_smi.parse(text, file)
     assert len(smi.gpus) == gpus and len(smi.nics) == nics
-    assert [g.node for g in smi.gpus] == numa
+    assert [g.node for g in smi.gpus] == list(numa)
     assert smi.gpus[0].cpus == aff0
     devices = gpus + nics
     assert len(smi.links) == devices * (devices - 1)
@@ -246,17 +283,25 @@ def test_nvidia_smi_samples(name: str) -> None:
 
 
 def test_nvidia_smi_old_layout_names_nics_by_rdma() -> None:
-    smi = nvidia_smi.parse(*sample("nvidia-smi", "traverse-power9-4gpu-v100-mlx5-columns-numa0-numa8.txt"))
+    old = "traverse-power9-4gpu-v100-mlx5-columns-numa0-numa8.txt"
+    smi = nvidia_smi.parse(*sample("nvidia-smi", old))
     assert [n.name for n in smi.nics] == [f"mlx5_{i}" for i in range(4)]
     assert all(n.rdma == n.name for n in smi.nics)
 
 
 MACHINES = [
-    ("asus-esc8000a-e12-2s-epyc-2node-numactl-hardware.txt",
-     "asus-esc8000a-e12-4gpu-rtx6000ada-4nic.txt", [0, 0, 1, 1], [0, 0, 1, 1]),
-    ("ibm-ac922-power9-6node-gpu-memory-nodes-numactl-H.txt",
-     "ibm-ac922-power9-4gpu-v100-6nic-mlx5-columns-numa0-numa8.txt", [0, 0, 8, 8],
-     [0, 0, 8, 8, 8, 8]),
+    (
+        "asus-esc8000a-e12-2s-epyc-2node-numactl-hardware.txt",
+        "asus-esc8000a-e12-4gpu-rtx6000ada-4nic.txt",
+        [0, 0, 1, 1],
+        [0, 0, 1, 1],
+    ),
+    (
+        "ibm-ac922-power9-6node-gpu-memory-nodes-numactl-H.txt",
+        "ibm-ac922-power9-4gpu-v100-6nic-mlx5-columns-numa0-numa8.txt",
+        [0, 0, 8, 8],
+        [0, 0, 8, 8, 8, 8],
+    ),
 ]
 
 
@@ -274,6 +319,15 @@ def test_merge_onto_numactl_of_same_machine(
     assert "devices" not in topo.unknown
 
 
+def test_merge_onto_lscpu_of_same_machine() -> None:
+    base = lscpu.parse(*sample("lscpu", "asus-esc8000a-e12-2s-epyc-64cpu-smt-off-lscpu-e.txt"))
+    smi = nvidia_smi.parse(*sample("nvidia-smi", MACHINES[0][1]))
+    topo = nvidia_smi.merge(base, smi)
+    roundtrip(topo)
+    assert [g.node for g in topo.gpus] == [0, 0, 1, 1]
+    assert topo.source == "lscpu+nvidia-smi" and "devices" not in topo.unknown
+
+
 def base2() -> Topology:
     return Topology(
         arch="x86_64",
@@ -289,11 +343,11 @@ def test_merge_keeps_base_devices_and_renames_links() -> None:
     smi = nvidia_smi.parse(*sample("nvidia-smi", "asus-esc8000a-e12-4gpu-rtx6000ada-4nic.txt"))
     topo = nvidia_smi.merge(base2(), smi)
     roundtrip(topo)
-    gpu0 = topo.gpus[0]
-    assert (gpu0.pci, gpu0.model, gpu0.node, gpu0.cpus) == ("0000:17:00.0", "RTX 6000 Ada", 0, "0-31")
+    g = topo.gpus[0]
+    assert (g.pci, g.model, g.node, g.cpus) == ("0000:17:00.0", "RTX 6000 Ada", 0, "0-31")
     assert [g.name for g in topo.gpus] == ["GPU0", "GPU1", "GPU2", "GPU3"]
-    nic = topo.nics[0]
-    assert (nic.name, nic.pci, nic.netdev, nic.node) == ("ens1f0np0", "0000:18:00.0", "ens1f0np0", 0)
+    n = topo.nics[0]
+    assert (n.name, n.pci, n.netdev, n.node) == ("ens1f0np0", "0000:18:00.0", "ens1f0np0", 0)
     assert [n.name for n in topo.nics] == ["ens1f0np0", "NIC1", "NIC2", "NIC3"]
     kinds = {(k.a, k.b): k.kind for k in topo.links}
     assert kinds[("GPU0", "ens1f0np0")] == "NODE" and ("GPU0", "NIC0") not in kinds
@@ -334,8 +388,12 @@ BAD = [
     ("numactl", GARBAGE, "binary"),
     ("numactl", "just some words\n", "unexpected line"),
     ("numactl", NUMA_OK, "node 1 has no `cpus:`"),
-    ("numactl", NUMA_OK + "node 1 cpus: 2 3\nnode 1 size: 10 MB\nnode distances:\n"
-     "node   0   1\n  0:  10  21\n", "no row for node(s) 1"),
+    (
+        "numactl",
+        NUMA_OK + "node 1 cpus: 2 3\nnode 1 size: 10 MB\nnode distances:\n"
+        "node   0   1\n  0:  10  21\n",
+        "no row for node(s) 1",
+    ),
     ("numactl", "No NUMA available on this system\n", "no NUMA support"),
     ("numactl", "node 0 cpus: 0 1\n", "before the `available"),
     ("nvidia-smi", "", "empty"),
@@ -375,7 +433,32 @@ def test_nvidia_smi_alone_needs_some_affinity() -> None:
 def test_cut_lscpu_sample_reports_line() -> None:
     text, file = sample("lscpu", "util-linux-x86_64-epyc_7451-2s-8numa-lscpu-p.txt")
     lines = text.splitlines()
-    cut = "\n".join(lines[:20] + [lines[20][:5]])
+    cut = "\n".join([*lines[:20], lines[20][:5]])
     with pytest.raises(HostcError) as e:
         lscpu.parse(cut, file)
     assert e.value.diagnostics[0].line == 21
+
+
+def _smi_alone(text: str, file: str) -> Topology:
+    return nvidia_smi.merge(None, nvidia_smi.parse(text, file))
+
+
+PARSERS = {"lscpu": lscpu.parse, "numactl": numactl.parse, "nvidia-smi": _smi_alone}
+
+
+@pytest.mark.parametrize("kind", sorted(PARSERS))
+@given(pick=st.integers(0, 99), cut=st.floats(0, 1), junk=st.text(max_size=6))
+@settings(max_examples=80, deadline=None)
+def test_damaged_samples_fail_cleanly(kind: str, pick: int, cut: float, junk: str) -> None:
+    """Whatever a paste loses or gains, the answer is a result or a HostcError, never a crash."""
+    sample(kind, "sources.md")
+    files = sorted((SAMPLES / kind).glob("*.txt"))
+    text = files[pick % len(files)].read_text(encoding="utf-8")
+    at = int(len(text) * cut)
+    for damaged in (text[:at], text[:at] + junk + text[at:]):
+        try:
+            topo = PARSERS[kind](damaged, "damaged.txt")
+        except HostcError as e:
+            assert "damaged.txt" in str(e)
+        else:
+            assert validate(topo) == []

@@ -36,31 +36,63 @@ def machine(
                 cpus.append(Cpu(id=cid, online=False))
                 continue
             # the core is named by its lowest online thread
-            first = next((t * total_cores + core for t in range(smt)
-                          if t * total_cores + core not in offline), cid)
-            cpus.append(Cpu(id=cid, online=True, core=first,
-                            package=node // nodes_per_package, node=node))
+            first = next(
+                (
+                    t * total_cores + core
+                    for t in range(smt)
+                    if t * total_cores + core not in offline
+                ),
+                cid,
+            )
+            cpus.append(
+                Cpu(id=cid, online=True, core=first, package=node // nodes_per_package, node=node)
+            )
     cpus.sort(key=lambda c: c.id)
     count = nodes_with_cpus + cpuless_nodes
     nodes = []
     for n in range(count):
-        dist = [10 if m == n else (12 if m // nodes_per_package == n // nodes_per_package
-                                   else 21) for m in range(count)]
+        dist = [
+            10 if m == n else (12 if m // nodes_per_package == n // nodes_per_package else 21)
+            for m in range(count)
+        ]
         nodes.append(NumaNode(id=n, memory_mib=memory_mib, distances=dist))
     gpus = []
     nics = []
     bus = 0x17
     for n in range(nodes_with_cpus):
         for _ in range(gpus_per_node):
-            gpus.append(Gpu(name=f"GPU{len(gpus)}", pci=f"0000:{bus:02x}:00.0", node=n,
-                            vendor="NVIDIA", model=gpu_model))
+            gpus.append(
+                Gpu(
+                    name=f"GPU{len(gpus)}",
+                    pci=f"0000:{bus:02x}:00.0",
+                    node=n,
+                    vendor="NVIDIA",
+                    model=gpu_model,
+                )
+            )
             bus += 0x10
     bus = 0x18
     for n in range(nodes_with_cpus):
         for _ in range(nics_per_node):
             i = len(nics)
-            nics.append(Nic(name=f"mlx5_{i}", pci=f"0000:{bus:02x}:00.0", node=n,
-                            netdev=f"ibp{bus}s0", rdma=f"mlx5_{i}", vendor="Mellanox"))
+            nics.append(
+                Nic(
+                    name=f"mlx5_{i}",
+                    pci=f"0000:{bus:02x}:00.0",
+                    node=n,
+                    netdev=f"ibp{bus}s0",
+                    rdma=f"mlx5_{i}",
+                    vendor="Mellanox",
+                )
+            )
             bus += 0x10
-    return Topology(arch=arch, cpus=cpus, nodes=nodes, source="synthetic", kernel=kernel,
-                    hugepage_sizes=list(hugepage_sizes), gpus=gpus, nics=nics)
+    return Topology(
+        arch=arch,
+        cpus=cpus,
+        nodes=nodes,
+        source="synthetic",
+        kernel=kernel,
+        hugepage_sizes=list(hugepage_sizes),
+        gpus=gpus,
+        nics=nics,
+    )

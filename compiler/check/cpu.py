@@ -49,12 +49,16 @@ def cpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for path, cpus in _named(spec):
         missing = cpus - known
         if missing:
-            yield error(path, f"CPU(s) {missing} are not in the topology",
-                        hint=f"this machine has CPUs {known}")
+            yield error(
+                path,
+                f"CPU(s) {missing} are not in the topology",
+                hint=f"this machine has CPUs {known}",
+            )
         offline = (cpus & known) - online
         if offline:
-            yield error(path, f"CPU(s) {offline} are offline in the topology",
-                        hint=f"online CPUs: {online}")
+            yield error(
+                path, f"CPU(s) {offline} are offline in the topology", hint=f"online CPUs: {online}"
+            )
 
 
 def siblings_together(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -65,8 +69,11 @@ def siblings_together(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         if split:
             shown = "; ".join(f"{c & cpus} without {c - cpus}" for c in split[:4])
             more = f" (and {len(split) - 4} more cores)" if len(split) > 4 else ""
-            yield error(path, f"splits SMT siblings: {shown}{more}",
-                        hint="a core and its SMT siblings must stay on the same side")
+            yield error(
+                path,
+                f"splits SMT siblings: {shown}{more}",
+                hint="a core and its SMT siblings must stay on the same side",
+            )
 
 
 def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -76,8 +83,11 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     if parsed.isolate == "none":
         return
     if parsed.isolate == "workload" and not spec.workload:
-        yield error("cpu.isolate", "isolate = \"workload\" but no [[workload]] is defined",
-                    hint="add [[workload]] with its gpus, or isolate a cpulist")
+        yield error(
+            "cpu.isolate",
+            'isolate = "workload" but no [[workload]] is defined',
+            hint="add [[workload]] with its gpus, or isolate a cpulist",
+        )
         return
     known = CpuSet(c.id for c in topo.cpus)
     if parsed.housekeeping is not None and not parsed.housekeeping <= known:
@@ -90,26 +100,40 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error("cpu.isolate", f"CPU(s) {both} are both housekeeping and isolated")
         neither = topo.online - parsed.housekeeping - parsed.isolate
         if neither:
-            yield error("cpu.isolate", f"online CPU(s) {neither} are neither housekeeping nor "
-                        "isolated", hint="list them in one of the two, or use isolate = \"rest\"")
+            yield error(
+                "cpu.isolate",
+                f"online CPU(s) {neither} are neither housekeeping nor isolated",
+                hint='list them in one of the two, or use isolate = "rest"',
+            )
     if not part.housekeeping:
-        yield error(path, "isolates every online CPU: the kernel needs housekeeping CPUs",
-                    hint="keep at least one core per NUMA node for housekeeping")
+        yield error(
+            path,
+            "isolates every online CPU: the kernel needs housekeeping CPUs",
+            hint="keep at least one core per NUMA node for housekeeping",
+        )
         return
     if topo.boot_cpu not in part.housekeeping:
-        yield error(path, f"isolates the boot CPU {topo.boot_cpu}: the kernel keeps it for "
-                    "timekeeping, and isolating it breaks nohz_full",
-                    hint=f"keep CPU {topo.boot_cpu} (and its siblings) for housekeeping")
+        yield error(
+            path,
+            f"isolates the boot CPU {topo.boot_cpu}: the kernel keeps it for "
+            "timekeeping, and isolating it breaks nohz_full",
+            hint=f"keep CPU {topo.boot_cpu} (and its siblings) for housekeeping",
+        )
     if not spec.cpu.allow_node_without_housekeeping:
         for node in topo.node_ids():
             cpus = topo.node_cpus(node)
             if cpus and not cpus & part.housekeeping:
-                yield error(path, f"NUMA node {node} (CPUs {cpus}) is left without housekeeping",
-                            hint="keep a core per node for its IRQs and kernel threads, or set "
-                                 "cpu.allow_node_without_housekeeping = true")
+                yield error(
+                    path,
+                    f"NUMA node {node} (CPUs {cpus}) is left without housekeeping",
+                    hint="keep a core per node for its IRQs and kernel threads, or set "
+                    "cpu.allow_node_without_housekeeping = true",
+                )
     if not part.isolated:
-        yield warning("cpu.isolate", "isolation is on but no CPU ends up isolated; no "
-                      "isolation arguments are emitted")
+        yield warning(
+            "cpu.isolate",
+            "isolation is on but no CPU ends up isolated; no isolation arguments are emitted",
+        )
 
 
 def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -117,9 +141,15 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     if parsed is None or parsed.isolate == "none":
         return
     if not spec.workload:
-        yield warning("cpu.isolate", "CPUs are isolated but no [[workload]] is pinned to them; "
-                      "isolated CPUs with nothing pinned are worse than none",
-                      hint="add [[workload]] with the GPUs the service uses")
+        yield warning(
+            "cpu.isolate",
+            "CPUs are isolated but no [[workload]] is pinned to them; "
+            "isolated CPUs with nothing pinned are worse than none",
+            hint="add [[workload]] with the GPUs the service uses",
+        )
     if spec.host.role is Role.TRAINING:
-        yield warning("cpu.isolate", "CPU isolation rarely helps training (data loaders need "
-                      "every core); measure before keeping it")
+        yield warning(
+            "cpu.isolate",
+            "CPU isolation rarely helps training (data loaders need "
+            "every core); measure before keeping it",
+        )

@@ -27,11 +27,17 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, f"{arg!r} has an empty key or value")
             continue
         if _UNSAFE.search(arg):
-            yield error(path, f"{arg!r} contains a quote, space, $, backslash or shell character",
-                        hint="GRUB pastes arguments into grub.cfg unescaped; write them plainly")
+            yield error(
+                path,
+                f"{arg!r} contains a quote, space, $, backslash or shell character",
+                hint="GRUB pastes arguments into grub.cfg unescaped; write them plainly",
+            )
         if key in lkernel.OWNED:
-            yield error(path, f"{key}= is derived by hostc from typed settings",
-                        hint="use [cpu], [hugepages] or [kernel] keys instead")
+            yield error(
+                path,
+                f"{key}= is derived by hostc from typed settings",
+                hint="use [cpu], [hugepages] or [kernel] keys instead",
+            )
         if key in seen:
             yield error(path, f"{key} is given twice (also kernel.extra_args[{seen[key]}])")
         seen.setdefault(key, i)
@@ -52,25 +58,34 @@ def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         yield error("limits.nofile", f"{n} is outside 1024..{NR_OPEN_MAX} (fs.nr_open's ceiling)")
     m = spec.limits.memlock
     if isinstance(m, str) and m not in ("unlimited", "infinity"):
-        yield error("limits.memlock", f"{m!r} is neither a number of KiB nor \"unlimited\"")
+        yield error("limits.memlock", f'{m!r} is neither a number of KiB nor "unlimited"')
     if isinstance(m, int) and m < 0 and m != -1:
         yield error("limits.memlock", f"negative memlock {m}")
 
 
 def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    known = presets.preset_keys() | {"transparent_hugepage", "intel_idle.max_cstate",
-                                     "processor.max_cstate"}
+    known = presets.preset_keys() | {
+        "transparent_hugepage",
+        "intel_idle.max_cstate",
+        "processor.max_cstate",
+    }
     for i, key in enumerate(spec.preset.exclude):
         if key not in known:
-            yield error(f"preset.exclude[{i}]", f"{key!r} is not a preset setting",
-                        hint="preset keys: " + ", ".join(sorted(known)))
+            yield error(
+                f"preset.exclude[{i}]",
+                f"{key!r} is not a preset setting",
+                hint="preset keys: " + ", ".join(sorted(known)),
+            )
 
 
 def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
     size = len(plan.cmdline)
     if size > plan.cmdline_budget:
         limit = plan.cmdline_budget + lkernel.BOOTLOADER_RESERVE
-        yield error("kernel", f"the command line is {size} bytes; {plan.arch} allows "
-                    f"{limit} (COMMAND_LINE_SIZE) of which {lkernel.BOOTLOADER_RESERVE} are kept "
-                    f"for the bootloader's own arguments, leaving {plan.cmdline_budget}",
-                    hint="shorten kernel.extra_args or use fewer isolation mechanisms")
+        yield error(
+            "kernel",
+            f"the command line is {size} bytes; {plan.arch} allows "
+            f"{limit} (COMMAND_LINE_SIZE) of which {lkernel.BOOTLOADER_RESERVE} are kept "
+            f"for the bootloader's own arguments, leaving {plan.cmdline_budget}",
+            hint="shorten kernel.extra_args or use fewer isolation mechanisms",
+        )

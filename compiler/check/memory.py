@@ -37,19 +37,28 @@ def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, str(e))
             continue
         if topo.hugepage_sizes and size.upper() not in topo.hugepage_sizes:
-            yield error(path, f"this CPU does not support {size} pages",
-                        hint=f"supported sizes: {', '.join(topo.hugepage_sizes)}")
+            yield error(
+                path,
+                f"this CPU does not support {size} pages",
+                hint=f"supported sizes: {', '.join(topo.hugepage_sizes)}",
+            )
     if hp.default_size and hp.default_size.upper() != hp.size.upper():
-        yield warning("hugepages.default_size", f"default size {hp.default_size} has no pool "
-                      "here; its pages come from runtime allocation")
+        yield warning(
+            "hugepages.default_size",
+            f"default size {hp.default_size} has no pool "
+            "here; its pages come from runtime allocation",
+        )
     if (hp.per_node is None) == (hp.total is None):
         yield error("hugepages", "give exactly one of per_node or total")
         return
     nodes = {n.id for n in topo.nodes}
     for node, count in (hp.per_node or {}).items():
         if node not in nodes:
-            yield error(f"hugepages.per_node.{node}", f"NUMA node {node} is not in the topology",
-                        hint=f"nodes: {', '.join(map(str, sorted(nodes)))}")
+            yield error(
+                f"hugepages.per_node.{node}",
+                f"NUMA node {node} is not in the topology",
+                hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
+            )
         if count < 0:
             yield error(f"hugepages.per_node.{node}", f"negative page count {count}")
     if hp.total is not None and hp.total < 0:
@@ -69,17 +78,23 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             continue
         at = f"{path}.{node_id}" if hp.per_node is not None else path
         if node.memory_mib is None:
-            yield error(at, f"the snapshot does not know NUMA node {node_id}'s memory, so "
-                        f"{count} × {hp.size} pages cannot be checked",
-                        hint="capture the topology with `hostc probe` or `numactl --hardware`")
+            yield error(
+                at,
+                f"the snapshot does not know NUMA node {node_id}'s memory, so "
+                f"{count} × {hp.size} pages cannot be checked",
+                hint="capture the topology with `hostc probe` or `numactl --hardware`",
+            )
             continue
         want = count * page_mib
         room = node.memory_mib - lmem.headroom_mib(node.memory_mib)
         if want > room:
-            yield error(at, f"{count} × {hp.size} = {want} MiB does not fit on NUMA node "
-                        f"{node_id}: {node.memory_mib} MiB minus {node.memory_mib - room} MiB "
-                        f"headroom leaves {max(room, 0)} MiB",
-                        hint=f"at most {max(room, 0) // page_mib} pages of {hp.size} there")
+            yield error(
+                at,
+                f"{count} × {hp.size} = {want} MiB does not fit on NUMA node "
+                f"{node_id}: {node.memory_mib} MiB minus {node.memory_mib - room} MiB "
+                f"headroom leaves {max(room, 0)} MiB",
+                hint=f"at most {max(room, 0) // page_mib} pages of {hp.size} there",
+            )
 
 
 def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -89,9 +104,13 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     release = lmem.kernel_release(spec, topo)
     version = lmem.kernel_version(release)
     if version is None:
-        yield error("host.kernel", "per-node hugepages need to know the kernel (Linux ≥ 5.16 "
-                    "takes hugepages=0:N,1:M at boot), and neither the spec nor the snapshot "
-                    "says which kernel the host runs", hint="set host.kernel = \"6.8\"")
+        yield error(
+            "host.kernel",
+            "per-node hugepages need to know the kernel (Linux ≥ 5.16 "
+            "takes hugepages=0:N,1:M at boot), and neither the spec nor the snapshot "
+            "says which kernel the host runs",
+            hint='set host.kernel = "6.8"',
+        )
         return
     if version >= lmem.NODE_FORM_SINCE:
         return
@@ -99,9 +118,15 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     nodes = lmem.memory_nodes(topo)
     even = len(set(counts.get(n, 0) for n in nodes)) == 1 and set(counts) <= set(nodes)
     if even:
-        yield warning("hugepages.per_node", f"kernel {release} predates per-node counts (5.16): "
-                      "the total goes on the command line and the kernel splits it evenly")
+        yield warning(
+            "hugepages.per_node",
+            f"kernel {release} predates per-node counts (5.16): "
+            "the total goes on the command line and the kernel splits it evenly",
+        )
     else:
-        yield error("hugepages.per_node", f"kernel {release} cannot reserve different counts "
-                    "per NUMA node at boot (needs Linux ≥ 5.16)",
-                    hint="use an even split, or hugepages.total")
+        yield error(
+            "hugepages.per_node",
+            f"kernel {release} cannot reserve different counts "
+            "per NUMA node at boot (needs Linux ≥ 5.16)",
+            hint="use an even split, or hugepages.total",
+        )

@@ -21,10 +21,15 @@ def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             gpu = gpus.get(name)
             if gpu is None:
                 known = ", ".join(gpus) or "none"
-                yield error(f"workload[{i}].gpus[{j}]", f"GPU {name!r} is not in the topology",
-                            hint=f"GPUs in the snapshot: {known}")
+                yield error(
+                    f"workload[{i}].gpus[{j}]",
+                    f"GPU {name!r} is not in the topology",
+                    hint=f"GPUs in the snapshot: {known}",
+                )
             elif gpu.node is None:
-                yield error(f"workload[{i}].gpus[{j}]",
-                            f"the snapshot does not know {name}'s NUMA node",
-                            hint="capture the topology with `hostc probe` or merge "
-                                 "`nvidia-smi topo -m` output into it")
+                yield error(
+                    f"workload[{i}].gpus[{j}]",
+                    f"the snapshot does not know {name}'s NUMA node",
+                    hint="capture the topology with `hostc probe` or merge "
+                    "`nvidia-smi topo -m` output into it",
+                )

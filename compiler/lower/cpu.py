@@ -71,11 +71,14 @@ def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
         hk = per_node_housekeeping(topo, n)
         src = "cpu.housekeeping_per_node" if spec.cpu.housekeeping_per_node else "preset:base"
         hk_reason = Reason(
-            src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first")
+            src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first"
+        )
     iso = parsed.isolate
     if iso == "none":
         return CpuPartition(
-            online, online, CpuSet(),
+            online,
+            online,
+            CpuSet(),
             Reason("cpu.isolate", "nothing is isolated: every online CPU does housekeeping"),
             Reason("cpu.isolate", "isolation is off"),
         )
@@ -103,17 +106,24 @@ def workload_pins(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Wo
     gpus = {g.name: g for g in topo.gpus}
     out = []
     for i, w in enumerate(spec.workload):
-        nodes = sorted({gpus[g].node for g in w.gpus if g in gpus and gpus[g].node is not None})
+        nodes = sorted({n for g in w.gpus if g in gpus and (n := gpus[g].node) is not None})
         node_cpus = CpuSet()
         for n in nodes:
             node_cpus |= topo.node_cpus(n)
         iso = node_cpus & part.isolated
         cpus = iso if iso else node_cpus
         what = "isolated CPUs" if iso else "CPUs"
-        out.append(WorkloadPin(
-            w.name, tuple(w.gpus), tuple(nodes), cpus,
-            Reason(f"workload[{i}].gpus",
-                   f"{', '.join(w.gpus)} sit on NUMA node(s) {','.join(map(str, nodes))}: "
-                   f"run on its {what} and bind memory there"),
-        ))
+        out.append(
+            WorkloadPin(
+                w.name,
+                tuple(w.gpus),
+                tuple(nodes),
+                cpus,
+                Reason(
+                    f"workload[{i}].gpus",
+                    f"{', '.join(w.gpus)} sit on NUMA node(s) {','.join(map(str, nodes))}: "
+                    f"run on its {what} and bind memory there",
+                ),
+            )
+        )
     return out

@@ -12,19 +12,39 @@ from hostc.spec.model import HostSpec, Mechanism
 from hostc.spec.presets import LIMIT_CSTATES
 
 #: COMMAND_LINE_SIZE per arch (arch/*/include/asm/setup.h); unknown → asm-generic.
-COMMAND_LINE_SIZE = {"x86_64": 2048, "aarch64": 2048, "arm64": 2048, "ppc64le": 2048,
-                     "ppc64": 2048, "s390x": 4096, "riscv64": 1024}
+COMMAND_LINE_SIZE = {
+    "x86_64": 2048,
+    "aarch64": 2048,
+    "arm64": 2048,
+    "ppc64le": 2048,
+    "ppc64": 2048,
+    "s390x": 4096,
+    "riscv64": 1024,
+}
 GENERIC_COMMAND_LINE_SIZE = 512
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
 BOOTLOADER_RESERVE = 256
 
 #: Keys hostc derives from typed settings; `kernel.extra_args` may not set them.
-OWNED = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity", "hugepagesz", "hugepages",
-         "default_hugepagesz", "transparent_hugepage", "intel_idle.max_cstate",
-         "processor.max_cstate")
+OWNED = (
+    "isolcpus",
+    "nohz_full",
+    "rcu_nocbs",
+    "irqaffinity",
+    "hugepagesz",
+    "hugepages",
+    "default_hugepagesz",
+    "transparent_hugepage",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+)
 
-MECHANISMS_DEFAULT = (Mechanism.ISOLCPUS, Mechanism.NOHZ_FULL, Mechanism.RCU_NOCBS,
-                      Mechanism.IRQAFFINITY)
+MECHANISMS_DEFAULT = (
+    Mechanism.ISOLCPUS,
+    Mechanism.NOHZ_FULL,
+    Mechanism.RCU_NOCBS,
+    Mechanism.IRQAFFINITY,
+)
 
 
 def budget(arch: str) -> int:
@@ -51,39 +71,85 @@ def kernel_args(
         iso = str(part.isolated)
         if Mechanism.ISOLCPUS in mech:
             flags = ",".join(f.value for f in spec.cpu.isolcpus_flags)
-            out.append(KernelArg("isolcpus", f"{flags},{iso}" if flags else iso, Reason(
-                mech_src, "keep the scheduler's load balancing off the isolated CPUs")))
+            out.append(
+                KernelArg(
+                    "isolcpus",
+                    f"{flags},{iso}" if flags else iso,
+                    Reason(mech_src, "keep the scheduler's load balancing off the isolated CPUs"),
+                )
+            )
         if Mechanism.NOHZ_FULL in mech:
-            out.append(KernelArg("nohz_full", iso, Reason(
-                mech_src, "no timer tick on an isolated CPU running a single thread")))
+            out.append(
+                KernelArg(
+                    "nohz_full",
+                    iso,
+                    Reason(mech_src, "no timer tick on an isolated CPU running a single thread"),
+                )
+            )
         if Mechanism.RCU_NOCBS in mech:
-            out.append(KernelArg("rcu_nocbs", iso, Reason(
-                mech_src, "RCU callbacks run on housekeeping CPUs, not isolated ones")))
+            out.append(
+                KernelArg(
+                    "rcu_nocbs",
+                    iso,
+                    Reason(mech_src, "RCU callbacks run on housekeeping CPUs, not isolated ones"),
+                )
+            )
         if Mechanism.IRQAFFINITY in mech:
-            out.append(KernelArg("irqaffinity", str(part.housekeeping), Reason(
-                mech_src, "default IRQ affinity: the housekeeping CPUs")))
+            out.append(
+                KernelArg(
+                    "irqaffinity",
+                    str(part.housekeeping),
+                    Reason(mech_src, "default IRQ affinity: the housekeeping CPUs"),
+                )
+            )
     if pools:
         hp = spec.hugepages
         assert hp is not None
         default = (hp.default_size or hp.size).upper()
         src = "hugepages.default_size" if hp.default_size else "hugepages.size"
-        out.append(KernelArg("default_hugepagesz", default, Reason(
-            src, "hugetlbfs mounts and MAP_HUGETLB use this size unless told otherwise")))
+        out.append(
+            KernelArg(
+                "default_hugepagesz",
+                default,
+                Reason(src, "hugetlbfs mounts and MAP_HUGETLB use this size unless told otherwise"),
+            )
+        )
         for pool in pools:
             if not pool.per_node:
                 continue
-            out.append(KernelArg("hugepagesz", pool.size, Reason(
-                "hugepages.size", "the pool's page size; must precede its hugepages=")))
-            value = (",".join(f"{n}:{c}" for n, c in pool.per_node) if pool.node_form
-                     else str(pool.total))
+            out.append(
+                KernelArg(
+                    "hugepagesz",
+                    pool.size,
+                    Reason("hugepages.size", "the pool's page size; must precede its hugepages="),
+                )
+            )
+            value = (
+                ",".join(f"{n}:{c}" for n, c in pool.per_node)
+                if pool.node_form
+                else str(pool.total)
+            )
             out.append(KernelArg("hugepages", value, pool.reason))
     thp = spec.kernel.transparent_hugepage
     if thp is not None:
-        out.append(KernelArg("transparent_hugepage", thp.value, Reason(
-            "kernel.transparent_hugepage", "set by the spec")))
+        out.append(
+            KernelArg(
+                "transparent_hugepage",
+                thp.value,
+                Reason("kernel.transparent_hugepage", "set by the spec"),
+            )
+        )
     elif "transparent_hugepage" not in exclude:
-        out.append(KernelArg("transparent_hugepage", "madvise", Reason(
-            "preset:base", "THP only where asked: `always` causes 50-100 ms compaction stalls")))
+        out.append(
+            KernelArg(
+                "transparent_hugepage",
+                "madvise",
+                Reason(
+                    "preset:base",
+                    "THP only where asked: `always` causes 50-100 ms compaction stalls",
+                ),
+            )
+        )
     cstates = spec.kernel.limit_cstates
     cstate_src = "kernel.limit_cstates" if cstates is not None else f"preset:{role}"
     if cstates is None:
@@ -95,6 +161,11 @@ def kernel_args(
                 out.append(KernelArg(key, "1", Reason(cstate_src, why)))
     for i, arg in enumerate(spec.kernel.extra_args):
         key, sep, value = arg.partition("=")
-        out.append(KernelArg(key, value if sep else None,
-                             Reason(f"kernel.extra_args[{i}]", "given verbatim by the spec")))
+        out.append(
+            KernelArg(
+                key,
+                value if sep else None,
+                Reason(f"kernel.extra_args[{i}]", "given verbatim by the spec"),
+            )
+        )
     return out

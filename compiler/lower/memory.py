@@ -66,8 +66,10 @@ def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
         src = "hugepages.per_node"
         why = "per-node pages reserved at boot, where fragmentation cannot shrink them"
         if not node_form:
-            why = ("even split requested; this kernel predates per-node counts (5.16), "
-                   "so the total is given and the kernel splits it evenly")
+            why = (
+                "even split requested; this kernel predates per-node counts (5.16), "
+                "so the total is given and the kernel splits it evenly"
+            )
     else:
         src = "hugepages.total"
         why = "total split evenly over the NUMA nodes with memory, reserved at boot"

@@ -15,10 +15,17 @@ def _sysctls(spec: HostSpec, has_pins: bool) -> list[Sysctl]:
     out = []
     for r in merged:
         reason = r.reason
-        if (r.key == "kernel.numa_balancing" and role == "inference" and has_pins
-                and reason.source.startswith("preset:")):
-            reason = Reason(f"preset:{role}", "workloads are bound to their NUMA nodes with "
-                            "membind, so page migration would only add jitter")
+        if (
+            r.key == "kernel.numa_balancing"
+            and role == "inference"
+            and has_pins
+            and reason.source.startswith("preset:")
+        ):
+            reason = Reason(
+                f"preset:{role}",
+                "workloads are bound to their NUMA nodes with "
+                "membind, so page migration would only add jitter",
+            )
             r = presets.Resolved(r.key, "0", reason)
         out.append(Sysctl(r.key, r.value, r.reason))
     return out
@@ -31,8 +38,7 @@ def _limits(spec: HostSpec) -> list[Limit]:
     if spec.limits.memlock is not None:
         m = spec.limits.memlock
         overrides["memlock"] = "unlimited" if m in ("unlimited", "infinity", -1) else m
-    merged = presets.merge("limit", spec.host.role.value, overrides, "limits",
-                           spec.preset.exclude)
+    merged = presets.merge("limit", spec.host.role.value, overrides, "limits", spec.preset.exclude)
     return [Limit(r.key, r.value, r.reason) for r in merged]
 
 
@@ -45,17 +51,19 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
         reserved = memory.reserved_mib(pools, node.id)
-        nodes.append(NodeView(
-            id=node.id,
-            cpus=cpus,
-            housekeeping=cpus & part.housekeeping,
-            isolated=cpus & part.isolated,
-            gpus=tuple(g.name for g in topo.gpus if g.node == node.id),
-            nics=tuple(n.name for n in topo.nics if n.node == node.id),
-            memory_mib=node.memory_mib,
-            hugepages=tuple((p.size, c) for p in pools for n, c in p.per_node if n == node.id),
-            memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
-        ))
+        nodes.append(
+            NodeView(
+                id=node.id,
+                cpus=cpus,
+                housekeeping=cpus & part.housekeeping,
+                isolated=cpus & part.isolated,
+                gpus=tuple(g.name for g in topo.gpus if g.node == node.id),
+                nics=tuple(n.name for n in topo.nics if n.node == node.id),
+                memory_mib=node.memory_mib,
+                hugepages=tuple((p.size, c) for p in pools for n, c in p.per_node if n == node.id),
+                memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
+            )
+        )
     return Plan(
         host=spec.host.name,
         role=spec.host.role.value,

@@ -20,9 +20,19 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
         raise HostcError([toml_syntax_error(e, file)]) from None
     version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
-        raise HostcError(with_file([error(
-            "version", f"unsupported node.toml version {version!r}",
-            hint=f"this hostc reads version {SPEC_VERSION}")], file, text))
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "version",
+                        f"unsupported node.toml version {version!r}",
+                        hint=f"this hostc reads version {SPEC_VERSION}",
+                    )
+                ],
+                file,
+                text,
+            )
+        )
     try:
         return structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics

@@ -42,19 +42,25 @@ class Thp(enum.StrEnum):
 
 @attrs.frozen
 class Host:
-    name: str = attrs.field(metadata=doc("node class name, used in comments and file names",
-                                         "h100-serve"))
-    role: Role = attrs.field(metadata=doc("role preset: inference, training or general",
-                                          "inference"))
+    name: str = attrs.field(
+        metadata=doc("node class name, used in comments and file names", "h100-serve")
+    )
+    role: Role = attrs.field(
+        metadata=doc("role preset: inference, training or general", "inference")
+    )
     topology: str | None = attrs.field(
         default=None,
-        metadata=doc("topology snapshot, relative to this file (`--topology` overrides)",
-                     "topology.toml"),
+        metadata=doc(
+            "topology snapshot, relative to this file (`--topology` overrides)", "topology.toml"
+        ),
     )
     kernel: str | None = attrs.field(
         default=None,
-        metadata=doc("kernel release the host boots (overrides the snapshot's); decides "
-                     "whether per-node hugepages go on the command line (Linux ≥ 5.16)", "6.8"),
+        metadata=doc(
+            "kernel release the host boots (overrides the snapshot's); decides "
+            "whether per-node hugepages go on the command line (Linux ≥ 5.16)",
+            "6.8",
+        ),
     )
 
 
@@ -62,24 +68,32 @@ class Host:
 class Cpu:
     housekeeping_per_node: int | None = attrs.field(
         default=None,
-        metadata=doc("housekeeping as intent: this many physical cores per NUMA node, SMT "
-                     "siblings included, lowest-numbered first (default 1 when isolating)", 2),
+        metadata=doc(
+            "housekeeping as intent: this many physical cores per NUMA node, SMT "
+            "siblings included, lowest-numbered first (default 1 when isolating)",
+            2,
+        ),
     )
     housekeeping: str | None = attrs.field(
         default=None,
-        metadata=doc("housekeeping as an explicit cpulist (instead of housekeeping_per_node)",
-                     "0-1,64-65"),
+        metadata=doc(
+            "housekeeping as an explicit cpulist (instead of housekeeping_per_node)", "0-1,64-65"
+        ),
     )
     isolate: str = attrs.field(
         default="none",
-        metadata=doc("CPUs to isolate: `workload` (the workload's NUMA nodes minus "
-                     "housekeeping), `rest` (every CPU not housekeeping), `none`, or a cpulist",
-                     "workload"),
+        metadata=doc(
+            "CPUs to isolate: `workload` (the workload's NUMA nodes minus "
+            "housekeeping), `rest` (every CPU not housekeeping), `none`, or a cpulist",
+            "workload",
+        ),
     )
     mechanisms: list[Mechanism] | None = attrs.field(
         default=None,
-        metadata=doc("how isolated CPUs are isolated (default: all four)",
-                     ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"]),
+        metadata=doc(
+            "how isolated CPUs are isolated (default: all four)",
+            ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"],
+        ),
     )
     isolcpus_flags: list[IsolcpusFlag] = attrs.field(
         factory=lambda: [IsolcpusFlag.MANAGED_IRQ, IsolcpusFlag.DOMAIN],
@@ -94,48 +108,58 @@ class Cpu:
 @attrs.frozen
 class Workload:
     name: str = attrs.field(metadata=doc("service name", "vllm"))
-    gpus: list[str] = attrs.field(metadata=doc("GPUs it serves on, by snapshot name",
-                                               ["GPU0", "GPU1"]))
+    gpus: list[str] = attrs.field(
+        metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
+    )
 
 
 @attrs.frozen
 class Hugepages:
     size: str = attrs.field(default="1G", metadata=doc("page size of the pool", "1G"))
     default_size: str | None = attrs.field(
-        default=None, metadata=doc("default_hugepagesz (default: `size`)", "1G"))
+        default=None, metadata=doc("default_hugepagesz (default: `size`)", "1G")
+    )
     per_node: dict[int, int] | None = attrs.field(
-        default=None, metadata=doc("pages per NUMA node", {"0": 8, "1": 8}))
+        default=None, metadata=doc("pages per NUMA node", {"0": 8, "1": 8})
+    )
     total: int | None = attrs.field(
-        default=None, metadata=doc("pages in total, split evenly over nodes with memory", 16))
+        default=None, metadata=doc("pages in total, split evenly over nodes with memory", 16)
+    )
 
 
 @attrs.frozen
 class Limits:
     nofile: int | None = attrs.field(
-        default=None, metadata=doc("open files (soft and hard) for sessions and services",
-                                   1048576))
+        default=None, metadata=doc("open files (soft and hard) for sessions and services", 1048576)
+    )
     memlock: int | str | None = attrs.field(
-        default=None, metadata=doc("locked memory in KiB, or \"unlimited\"", "unlimited"))
+        default=None, metadata=doc('locked memory in KiB, or "unlimited"', "unlimited")
+    )
 
 
 @attrs.frozen
 class Kernel:
     transparent_hugepage: Thp | None = attrs.field(
-        default=None, metadata=doc("THP mode (preset: madvise)", "madvise"))
+        default=None, metadata=doc("THP mode (preset: madvise)", "madvise")
+    )
     limit_cstates: bool | None = attrs.field(
         default=None,
-        metadata=doc("keep CPUs in shallow C-states (x86; preset: inference yes, others no)",
-                     True))
+        metadata=doc("keep CPUs in shallow C-states (x86; preset: inference yes, others no)", True),
+    )
     extra_args: list[str] = attrs.field(
-        factory=list, metadata=doc("further kernel arguments, verbatim", ["iommu=pt"]))
+        factory=list, metadata=doc("further kernel arguments, verbatim", ["iommu=pt"])
+    )
 
 
 @attrs.frozen
 class Preset:
     exclude: list[str] = attrs.field(
         factory=list,
-        metadata=doc("preset settings to leave out, by key (sysctl name, kernel argument or "
-                     "limit)", ["net.core.somaxconn"]))
+        metadata=doc(
+            "preset settings to leave out, by key (sysctl name, kernel argument or limit)",
+            ["net.core.somaxconn"],
+        ),
+    )
 
 
 @attrs.frozen
@@ -144,11 +168,14 @@ class HostSpec:
     version: int = attrs.field(default=1, metadata=doc("node.toml format version", 1))
     cpu: Cpu = attrs.field(factory=Cpu, metadata=doc("CPU partition and isolation"))
     workload: list[Workload] = attrs.field(
-        factory=list, metadata=doc("services pinned to their GPUs' NUMA nodes"))
+        factory=list, metadata=doc("services pinned to their GPUs' NUMA nodes")
+    )
     hugepages: Hugepages | None = attrs.field(
-        default=None, metadata=doc("boot-time hugepage reservation (off unless asked)"))
+        default=None, metadata=doc("boot-time hugepage reservation (off unless asked)")
+    )
     sysctl: dict[str, int | str] = attrs.field(
-        factory=dict, metadata=doc("sysctl overrides", {"vm.swappiness": 1}))
+        factory=dict, metadata=doc("sysctl overrides", {"vm.swappiness": 1})
+    )
     limits: Limits = attrs.field(factory=Limits, metadata=doc("resource limits"))
     kernel: Kernel = attrs.field(factory=Kernel, metadata=doc("kernel command line"))
     preset: Preset = attrs.field(factory=Preset, metadata=doc("role preset adjustments"))

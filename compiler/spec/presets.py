@@ -28,28 +28,46 @@ def _s(key: str, value: object, why: str) -> Entry:
 
 
 BASE: tuple[Entry, ...] = (
-    _s("vm.max_map_count", 1048576,
-       "default 65530 makes loaders of many mmapped weight shards fail with ENOMEM"),
-    _s("vm.swappiness", 1,
-       "a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort"),
-    Entry("limit", "nofile", "1048576",
-          "the 1024 default gives EMFILE and silently stuck servers"),
-    Entry("limit", "memlock", "unlimited",
-          "pinned (page-locked) host buffers for GPU DMA need unlimited memlock"),
+    _s(
+        "vm.max_map_count",
+        1048576,
+        "default 65530 makes loaders of many mmapped weight shards fail with ENOMEM",
+    ),
+    _s(
+        "vm.swappiness",
+        1,
+        "a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort",
+    ),
+    Entry("limit", "nofile", "1048576", "the 1024 default gives EMFILE and silently stuck servers"),
+    Entry(
+        "limit",
+        "memlock",
+        "unlimited",
+        "pinned (page-locked) host buffers for GPU DMA need unlimited memlock",
+    ),
 )
 
 _COMMON_GPU: tuple[Entry, ...] = (
-    _s("vm.overcommit_memory", 1,
-       "GPU runtimes reserve large virtual ranges; heuristic overcommit refuses them"),
+    _s(
+        "vm.overcommit_memory",
+        1,
+        "GPU runtimes reserve large virtual ranges; heuristic overcommit refuses them",
+    ),
     _s("fs.aio-max-nr", 1048576, "weight loaders with many shards exhaust the 65536 default"),
-    _s("fs.inotify.max_user_watches", 524288,
-       "model caches and dataloaders watch many files; the default runs out"),
+    _s(
+        "fs.inotify.max_user_watches",
+        524288,
+        "model caches and dataloaders watch many files; the default runs out",
+    ),
 )
 
 INFERENCE: tuple[Entry, ...] = (
     *_COMMON_GPU,
-    _s("kernel.numa_balancing", 1,
-       "no workload is pinned with membind, so automatic NUMA balancing keeps pages local"),
+    _s(
+        "kernel.numa_balancing",
+        1,
+        "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
+    ),
     _s("net.core.rmem_max", 268435456, "256 MiB socket buffers for streaming weights and KV"),
     _s("net.core.wmem_max", 268435456, "256 MiB socket buffers for streaming weights and KV"),
     _s("net.ipv4.tcp_rmem", "4096 87380 268435456", "TCP autotuning may grow to 256 MiB"),

@@ -7,7 +7,6 @@ documentation that `hostc schema topology` publishes.
 
 from __future__ import annotations
 
-
 import attrs
 
 from hostc.cpuset import CpuSet
@@ -155,5 +154,3 @@ class Topology:
             if c.online:
                 out.setdefault(c.core if c.core is not None else c.id, set()).add(c.id)
         return {k: CpuSet(v) for k, v in sorted(out.items())}
-
-

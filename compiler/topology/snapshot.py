@@ -41,14 +41,21 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise HostcError([toml_syntax_error(e, file)]) from None
-    if not isinstance(data.get("version", SNAPSHOT_VERSION), int) or data.get(
-        "version", SNAPSHOT_VERSION
-    ) != SNAPSHOT_VERSION:
+    if (
+        not isinstance(data.get("version", SNAPSHOT_VERSION), int)
+        or data.get("version", SNAPSHOT_VERSION) != SNAPSHOT_VERSION
+    ):
         raise HostcError(
             with_file(
-                [error("version", f"unsupported snapshot version {data.get('version')!r}",
-                       hint=f"this hostc reads version {SNAPSHOT_VERSION}")],
-                file, text,
+                [
+                    error(
+                        "version",
+                        f"unsupported snapshot version {data.get('version')!r}",
+                        hint=f"this hostc reads version {SNAPSHOT_VERSION}",
+                    )
+                ],
+                file,
+                text,
             )
         )
     try:
@@ -65,10 +72,15 @@ def read(path: Path) -> Topology:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise HostcError([file_error(
-            str(path), "topology snapshot not found",
-            hint="capture one with `hostc probe -o FILE` or `hostc import hwloc lstopo.xml -o FILE`",
-        )]) from None
+        raise HostcError(
+            [
+                file_error(
+                    str(path),
+                    "topology snapshot not found",
+                    hint="capture one with `hostc probe -o FILE` or `hostc import hwloc lstopo.xml -o FILE`",
+                )
+            ]
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise HostcError([file_error(str(path), f"cannot read the snapshot: {e}")]) from None
     return loads(text, str(path))

@@ -7,7 +7,7 @@ from collections import Counter
 from hostc.diagnostics import Diagnostic, error
 from hostc.topology.model import Topology
 
-_SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M", "16G"}
+_SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M"}
 
 
 def validate(topo: Topology) -> list[Diagnostic]:
@@ -15,8 +15,13 @@ def validate(topo: Topology) -> list[Diagnostic]:
     if not topo.cpus:
         out.append(error("cpus", "the snapshot lists no CPUs"))
     if not topo.nodes:
-        out.append(error("nodes", "the snapshot lists no NUMA nodes",
-                         hint="a machine without NUMA is one node: [[nodes]] id = 0"))
+        out.append(
+            error(
+                "nodes",
+                "the snapshot lists no NUMA nodes",
+                hint="a machine without NUMA is one node: [[nodes]] id = 0",
+            )
+        )
     for cid, n in Counter(c.id for c in topo.cpus).items():
         if n > 1:
             out.append(error("cpus", f"CPU {cid} is listed {n} times"))
@@ -32,8 +37,12 @@ def validate(topo: Topology) -> list[Diagnostic]:
         if c.node is None:
             out.append(error(f"cpus[{i}].node", f"online CPU {c.id} has no NUMA node"))
         elif c.node not in node_ids:
-            out.append(error(f"cpus[{i}].node",
-                             f"CPU {c.id} is on NUMA node {c.node}, which is not in `nodes`"))
+            out.append(
+                error(
+                    f"cpus[{i}].node",
+                    f"CPU {c.id} is on NUMA node {c.node}, which is not in `nodes`",
+                )
+            )
     if not any(c.online for c in topo.cpus) and topo.cpus:
         out.append(error("cpus", "no CPU is online"))
     # SMT siblings must agree on package and node (a core cannot straddle sockets).
@@ -46,25 +55,46 @@ def validate(topo: Topology) -> list[Diagnostic]:
         nd = {topo.cpus[i].node for i in idx}
         if len(pk) > 1 or len(nd) > 1:
             cpus = ",".join(str(topo.cpus[i].id) for i in idx)
-            out.append(error(f"cpus[{idx[0]}].core",
-                             f"core {core} (CPUs {cpus}) spans several packages or NUMA nodes"))
+            out.append(
+                error(
+                    f"cpus[{idx[0]}].core",
+                    f"core {core} (CPUs {cpus}) spans several packages or NUMA nodes",
+                )
+            )
     count = len(topo.nodes)
-    for i, n in enumerate(topo.nodes):
-        if n.memory_mib is not None and n.memory_mib < 0:
-            out.append(error(f"nodes[{i}].memory_mib", f"node {n.id} has negative memory"))
-        if n.distances and len(n.distances) != count:
-            out.append(error(f"nodes[{i}].distances",
-                             f"node {n.id} has {len(n.distances)} distances for {count} nodes"))
-    for kind, devs in (("gpus", topo.gpus), ("nics", topo.nics)):
-        for i, d in enumerate(devs):
-            if d.node is not None and d.node not in node_ids:
-                out.append(error(f"{kind}[{i}].node",
-                                 f"{d.name} is on NUMA node {d.node}, which is not in `nodes`"))
-        for name, n in Counter(d.name for d in devs).items():
+    for i, nd_ in enumerate(topo.nodes):
+        if nd_.memory_mib is not None and nd_.memory_mib < 0:
+            out.append(error(f"nodes[{i}].memory_mib", f"node {nd_.id} has negative memory"))
+        if nd_.distances and len(nd_.distances) != count:
+            out.append(
+                error(
+                    f"nodes[{i}].distances",
+                    f"node {nd_.id} has {len(nd_.distances)} distances for {count} nodes",
+                )
+            )
+    devices: list[tuple[str, list[tuple[str, int | None]]]] = [
+        ("gpus", [(g.name, g.node) for g in topo.gpus]),
+        ("nics", [(n.name, n.node) for n in topo.nics]),
+    ]
+    for kind, devs in devices:
+        for i, (dname, dnode) in enumerate(devs):
+            if dnode is not None and dnode not in node_ids:
+                out.append(
+                    error(
+                        f"{kind}[{i}].node",
+                        f"{dname} is on NUMA node {dnode}, which is not in `nodes`",
+                    )
+                )
+        for name, n in Counter(d for d, _ in devs).items():
             if n > 1:
                 out.append(error(kind, f"device name {name!r} is listed {n} times"))
     for i, s in enumerate(topo.hugepage_sizes):
         if s not in _SIZES:
-            out.append(error(f"hugepage_sizes[{i}]", f"unknown hugepage size {s!r}",
-                             hint="write sizes as the kernel does: 2M, 1G"))
+            out.append(
+                error(
+                    f"hugepage_sizes[{i}]",
+                    f"unknown hugepage size {s!r}",
+                    hint="write sizes as the kernel does: 2M, 1G",
+                )
+            )
     return out

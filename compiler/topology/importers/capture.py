@@ -4,7 +4,8 @@ A capture lets a machine's topology be reproduced, debugged and tested
 elsewhere without copying /sys (which cannot be tarred directly: its files claim
 4096 bytes and its PCI devices are symlinks into a tree of thousands of files).
 The archive is deterministic, so capturing an unchanged host twice gives the
-same bytes and captures can be checked in and diffed.
+same bytes and captures can be checked in and diffed.  Reading one back lives
+here too, because an archive from elsewhere is untrusted input.
 """
 
 from __future__ import annotations
@@ -14,10 +15,17 @@ import io
 import os
 import tarfile
 import tempfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from hostc.diagnostics import HostcError, file_error
 from hostc.topology.importers import sysfs
+
+# A capture is a few hundred small files; anything far bigger is not one.
+MAX_ARCHIVE_BYTES = 64 << 20
+MAX_ARCHIVE_MEMBERS = 100_000
 
 
 def _member(name: str, *, size: int = 0, directory: bool = False) -> tarfile.TarInfo:
@@ -80,7 +88,36 @@ def capture(out: Path, root: Path = Path("/")) -> list[str]:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as e:
-        raise HostcError([file_error(str(out), f"cannot write the capture: {e.strerror or e}")]) \
-            from None
+        raise HostcError(
+            [file_error(str(out), f"cannot write the capture: {e.strerror or e}")]
+        ) from None
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         return tar.getnames()
+
+
+@contextmanager
+def extracted(archive: Path) -> Iterator[Path]:
+    """Unpack a capture into a temporary directory, refusing anything but plain files and dirs."""
+
+    def bad(message: str) -> HostcError:
+        hint = "pass a directory or an archive from `hostc capture`"
+        return HostcError([file_error(str(archive), message, hint=hint)])
+
+    with tempfile.TemporaryDirectory(prefix="hostc-probe-") as tmp:
+        try:
+            with tarfile.open(archive, "r:*") as tar:
+                members = tar.getmembers()
+                if len(members) > MAX_ARCHIVE_MEMBERS:
+                    raise bad(f"has {len(members)} members; a capture has a few hundred")
+                if sum(m.size for m in members) > MAX_ARCHIVE_BYTES:
+                    raise bad("is too large to be a capture")
+                for m in members:
+                    parts = PurePosixPath(m.name).parts
+                    if m.name.startswith("/") or ".." in parts:
+                        raise bad(f"member {m.name!r} points outside the archive")
+                    if not (m.isfile() or m.isdir()):
+                        raise bad(f"member {m.name!r} is not a plain file or directory")
+                tar.extractall(tmp, members=members, filter="data")
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+            raise bad(f"is not a readable capture archive: {e}") from None
+        yield Path(tmp)

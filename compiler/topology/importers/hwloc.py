@@ -5,15 +5,23 @@ sites keep its XML for every node type, so hostc can compile for a machine it
 cannot log in to.  The two formats place NUMA nodes differently (v1: tree
 ancestors of the CPUs; v2: memory children beside them), so every rule here is
 written against the tree's shape rather than the version number where possible.
-What the file cannot tell goes to `unknown` instead of being guessed.
+What the file cannot tell goes to `unknown` instead of being guessed: the words
+`memory`, `distances`, `devices` and `smt` as the other importers use them, plus
+`disallowed-cpus:LIST` (present but outside the cgroup), `hugepage-sizes:LIST`
+(sizes hostc does not know, left out), and `locality:NAME spans nodes A,B` or
+`locality:NAME unknown` for devices whose NUMA node hostc will not pick.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator
+
+import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import HostcError, file_error, with_file
@@ -33,18 +41,12 @@ _SIDE_MEMORY = frozenset({"MCDRAM", "HBM", "GPUMemory", "NVM", "SPM", "CXL-DRAM"
 # Server BMCs carry a VGA chip that is no GPU anyone computes on.
 _BMC_VENDORS = frozenset({"1a03", "102b"})
 # Short vendor names, so a file with PCIVendor infos and one without agree.
+# fmt: off
 _VENDORS = {
-    "10de": "NVIDIA",
-    "1002": "AMD",
-    "8086": "Intel",
-    "15b3": "Mellanox",
-    "14e4": "Broadcom",
-    "1077": "QLogic",
-    "1d0f": "Amazon",
-    "1137": "Cisco",
-    "17db": "HPE",
-    "10df": "Emulex",
+    "10de": "NVIDIA", "1002": "AMD", "8086": "Intel", "15b3": "Mellanox", "14e4": "Broadcom",
+    "1077": "QLogic", "1d0f": "Amazon", "1137": "Cisco", "17db": "HPE", "10df": "Emulex",
 }
+# fmt: on
 _OSDEV_NETWORK = "2"
 _OSDEV_OPENFABRICS = "3"
 
@@ -76,6 +78,10 @@ def _line_of(text: str, needle: str | None) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
+def _short(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
 def _type(el: Element) -> str:
     t = el.get("type", "")
     return "Package" if t == "Socket" else t  # v1 called packages sockets
@@ -89,9 +95,9 @@ def _int(el: Element, attr: str, what: str) -> int:
     value = el.get(attr)
     if value is None:
         raise _Bad(f"{what} has no {attr} attribute")
-    if not (value.isascii() and value.isdigit()):
-        raise _Bad(f"{what}: {attr}={value!r} is not a number", f'{attr}="{value}"')
-    return int(value)
+    if value.isascii() and value.isdigit() and len(value) < 20:
+        return int(value)
+    raise _Bad(f"{what}: {attr}={_short(value)} is not a number", f'{attr}="{value}"')
 
 
 def _opt_int(el: Element, attr: str, what: str) -> int | None:
@@ -103,10 +109,11 @@ def _mask(el: Element, attr: str) -> CpuSet | None:
     if value is None:
         return None
     bad = _Bad(
-        f"{attr}={value!r} is not an hwloc bitmap (hex words like 0x000000ff,,0x1)",
+        f"{attr}={_short(value)} is not an hwloc bitmap (hex words like 0x000000ff,,0x1)",
         f'{attr}="{value}"',
     )
-    if _MASK.fullmatch(value.strip()) is None:
+    # 2048 words is CPU 65535, where CpuSet.parse stops too; beyond is a damaged file.
+    if _MASK.fullmatch(value.strip()) is None or value.count(",") >= 2048:
         raise bad
     try:
         return CpuSet.from_mask(value.strip().removeprefix("0xf...f").lstrip(","))
@@ -121,7 +128,7 @@ def _numbers(els: Iterable[Element], what: str) -> list[int]:
             try:
                 out.append(int(tok))
             except ValueError:
-                raise _Bad(f"{what}: {tok!r} is not a number", tok) from None
+                raise _Bad(f"{what}: {_short(tok)} is not a number", tok) from None
     return out
 
 
@@ -140,8 +147,9 @@ def _load(text: str) -> Element:
         root = ET.fromstring(text)
     except ET.ParseError as e:
         position = getattr(e, "position", None)
+        detail = _POSITION.sub("", str(e)).removeprefix("not well-formed").strip(" ()")
         raise _Bad(
-            f"not well-formed XML ({_POSITION.sub('', str(e))}); the file is cut short or is not XML",
+            f"not well-formed XML ({detail}): the file is cut short or is not XML",
             hint=_HINT,
             line=position[0] if position else None,
         ) from None
@@ -169,6 +177,9 @@ class _Tree:
         for el in self.order:
             for child in _objects(el):
                 self.parent[child] = el
+            for attr in el.attrib:
+                if attr.endswith(("cpuset", "nodeset")):
+                    _mask(el, attr)  # hwloc itself accepts bad masks, so check them all
         self.numa = [el for el in self.order if _type(el) == "NUMANode"]
         self.packages = [el for el in self.order if _type(el) == "Package"]
 
@@ -208,10 +219,10 @@ def _home_node(
             continue
         if anc not in cache:
             kids = _memory_children(anc)
-            plain = [k for k in kids if k.get("subtype") in (None, "DRAM")]
-            cache[anc] = (plain or kids or [None])[0]
-        if cache[anc] is not None:
-            return cache[anc]
+            plain = [k for k in kids if k.get("subtype") not in _SIDE_MEMORY]
+            cache[anc] = next(iter(plain or kids), None)
+        if (home := cache[anc]) is not None:
+            return home
     return None
 
 
@@ -268,7 +279,7 @@ def _matrices(root: Element, tree: _Tree) -> Iterator[tuple[int, list[int], list
         kind = _opt_int(d, "kind", "distances2") or 0
         # Prefer what the OS reported as latency (the SLIT) over user-given values.
         yield (0 if kind & 4 else 2) + (0 if kind & 1 else 1), ids, values
-    for owner in [tree.machine, *tree.order]:
+    for owner in tree.order:
         for d in (e for e in owner if e.tag == "distances"):
             n = _int(d, "nbobjs", "distances")
             level = [owner]
@@ -289,9 +300,10 @@ def _matrices(root: Element, tree: _Tree) -> Iterator[tuple[int, list[int], list
                 raise _Bad(
                     "a v1 distance matrix holds a value that is not a number", f'nbobjs="{n}"'
                 ) from None
-            if len(lat) != n * n:
+            if len(lat) != n * n or not all(math.isfinite(v * base) for v in lat):
                 raise _Bad(
-                    f"a v1 distance matrix for {n} nodes has {len(lat)} values", f'nbobjs="{n}"'
+                    f"a v1 distance matrix for {n} nodes has {len(lat)} finite values",
+                    f'nbobjs="{n}"',
                 )
             ids = [_int(x, "os_index", "NUMANode") for x in nodes]
             yield 0, ids, [round(v * base) for v in lat]
@@ -313,6 +325,10 @@ def _distances(root: Element, tree: _Tree, ids: list[int]) -> dict[int, list[int
 def _busid_key(busid: str) -> tuple[int, ...]:
     m = _BUSID.fullmatch(busid)
     return tuple(int(g, 16) for g in m.groups()) if m else (1 << 64,)
+
+
+def _osdev(dev: Element, osdev_type: str) -> str | None:
+    return next((o.get("name") for o in _objects(dev) if o.get("osdev_type") == osdev_type), None)
 
 
 def _io_node(tree: _Tree, dev: Element, cpus: list[Cpu]) -> tuple[int | None, list[int]]:
@@ -354,161 +370,152 @@ def _devices(tree: _Tree, cpus: list[Cpu]) -> tuple[list[Gpu], list[Nic], list[s
 
     out_gpus: list[Gpu] = []
     for i, (busid, el, vendor) in enumerate(sorted(gpus, key=lambda g: _busid_key(g[0]))):
-        osdevs = list(_objects(el))
-        model = next((m for o in osdevs if (m := _info(o, "GPUModel"))), None)
+        models = (_info(o, "GPUModel") for o in _objects(el))
         out_gpus.append(
             Gpu(
                 name=f"GPU{i}",
                 pci=busid or None,
                 node=node_of(f"GPU{i}", el),
                 vendor=_VENDORS.get(vendor) or _info(el, "PCIVendor"),
-                model=model or _info(el, "PCIDevice"),
+                model=next((m for m in models if m), None) or _info(el, "PCIDevice"),
             )
         )
     named: list[tuple[str, str, Element, str, str | None, str | None]] = []
     for busid, el, vendor in sorted(nics, key=lambda n: _busid_key(n[0])):
-        osdevs = list(_objects(el))
-        netdev = next(
-            (
-                o.get("name")
-                for o in osdevs
-                if o.get("osdev_type") == _OSDEV_NETWORK and o.get("name")
-            ),
-            None,
-        )
-        rdma = next(
-            (
-                o.get("name")
-                for o in osdevs
-                if o.get("osdev_type") == _OSDEV_OPENFABRICS and o.get("name")
-            ),
-            None,
-        )
+        netdev, rdma = _osdev(el, _OSDEV_NETWORK), _osdev(el, _OSDEV_OPENFABRICS)
         named.append((rdma or netdev or busid, busid, el, vendor, netdev, rdma))
     seen = Counter(n[0] for n in named)
-    out_nics: list[Nic] = []
-    for name, busid, el, vendor, netdev, rdma in named:
-        name = f"{name}@{busid}" if seen[name] > 1 else name
-        out_nics.append(
-            Nic(
-                name=name,
-                pci=busid or None,
-                node=node_of(name, el),
-                netdev=netdev,
-                rdma=rdma,
-                vendor=_VENDORS.get(vendor) or _info(el, "PCIVendor"),
+    out_nics = [
+        Nic(
+            name=(name := f"{n}@{busid}" if seen[n] > 1 else n),
+            pci=busid or None,
+            node=node_of(name, el),
+            netdev=netdev,
+            rdma=rdma,
+            vendor=_VENDORS.get(vendor) or _info(el, "PCIVendor"),
+        )
+        for n, busid, el, vendor, netdev, rdma in named
+    ]
+    return out_gpus, out_nics, notes
+
+
+def _cpus(root: Element, tree: _Tree, node_ids: dict[Element, int]) -> list[Cpu]:
+    v1 = root.get("version") is None or root.get("version", "").startswith("1.")
+    pkg_ids = {el: i for i, el in enumerate(tree.packages)}
+    home_cache: dict[Element, Element | None] = {}
+    kinds = _kinds(root)
+    core_of: dict[Element, int] = {}
+    pu_ids: dict[Element, int] = {}
+    seen: set[int] = set()
+    for pu in (el for el in tree.order if _type(el) == "PU"):
+        cpu = _int(pu, "os_index", "PU")
+        if cpu in seen:
+            raise _Bad(f"CPU {cpu} is listed twice", f'type="PU" os_index="{cpu}"')
+        seen.add(cpu)
+        pu_ids[pu] = cpu
+        core = tree.nearest(pu, "Core")
+        if core is not None:
+            core_of[core] = min(core_of.get(core, cpu), cpu)
+    if not pu_ids:
+        raise _Bad("the topology has no PU objects, so it names no CPUs", hint=_HINT)
+    cpus: list[Cpu] = []
+    for pu, cpu in pu_ids.items():
+        pkg, die, core = (tree.nearest(pu, t) for t in ("Package", "Die", "Core"))
+        home = _home_node(tree, pu, v1, home_cache)
+        if home is None and node_ids:
+            raise _Bad(f"CPU {cpu} is in no NUMA node", f'type="PU" os_index="{cpu}"')
+        package = None if pkg is None else _opt_int(pkg, "os_index", "Package")
+        cpus.append(
+            Cpu(
+                id=cpu,
+                core=None if core is None else core_of[core],
+                package=pkg_ids[pkg] if pkg is not None and package is None else package,
+                node=0 if home is None else node_ids[home],
+                die=None if die is None else _opt_int(die, "os_index", "Die"),
+                kind=kinds.get(cpu),
             )
         )
-    return out_gpus, out_nics, notes
+    # v1 also lists online CPUs that a cgroup hid; both kinds are unusable here.
+    absent = CpuSet()
+    for attr in ("complete_cpuset", "online_cpuset"):
+        absent |= _mask(tree.machine, attr) or CpuSet()
+    cpus += [Cpu(id=c, online=False) for c in absent - CpuSet(pu_ids.values())]
+    return sorted(cpus, key=lambda c: c.id)
+
+
+@functools.cache
+def _accepted(size: str) -> bool:
+    """Whether validate knows the size; an exotic one must not sink the whole import."""
+    probe = Topology(arch="", cpus=[Cpu(id=0, node=0)], nodes=[NumaNode(id=0)])
+    return not validate(attrs.evolve(probe, hugepage_sizes=[size]))
+
+
+def _nodes(
+    root: Element, tree: _Tree, node_ids: dict[Element, int]
+) -> tuple[list[NumaNode], list[str], list[str]]:
+    """Nodes sorted by id, the hugepage sizes, and the sizes dropped as unknown."""
+    # Without NUMANode objects (hwloc 1.x on a UMA machine) the Machine is node 0.
+    owners = {nid: el for el, nid in node_ids.items()} or {0: tree.machine}
+    pages = {nid: _pages(el) for nid, el in owners.items()}
+    sizes = {size for ps in [*pages.values(), _pages(tree.machine)] for size, _ in ps}
+    # The smallest listed size is the base page unless it is already a huge one.
+    base = min(sizes) if sizes and min(sizes) <= 65536 else 0
+    huge = [format_kib(s // 1024) for s in sorted(sizes) if s > base]
+    dropped = [s for s in huge if not _accepted(s)]
+    memory = {nid: _opt_int(el, "local_memory", "NUMANode") for nid, el in owners.items()}
+    # hwloc writes local_memory only when non-zero, so once any node has it, the
+    # others have none (memory-less nodes with CPUs), rather than unknown memory.
+    known = any(m is not None for m in memory.values())
+    ids = sorted(owners)
+    dist = _distances(root, tree, ids)
+    nodes = []
+    for nid in ids:
+        mem = memory[nid]
+        hp = {k: v for k, v in _hugepages(pages[nid], base).items() if k not in dropped}
+        mib = mem // 1048576 if mem is not None else (0 if known else None)
+        nodes.append(NumaNode(id=nid, memory_mib=mib, distances=dist.get(nid, []), hugepages=hp))
+    return nodes, [s for s in huge if s not in dropped], dropped
 
 
 def _build(root: Element) -> Topology:
     machine = next(_objects(root), None)
     if machine is None:
         raise _Bad("the <topology> element holds no objects", hint=_HINT)
-    v1 = root.get("version") is None or root.get("version", "").startswith("1.")
     tree = _Tree(machine)
-    pus = [el for el in tree.order if _type(el) == "PU"]
-    if not pus:
-        raise _Bad("the topology has no PU objects, so it names no CPUs", hint=_HINT)
-
     node_ids: dict[Element, int] = {}
+    seen: set[int] = set()
     for el in tree.numa:
         nid = _int(el, "os_index", "NUMANode")
-        if nid in node_ids.values():
+        if nid in seen:
             raise _Bad(f"NUMA node {nid} is listed twice", f'type="NUMANode" os_index="{nid}"')
+        seen.add(nid)
         node_ids[el] = nid
-    pkg_ids = {el: i for i, el in enumerate(tree.packages)}
-    home_cache: dict[Element, Element | None] = {}
-    kinds = _kinds(root)
-    core_of: dict[Element, int] = {}
-    pu_ids: dict[Element, int] = {}
-    for pu in pus:
-        cpu = _int(pu, "os_index", "PU")
-        if cpu in pu_ids.values():
-            raise _Bad(f"CPU {cpu} is listed twice", f'type="PU" os_index="{cpu}"')
-        pu_ids[pu] = cpu
-        core = tree.nearest(pu, "Core")
-        if core is not None:
-            core_of[core] = min(core_of.get(core, cpu), cpu)
-    cpus: list[Cpu] = []
-    for pu, cpu in pu_ids.items():
-        pkg, die, core = (tree.nearest(pu, t) for t in ("Package", "Die", "Core"))
-        home = _home_node(tree, pu, v1, home_cache)
-        if home is None and tree.numa:
-            raise _Bad(f"CPU {cpu} is in no NUMA node", f'type="PU" os_index="{cpu}"')
-        cpus.append(
-            Cpu(
-                id=cpu,
-                online=True,
-                core=None if core is None else core_of[core],
-                package=None
-                if pkg is None
-                else (
-                    _opt_int(pkg, "os_index", "Package") if pkg.get("os_index") else pkg_ids[pkg]
-                ),
-                node=node_ids[home] if home is not None else 0,
-                die=None if die is None else _opt_int(die, "os_index", "Die"),
-                kind=kinds.get(cpu),
-            )
-        )
-    present = CpuSet(pu_ids.values())
-    complete = (_mask(machine, "complete_cpuset") or CpuSet()) | (
-        _mask(machine, "online_cpuset") or CpuSet()
-    )
-    cpus += [Cpu(id=c, online=False) for c in complete - present]
-    cpus.sort(key=lambda c: c.id)
-
-    pages = [(el, _pages(el)) for el in (tree.numa or [machine])]
-    sizes = {size for _, ps in pages for size, _ in ps} | {s for s, _ in _pages(machine)}
-    base = min(sizes) if sizes and min(sizes) <= 65536 else 0
-    memory = {el: _opt_int(el, "local_memory", "NUMANode") for el in (tree.numa or [machine])}
-    ids = sorted(node_ids.values()) if tree.numa else [0]
-    by_id = dict(
-        zip(
-            [node_ids[e] for e in tree.numa] if tree.numa else [0],
-            [e for e, _ in pages],
-            strict=True,
-        )
-    )
-    dist = _distances(root, tree, ids)
-    nodes = []
-    for nid in ids:
-        el = by_id[nid]
-        mem = memory[el]
-        nodes.append(
-            NumaNode(
-                id=nid,
-                memory_mib=None if mem is None else mem // 1048576,
-                distances=dist.get(nid, []),
-                hugepages=_hugepages(_pages(el), base),
-            )
-        )
-
+    cpus = _cpus(root, tree, node_ids)
+    nodes, hugepage_sizes, dropped = _nodes(root, tree, node_ids)
     gpus, nics, notes = _devices(tree, cpus)
     unknown: list[str] = []
     if any(n.memory_mib is None for n in nodes):
         unknown.append("memory")
-    if len(nodes) > 1 and not dist:
+    if len(nodes) > 1 and not any(n.distances for n in nodes):
         unknown.append("distances")
     if not any(_type(el) in ("Bridge", "PCIDev", "OSDev") for el in tree.order):
         unknown.append("devices")  # the x86 backend and filtered exports see no I/O
     if any(c.online and c.core is None for c in cpus):
         unknown.append("smt")
+    if dropped:
+        unknown.append(f"hugepage-sizes:{','.join(dropped)}")
     allowed = _mask(machine, "allowed_cpuset")
+    present = CpuSet(c.id for c in cpus if c.online)
     if allowed is not None and present - allowed:
         unknown.append(f"disallowed-cpus:{present - allowed}")
-    infos = _infos(machine)
-    arch = _info(machine, "Architecture") or (
-        "x86_64" if ("Backend", "x86") in infos else "unknown"
-    )
+    x86 = ("Backend", "x86") in _infos(machine)
     return Topology(
-        arch=arch,
+        arch=_info(machine, "Architecture") or ("x86_64" if x86 else "unknown"),
         cpus=cpus,
         nodes=nodes,
         source="hwloc",
         kernel=_info(machine, "OSRelease"),
-        hugepage_sizes=[format_kib(s // 1024) for s in sorted(sizes) if s > base],
+        hugepage_sizes=hugepage_sizes,
         gpus=gpus,
         nics=nics,
         unknown=unknown + notes,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import attrs
+
 from hostc.diagnostics import HostcError, file_error, with_file
 from hostc.topology.model import Cpu, NumaNode, Topology
 from hostc.topology.validate import validate

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import attrs
+
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
 from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, Topology
@@ -70,11 +71,16 @@ def _affinity(cell: str, what: str, file: str, no: int) -> CpuSet | None:
 
 
 def _numa(cell: str, what: str, file: str, no: int) -> int | None:
+    """A GPU local to several nodes (a list such as `0-1`) has no single home: None."""
     if cell == "N/A":
         return None
-    if not cell.isdecimal():
-        raise _fail(file, f"{what}: NUMA Affinity {cell!r} is neither a node id nor N/A", line=no)
-    return int(cell)
+    try:
+        nodes = CpuSet.parse(cell)
+    except CpuListError:
+        raise _fail(
+            file, f"{what}: NUMA Affinity {cell!r} is neither a node id nor N/A", line=no
+        ) from None
+    return nodes.min() if len(nodes) == 1 else None
 
 
 def _legend(lines: list[str], start: int, file: str) -> dict[str, str]:

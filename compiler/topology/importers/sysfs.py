@@ -14,12 +14,8 @@ import platform
 import re
 import shutil
 import subprocess
-import tarfile
-import tempfile
-import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from collections.abc import Callable
+from pathlib import Path
 
 import attrs
 
@@ -35,9 +31,6 @@ PCI_DIR = "sys/bus/pci/devices"
 HUGEPAGE_DIR = "sys/kernel/mm/hugepages"
 SMI_FILE = "hostc/nvidia-smi-topo.txt"
 SMI_TIMEOUT_S = 20.0
-# A capture is a few hundred small files; anything far bigger is not one.
-MAX_ARCHIVE_BYTES = 64 << 20
-MAX_ARCHIVE_MEMBERS = 100_000
 
 _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x15B3: "Mellanox"}
 # Display controllers that are never compute GPUs: BMC consoles (ASPEED, Matrox)
@@ -152,10 +145,9 @@ def _numbered(r: Reader, rel: str, prefix: str) -> list[int]:
 
 def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
     if not r.is_dir(CPU_DIR):
-        raise HostcError([file_error(
-            r.where(CPU_DIR), "missing: this is not a Linux root with sysfs mounted",
-            hint="probe the live host (--root /) or a directory or archive made by `hostc capture`",
-        )])
+        hint = "probe the live host, or a directory or archive made by `hostc capture`"
+        missing = file_error(r.where(CPU_DIR), "missing: not a Linux root with sysfs", hint=hint)
+        raise HostcError([missing])
     lists = {n: r.cpulist(f"{CPU_DIR}/{n}") for n in ("online", "offline", "possible", "present")}
     online_list, offline_list = lists["online"], lists["offline"]
     # `possible` can reach far past the hardware (VMs say 0-239); present and the
@@ -194,15 +186,17 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
         core = min(siblings.ids | {cpu}) if siblings else None
         smt_unknown |= core is None and cpu not in core_ids
         cluster = _known(r.integer(f"{t}/cluster_id"))
-        cpus.append(Cpu(cpu, core=core, package=package, die=die, cluster=cluster, kind=kinds.get(cpu)))
+        kind = kinds.get(cpu)
+        cpus.append(Cpu(cpu, core=core, package=package, die=die, cluster=cluster, kind=kind))
     # Without sibling lists (old kernels), threads that share a core id in one
     # package and die are one core; name it by its lowest thread, as sysfs would.
     lowest: dict[tuple[int | None, int | None, int], int] = {}
     for cpu, key in sorted(core_ids.items()):
         lowest.setdefault(key, cpu)
     cpus = [
-        attrs.evolve(c, core=lowest[core_ids[c.id]]) if c.online and c.core is None
-        and c.id in core_ids else c
+        attrs.evolve(c, core=lowest[core_ids[c.id]])
+        if c.online and c.core is None and c.id in core_ids
+        else c
         for c in cpus
     ]
     return cpus, ["smt"] if smt_unknown else []
@@ -334,8 +328,8 @@ def _devices(r: Reader, sole_node: int | None) -> tuple[list[Gpu], list[Nic]]:
             continue
         netdev = _first_entry(r, f"{d}/net")
         if netdev is None:  # virtio-net hangs its netdev one level down
-            for sub in r.listdir(d):
-                if re.fullmatch(r"virtio\d+", sub) and (netdev := _first_entry(r, f"{d}/{sub}/net")):
+            for sub in (s for s in r.listdir(d) if re.fullmatch(r"virtio\d+", s)):
+                if netdev := _first_entry(r, f"{d}/{sub}/net"):
                     break
         rdma = _first_entry(r, f"{d}/infiniband")
         nics.append(Nic(rdma or netdev or addr, addr, node, netdev, rdma, vendor))
@@ -362,8 +356,15 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         kernel = kernel or platform.release() or None
         arch = arch or platform.machine() or None
     topo = Topology(
-        arch=arch or "unknown", cpus=cpus, nodes=nodes, source="probe", kernel=kernel,
-        cmdline=_strip(r.text("proc/cmdline")), hugepage_sizes=sizes, gpus=gpus, nics=nics,
+        arch=arch or "unknown",
+        cpus=cpus,
+        nodes=nodes,
+        source="probe",
+        kernel=kernel,
+        cmdline=_strip(r.text("proc/cmdline")),
+        hugepage_sizes=sizes,
+        gpus=gpus,
+        nics=nics,
         unknown=unknown,
     )
     return topo, r.text(SMI_FILE)
@@ -376,8 +377,12 @@ def run_nvidia_smi() -> tuple[str | None, str | None]:
         return None, None
     try:
         done = subprocess.run(
-            [exe, "topo", "-m"], capture_output=True, encoding="utf-8", errors="replace",
-            timeout=SMI_TIMEOUT_S, check=False,
+            [exe, "topo", "-m"],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=SMI_TIMEOUT_S,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return None, f"nvidia-smi: timed out after {SMI_TIMEOUT_S:g} s"
@@ -424,43 +429,18 @@ def _probe_tree(r: Reader, *, live: bool, smi_text: str | None, run_smi: bool) -
     return topo
 
 
-@contextmanager
-def extracted(archive: Path) -> Iterator[Path]:
-    """Unpack a capture into a temporary directory, refusing anything but plain files and dirs."""
-
-    def bad(message: str) -> HostcError:
-        return HostcError([file_error(str(archive), message,
-                                      hint="pass a directory or an archive from `hostc capture`")])
-
-    with tempfile.TemporaryDirectory(prefix="hostc-probe-") as tmp:
-        try:
-            with tarfile.open(archive, "r:*") as tar:
-                members = tar.getmembers()
-                if len(members) > MAX_ARCHIVE_MEMBERS:
-                    raise bad(f"has {len(members)} members; a capture has a few hundred")
-                if sum(m.size for m in members) > MAX_ARCHIVE_BYTES:
-                    raise bad("is too large to be a capture")
-                for m in members:
-                    parts = PurePosixPath(m.name).parts
-                    if m.name.startswith("/") or ".." in parts:
-                        raise bad(f"member {m.name!r} points outside the archive")
-                    if not (m.isfile() or m.isdir()):
-                        raise bad(f"member {m.name!r} is not a plain file or directory")
-                tar.extractall(tmp, members=members, filter="data")
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-            raise bad(f"is not a readable capture archive: {e}") from None
-        yield Path(tmp)
-
-
 def probe(
     root: Path = Path("/"), *, nvidia_smi_topo: str | None = None, run_nvidia_smi: bool = True
 ) -> Topology:
     """Probe the host under `root` (a directory, or a `.tar.gz` made by capture)."""
     if root.is_file():
+        from hostc.topology.importers.capture import extracted
+
         with extracted(root) as tree:
             r = Reader(tree, display=str(root))
             return _probe_tree(r, live=False, smi_text=nvidia_smi_topo, run_smi=False)
     if not root.is_dir():
         raise HostcError([file_error(str(root), "no such directory or capture archive")])
-    return _probe_tree(Reader(root), live=_is_live(root), smi_text=nvidia_smi_topo,
-                       run_smi=run_nvidia_smi)
+    return _probe_tree(
+        Reader(root), live=_is_live(root), smi_text=nvidia_smi_topo, run_smi=run_nvidia_smi
+    )

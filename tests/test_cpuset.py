@@ -1,0 +1,70 @@
+"""CpuSet: the kernel's cpulist syntax, canonical form, masks."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hostc.cpuset import CpuListError, CpuSet
+
+ids = st.frozensets(st.integers(min_value=0, max_value=1023), max_size=200)
+
+
+@given(ids)
+def test_format_parse_round_trip(cpus: frozenset[int]) -> None:
+    s = CpuSet(cpus)
+    assert CpuSet.parse(str(s)) == s
+
+
+@given(ids)
+def test_canonical_form_is_ascending_merged_ranges(cpus: frozenset[int]) -> None:
+    text = str(CpuSet(cpus))
+    bounds = []
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        bounds.append((int(lo), int(hi or lo)))
+    for (a, b), (c, _) in itertools.pairwise(bounds):
+        assert a <= b < c - 1  # ascending, and adjacent ranges are merged
+
+
+@given(ids)
+def test_mask_round_trip(cpus: frozenset[int]) -> None:
+    s = CpuSet(cpus)
+    assert CpuSet.from_mask(s.mask()) == s
+
+
+@given(st.lists(st.integers(0, 300), max_size=50), st.lists(st.integers(0, 300), max_size=50))
+def test_set_algebra(a: list[int], b: list[int]) -> None:
+    x, y = CpuSet(a), CpuSet(b)
+    assert (x | y).ids == set(a) | set(b)
+    assert (x & y).ids == set(a) & set(b)
+    assert (x - y).ids == set(a) - set(b)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0-3,8-11", [0, 1, 2, 3, 8, 9, 10, 11]),
+        ("5,1,3", [1, 3, 5]),
+        (" 0 - 1 ".replace(" ", ""), [0, 1]),
+        ("100-130:2/25", [100, 101, 125, 126]),
+        ("", []),
+    ],
+)
+def test_parse(text: str, expected: list[int]) -> None:
+    assert list(CpuSet.parse(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["3-1", "a", "1,,2", "0-N", "all", "-1", "1-2:0/4", "1-"])
+def test_parse_rejects(text: str) -> None:
+    with pytest.raises(CpuListError):
+        CpuSet.parse(text)
+
+
+def test_mask_words() -> None:
+    assert CpuSet.parse("0-1").mask() == "00000003"
+    assert CpuSet.parse("0,64").mask() == "00000001,00000000,00000001"
+    assert CpuSet.from_mask("0x00000001,,0x00000001") == CpuSet.parse("0,64")

@@ -1,0 +1,60 @@
+"""Golden files: every example × every target equals golden/.  Stale golden fails.
+
+Regenerate after an intended change (then read the diff as a reviewer would):
+    for d in examples/*/; do hostc build "$d/node.toml" --out "golden/$(basename "$d")"; done
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hostc import api
+from hostc.topology import snapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+
+
+def _build(name: str) -> list[api.Artifact]:
+    spec_path = ROOT / "examples" / name / "node.toml"
+    spec, source = api.load_spec(spec_path)
+    topo = api.read_topology(api.topology_path(spec, spec_path))
+    plan, _ = api.compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+    return api.emit(plan)
+
+
+def test_at_least_three_examples() -> None:
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_golden_is_current(name: str) -> None:
+    arts = _build(name)
+    assert {a.target for a in arts} == set(api.targets()), "every target has golden output"
+    delta = api.diff(arts, ROOT / "golden" / name)
+    assert delta == "", f"golden/{name} is stale; regenerate it (see this module's docstring)"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_snapshot_round_trips(name: str) -> None:
+    path = ROOT / "examples" / name / "topology.toml"
+    text = path.read_text()
+    assert snapshot.dumps(snapshot.loads(text, str(path))) == text
+
+
+def test_no_stray_golden_dirs() -> None:
+    assert sorted(p.name for p in (ROOT / "golden").iterdir() if p.is_dir()) == EXAMPLES
+
+
+def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:
+    arts = _build(EXAMPLES[0])
+    api.write(arts, tmp_path)
+    assert api.diff(arts, tmp_path) == ""
+    target = tmp_path / arts[0].target / arts[0].relpath
+    target.write_text("changed\n")
+    (tmp_path / arts[0].target / "leftover.conf").write_text("x\n")
+    delta = api.diff(arts, tmp_path)
+    assert f"a/{arts[0].target}/{arts[0].relpath}" in delta
+    assert f"a/{arts[0].target}/leftover.conf" in delta
