@@ -88,16 +88,18 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     """Artifacts of the named targets (`all` for every one), in registry order."""
     registry = targets()
     wanted: Sequence[str] = list(names)
-    if "all" in wanted:
-        wanted = list(registry)
-    unknown = [n for n in wanted if n not in registry]
+    unknown = [n for n in wanted if n != "all" and n not in registry]
     if unknown:
         raise HostcError(
             [
-                error("--target", f"unknown target {n!r}", hint="targets: " + ", ".join(registry))
+                error(
+                    "--target", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
+                )
                 for n in unknown
             ]
         )
+    if "all" in wanted:
+        wanted = list(registry)
     out: list[Artifact] = []
     for name in registry:
         if name in wanted:

@@ -11,6 +11,7 @@ import enum
 import re
 from typing import Any, TypeVar
 
+import attrs
 import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
@@ -86,6 +87,20 @@ def _strict_list(t: Any, conv: cattrs.Converter) -> Any:
     return hook
 
 
+def _table(cl: Any, conv: cattrs.Converter) -> Any:
+    """A TOML table where a table belongs; cattrs' own message would be about iteration."""
+    from cattrs.gen import make_dict_structure_fn
+
+    inner = make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True)
+
+    def hook(v: Any, _: Any) -> Any:
+        if not isinstance(v, dict):
+            raise TypeError(f"expected a table, got {_kind(v)}")
+        return inner(v, cl)
+
+    return hook
+
+
 def _kind(v: Any) -> str:
     return {
         bool: "a boolean",
@@ -117,6 +132,7 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook(enum.StrEnum, _enum)
         c.register_structure_hook(enum.Enum, _enum)
         c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
+        c.register_structure_hook_factory(attrs.has, _table)
         _converter = c
     return _converter
 
@@ -154,7 +170,11 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
                 # dict keys come as index notes on mappings; attribute names as names
                 sub_path = f"{path}.{name}" if path else str(name)
             elif idx is not None:
-                sub_path = f"{path}.{idx}" if isinstance(idx, str) else f"{path}[{idx}]"
+                if isinstance(idx, str):
+                    key = f'"{idx}"' if "." in idx else idx
+                    sub_path = f"{path}.{key}"
+                else:
+                    sub_path = f"{path}[{idx}]"
             else:
                 sub_path = path
             _walk(sub, sub_path, out)
@@ -162,8 +182,9 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
             _walk(sub, path, out)
         return
     if isinstance(exc, KeyError):
-        key = exc.args[0] if exc.args else "?"
-        full = f"{path}.{key}" if path else str(key)
+        key = str(exc.args[0]) if exc.args else "?"
+        # cattrs notes the attribute name already; do not repeat it
+        full = path if path.split(".")[-1] == key else (f"{path}.{key}" if path else key)
         out.append(Diagnostic(Severity.ERROR, full, "required key is missing"))
         return
     msg = str(exc) or type(exc).__name__

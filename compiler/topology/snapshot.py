@@ -77,7 +77,8 @@ def read(path: Path) -> Topology:
                 file_error(
                     str(path),
                     "topology snapshot not found",
-                    hint="capture one with `hostc probe -o FILE` or `hostc import hwloc lstopo.xml -o FILE`",
+                    hint="capture one with `hostc probe -o FILE` or "
+                    "`hostc import hwloc lstopo.xml -o FILE`",
                 )
             ]
         ) from None
