@@ -24,16 +24,7 @@ def write(artifacts: Iterable[Artifact], out: Path) -> list[Path]:
     written = []
     for art in artifacts:
         dest = destination(out, art)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(art.content)
-            os.chmod(tmp, art.mode)
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_bytes(dest, art.content.encode("utf-8"), art.mode)
         written.append(dest)
     return written
 
@@ -100,12 +91,17 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
 
 def write_text(path: Path, text: str) -> None:
     """One file, atomically (snapshots, schemas)."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace `path` atomically: readers see the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
