@@ -22,6 +22,7 @@ RULES: tuple[Rule, ...] = (
     cpu.one_housekeeping_form,
     cpu.cpus_exist,
     cpu.siblings_together,
+    cpu.siblings_known,
     cpu.partition_sound,
     cpu.isolation_has_users,
     workload.gpus_exist,

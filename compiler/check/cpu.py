@@ -153,3 +153,19 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             "CPU isolation rarely helps training (data loaders need "
             "every core); measure before keeping it",
         )
+
+
+def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """Isolation without SMT facts could split a core; refuse rather than guess."""
+    parsed = lcpu.try_parse(spec)
+    if parsed is None or parsed.isolate == "none":
+        return
+    unknown = CpuSet(c.id for c in topo.cpus if c.online and c.core is None)
+    if unknown:
+        yield error(
+            "cpu.isolate",
+            f"the snapshot does not say which CPUs are SMT siblings (CPUs {unknown}, "
+            f"source {topo.source or 'unknown'}), so isolation could split a core",
+            hint="capture the topology with `hostc probe`, `hostc import hwloc` or "
+            "`hostc import lscpu`",
+        )
