@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
 import tarfile
 import tempfile
 import zlib
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from hostc.diagnostics import HostcError, file_error
+from hostc.output import write_bytes
 from hostc.topology.importers import sysfs
 
 # A capture is a few hundred small files; anything far bigger is not one.
@@ -76,17 +76,8 @@ def capture(out: Path, root: Path = Path("/")) -> list[str]:
             files[sysfs.SMI_FILE] = text.encode("utf-8")
     data = archive_bytes(files, reader.dirs)
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        # Replace atomically so a failed capture never leaves half an archive.
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # Atomic, so a failed capture never leaves half an archive.
+        write_bytes(out, data, mode=0o644)
     except OSError as e:
         raise HostcError(
             [file_error(str(out), f"cannot write the capture: {e.strerror or e}")]

@@ -12,7 +12,8 @@ import re
 
 import attrs
 
-from hostc.diagnostics import HostcError, file_error, with_file
+from hostc.diagnostics import HostcError, with_file
+from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.model import Cpu, NumaNode, Topology
 from hostc.topology.validate import validate
 
@@ -21,7 +22,6 @@ _YES = frozenset({"yes", "y", "是", "ja", "oui", "sí", "si", "sim", "да"})
 _NO = frozenset({"no", "n", "否", "nein", "non", "não", "nao", "нет"})
 # Columns whose values hostc uses; every other column (caches, MHz, …) is skipped.
 _USED = ("cpu", "core", "socket", "node", "online")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TOKEN = re.compile(r"\S+")
 
 
@@ -38,23 +38,6 @@ class _Table:
     rows: list[_Row]
 
 
-def _fail(file: str, message: str, line: int | None = None, hint: str | None = None) -> HostcError:
-    return HostcError([file_error(file, message, line=line, hint=hint)])
-
-
-def _lines(text: str, file: str) -> list[str]:
-    """Reject what is not text before parsing, so garbage gets one clear message."""
-    if not text.strip():
-        raise _fail(
-            file, "the lscpu file is empty", hint="capture it with `lscpu -p` or `lscpu -e`"
-        )
-    bad = _CONTROL.search(text)
-    if bad is not None:
-        line = text.count("\n", 0, bad.start()) + 1
-        raise _fail(file, "the file holds binary data, not lscpu text output", line=line)
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
 def _parse_p(lines: list[str], file: str) -> _Table:
     """`lscpu -p`: the last `#` line before the data names the columns."""
     header: tuple[int, list[str]] | None = None
@@ -68,10 +51,10 @@ def _parse_p(lines: list[str], file: str) -> _Table:
                 header = (no, [c.strip().lower() for c in line[1:].split(",")])
             continue
         if header is None:
-            raise _fail(file, "data before the `# CPU,Core,…` header line", line=no)
+            raise fail(file, "data before the `# CPU,Core,…` header line", line=no)
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != len(header[1]):
-            raise _fail(
+            raise fail(
                 file,
                 f"row has {len(fields)} fields but the header (line {header[0]}) names "
                 f"{len(header[1])} columns; the table is cut or edited",
@@ -79,7 +62,7 @@ def _parse_p(lines: list[str], file: str) -> _Table:
             )
         rows.append(_Row(no, {c: v for c, v in zip(header[1], fields, strict=True) if c}))
     if header is None:
-        raise _fail(file, "no `# CPU,Core,Socket,Node,…` header line", line=1)
+        raise fail(file, "no `# CPU,Core,Socket,Node,…` header line", line=1)
     return _Table(header[0], header[1], rows)
 
 
@@ -123,7 +106,7 @@ def _parse_e(lines: list[str], file: str) -> _Table:
             cells[name] = f"{cells[name]} {tok.group()}" if name in cells else tok.group()
         for name in _USED:
             if name in columns and name not in cells:
-                raise _fail(
+                raise fail(
                     file,
                     f"row has no {name.upper()} value; the table is cut or misaligned",
                     line=no,
@@ -137,7 +120,7 @@ def _int(row: _Row, column: str, file: str) -> int | None:
     if value in ("", "-"):
         return None
     if not value.isdecimal():
-        raise _fail(file, f"{column} value {value!r} is not a number", line=row.line)
+        raise fail(file, f"{column} value {value!r} is not a number", line=row.line)
     return int(value)
 
 
@@ -149,26 +132,26 @@ def _online(row: _Row, file: str) -> bool:
         return True
     if value.lower() in _NO:
         return False
-    raise _fail(file, f"ONLINE value {value!r} is neither yes nor no", line=row.line)
+    raise fail(file, f"ONLINE value {value!r} is neither yes nor no", line=row.line)
 
 
 def _build(table: _Table, file: str) -> Topology:
     if "cpu" not in table.columns:
-        raise _fail(
+        raise fail(
             file,
             f"the header names no CPU column (columns: {', '.join(c for c in table.columns if c)})",
             line=table.header_line,
         )
     if not table.rows:
-        raise _fail(file, "the header is not followed by any CPU row", line=table.header_line)
+        raise fail(file, "the header is not followed by any CPU row", line=table.header_line)
     seen: dict[int, int] = {}
     parsed: list[tuple[int, int | None, int | None, int | None, bool, int]] = []
     for row in table.rows:
         cpu = _int(row, "cpu", file)
         if cpu is None:
-            raise _fail(file, "row has no CPU number", line=row.line)
+            raise fail(file, "row has no CPU number", line=row.line)
         if cpu in seen:
-            raise _fail(
+            raise fail(
                 file, f"CPU {cpu} is listed twice (first on line {seen[cpu]})", line=row.line
             )
         seen[cpu] = row.line
@@ -187,7 +170,7 @@ def _build(table: _Table, file: str) -> Topology:
     if has_numa:
         for cpu, _, _, node, online, line in parsed:
             if online and node is None:
-                raise _fail(file, f"online CPU {cpu} has no NUMA node while others do", line=line)
+                raise fail(file, f"online CPU {cpu} has no NUMA node while others do", line=line)
     # lscpu's core ids are unique per machine today, but older versions and
     # other architectures restart them per socket, so (socket, core) is the key.
     first: dict[tuple[int | None, int], int] = {}
@@ -225,14 +208,14 @@ def _build(table: _Table, file: str) -> Topology:
 
 def parse(text: str, file: str) -> Topology:
     """Parse `lscpu -p` or `lscpu -e` output (told apart by the `#` header of -p)."""
-    lines = _lines(text, file)
+    lines = text_lines(text, file, "lscpu", "capture it with `lscpu -p` or `lscpu -e`")
     first = next(line.strip() for line in lines if line.strip())
     if first.startswith("#"):
         table = _parse_p(lines, file)
     elif "cpu" in (t.lower() for t in first.split()):
         table = _parse_e(lines, file)
     else:
-        raise _fail(
+        raise fail(
             file,
             "neither `lscpu -p` output (a `# CPU,Core,…` header) nor `lscpu -e` output "
             "(a `CPU NODE SOCKET CORE …` header)",

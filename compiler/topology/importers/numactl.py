@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from hostc.cpuset import CpuListError, CpuSet
-from hostc.diagnostics import HostcError, file_error, with_file
+from hostc.diagnostics import HostcError, with_file
+from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.model import Cpu, NumaNode, Topology
 from hostc.topology.validate import validate
 
@@ -22,11 +23,6 @@ _FREE = re.compile(r"^node\s+(\d+)\s+free:\s*(\d+)\s*MB$")
 _DIST_COLS = re.compile(r"^node((?:\s+\d+)+)$")
 _DIST_ROW = re.compile(r"^(\d+):((?:\s+\d+)+)$")
 _FENCE = re.compile(r"^`{3,}\w*$")  # a Markdown fence left over from a paste
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _fail(file: str, message: str, line: int | None = None, hint: str | None = None) -> HostcError:
-    return HostcError([file_error(file, message, line=line, hint=hint)])
 
 
 class _Reader:
@@ -63,14 +59,14 @@ class _Reader:
         elif self.dist_cols is not None and (m := _DIST_ROW.match(line)):
             self._dist_row(no, int(m.group(1)), [int(x) for x in m.group(2).split()])
         elif line.startswith("No NUMA available"):
-            raise _fail(
+            raise fail(
                 self.file,
                 "numactl says this host has no NUMA support",
                 line=no,
                 hint="use `lscpu -p` instead, or `hostc probe` on the host",
             )
         else:
-            raise _fail(
+            raise fail(
                 self.file, f"unexpected line {line[:60]!r} in numactl --hardware output", line=no
             )
 
@@ -78,25 +74,25 @@ class _Reader:
         try:
             nodes = list(CpuSet.parse(ids))
         except CpuListError as e:
-            raise _fail(self.file, f"bad node list ({e})", line=no) from None
+            raise fail(self.file, f"bad node list ({e})", line=no) from None
         if len(nodes) != count:
-            raise _fail(self.file, f"says {count} nodes but lists {len(nodes)} ({ids})", line=no)
+            raise fail(self.file, f"says {count} nodes but lists {len(nodes)} ({ids})", line=no)
         self.available = (no, nodes)
 
     def _known(self, no: int, node: int) -> int:
         if self.available is None:
-            raise _fail(self.file, "node lines before the `available: N nodes` line", line=no)
+            raise fail(self.file, "node lines before the `available: N nodes` line", line=no)
         if node not in self.available[1]:
-            raise _fail(self.file, f"node {node} is not in the `available:` list", line=no)
+            raise fail(self.file, f"node {node} is not in the `available:` list", line=no)
         return node
 
     def _node_cpus(self, no: int, node: int, text: str) -> None:
         self._known(no, node)
         if node in self.cpus:
-            raise _fail(self.file, f"node {node} has two `cpus:` lines", line=no)
+            raise fail(self.file, f"node {node} has two `cpus:` lines", line=no)
         words = text.split()
         if not all(w.isdecimal() for w in words):
-            raise _fail(
+            raise fail(
                 self.file, f"node {node} cpus: {text.strip()!r} is not a list of numbers", line=no
             )
         self.cpus[node] = [int(w) for w in words]
@@ -105,9 +101,9 @@ class _Reader:
     def _dist_row(self, no: int, node: int, values: list[int]) -> None:
         assert self.dist_cols is not None
         if node not in self.dist_cols:
-            raise _fail(self.file, f"distance row for node {node}, which the header lacks", line=no)
+            raise fail(self.file, f"distance row for node {node}, which the header lacks", line=no)
         if len(values) != len(self.dist_cols):
-            raise _fail(
+            raise fail(
                 self.file,
                 f"distance row for node {node} has {len(values)} values for "
                 f"{len(self.dist_cols)} nodes; the matrix is cut",
@@ -121,16 +117,16 @@ def _distances(r: _Reader, nodes: list[int], file: str, last: int) -> dict[int, 
     if not r.in_distances:
         return {}
     if r.dist_cols is None:
-        raise _fail(
+        raise fail(
             file, "`node distances:` is not followed by the node header row", line=r.dist_line
         )
     if sorted(r.dist_cols) != nodes:
-        raise _fail(
+        raise fail(
             file, f"distance matrix covers nodes {r.dist_cols}, not {nodes}", line=r.dist_line + 1
         )
     missing = [n for n in r.dist_cols if n not in r.dist_rows]
     if missing:
-        raise _fail(
+        raise fail(
             file,
             f"distance matrix has no row for node(s) "
             f"{', '.join(map(str, missing))}; the output is cut",
@@ -142,41 +138,34 @@ def _distances(r: _Reader, nodes: list[int], file: str, last: int) -> dict[int, 
 
 def parse(text: str, file: str) -> Topology:
     """Parse `numactl --hardware` output into a Topology without core or package facts."""
-    if not text.strip():
-        raise _fail(file, "the numactl file is empty", hint="capture it with `numactl --hardware`")
-    if (bad := _CONTROL.search(text)) is not None:
-        raise _fail(
-            file,
-            "the file holds binary data, not numactl text output",
-            line=text.count("\n", 0, bad.start()) + 1,
-        )
+    lines = text_lines(text, file, "numactl", "capture it with `numactl --hardware`")
     r = _Reader(file)
     last = 1
-    for no, raw in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+    for no, raw in enumerate(lines, 1):
         line = raw.strip()
         if line and not _FENCE.match(line):
             r.line(no, line)
             last = no
     if r.available is None:
-        raise _fail(
+        raise fail(
             file, "no `available: N nodes (…)` line; is this `numactl --hardware` output?", line=1
         )
     nodes = sorted(r.available[1])
     for n in nodes:
         if n not in r.cpus:
-            raise _fail(file, f"node {n} has no `cpus:` line; the output is cut", line=last)
+            raise fail(file, f"node {n} has no `cpus:` line; the output is cut", line=last)
         if n not in r.size:
-            raise _fail(file, f"node {n} has no `size:` line; the output is cut", line=last)
+            raise fail(file, f"node {n} has no `size:` line; the output is cut", line=last)
     owner: dict[int, int] = {}
     for n in nodes:
         for c in r.cpus[n]:
             if c in owner:
-                raise _fail(
+                raise fail(
                     file, f"CPU {c} is listed on nodes {owner[c]} and {n}", line=r.cpu_line[n]
                 )
             owner[c] = n
     if not owner:
-        raise _fail(file, "no node lists any CPU", line=r.available[0])
+        raise fail(file, "no node lists any CPU", line=r.available[0])
     dist = _distances(r, nodes, file, last)
     unknown = ["smt", "packages", "devices"]
     if not dist:

@@ -15,6 +15,7 @@ import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
@@ -26,7 +27,6 @@ _NIC = re.compile(r"^NIC\d+$")
 _KIND = re.compile(r"^[A-Z]+\d*$")  # NV12, PIX, PXB, PHB, NODE, SYS, SOC, …
 _LEGEND_NIC = re.compile(r"^(NIC\d+):\s*(\S+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _NEAR = frozenset({"PIX", "PXB", "PHB", "NODE"})  # paths that never cross NUMA nodes
 
 
@@ -40,34 +40,13 @@ class SmiTopo:
     file: str = "<nvidia-smi>"
 
 
-def _fail(file: str, message: str, line: int | None = None, hint: str | None = None) -> HostcError:
-    return HostcError([file_error(file, message, line=line, hint=hint)])
-
-
-def _clean(text: str, file: str) -> list[str]:
-    if not text.strip():
-        raise _fail(
-            file, "the nvidia-smi file is empty", hint="capture it with `nvidia-smi topo -m`"
-        )
-    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    if (bad := _CONTROL.search(text)) is not None:
-        raise _fail(
-            file,
-            "the file holds binary data, not nvidia-smi text output",
-            line=text.count("\n", 0, bad.start()) + 1,
-        )
-    return text.split("\n")
-
-
 def _affinity(cell: str, what: str, file: str, no: int) -> CpuSet | None:
     if cell == "N/A":
         return None
     try:
         return CpuSet.parse(cell)
     except CpuListError as e:
-        raise _fail(
-            file, f"{what}: CPU Affinity {cell!r} is not a cpulist ({e})", line=no
-        ) from None
+        raise fail(file, f"{what}: CPU Affinity {cell!r} is not a cpulist ({e})", line=no) from None
 
 
 def _numa(cell: str, what: str, file: str, no: int) -> int | None:
@@ -77,7 +56,7 @@ def _numa(cell: str, what: str, file: str, no: int) -> int | None:
     try:
         nodes = CpuSet.parse(cell)
     except CpuListError:
-        raise _fail(
+        raise fail(
             file, f"{what}: NUMA Affinity {cell!r} is neither a node id nor N/A", line=no
         ) from None
     return nodes.min() if len(nodes) == 1 else None
@@ -94,14 +73,16 @@ def _legend(lines: list[str], start: int, file: str) -> dict[str, str]:
         elif in_nics and line:
             m = _LEGEND_NIC.match(line)
             if m is None:
-                raise _fail(file, f"NIC Legend line {line[:60]!r} is not `NICn: device`", line=no)
+                raise fail(file, f"NIC Legend line {line[:60]!r} is not `NICn: device`", line=no)
             out[m.group(1)] = m.group(2)
     return out
 
 
 def parse(text: str, file: str) -> SmiTopo:
     """Parse the matrix, either TAB-separated (raw) or space-aligned (pasted)."""
-    lines = _clean(text, file)
+    lines = text_lines(
+        _ANSI.sub("", text), file, "nvidia-smi", "capture it with `nvidia-smi topo -m`"
+    )
     start = next(i for i, line in enumerate(lines) if line.strip())
     titles = [m.group() for m in _TITLE.finditer(lines[start])]
     devices: list[str] = []
@@ -111,15 +92,15 @@ def parse(text: str, file: str) -> SmiTopo:
         devices.append(t)
     attrs_ = titles[len(devices) :]
     if not any(_GPU.match(d) for d in devices):
-        raise _fail(
+        raise fail(
             file,
             "the first line names no GPU0… columns; is this `nvidia-smi topo -m` output?",
             line=start + 1,
         )
     if "CPU Affinity" not in attrs_:
-        raise _fail(file, "the header has no `CPU Affinity` column", line=start + 1)
+        raise fail(file, "the header has no `CPU Affinity` column", line=start + 1)
     if len(set(titles)) != len(titles):
-        raise _fail(file, "the header names a column twice", line=start + 1)
+        raise fail(file, "the header names a column twice", line=start + 1)
     rows: dict[str, tuple[int, list[str]]] = {}
     end = len(lines)
     for no, raw in enumerate(lines[start + 1 :], start + 2):
@@ -129,13 +110,13 @@ def parse(text: str, file: str) -> SmiTopo:
         cells = raw.split()
         label = cells[0]
         if label not in devices:
-            raise _fail(file, f"row {label!r} is not a device of the header", line=no)
+            raise fail(file, f"row {label!r} is not a device of the header", line=no)
         if label in rows:
-            raise _fail(file, f"device {label} has two rows", line=no)
+            raise fail(file, f"device {label} has two rows", line=no)
         is_gpu = _GPU.match(label) is not None
         want = len(devices) + (len(attrs_) if is_gpu else 0)
         if len(cells) - 1 < want or len(cells) - 1 > len(devices) + len(attrs_):
-            raise _fail(
+            raise fail(
                 file,
                 f"row {label} has {len(cells) - 1} cells, expected {want}; "
                 "the table is cut or misaligned",
@@ -144,7 +125,7 @@ def parse(text: str, file: str) -> SmiTopo:
         rows[label] = (no, cells[1:])
     missing = [d for d in devices if d not in rows]
     if missing:
-        raise _fail(
+        raise fail(
             file,
             f"no matrix row for {', '.join(missing)}; the table is cut",
             line=min(end + 1, len(lines)),
@@ -152,7 +133,7 @@ def parse(text: str, file: str) -> SmiTopo:
     legend = _legend(lines, end, file)
     stray = sorted(set(legend) - set(devices))
     if stray:
-        raise _fail(file, f"NIC Legend names {', '.join(stray)}, which the table lacks")
+        raise fail(file, f"NIC Legend names {', '.join(stray)}, which the table lacks")
     gpus: list[Gpu] = []
     nics: list[Nic] = []
     links: list[Link] = []
@@ -160,7 +141,7 @@ def parse(text: str, file: str) -> SmiTopo:
         no, cells = rows[a]
         for b, kind in zip(devices, cells, strict=False):
             if (kind == "X") != (a == b) or not _KIND.match(kind):
-                raise _fail(file, f"{a}/{b} cell {kind!r} is not a link type", line=no)
+                raise fail(file, f"{a}/{b} cell {kind!r} is not a link type", line=no)
             if a != b:
                 links.append(Link(a=a, b=b, kind=kind))
         if _GPU.match(a):
