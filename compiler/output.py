@@ -21,12 +21,46 @@ def destination(out: Path, art: Artifact) -> Path:
 
 
 def write(artifacts: Iterable[Artifact], out: Path) -> list[Path]:
-    written = []
-    for art in artifacts:
-        dest = destination(out, art)
-        write_bytes(dest, art.content.encode("utf-8"), art.mode)
-        written.append(dest)
-    return written
+    """Stage every file next to its destination first, then rename them all.
+
+    A failure while staging (a path blocked by a directory, a full disk) removes
+    the staged files and leaves every previous output untouched.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for art in artifacts:
+            dest = destination(out, art)
+            staged.append((_stage(dest, art.content.encode("utf-8"), art.mode), dest))
+            if dest.is_dir():
+                raise IsADirectoryError(f"{dest} is a directory")
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, dest in staged:
+        os.replace(tmp, dest)
+    return [dest for _, dest in staged]
+
+
+def _stage(dest: Path, data: bytes, mode: int) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes on disk, or None when there is no file (a directory counts as none)."""
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
 
 
 def diff(artifacts: list[Artifact], out: Path) -> str:
@@ -39,17 +73,18 @@ def diff(artifacts: list[Artifact], out: Path) -> str:
     expected = {destination(out, a) for a in artifacts}
     for art in artifacts:
         dest = destination(out, art)
-        try:
-            old = dest.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            old = None
-        if old == art.content:
+        old = _read(dest)
+        new = art.content.encode("utf-8")
+        if old == new:
             continue
         rel = f"{art.target}/{art.relpath}"
+        if dest.is_dir():
+            chunks.append(f"--- a/{rel} (a directory)\n+++ b/{rel}\n")
+            continue
         chunks.extend(
             difflib.unified_diff(
-                [] if old is None else old.splitlines(keepends=True),
-                art.content.splitlines(keepends=True),
+                [] if old is None else _lines(old),
+                _lines(new),
                 fromfile="/dev/null" if old is None else f"a/{rel}",
                 tofile=f"b/{rel}",
             )
@@ -61,15 +96,21 @@ def diff(artifacts: list[Artifact], out: Path) -> str:
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
             if path not in expected:
                 rel = path.relative_to(out).as_posix()
-                old = path.read_text(encoding="utf-8", errors="replace")
+                old_text = path.read_bytes()
                 chunks.extend(
                     difflib.unified_diff(
-                        old.splitlines(keepends=True), [], fromfile=f"a/{rel}", tofile="/dev/null"
+                        _lines(old_text), [], fromfile=f"a/{rel}", tofile="/dev/null"
                     )
                 )
     return "".join(
         c if c.endswith("\n") else c + "\n\\ No newline at end of file\n" for c in chunks
     )
+
+
+def _lines(data: bytes) -> list[str]:
+    """Lines for a diff, split on LF only so a stray CR stays visible; bad bytes escaped."""
+    parts = data.decode("utf-8", errors="backslashreplace").split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:
@@ -96,13 +137,9 @@ def write_text(path: Path, text: str) -> None:
 
 def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace `path` atomically: readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = _stage(path, data, mode)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

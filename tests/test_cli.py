@@ -128,6 +128,22 @@ def test_several_artifacts_without_out_is_a_usage_error(selection: list[str]) ->
     assert "--out" in err
 
 
+def test_warnings_go_to_stderr_and_never_into_the_artifact(tmp_path: Path) -> None:
+    spec = example_copy(H100, tmp_path)
+    text = spec.read_text()
+    start, end = text.index("[[workload]]"), text.index("[cpu]")
+    spec.write_text(text[:start] + text[end:].replace('isolate = "workload"', 'isolate = "rest"'))
+    r = hostc("build", spec, "--target", "sysctl")
+    no_traceback(r)
+    assert r.returncode == 0, r.stderr.decode()
+    assert b"warning" not in r.stdout
+    assert r.stdout.startswith(b"# ")
+    assert re.search(r"^warning: .*node\.toml:\d+: cpu\.isolate: ", r.stderr.decode(), re.M)
+    doc = json.loads(hostc("build", spec, "--target", "sysctl", "--json").stdout)
+    assert [w["path"] for w in doc["warnings"]] == ["cpu.isolate"]
+    assert doc["warnings"][0]["severity"] == "warning"
+
+
 def test_unknown_target_is_a_usage_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = hostc("build", spec_of(H100), "--target", "sysctl", "--target", "nosuch", "--out", out)
@@ -268,6 +284,38 @@ def test_check_reports_a_missing_file(tmp_path: Path) -> None:
     assert "--- /dev/null" in diff
     assert "+++ b/cmdline/kernel-cmdline" in diff
     assert not (gold / "cmdline/kernel-cmdline").exists()
+
+
+def test_check_sees_line_ending_changes(tmp_path: Path) -> None:
+    """--check compares bytes: a CRLF copy is not what `build --out` would write."""
+    gold = golden_copy(H100, tmp_path)
+    conf = gold / "sysctl/etc/sysctl.d/90-hostc.conf"
+    conf.write_bytes(conf.read_bytes().replace(b"\n", b"\r\n"))
+    r = hostc("build", spec_of(H100), "--target", "all", "--out", gold, "--check")
+    no_traceback(r)
+    assert r.returncode == 1, "a CRLF file passed --check although the build rewrites it"
+    assert "sysctl/etc/sysctl.d/90-hostc.conf" in r.stdout.decode()
+
+
+def test_check_with_non_utf8_file_is_a_difference_not_a_crash(tmp_path: Path) -> None:
+    gold = golden_copy(H100, tmp_path)
+    conf = gold / "sysctl/etc/sysctl.d/90-hostc.conf"
+    conf.write_bytes(b"vm.swappiness = 1\xff\n")
+    r = hostc("build", spec_of(H100), "--target", "all", "--out", gold, "--check")
+    no_traceback(r)
+    assert r.returncode == 1, r.stderr.decode()
+    assert "sysctl/etc/sysctl.d/90-hostc.conf" in r.stdout.decode()
+    assert conf.read_bytes() == b"vm.swappiness = 1\xff\n"
+
+
+def test_check_with_directory_where_a_file_belongs_does_not_crash(tmp_path: Path) -> None:
+    gold = golden_copy(H100, tmp_path)
+    (gold / "cmdline/kernel-cmdline").unlink()
+    (gold / "cmdline/kernel-cmdline").mkdir()
+    r = hostc("build", spec_of(H100), "--target", "all", "--out", gold, "--check")
+    no_traceback(r)
+    assert r.returncode in (1, 2), r.stderr.decode()
+    assert "cmdline/kernel-cmdline" in r.stdout.decode() + r.stderr.decode()
 
 
 def test_check_only_compares_selected_targets(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from hostc import api
@@ -58,3 +59,19 @@ def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:
     delta = api.diff(arts, tmp_path)
     assert f"a/{arts[0].target}/{arts[0].relpath}" in delta
     assert f"a/{arts[0].target}/leftover.conf" in delta
+
+
+def test_failed_write_replaces_nothing(tmp_path: Path) -> None:
+    """A destination blocked by a directory aborts before any file is replaced."""
+    arts = _build(EXAMPLES[0])
+    api.write(arts, tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    changed = [attrs.evolve(a, content=a.content + "# new\n") for a in arts]
+    blocked = tmp_path / changed[-1].target / changed[-1].relpath
+    blocked.unlink()
+    blocked.mkdir()
+    with pytest.raises(IsADirectoryError):
+        api.write(changed, tmp_path)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    del before[blocked]
+    assert after == before
