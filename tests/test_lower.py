@@ -170,3 +170,16 @@ def test_plan_cpu_sets_are_cpusets() -> None:
     p = plan_of(spec(cpu=m.Cpu(isolate="rest")))
     assert isinstance(p.partition.isolated, CpuSet)
     assert p.partition.housekeeping == CpuSet.parse("0,32,64,96")
+
+
+def test_total_skips_cpuless_memory_nodes() -> None:
+    """HBM / GPU-memory nodes have memory but no CPUs: a `total` never lands there."""
+    topo = machine(packages=2, cores_per_node=2, smt=1, memory_mib=65536, cpuless_nodes=2)
+    p = plan_of(spec(hugepages=m.Hugepages(size="1G", total=6)), topo)
+    assert p.hugepages[0].per_node == ((0, 3), (1, 3))
+    old = attrs.evolve(topo, kernel="5.4.0")
+    even = spec(hugepages=m.Hugepages(size="1G", per_node={0: 2, 1: 2}))
+    assert errors(even, old) == [
+        "hugepages.per_node: kernel 5.4.0 predates per-node counts (5.16), and its own even "
+        "split would also reserve pages on CPU-less node(s) 2, 3"
+    ]

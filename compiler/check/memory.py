@@ -99,10 +99,21 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     hp = spec.hugepages
-    if hp is None or hp.per_node is None or not _sizes_ok(spec):
+    if hp is None or not _sizes_ok(spec):
         return
     release = lmem.kernel_release(spec, topo)
     version = lmem.kernel_version(release)
+    if hp.per_node is None:
+        cpuless = [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+        if cpuless and (version is None or version < lmem.NODE_FORM_SINCE):
+            yield warning(
+                "hugepages.total",
+                f"without per-node counts (Linux ≥ 5.16, kernel {release or 'unknown'}) the "
+                f"kernel also splits the pages onto CPU-less node(s) "
+                f"{', '.join(map(str, cpuless))}",
+                hint="set host.kernel when the host boots ≥ 5.16",
+            )
+        return
     if version is None:
         yield error(
             "host.kernel",
@@ -117,7 +128,15 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     counts = {n: c for n, c in lmem.requested(spec, topo).items()}
     nodes = lmem.memory_nodes(topo)
     even = len(set(counts.get(n, 0) for n in nodes)) == 1 and set(counts) <= set(nodes)
-    if even:
+    cpuless = [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+    if even and cpuless:
+        yield error(
+            "hugepages.per_node",
+            f"kernel {release} predates per-node counts (5.16), and its own even split would "
+            f"also reserve pages on CPU-less node(s) {', '.join(map(str, cpuless))}",
+            hint="boot a kernel ≥ 5.16, or reserve these pages at runtime",
+        )
+    elif even:
         yield warning(
             "hugepages.per_node",
             f"kernel {release} predates per-node counts (5.16): "

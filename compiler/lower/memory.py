@@ -39,8 +39,16 @@ def kernel_release(spec: HostSpec, topo: Topology) -> str | None:
 
 
 def memory_nodes(topo: Topology) -> list[int]:
-    """Nodes that have memory (or whose memory is unknown): where pages can go."""
-    return [n.id for n in sorted(topo.nodes, key=lambda n: n.id) if n.memory_mib != 0]
+    """Nodes with CPUs and memory (or unknown memory): where a `total` is split.
+
+    CPU-less nodes (HBM, MCDRAM, GPU memory, CXL) are left out: pages there are
+    far from every CPU, and such memory is usually reserved for its device.
+    """
+    return [
+        n.id
+        for n in sorted(topo.nodes, key=lambda n: n.id)
+        if n.memory_mib != 0 and topo.node_cpus(n.id)
+    ]
 
 
 def requested(spec: HostSpec, topo: Topology) -> dict[int, int]:
