@@ -212,6 +212,16 @@ OutOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="snapshot file to write (default: stdout)")
 ]
 FileArg = Annotated[Path, typer.Argument(help="the saved output to convert", show_default=False)]
+ArchOpt = Annotated[
+    str | None,
+    typer.Option("--arch", help="machine architecture (uname -m) when the input does not say"),
+]
+
+
+def _with_arch(topo: Any, arch: str | None) -> Any:
+    import attrs
+
+    return topo if arch is None else attrs.evolve(topo, arch=arch)
 
 
 @import_app.command("hwloc")
@@ -224,21 +234,21 @@ def import_hwloc(file: FileArg, output: OutOpt = None) -> None:
 
 
 @import_app.command("lscpu")
-def import_lscpu(file: FileArg, output: OutOpt = None) -> None:
+def import_lscpu(file: FileArg, output: OutOpt = None, arch: ArchOpt = None) -> None:
     """Convert `lscpu -p` or `lscpu -e` output."""
     from hostc.topology.importers import lscpu
 
     text = _read_input(file)
-    _emit_snapshot(_guard(lambda: lscpu.parse(text, str(file))), output)
+    _emit_snapshot(_with_arch(_guard(lambda: lscpu.parse(text, str(file))), arch), output)
 
 
 @import_app.command("numactl")
-def import_numactl(file: FileArg, output: OutOpt = None) -> None:
+def import_numactl(file: FileArg, output: OutOpt = None, arch: ArchOpt = None) -> None:
     """Convert `numactl --hardware` output."""
     from hostc.topology.importers import numactl
 
     text = _read_input(file)
-    _emit_snapshot(_guard(lambda: numactl.parse(text, str(file))), output)
+    _emit_snapshot(_with_arch(_guard(lambda: numactl.parse(text, str(file))), arch), output)
 
 
 @import_app.command("nvidia-smi")
@@ -248,6 +258,7 @@ def import_nvidia_smi(
     base: Annotated[
         Path | None, typer.Option("--base", help="snapshot to merge the GPU/NIC facts onto")
     ] = None,
+    arch: ArchOpt = None,
 ) -> None:
     """Convert `nvidia-smi topo -m` output, alone or merged onto --base."""
     from hostc.topology import snapshot
@@ -256,7 +267,7 @@ def import_nvidia_smi(
     text = _read_input(file)
     base_topo = _guard(lambda: snapshot.read(base)) if base is not None else None
     smi = _guard(lambda: nvidia_smi.parse(text, str(file)))
-    _emit_snapshot(_guard(lambda: nvidia_smi.merge(base_topo, smi)), output)
+    _emit_snapshot(_with_arch(_guard(lambda: nvidia_smi.merge(base_topo, smi)), arch), output)
 
 
 @app.command("probe")

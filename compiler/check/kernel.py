@@ -87,5 +87,10 @@ def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
             f"the command line is {size} bytes; {plan.arch} allows "
             f"{limit} (COMMAND_LINE_SIZE) of which {lkernel.BOOTLOADER_RESERVE} are kept "
             f"for the bootloader's own arguments, leaving {plan.cmdline_budget}",
-            hint="shorten kernel.extra_args or use fewer isolation mechanisms",
+            hint=(
+                "the snapshot does not say its arch, so the generic 512-byte limit applies; "
+                "re-import with --arch x86_64 (or the right one)"
+                if plan.arch not in lkernel.COMMAND_LINE_SIZE
+                else "shorten kernel.extra_args or use fewer isolation mechanisms"
+            ),
         )

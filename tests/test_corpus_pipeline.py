@@ -1,0 +1,91 @@
+"""The whole pipeline over real machines: every topology in ../shared/topologies is
+imported, then compiled with an inference spec that isolates everything but one core
+per NUMA node.  Where the source knows SMT siblings this must succeed with a sound
+partition; where it does not, hostc must refuse with the siblings diagnostic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hostc import api
+from hostc.diagnostics import HostcError
+from hostc.spec import model as m
+from hostc.topology.importers import hwloc, lscpu, numactl
+from hostc.topology.model import Topology
+
+from conftest import SHARED_TOPOLOGIES, shared_topologies
+
+PARSERS = {"hwloc": hwloc.parse, "lscpu": lscpu.parse, "numactl": numactl.parse}
+
+
+def _files() -> list[Path]:
+    if not SHARED_TOPOLOGIES.is_dir():
+        return []
+    return sorted(
+        p
+        for kind in PARSERS
+        for p in (SHARED_TOPOLOGIES / kind).iterdir()
+        if p.suffix in (".xml", ".txt")
+    )
+
+
+def _import(path: Path) -> Topology:
+    topo = PARSERS[path.parent.name](path.read_text(errors="replace"), str(path))
+    if topo.arch == "unknown":  # what `hostc import … --arch` does for text sources
+        arch = "ppc64le" if any(s in path.name.lower() for s in ("ppc", "power")) else "x86_64"
+        topo = attrs.evolve(topo, arch=arch)
+    return topo
+
+
+def test_corpus_present() -> None:
+    shared_topologies()
+    assert len(_files()) >= 30
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_isolating_all_but_one_core_per_node(path: Path) -> None:
+    topo = _import(path)
+    spec = m.HostSpec(
+        host=m.Host(name=path.stem, role=m.Role.INFERENCE, kernel="6.8"),
+        cpu=m.Cpu(housekeeping_per_node=1, isolate="rest"),
+    )
+    smt_known = all(c.core is not None for c in topo.cpus if c.online)
+    try:
+        plan, _ = api.compile_plan(spec, topo, spec_file="corpus.toml")
+    except HostcError as e:
+        assert not smt_known, f"{path.name}: {e}"
+        assert [d.path for d in e.errors] == ["cpu.isolate"]
+        return
+    assert smt_known
+    p = plan.partition
+    assert p.housekeeping | p.isolated == topo.online and p.housekeeping.isdisjoint(p.isolated)
+    for node in topo.node_ids():
+        cpus = topo.node_cpus(node)
+        assert not cpus or cpus & p.housekeeping
+    for core in topo.cores().values():
+        assert core <= p.housekeeping or core <= p.isolated
+    arts = api.emit(plan)
+    assert {a.target for a in arts} == set(api.targets())
+    assert len(plan.cmdline) <= plan.cmdline_budget
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_hugepages_where_memory_is_known(path: Path) -> None:
+    topo = _import(path)
+    spec = m.HostSpec(
+        host=m.Host(name=path.stem, role=m.Role.TRAINING, kernel="6.8"),
+        hugepages=m.Hugepages(size="2M", total=512),
+    )
+    cpu_nodes = [n for n in topo.nodes if topo.node_cpus(n.id)]
+    try:
+        plan, _ = api.compile_plan(spec, topo, spec_file="corpus.toml")
+    except HostcError as e:
+        messages = " ".join(d.message for d in e.errors)
+        assert any(n.memory_mib is None for n in cpu_nodes) or "2M" in messages, messages
+        return
+    pool = plan.hugepages[0]
+    assert pool.total == 512
+    assert {n for n, _ in pool.per_node} <= {n.id for n in cpu_nodes}
