@@ -18,6 +18,7 @@ from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
+from invariants import assert_partition_sound
 from topogen import machine
 
 
@@ -139,17 +140,9 @@ def test_partition_invariants(case: tuple[Topology, m.HostSpec]) -> None:
     plan, _ = _compile(topo, spec)
     if plan is None:
         return
-    p = plan.partition
-    assert p.housekeeping | p.isolated == topo.online
-    assert p.housekeeping.isdisjoint(p.isolated)
-    assert topo.boot_cpu in p.housekeeping
-    for core in topo.cores().values():
-        assert core <= p.housekeeping or core <= p.isolated, f"core {core} split"
-    if not spec.cpu.allow_node_without_housekeeping:
-        for node in topo.node_ids():
-            cpus = topo.node_cpus(node)
-            assert not cpus or cpus & p.housekeeping
-    assert len(plan.cmdline) <= plan.cmdline_budget
+    assert_partition_sound(
+        topo, plan, every_node_keeps=not spec.cpu.allow_node_without_housekeeping
+    )
     for n in plan.nodes:
         if n.memory_mib is not None and n.memory_left_mib is not None:
             assert n.memory_left_mib >= 0

@@ -9,12 +9,13 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import topologies
 
 from hostc.diagnostics import HostcError
 from hostc.spec.model import HostSpec
 from hostc.topology import snapshot
 from hostc.topology.model import Link, Topology
+
+from test_properties import topologies
 
 ROOT = Path(__file__).resolve().parents[1]
 

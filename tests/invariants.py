@@ -1,0 +1,20 @@
+"""The partition invariants every accepted plan must satisfy (DESIGN.md, CpuPartition)."""
+
+from __future__ import annotations
+
+from hostc.plan import Plan
+from hostc.topology.model import Topology
+
+
+def assert_partition_sound(topo: Topology, plan: Plan, *, every_node_keeps: bool = True) -> None:
+    p = plan.partition
+    assert p.housekeeping | p.isolated == topo.online
+    assert p.housekeeping.isdisjoint(p.isolated)
+    assert topo.boot_cpu in p.housekeeping
+    for core in topo.cores().values():
+        assert core <= p.housekeeping or core <= p.isolated, f"core {core} split"
+    if every_node_keeps:
+        for node in topo.node_ids():
+            cpus = topo.node_cpus(node)
+            assert not cpus or cpus & p.housekeeping, f"node {node} has no housekeeping"
+    assert len(plan.cmdline) <= plan.cmdline_budget
