@@ -38,15 +38,29 @@ TopologyOpt = Annotated[
 ]
 
 
+def _show(d: Diagnostic) -> str:
+    """The raw form, plus the offending source line (Butane's snippet, without carets)."""
+    text = d.render()
+    if d.file and d.line:
+        try:
+            lines = Path(d.file).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return text
+        if 0 < d.line <= len(lines):
+            head, sep, rest = text.partition("\n")
+            text = f"{head}\n  {d.line:>4} | {lines[d.line - 1].rstrip()}{sep}{rest}"
+    return text
+
+
 def _fail(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> NoReturn:
     for d in diags:
-        typer.echo(d.render(), err=True)
+        typer.echo(_show(d), err=True)
     raise typer.Exit(2)
 
 
 def _warn(diags: list[Diagnostic]) -> None:
     for d in diags:
-        typer.echo(d.render(), err=True)
+        typer.echo(_show(d), err=True)
 
 
 def _guard(fn: Callable[[], T]) -> T:
