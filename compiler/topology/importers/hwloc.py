@@ -7,7 +7,8 @@ ancestors of the CPUs; v2: memory children beside them), so every rule here is
 written against the tree's shape rather than the version number where possible.
 What the file cannot tell goes to `unknown` instead of being guessed: the words
 `memory`, `distances`, `devices` and `smt` as the other importers use them, plus
-`disallowed-cpus:LIST` (present but outside the cgroup), `hugepage-sizes:LIST`
+`disallowed-cpus:LIST` (present but outside the cgroup), `hidden-cpus:LIST` (online
+but absent from the export), `hugepage-sizes:LIST`
 (sizes hostc does not know, left out), and `locality:NAME spans nodes A,B` or
 `locality:NAME unknown` for devices whose NUMA node hostc will not pick.
 """
@@ -508,6 +509,11 @@ def _build(root: Element) -> Topology:
     present = CpuSet(c.id for c in cpus if c.online)
     if allowed is not None and present - allowed:
         unknown.append(f"disallowed-cpus:{present - allowed}")
+    online = _mask(machine, "online_cpuset")
+    if online is not None and online - present:
+        # online in the kernel but absent from the export (a cgroup or firmware
+        # reservation): recorded as offline, and said so, since the boot CPU may hide there
+        unknown.append(f"hidden-cpus:{online - present}")
     x86 = ("Backend", "x86") in _infos(machine)
     return Topology(
         arch=_info(machine, "Architecture") or ("x86_64" if x86 else "unknown"),
