@@ -183,3 +183,10 @@ def test_total_skips_cpuless_memory_nodes() -> None:
         "hugepages.per_node: kernel 5.4.0 predates per-node counts (5.16), and its own even "
         "split would also reserve pages on CPU-less node(s) 2, 3"
     ]
+
+
+def test_hidden_cpus_are_a_warning() -> None:
+    topo = attrs.evolve(H100, unknown=["hidden-cpus:0-7"])
+    _, warnings = api.compile_plan(spec(), topo)
+    assert [w.message.split(";")[0] for w in warnings] == [
+        "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"]

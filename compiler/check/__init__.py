@@ -23,6 +23,7 @@ RULES: tuple[Rule, ...] = (
     cpu.cpus_exist,
     cpu.siblings_together,
     cpu.siblings_known,
+    cpu.snapshot_caveats,
     cpu.partition_sound,
     cpu.isolation_has_users,
     workload.gpus_exist,
