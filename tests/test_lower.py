@@ -189,4 +189,5 @@ def test_hidden_cpus_are_a_warning() -> None:
     topo = attrs.evolve(H100, unknown=["hidden-cpus:0-7"])
     _, warnings = api.compile_plan(spec(), topo)
     assert [w.message.split(";")[0] for w in warnings] == [
-        "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"]
+        "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"
+    ]
