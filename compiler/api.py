@@ -28,6 +28,7 @@ __all__ = [
     "Diagnostic",
     "HostcError",
     "Plan",
+    "compile_file",
     "compile_plan",
     "diff",
     "emit",
@@ -76,6 +77,13 @@ def compile_plan(
     plan = lower(spec, topo)
     found += with_file(check_plan(plan), spec_file, spec_source)
     return plan, raise_if_errors(found)
+
+
+def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
+    """The whole front half from a spec file: load, read its snapshot, check, lower."""
+    spec, source = load_spec(spec_path)
+    topo = read_topology(topology_path(spec, spec_path, topology, source))
+    return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 
 def targets() -> dict[str, Target]:

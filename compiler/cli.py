@@ -73,9 +73,7 @@ def _guard(fn: Callable[[], T]) -> T:
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Any, list[Diagnostic]]:
     from hostc import api
 
-    spec, source = api.load_spec(spec_path)
-    topo = api.read_topology(api.topology_path(spec, spec_path, topology, source))
-    return api.compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+    return api.compile_file(spec_path, topology)
 
 
 @app.command()

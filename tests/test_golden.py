@@ -20,9 +20,7 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml")
 
 def _build(name: str) -> list[api.Artifact]:
     spec_path = ROOT / "examples" / name / "node.toml"
-    spec, source = api.load_spec(spec_path)
-    topo = api.read_topology(api.topology_path(spec, spec_path))
-    plan, _ = api.compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+    plan, _ = api.compile_file(spec_path)
     return api.emit(plan)
 
 

@@ -11,6 +11,7 @@ from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, Severity
 from hostc.plan import Plan
 from hostc.spec import model as m
+from hostc.spec.presets import CSTATE_KEYS
 from hostc.topology.model import Topology
 
 from topogen import machine
@@ -191,3 +192,32 @@ def test_hidden_cpus_are_a_warning() -> None:
     assert [w.message.split(";")[0] for w in warnings] == [
         "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"
     ]
+
+
+def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
+    off = plan_of(spec(kernel=m.Kernel(limit_cstates=False)))
+    assert "max_cstate" not in off.cmdline
+    on = plan_of(
+        spec(host=m.Host(name="t", role=m.Role.TRAINING), kernel=m.Kernel(limit_cstates=True))
+    )
+    got = {a.key: a.reason.source for a in on.kernel_args if "cstate" in a.key}
+    assert got == {
+        "intel_idle.max_cstate": "kernel.limit_cstates",
+        "processor.max_cstate": "kernel.limit_cstates",
+    }
+    # an explicit `true` wins over an exclusion of the preset's entry
+    both = plan_of(
+        spec(kernel=m.Kernel(limit_cstates=True), preset=m.Preset(exclude=list(CSTATE_KEYS)))
+    )
+    assert "intel_idle.max_cstate=1 processor.max_cstate=1" in both.cmdline
+
+
+def test_pinned_layer_is_named_in_the_reason() -> None:
+    p = plan_of(spec(workload=[m.Workload("svc", ["GPU0"])]))
+    (nb,) = [s for s in p.sysctls if s.key == "kernel.numa_balancing"]
+    assert (nb.value, nb.reason.source) == ("0", "preset:inference+pinned")
+    training = plan_of(
+        spec(host=m.Host(name="t", role=m.Role.TRAINING), workload=[m.Workload("svc", ["GPU0"])])
+    )
+    (nb,) = [s for s in training.sysctls if s.key == "kernel.numa_balancing"]
+    assert nb.reason.source == "preset:training"

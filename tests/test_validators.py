@@ -18,9 +18,7 @@ EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml")
 
 def _plan_and_artifacts(name: str) -> tuple[api.Plan, dict[str, api.Artifact]]:
     spec_path = ROOT / "examples" / name / "node.toml"
-    spec, source = api.load_spec(spec_path)
-    topo = api.read_topology(api.topology_path(spec, spec_path))
-    plan, _ = api.compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+    plan, _ = api.compile_file(spec_path)
     return plan, {a.path: a for a in api.emit(plan)}
 
 

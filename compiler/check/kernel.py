@@ -64,11 +64,7 @@ def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    known = presets.preset_keys() | {
-        "transparent_hugepage",
-        "intel_idle.max_cstate",
-        "processor.max_cstate",
-    }
+    known = presets.preset_keys()
     for i, key in enumerate(spec.preset.exclude):
         if key not in known:
             yield error(

@@ -104,7 +104,7 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     release = lmem.kernel_release(spec, topo)
     version = lmem.kernel_version(release)
     if hp.per_node is None:
-        cpuless = [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+        cpuless = lmem.cpuless_memory_nodes(topo)
         if cpuless and (version is None or version < lmem.NODE_FORM_SINCE):
             yield warning(
                 "hugepages.total",
@@ -128,7 +128,7 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     counts = {n: c for n, c in lmem.requested(spec, topo).items()}
     nodes = lmem.memory_nodes(topo)
     even = len(set(counts.get(n, 0) for n in nodes)) == 1 and set(counts) <= set(nodes)
-    cpuless = [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+    cpuless = lmem.cpuless_memory_nodes(topo)
     if even and cpuless:
         yield error(
             "hugepages.per_node",

@@ -7,6 +7,8 @@ spec that passed the parse rules in `check.cpu`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
@@ -55,10 +57,14 @@ def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
     return CpuSet(picked)
 
 
-def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
+def gpu_nodes(topo: Topology, names: Iterable[str]) -> list[int]:
+    """NUMA nodes of the named GPUs (unknown names and nodes are check's business)."""
     gpus = {g.name: g for g in topo.gpus}
-    nodes = {gpus[name].node for w in spec.workload for name in w.gpus if name in gpus}
-    return sorted(n for n in nodes if n is not None)
+    return sorted({n for g in names if g in gpus and (n := gpus[g].node) is not None})
+
+
+def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
+    return gpu_nodes(topo, (name for w in spec.workload for name in w.gpus))
 
 
 def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
@@ -86,11 +92,9 @@ def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
         isolated = online - hk
         why = "every online CPU outside the housekeeping set"
     elif iso == "workload":
-        scope = CpuSet()
-        for node in workload_nodes(spec, topo):
-            scope |= topo.node_cpus(node)
-        isolated = scope - hk
-        nodes = ",".join(map(str, workload_nodes(spec, topo)))
+        node_ids = workload_nodes(spec, topo)
+        isolated = topo.cpus_of_nodes(node_ids) - hk
+        nodes = ",".join(map(str, node_ids))
         why = f"CPUs of NUMA node(s) {nodes}, local to the workload GPUs, minus housekeeping"
     else:
         assert isinstance(iso, CpuSet)
@@ -103,13 +107,10 @@ def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
 
 
 def workload_pins(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[WorkloadPin]:
-    gpus = {g.name: g for g in topo.gpus}
     out = []
     for i, w in enumerate(spec.workload):
-        nodes = sorted({n for g in w.gpus if g in gpus and (n := gpus[g].node) is not None})
-        node_cpus = CpuSet()
-        for n in nodes:
-            node_cpus |= topo.node_cpus(n)
+        nodes = gpu_nodes(topo, w.gpus)
+        node_cpus = topo.cpus_of_nodes(nodes)
         iso = node_cpus & part.isolated
         cpus = iso if iso else node_cpus
         what = "isolated CPUs" if iso else "CPUs"

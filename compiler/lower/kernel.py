@@ -8,8 +8,8 @@ Parameters with an empty value are never produced (anchors E9).
 from __future__ import annotations
 
 from hostc.plan import CpuPartition, HugepagePool, KernelArg, Reason
+from hostc.spec import presets
 from hostc.spec.model import HostSpec, Mechanism
-from hostc.spec.presets import LIMIT_CSTATES
 
 #: COMMAND_LINE_SIZE per arch (arch/*/include/asm/setup.h); unknown → asm-generic.
 COMMAND_LINE_SIZE = {
@@ -59,12 +59,26 @@ def is_x86(arch: str) -> bool:
     return arch in ("x86_64", "i686", "amd64")
 
 
+def _overrides(spec: HostSpec) -> list[presets.Override]:
+    out = []
+    if spec.kernel.transparent_hugepage is not None:
+        out.append(
+            presets.Override(
+                "transparent_hugepage",
+                spec.kernel.transparent_hugepage.value,
+                "kernel.transparent_hugepage",
+            )
+        )
+    if spec.kernel.limit_cstates is not None:
+        value = "1" if spec.kernel.limit_cstates else None
+        out += [presets.Override(k, value, "kernel.limit_cstates") for k in presets.CSTATE_KEYS]
+    return out
+
+
 def kernel_args(
     spec: HostSpec, arch: str, part: CpuPartition, pools: list[HugepagePool]
 ) -> list[KernelArg]:
     out: list[KernelArg] = []
-    role = spec.host.role.value
-    exclude = set(spec.preset.exclude)
     mech = mechanisms(spec)
     mech_src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
     if part.isolated:
@@ -130,35 +144,10 @@ def kernel_args(
                 else str(pool.total)
             )
             out.append(KernelArg("hugepages", value, pool.reason))
-    thp = spec.kernel.transparent_hugepage
-    if thp is not None:
-        out.append(
-            KernelArg(
-                "transparent_hugepage",
-                thp.value,
-                Reason("kernel.transparent_hugepage", "set by the spec"),
-            )
-        )
-    elif "transparent_hugepage" not in exclude:
-        out.append(
-            KernelArg(
-                "transparent_hugepage",
-                "madvise",
-                Reason(
-                    "preset:base",
-                    "THP only where asked: `always` causes 50-100 ms compaction stalls",
-                ),
-            )
-        )
-    cstates = spec.kernel.limit_cstates
-    cstate_src = "kernel.limit_cstates" if cstates is not None else f"preset:{role}"
-    if cstates is None:
-        cstates = LIMIT_CSTATES[role]
-    if cstates and is_x86(arch):
-        why = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
-        for key in ("intel_idle.max_cstate", "processor.max_cstate"):
-            if key not in exclude or spec.kernel.limit_cstates:
-                out.append(KernelArg(key, "1", Reason(cstate_src, why)))
+    for r in presets.merge("kernel", spec.host.role.value, _overrides(spec), spec.preset.exclude):
+        if r.key in presets.CSTATE_KEYS and not is_x86(arch):
+            continue
+        out.append(KernelArg(r.key, r.value, r.reason))
     for i, arg in enumerate(spec.kernel.extra_args):
         key, sep, value = arg.partition("=")
         out.append(

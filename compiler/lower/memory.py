@@ -51,6 +51,11 @@ def memory_nodes(topo: Topology) -> list[int]:
     ]
 
 
+def cpuless_memory_nodes(topo: Topology) -> list[int]:
+    """Nodes with memory but no CPUs (HBM, MCDRAM, GPU memory, CXL)."""
+    return [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+
+
 def requested(spec: HostSpec, topo: Topology) -> dict[int, int]:
     """Pages per node as asked: explicit, or `total` split evenly (remainder to low ids)."""
     hp = spec.hugepages

@@ -3,42 +3,31 @@
 from __future__ import annotations
 
 from hostc.lower import cpu, kernel, memory
-from hostc.plan import Limit, NodeView, Plan, Reason, Sysctl
+from hostc.plan import Limit, NodeView, Plan, Sysctl
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
 
-def _sysctls(spec: HostSpec, has_pins: bool) -> list[Sysctl]:
-    role = spec.host.role.value
-    merged = presets.merge("sysctl", role, spec.sysctl, "sysctl", spec.preset.exclude)
-    out = []
-    for r in merged:
-        reason = r.reason
-        if (
-            r.key == "kernel.numa_balancing"
-            and role == "inference"
-            and has_pins
-            and reason.source.startswith("preset:")
-        ):
-            reason = Reason(
-                f"preset:{role}",
-                "workloads are bound to their NUMA nodes with "
-                "membind, so page migration would only add jitter",
-            )
-            r = presets.Resolved(r.key, "0", reason)
-        out.append(Sysctl(r.key, r.value, r.reason))
-    return out
+def _sysctls(spec: HostSpec, pinned: bool) -> list[Sysctl]:
+    overrides = [
+        presets.Override(k, str(v), f"sysctl.{presets.quoted(k)}") for k, v in spec.sysctl.items()
+    ]
+    merged = presets.merge(
+        "sysctl", spec.host.role.value, overrides, spec.preset.exclude, pinned=pinned
+    )
+    return [Sysctl(r.key, r.value, r.reason) for r in merged]
 
 
 def _limits(spec: HostSpec) -> list[Limit]:
-    overrides: dict[str, object] = {}
+    overrides = []
     if spec.limits.nofile is not None:
-        overrides["nofile"] = spec.limits.nofile
+        overrides.append(presets.Override("nofile", str(spec.limits.nofile), "limits.nofile"))
     if spec.limits.memlock is not None:
         m = spec.limits.memlock
-        overrides["memlock"] = "unlimited" if m in ("unlimited", "infinity", -1) else m
-    merged = presets.merge("limit", spec.host.role.value, overrides, "limits", spec.preset.exclude)
+        value = "unlimited" if m in ("unlimited", "infinity", -1) else str(m)
+        overrides.append(presets.Override("memlock", value, "limits.memlock"))
+    merged = presets.merge("limit", spec.host.role.value, overrides, spec.preset.exclude)
     return [Limit(r.key, r.value, r.reason) for r in merged]
 
 

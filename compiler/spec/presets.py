@@ -45,7 +45,17 @@ BASE: tuple[Entry, ...] = (
         "unlimited",
         "pinned (page-locked) host buffers for GPU DMA need unlimited memlock",
     ),
+    Entry(
+        "kernel",
+        "transparent_hugepage",
+        "madvise",
+        "THP only where asked: `always` causes 50-100 ms compaction stalls",
+    ),
 )
+
+#: Applied by lower only on x86 (intel_idle/acpi processor idle drivers).
+CSTATE_KEYS = ("intel_idle.max_cstate", "processor.max_cstate")
+_CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
 
 _COMMON_GPU: tuple[Entry, ...] = (
     _s(
@@ -63,6 +73,7 @@ _COMMON_GPU: tuple[Entry, ...] = (
 
 INFERENCE: tuple[Entry, ...] = (
     *_COMMON_GPU,
+    *(Entry("kernel", key, "1", _CSTATE_WHY) for key in CSTATE_KEYS),
     _s(
         "kernel.numa_balancing",
         1,
@@ -91,8 +102,26 @@ ROLES: Mapping[str, tuple[Entry, ...]] = {
     "general": (),
 }
 
-#: Role defaults for settings that are typed spec fields rather than table entries.
-LIMIT_CSTATES = {"inference": True, "training": False, "general": False}
+#: A layer on top of the role when workloads are pinned with membind (knobs.md #3).
+PINNED: Mapping[str, tuple[Entry, ...]] = {
+    "inference": (
+        _s(
+            "kernel.numa_balancing",
+            0,
+            "workloads are bound to their NUMA nodes with membind, so page migration "
+            "would only add jitter",
+        ),
+    ),
+}
+
+
+@attrs.frozen
+class Override:
+    """A value the spec sets (value None: the spec turns the preset's setting off)."""
+
+    key: str
+    value: str | None
+    source: str  # the spec key path
 
 
 @attrs.frozen
@@ -105,31 +134,42 @@ class Resolved:
 def merge(
     kind: str,
     role: str,
-    overrides: Mapping[str, object],
-    override_source: str,
+    overrides: Iterable[Override] = (),
     exclude: Iterable[str] = (),
+    *,
+    pinned: bool = False,
 ) -> list[Resolved]:
-    """Layered merge: base, role, then the spec.  Order: preset order, then new spec keys."""
+    """Layered merge: base, role, [role+pinned], then the spec.
+
+    Order: preset order, then keys only the spec sets.  Each value keeps the
+    layer that set it last, which is what the artifacts' comments show.
+    """
+    layers = [("preset:base", BASE), (f"preset:{role}", ROLES[role])]
+    if pinned:
+        layers.append((f"preset:{role}+pinned", PINNED.get(role, ())))
     out: dict[str, Resolved] = {}
-    for layer, entries in (("preset:base", BASE), (f"preset:{role}", ROLES[role])):
+    for layer, entries in layers:
         for e in entries:
             if e.kind == kind:
                 out[e.key] = Resolved(e.key, e.value, Reason(layer, e.why))
     for key in exclude:
         out.pop(key, None)
-    for key, value in overrides.items():
-        prev = out.get(key)
+    for o in overrides:
+        prev = out.pop(o.key, None) if o.value is None else out.get(o.key)
+        if o.value is None:
+            continue
         why = f"set by the spec (preset had {prev.value})" if prev else "set by the spec"
-        out[key] = Resolved(key, str(value), Reason(f"{override_source}.{_q(key)}", why))
+        out[o.key] = Resolved(o.key, o.value, Reason(o.source, why))
     return list(out.values())
 
 
 def preset_keys() -> set[str]:
-    keys = {e.key for e in BASE}
-    for entries in ROLES.values():
+    keys: set[str] = set()
+    for entries in (BASE, *ROLES.values(), *PINNED.values()):
         keys |= {e.key for e in entries}
     return keys
 
 
-def _q(key: str) -> str:
+def quoted(key: str) -> str:
+    """A TOML key as written in a path: dotted sysctl names are quoted."""
     return f'"{key}"' if "." in key else key

@@ -7,6 +7,8 @@ documentation that `hostc schema topology` publishes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from hostc.cpuset import CpuSet
@@ -131,7 +133,11 @@ class Topology:
         return self.online.min()
 
     def node_cpus(self, node: int) -> CpuSet:
-        return CpuSet(c.id for c in self.cpus if c.online and c.node == node)
+        return self.cpus_of_nodes((node,))
+
+    def cpus_of_nodes(self, nodes: Iterable[int]) -> CpuSet:
+        wanted = set(nodes)
+        return CpuSet(c.id for c in self.cpus if c.online and c.node in wanted)
 
     def node_ids(self) -> list[int]:
         return sorted(n.id for n in self.nodes)
@@ -141,11 +147,7 @@ class Topology:
 
     def siblings(self, cpu: int) -> CpuSet:
         """Online SMT siblings of `cpu`, itself included."""
-        by_id = {c.id: c for c in self.cpus}
-        me = by_id.get(cpu)
-        if me is None or me.core is None:
-            return CpuSet([cpu])
-        return CpuSet(c.id for c in self.cpus if c.online and c.core == me.core)
+        return next((core for core in self.cores().values() if cpu in core), CpuSet([cpu]))
 
     def cores(self) -> dict[int, CpuSet]:
         """Online cores: core id → its online threads."""
