@@ -12,7 +12,12 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+)/(\d+))?)?$")
+# ASCII digits only: `\d` (and int()) would take Arabic-Indic or full-width digits.
+_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+)(?::([0-9]+)/([0-9]+))?)?$")
+_HEX_WORD = re.compile(r"[0-9a-fA-F]{1,8}")
+#: The highest CPU id hostc accepts anywhere (spec, snapshot, every importer).
+MAX_CPU = 65535
+_MAX_WORDS = (MAX_CPU + 1) // 32
 
 
 class CpuListError(ValueError):
@@ -54,11 +59,13 @@ class CpuSet:
                         f"{part!r} depends on the host at boot; write the CPUs out (e.g. 0-63)"
                     )
                 raise CpuListError(f"{part!r} is not a CPU number or range (expected e.g. 0-3,8)")
+            if any(g is not None and len(g) > 6 for g in m.groups()):
+                raise CpuListError(f"{part[:40]!r} names a CPU beyond any supported machine")
             lo = int(m.group(1))
             hi = int(m.group(2)) if m.group(2) is not None else lo
             if hi < lo:
                 raise CpuListError(f"range {part!r} is descending")
-            if hi > 65535:
+            if hi > MAX_CPU:
                 raise CpuListError(f"CPU {hi} is beyond any supported machine")
             if m.group(3) is not None:
                 used, group = int(m.group(3)), int(m.group(4))
@@ -77,25 +84,37 @@ class CpuSet:
         An empty word means zero (hwloc writes ``0x00000001,,0x00000001``).
         """
         words = mask.strip().split(",")
-        value = 0
-        for w in words:
+        if len(words) > _MAX_WORDS:
+            raise CpuListError(f"the mask reaches past CPU {MAX_CPU}")
+        ids: list[int] = []
+        top = len(words) - 1
+        for k, w in enumerate(words):
             w = w.strip()
-            if w.lower().startswith("0x"):
+            if w[:2] in ("0x", "0X"):
                 w = w[2:]
-            try:
-                word = int(w, 16) if w else 0
-            except ValueError as e:
-                raise CpuListError(f"{mask!r} is not a hex CPU mask") from e
-            value = (value << 32) | word
-        return cls(i for i in range(value.bit_length()) if value >> i & 1)
+            if not w:
+                continue  # an empty word is zero
+            if _HEX_WORD.fullmatch(w) is None:
+                raise CpuListError(f"{mask[:40]!r} is not a hex CPU mask")
+            word = int(w, 16)
+            base = (top - k) * 32
+            while word:
+                low = word & -word
+                ids.append(base + low.bit_length() - 1)
+                word ^= low
+        return cls(ids)
 
     def ranges(self) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
+        start = prev = -2
         for i in sorted(self.ids):
-            if out and out[-1][1] == i - 1:
-                out[-1] = (out[-1][0], i)
-            else:
-                out.append((i, i))
+            if i != prev + 1:
+                if prev >= 0:
+                    out.append((start, prev))
+                start = i
+            prev = i
+        if prev >= 0:
+            out.append((start, prev))
         return out
 
     def __str__(self) -> str:
@@ -106,10 +125,10 @@ class CpuSet:
 
     def mask(self) -> str:
         """Hex mask as ``/proc/irq/*/smp_affinity`` writes it: 32-bit words, comma-separated."""
-        value = 0
+        words = [0] * (max(self.ids, default=0) // 32 + 1)
         for i in self.ids:
-            value |= 1 << i
-        digits = f"{value:x}"
+            words[i >> 5] |= 1 << (i & 31)
+        digits = "".join(f"{w:08x}" for w in reversed(words)).lstrip("0") or "0"
         width = max(8, -(-len(digits) // 8) * 8)
         digits = digits.rjust(width, "0")
         return ",".join(digits[i : i + 8] for i in range(0, len(digits), 8))

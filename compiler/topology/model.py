@@ -7,6 +7,7 @@ documentation that `hostc schema topology` publishes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import attrs
@@ -90,6 +91,72 @@ class Link:
     kind: str = attrs.field(metadata=doc("link type: NV#, PIX, PXB, PHB, NODE, SYS", "NV18"))
 
 
+_OS_ID = re.compile(r"[a-z0-9._-]+")
+
+
+@attrs.frozen
+class OsRelease:
+    """The distribution, from os-release(5): decides the delivery (cloud-init, Ignition …)."""
+
+    id: str = attrs.field(metadata=doc("ID= (lowercase: ubuntu, rhel, fedora-coreos …)", "ubuntu"))
+    version_id: str | None = attrs.field(
+        default=None, metadata=doc("VERSION_ID= (22.04, 9.4 …)", "22.04")
+    )
+    id_like: list[str] = attrs.field(
+        factory=list, metadata=doc("ID_LIKE=, split at spaces", ["debian"])
+    )
+
+
+def valid_os_id(value: str) -> bool:
+    """os-release(5): IDs are lowercase letters, digits and `._-`."""
+    return _OS_ID.fullmatch(value) is not None
+
+
+_DEBIAN = frozenset({"debian", "ubuntu"})
+_RHEL = frozenset({"rhel", "fedora", "centos", "rocky", "almalinux", "ol"})
+_COREOS = frozenset({"fedora-coreos", "rhcos", "flatcar", "coreos"})
+
+
+def os_family(os: OsRelease | None) -> str:
+    """debian, rhel, coreos, suse or unknown: what decides the delivery and package names.
+
+    Image-based systems come first (fedora-coreos is ID_LIKE=fedora, yet it has no
+    package manager to deliver with); flatcar is gentoo-like but boots with
+    Ignition, so it is coreos here.
+    """
+    if os is None:
+        return "unknown"
+    if os.id in _COREOS:
+        return "coreos"
+    ids = [os.id, *os.id_like]
+    if any(i in _DEBIAN for i in ids):
+        return "debian"
+    if any(i in _RHEL for i in ids):
+        return "rhel"
+    if any(i == "sles" or i == "suse" or i.startswith("opensuse") for i in ids):
+        return "suse"
+    return "unknown"
+
+
+# x86 CPUID vendor strings and arm64 MIDR implementer codes/names → hostc's names.
+_X86_VENDORS = {"genuineintel": "intel", "authenticamd": "amd", "hygongenuine": "hygon"}
+_ARM_IMPLEMENTERS = {
+    "0x41": "arm", "0x42": "broadcom", "0x43": "cavium", "0x46": "fujitsu", "0x48": "hisilicon",
+    "0x4e": "nvidia", "0x50": "apm", "0x51": "qualcomm", "0x61": "apple", "0x6d": "microsoft",
+    "0xc0": "ampere", "arm": "arm", "ampere": "ampere", "nvidia": "nvidia", "cavium": "cavium",
+    "hisilicon": "hisilicon", "fujitsu": "fujitsu", "qualcomm": "qualcomm", "apm": "apm",
+    "apple": "apple", "broadcom": "broadcom", "microsoft": "microsoft",
+}  # fmt: skip
+
+
+def cpu_vendor(raw: str | None) -> str | None:
+    """Normalise a vendor as hwloc, lscpu or /proc/cpuinfo spell it (GenuineIntel → intel)."""
+    if raw is None or not raw.strip():
+        return None
+    key = raw.strip().lower()
+    return _X86_VENDORS.get(key) or _ARM_IMPLEMENTERS.get(key) or key
+
+
 @attrs.frozen
 class Topology:
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
@@ -97,7 +164,7 @@ class Topology:
     arch: str = attrs.field(metadata=doc("machine architecture (uname -m)", "x86_64"))
     cpus: list[Cpu] = attrs.field(metadata=doc("every CPU, online or not"))
     nodes: list[NumaNode] = attrs.field(metadata=doc("NUMA nodes, CPU-less ones included"))
-    version: int = attrs.field(default=1, metadata=doc("snapshot format version", 1))
+    version: int = attrs.field(default=2, metadata=doc("snapshot format version", 2))
     source: str | None = attrs.field(
         default=None, metadata=doc("what produced the snapshot (probe, hwloc, lscpu, …)")
     )
@@ -118,6 +185,30 @@ class Topology:
     unknown: list[str] = attrs.field(
         factory=list,
         metadata=doc("facts the source could not tell (e.g. smt, memory)", ["smt"]),
+    )
+    cpu_vendor: str | None = attrs.field(
+        default=None,
+        metadata=doc("CPU vendor: intel, amd, hygon; arm64 implementer (arm, ampere, nvidia)"),
+    )
+    cpu_model: str | None = attrs.field(default=None, metadata=doc("CPU model name"))
+    os: OsRelease | None = attrs.field(
+        default=None, metadata=doc("distribution from /etc/os-release")
+    )
+    hidden_cpus: CpuSet = attrs.field(
+        factory=CpuSet,
+        metadata=doc(
+            "online CPUs the export left out (cgroup or firmware reservation): listed offline"
+        ),
+    )
+    disallowed_cpus: CpuSet = attrs.field(
+        factory=CpuSet,
+        metadata=doc("CPUs present but outside the capturing process's cgroup"),
+    )
+    notes: list[str] = attrs.field(
+        factory=list,
+        metadata=doc(
+            "what the source said with reservations (device locality spans, sizes left out)"
+        ),
     )
 
     # Derived views.  cached_property needs a __dict__, which frozen slotted

@@ -1,22 +1,47 @@
-"""Read and write hostc's topology snapshot (TOML), validating on read."""
+"""Read and write hostc's topology snapshot (TOML), validating on read.
+
+`dumps` writes version 2 (`compact`: CPU facts as cpulists); `loads` reads
+versions 1 and 2.  A file that is not a snapshot (a path typo, `/etc/shadow`)
+is refused without echoing any of its content: no line, no value.
+"""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
+import attrs
+
+from hostc.cpuset import CpuListError, CpuSet
+from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.topology import compact
 from hostc.topology.model import Topology
+from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.topology.validate import validate
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = compact.VERSION
+READ_VERSIONS = (1, 2)
+#: A snapshot nests four levels deep; anything past this is not one.
+MAX_NESTING = 32
+HEADER = "# hostc topology snapshot (written by hostc; see `hostc schema topology`)\n"
+_HINT = "capture one with `hostc probe -o FILE` or `hostc import hwloc lstopo.xml -o FILE`"
+_STRINGS = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'
+)
+_BRACKETS = re.compile(r"[\[\]{}]")
+_LOOKS_HOSTC = re.compile(r"\A(?:#[^\n]*\n|\s)*version\s*=")
 
 
 def _prune(value: Any) -> Any:
-    """Drop None (TOML has no null) and empty containers, recursively."""
+    """Drop None (TOML has no null) and empty values, recursively."""
     if isinstance(value, dict):
-        return {k: _prune(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+        return {
+            k: _prune(v)
+            for k, v in value.items()
+            if v is not None and v != [] and v != {} and v != ""
+        }
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
@@ -25,44 +50,130 @@ def _prune(value: Any) -> Any:
 def dumps(topo: Topology) -> str:
     import tomli_w
 
-    from hostc.convert import converter
+    f = compact.to_file(topo)
+    raw = _prune(attrs.asdict(f, recurse=True))
+    raw["version"] = f.version  # first, and kept even where pruning would drop it
+    lists = {k: raw.pop(k) for k in ("nodes", "gpus", "nics", "links") if k in raw}
+    data = {"version": raw.pop("version"), **raw, **lists}
+    return HEADER + tomli_w.dumps(data)
 
-    raw = _prune(converter().unstructure(topo))
-    data = {"version": raw.pop("version"), **raw}
-    header = "# hostc topology snapshot (written by hostc; see `hostc schema topology`)\n"
-    return header + tomli_w.dumps(data)
+
+def _nesting(text: str) -> int:
+    """The deepest bracket nesting outside strings and comments (stops past the limit)."""
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(_STRINGS.sub("", text)):
+        if m.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_NESTING:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
+def _not_snapshot(file: str, why: str) -> HostcError:
+    return HostcError([file_error(file, f"not a hostc topology snapshot: {why}", hint=_HINT)])
+
+
+def _parse_toml(text: str, file: str) -> dict[str, Any]:
+    if _nesting(text) > MAX_NESTING:
+        raise _not_snapshot(file, f"arrays or tables nest deeper than {MAX_NESTING} levels")
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise _not_snapshot(file, "it nests too deeply") from None
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+        if _LOOKS_HOSTC.match(text):  # our own file: the line may be shown
+            line = int(m.group(1)) if m else None
+            raise HostcError(
+                [file_error(file, f"TOML syntax error: {reason}", line=line)]
+            ) from None
+        where = f" at line {m.group(1)}, column {m.group(2)}" if m else ""
+        # tomllib's reasons name no content, and the line itself is not shown.
+        raise _not_snapshot(file, f"not TOML ({reason}{where})") from None
+
+
+def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
+    """Version 1 encoded some facts as strings in `unknown`: make them typed fields."""
+    plain: list[str] = []
+    notes = list(topo.notes)
+    hidden, disallowed = topo.hidden_cpus, topo.disallowed_cpus
+    problems: list[Diagnostic] = []
+    for i, u in enumerate(topo.unknown):
+        kind, sep, rest = u.partition(":")
+        if kind in ("hidden-cpus", "disallowed-cpus"):
+            try:
+                cpus = CpuSet.parse(rest)
+            except CpuListError as e:
+                problems.append(error(f"unknown[{i}]", f"{kind}: not a cpulist: {e}"))
+                continue
+            if kind == "hidden-cpus":
+                hidden |= cpus
+            else:
+                disallowed |= cpus
+        elif sep:
+            notes.append(u)
+        else:
+            plain.append(u)
+    topo = attrs.evolve(
+        topo,
+        unknown=plain,
+        notes=notes,
+        hidden_cpus=hidden,
+        disallowed_cpus=disallowed,
+        version=SNAPSHOT_VERSION,
+    )
+    return topo, problems
 
 
 def loads(text: str, file: str = "<snapshot>") -> Topology:
     """Parse and validate a snapshot; every problem is raised as one HostcError."""
     from hostc.convert import diagnostics, structure
 
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise HostcError([toml_syntax_error(e, file)]) from None
-    if (
-        not isinstance(data.get("version", SNAPSHOT_VERSION), int)
-        or data.get("version", SNAPSHOT_VERSION) != SNAPSHOT_VERSION
-    ):
+    data = _parse_toml(text, file)
+    version = data.get("version")
+    if version is None:
+        if not {"arch", "cpus", "nodes"} <= data.keys():
+            raise _not_snapshot(file, "it has no `version` key")
+        version = 1  # the first snapshots were written without one
+    if isinstance(version, bool) or version not in READ_VERSIONS:
         raise HostcError(
             with_file(
                 [
                     error(
                         "version",
-                        f"unsupported snapshot version {data.get('version')!r}",
-                        hint=f"this hostc reads version {SNAPSHOT_VERSION}",
+                        f"unsupported snapshot version {version!r}",
+                        hint=f"this hostc reads versions {', '.join(map(str, READ_VERSIONS))}",
                     )
                 ],
                 file,
                 text,
             )
         )
+    problems: list[Diagnostic]
     try:
-        topo = structure(data, Topology)
+        if version == 1:
+            v1 = dict(data)
+            v1["version"] = 1
+            topo, problems = _legacy_unknown(structure(v1, Topology))
+            f = None
+        else:
+            f = structure(data, compact.SnapshotFile)
+            topo, problems = compact.from_file(f)
+    except HostcError:
+        raise
     except Exception as e:  # cattrs raises exception groups; all become diagnostics
         raise HostcError(with_file(diagnostics(e), file, text)) from None
-    problems = validate(topo)
+    if not problems:
+        found = validate(topo)
+        if f is not None:
+            found = [attrs.evolve(d, path=compact.file_path(topo, f, d.path)) for d in found]
+        problems = found
     if problems:
         raise HostcError(with_file(problems, file, text))
     return topo
@@ -70,18 +181,10 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
 
 def read(path: Path) -> Topology:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HostcError(
-            [
-                file_error(
-                    str(path),
-                    "topology snapshot not found",
-                    hint="capture one with `hostc probe -o FILE` or "
-                    "`hostc import hwloc lstopo.xml -o FILE`",
-                )
-            ]
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise HostcError([file_error(str(path), f"cannot read the snapshot: {e}")]) from None
+        text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
+    except HostcError as e:
+        if any(d.message.endswith("not found") for d in e.diagnostics):
+            missing = file_error(str(path), "topology snapshot not found", hint=_HINT)
+            raise HostcError([missing]) from None
+        raise
     return loads(text, str(path))

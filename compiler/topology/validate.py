@@ -1,13 +1,160 @@
-"""Snapshot validation on read: a broken snapshot is an input error, never an exception later."""
+"""Snapshot validation on read: a broken snapshot is an input error, never an exception later.
+
+As strict as the spec: CPU ids within the spec's cap, cores that name a CPU of
+their own node, references that resolve, a well-formed distance matrix and
+hugepage sizes the kernel has.  Every check is linear in the CPUs, so an
+8,192-CPU snapshot validates as fast as it parses.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
+from hostc.cpuset import MAX_CPU, CpuSet
 from hostc.diagnostics import Diagnostic, error
-from hostc.topology.model import Topology
+from hostc.topology.model import Topology, valid_os_id
 
 _SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M"}
+#: ACPI SLIT: 10 is local, 11-254 remote, 255 unreachable (never written by Linux for a node).
+_LOCAL, _FARTHEST = 10, 254
+
+
+def known_hugepage_size(size: str) -> bool:
+    return size in _SIZES
+
+
+def _cpus(topo: Topology, out: list[Diagnostic]) -> None:
+    node_ids = {x.id for x in topo.nodes}
+    for cid, n in Counter(c.id for c in topo.cpus).items():
+        if n > 1:
+            out.append(error("cpus", f"CPU {cid} is listed {n} times"))
+    by_id = {c.id: c for c in topo.cpus}
+    groups: dict[int, list[int]] = {}
+    for i, c in enumerate(topo.cpus):
+        if not 0 <= c.id <= MAX_CPU:
+            out.append(error(f"cpus[{i}].id", f"CPU id {c.id} is outside 0..{MAX_CPU}"))
+        if c.node is not None and c.node not in node_ids:
+            out.append(
+                error(
+                    f"cpus[{i}].node",
+                    f"CPU {c.id} is on NUMA node {c.node}, which is not in `nodes`",
+                )
+            )
+        if not c.online:
+            continue
+        if c.node is None:
+            out.append(error(f"cpus[{i}].node", f"online CPU {c.id} has no NUMA node"))
+        if c.core is not None:
+            groups.setdefault(c.core, []).append(i)
+    if not any(c.online for c in topo.cpus) and topo.cpus:
+        out.append(error("cpus", "no CPU is online"))
+    for core, idx in groups.items():
+        first = topo.cpus[idx[0]]
+        named = by_id.get(core)
+        if named is None or not named.online or named.core != core:
+            out.append(
+                error(
+                    f"cpus[{idx[0]}].core",
+                    f"CPU {first.id} names core {core}, which is no online CPU of that core",
+                    hint="a core is named by its lowest online thread",
+                )
+            )
+            continue
+        members = [topo.cpus[i] for i in idx]
+        if min(c.id for c in members) != core:
+            out.append(
+                error(
+                    f"cpus[{idx[0]}].core",
+                    f"core {core} is not named by its lowest online thread "
+                    f"({min(c.id for c in members)})",
+                )
+            )
+        pk = {c.package for c in members}
+        nd = {c.node for c in members}
+        if len(pk) > 1 or len(nd) > 1:
+            cpus = ",".join(str(c.id) for c in members)
+            out.append(
+                error(
+                    f"cpus[{idx[0]}].core",
+                    f"core {core} (CPUs {cpus}) spans several packages or NUMA nodes",
+                )
+            )
+
+
+def _nodes(topo: Topology, out: list[Diagnostic]) -> None:
+    for nid, n in Counter(x.id for x in topo.nodes).items():
+        if n > 1:
+            out.append(error("nodes", f"NUMA node {nid} is listed {n} times"))
+    count = len(topo.nodes)
+    for i, nd_ in enumerate(topo.nodes):
+        if nd_.id < 0:
+            out.append(error(f"nodes[{i}].id", f"negative NUMA node id {nd_.id}"))
+        if nd_.memory_mib is not None and nd_.memory_mib < 0:
+            out.append(error(f"nodes[{i}].memory_mib", f"node {nd_.id} has negative memory"))
+        for size, pages in nd_.hugepages.items():
+            if size not in _SIZES:
+                out.append(
+                    error(
+                        f"nodes[{i}].hugepages",
+                        f"unknown hugepage size {size!r}",
+                        hint="write sizes as the kernel does: 2M, 1G",
+                    )
+                )
+            elif pages < 0:
+                out.append(error(f"nodes[{i}].hugepages", f"negative {size} page count {pages}"))
+        d = nd_.distances
+        if not d:
+            continue
+        where = f"nodes[{i}].distances"
+        if len(d) != count:
+            out.append(error(where, f"node {nd_.id} has {len(d)} distances for {count} nodes"))
+            continue
+        if d[i] != _LOCAL:
+            out.append(error(where, f"node {nd_.id}'s distance to itself is {d[i]}, not 10"))
+        bad = [x for j, x in enumerate(d) if j != i and not _LOCAL < x <= _FARTHEST]
+        if bad:
+            out.append(
+                error(
+                    where,
+                    f"node {nd_.id} has remote distances {bad}; SLIT remote distances "
+                    f"are 11..{_FARTHEST}",
+                )
+            )
+    with_d = [n for n in topo.nodes if n.distances]
+    if with_d and len(with_d) != count:
+        out.append(error("nodes", "some nodes have distances and others none"))
+
+
+def _devices(topo: Topology, out: list[Diagnostic]) -> None:
+    node_ids = {x.id for x in topo.nodes}
+    devices: list[tuple[str, list[tuple[str, int | None]]]] = [
+        ("gpus", [(g.name, g.node) for g in topo.gpus]),
+        ("nics", [(n.name, n.node) for n in topo.nics]),
+    ]
+    names: set[str] = set()
+    for kind, devs in devices:
+        for i, (dname, dnode) in enumerate(devs):
+            names.add(dname)
+            if dnode is not None and dnode not in node_ids:
+                out.append(
+                    error(
+                        f"{kind}[{i}].node",
+                        f"{dname} is on NUMA node {dnode}, which is not in `nodes`",
+                    )
+                )
+        for name, n in Counter(d for d, _ in devs).items():
+            if n > 1:
+                out.append(error(kind, f"device name {name!r} is listed {n} times"))
+    for i, g in enumerate(topo.gpus):
+        if g.cpus is not None:
+            try:
+                CpuSet.parse(g.cpus)
+            except ValueError as e:
+                out.append(error(f"gpus[{i}].cpus", f"not a cpulist: {e}"))
+    for i, link in enumerate(topo.links):
+        for end in (link.a, link.b):
+            if end not in names:
+                out.append(error(f"links[{i}]", f"{end} is no GPU or NIC of the snapshot"))
 
 
 def validate(topo: Topology) -> list[Diagnostic]:
@@ -22,72 +169,9 @@ def validate(topo: Topology) -> list[Diagnostic]:
                 hint="a machine without NUMA is one node: [[nodes]] id = 0",
             )
         )
-    for cid, n in Counter(c.id for c in topo.cpus).items():
-        if n > 1:
-            out.append(error("cpus", f"CPU {cid} is listed {n} times"))
-    for nid, n in Counter(x.id for x in topo.nodes).items():
-        if n > 1:
-            out.append(error("nodes", f"NUMA node {nid} is listed {n} times"))
-    node_ids = {x.id for x in topo.nodes}
-    for i, c in enumerate(topo.cpus):
-        if c.id < 0:
-            out.append(error(f"cpus[{i}].id", f"negative CPU id {c.id}"))
-        if not c.online:
-            continue
-        if c.node is None:
-            out.append(error(f"cpus[{i}].node", f"online CPU {c.id} has no NUMA node"))
-        elif c.node not in node_ids:
-            out.append(
-                error(
-                    f"cpus[{i}].node",
-                    f"CPU {c.id} is on NUMA node {c.node}, which is not in `nodes`",
-                )
-            )
-    if not any(c.online for c in topo.cpus) and topo.cpus:
-        out.append(error("cpus", "no CPU is online"))
-    # SMT siblings must agree on package and node (a core cannot straddle sockets).
-    cores: dict[int, list[int]] = {}
-    for i, c in enumerate(topo.cpus):
-        if c.online and c.core is not None:
-            cores.setdefault(c.core, []).append(i)
-    for core, idx in cores.items():
-        pk = {topo.cpus[i].package for i in idx}
-        nd = {topo.cpus[i].node for i in idx}
-        if len(pk) > 1 or len(nd) > 1:
-            cpus = ",".join(str(topo.cpus[i].id) for i in idx)
-            out.append(
-                error(
-                    f"cpus[{idx[0]}].core",
-                    f"core {core} (CPUs {cpus}) spans several packages or NUMA nodes",
-                )
-            )
-    count = len(topo.nodes)
-    for i, nd_ in enumerate(topo.nodes):
-        if nd_.memory_mib is not None and nd_.memory_mib < 0:
-            out.append(error(f"nodes[{i}].memory_mib", f"node {nd_.id} has negative memory"))
-        if nd_.distances and len(nd_.distances) != count:
-            out.append(
-                error(
-                    f"nodes[{i}].distances",
-                    f"node {nd_.id} has {len(nd_.distances)} distances for {count} nodes",
-                )
-            )
-    devices: list[tuple[str, list[tuple[str, int | None]]]] = [
-        ("gpus", [(g.name, g.node) for g in topo.gpus]),
-        ("nics", [(n.name, n.node) for n in topo.nics]),
-    ]
-    for kind, devs in devices:
-        for i, (dname, dnode) in enumerate(devs):
-            if dnode is not None and dnode not in node_ids:
-                out.append(
-                    error(
-                        f"{kind}[{i}].node",
-                        f"{dname} is on NUMA node {dnode}, which is not in `nodes`",
-                    )
-                )
-        for name, n in Counter(d for d, _ in devs).items():
-            if n > 1:
-                out.append(error(kind, f"device name {name!r} is listed {n} times"))
+    _cpus(topo, out)
+    _nodes(topo, out)
+    _devices(topo, out)
     for i, s in enumerate(topo.hugepage_sizes):
         if s not in _SIZES:
             out.append(
@@ -97,4 +181,17 @@ def validate(topo: Topology) -> list[Diagnostic]:
                     hint="write sizes as the kernel does: 2M, 1G",
                 )
             )
+    if topo.os is not None:
+        for path, value in [("os.id", topo.os.id)] + [
+            (f"os.id_like[{i}]", v) for i, v in enumerate(topo.os.id_like)
+        ]:
+            if not valid_os_id(value):
+                out.append(error(path, f"{value[:40]!r} is not an os-release ID (a-z, 0-9, `._-`)"))
+    known = CpuSet(c.id for c in topo.cpus)
+    for name, cpus in (
+        ("hidden_cpus", topo.hidden_cpus),
+        ("disallowed_cpus", topo.disallowed_cpus),
+    ):
+        if not cpus <= known:
+            out.append(error(name, f"names CPUs {cpus - known}, which `cpus` lacks"))
     return out

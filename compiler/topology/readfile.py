@@ -1,0 +1,94 @@
+"""Bounded reading of every file hostc is handed: snapshots, import sources, --base.
+
+A path on a command line or in `host.topology` can name anything: /dev/zero, a
+FIFO that never ends, a directory, a multi-gigabyte log, /etc/shadow.  Each of
+these must become one clear diagnostic, and none may echo the file's content
+(a file that is not hostc's may be a secret).  The limits are far above any real
+input: the largest hwloc export in the shared corpus is 335 KB, an 8,192-CPU
+synthetic export 5.3 MB.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from hostc.diagnostics import HostcError, file_error
+
+#: Import sources: lstopo XML, lscpu, numactl, nvidia-smi text.
+SOURCE_LIMIT = 16 << 20
+#: hostc's own snapshot (version 1 of an 8,192-CPU machine is about 1 MB).
+SNAPSHOT_LIMIT = 8 << 20
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+def read_bytes_bounded(path: Path, *, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or a HostcError naming `path`.
+
+    `what` names the file in messages ("topology snapshot", "hwloc XML").  The
+    size is checked on the open descriptor and again while reading, so a file that
+    grows (or a /proc file that claims 0 bytes) cannot get past the limit.
+    """
+    name = str(path)
+
+    def fail(message: str, hint: str | None = None) -> HostcError:
+        return HostcError([file_error(name, message, hint=hint)])
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise fail(f"{what} not found") from None
+    except IsADirectoryError:
+        raise fail(f"is a directory, not a {what}") from None
+    except OSError as e:
+        raise fail(f"cannot read the {what}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise fail(f"is a directory, not a {what}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = (
+                "a FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket"
+                if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file"
+            )
+            raise fail(f"is {kind}, not a regular file; hostc reads a {what} from a file")
+        if st.st_size > limit:
+            raise fail(f"is {st.st_size} bytes; a {what} is at most {_mib(limit)}")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            except OSError as e:
+                raise fail(f"cannot read the {what}: {e.strerror or e}") from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise fail(f"is larger than {_mib(limit)}, too large for a {what}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text_bounded(path: Path, *, limit: int, what: str) -> str:
+    """`read_bytes_bounded`, decoded as UTF-8; a file that is not text says so, nothing more."""
+    data = read_bytes_bounded(path, limit=limit, what=what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise HostcError(
+            [file_error(str(path), f"is not UTF-8 text, so not a {what}", line=line)]
+        ) from None
