@@ -173,19 +173,17 @@ def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 def snapshot_caveats(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """CPUs the capture could not see properly change what the partition means; say so."""
-    for note in topo.unknown:
-        kind, _, cpus = note.partition(":")
-        if kind == "hidden-cpus":
-            yield warning(
-                "host.topology",
-                f"the snapshot hides online CPUs {cpus} (a cgroup or "
-                "firmware reservation); they are treated as offline and appear in no "
-                "kernel argument",
-                hint="capture the host with `hostc probe` to see them",
-            )
-        elif kind == "disallowed-cpus":
-            yield warning(
-                "host.topology",
-                f"CPUs {cpus} were outside the capturing process's "
-                "cgroup; they are partitioned like any other CPU",
-            )
+    if topo.hidden_cpus:
+        yield warning(
+            "host.topology",
+            f"the snapshot hides online CPUs {topo.hidden_cpus} (a cgroup or "
+            "firmware reservation); they are treated as offline and appear in no "
+            "kernel argument",
+            hint="capture the host with `hostc probe` to see them",
+        )
+    if topo.disallowed_cpus:
+        yield warning(
+            "host.topology",
+            f"CPUs {topo.disallowed_cpus} were outside the capturing process's "
+            "cgroup; they are partitioned like any other CPU",
+        )
