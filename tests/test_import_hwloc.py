@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers.hwloc import parse
@@ -203,11 +204,11 @@ def test_memoryless_nodes_with_cpus_have_zero_memory() -> None:
 
 def test_disallowed_cpus_and_spanning_locality_are_recorded() -> None:
     condor = _load("64intel64-3g2n+2n-irregulargroups+pci.xml")
-    assert "disallowed-cpus:16-63" in condor.unknown
+    assert condor.disallowed_cpus == CpuSet.parse("16-63") and condor.unknown == []
     assert all(c.online for c in condor.cpus)
     pci = _load("40intel64-2g2n4c+pci.xml")
-    assert "locality:eth0 spans nodes 0,2" in pci.unknown
-    assert "locality:qib0 spans nodes 1,3" in pci.unknown
+    assert "locality:eth0 spans nodes 0,2" in pci.notes
+    assert "locality:qib0 spans nodes 1,3" in pci.notes
     assert pci.nics[-1] == Nic(
         name="qib0", pci="0000:43:00.0", netdev="ib0", rdma="qib0", vendor="QLogic"
     )
@@ -243,7 +244,7 @@ def test_arch_and_hugepages() -> None:
     assert _load("coral-lassen-hwloc1.xml").hugepage_sizes == ["2M", "1G"]
     ea = _load("coral-ea-hwloc1.xml")
     assert ea.hugepage_sizes == ["16M"]
-    assert "hugepage-sizes:1M" in ea.unknown  # real, but not a size hostc knows
+    assert "hugepage-sizes:1M" in ea.notes  # real, but not a size hostc knows
 
 
 def test_distances_follow_node_order() -> None:
@@ -446,8 +447,8 @@ def _error(text: str, file: str = "bad.xml") -> HostcError:
         ("", "empty"),
         ("   \n", "empty"),
         (V2[: len(V2) // 2], "not well-formed"),
-        (bytes(range(256)).decode("latin-1"), "not well-formed"),
-        ("\x00\x01ELF\x02", "not well-formed"),
+        (bytes(range(256)).decode("latin-1"), "not XML"),
+        ("\x00\x01ELF\x02", "not XML"),
         ("<foo/>", "<foo>"),
         ('<topology version="3.0"/>', "version 3.0"),
         ("<topology/>", "no objects"),
