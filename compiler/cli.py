@@ -11,11 +11,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from hostc.diagnostics import Diagnostic, HostcError
+
+if TYPE_CHECKING:
+    from hostc.topology.model import Topology
 
 app = typer.Typer(
     name="hostc",
@@ -193,31 +196,24 @@ def schema_cmd(
     sys.stdout.write(schema.dumps(which))
 
 
-def _emit_snapshot(topo: Any, output: Path | None) -> None:
+def _emit_snapshot(topo: Topology, output: Path | None) -> None:
+    from hostc import ingest
     from hostc.output import write_text
-    from hostc.topology import snapshot
 
-    text = snapshot.dumps(topo)
+    text = ingest.dumps_snapshot(topo)
     if output is None:
         sys.stdout.write(text)
     else:
         try:
             write_text(output, text)
         except OSError as e:
-            _usage(f"cannot write {output}: {e}")
+            _usage(f"cannot write {output}: {e.strerror or e}")
 
 
 def _read_input(path: Path) -> str:
-    from hostc.diagnostics import file_error
+    from hostc import ingest
 
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        _fail([file_error(str(path), f"cannot read: {e.strerror or e}")])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        _fail([file_error(str(path), "not a text file (it is not valid UTF-8)")])
+    return _guard(lambda: ingest.read_source(path))
 
 
 OutOpt = Annotated[
@@ -228,58 +224,44 @@ ArchOpt = Annotated[
     str | None,
     typer.Option("--arch", help="machine architecture (uname -m) when the input does not say"),
 ]
+BaseOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--base",
+        help="snapshot of the same machine to complete: facts it lacks are filled in, "
+        "facts both know must agree",
+    ),
+]
 
 
-def _with_arch(topo: Any, arch: str | None) -> Any:
-    import attrs
+def import_command(kind: str) -> Callable[..., None]:
+    """The one `hostc import KIND` command body, for every kind."""
 
-    return topo if arch is None else attrs.evolve(topo, arch=arch)
+    def import_cmd(
+        file: FileArg, output: OutOpt = None, base: BaseOpt = None, arch: ArchOpt = None
+    ) -> None:
+        from hostc import ingest
 
+        text = _read_input(file)
+        base_topo = _guard(lambda: ingest.read_snapshot(base)) if base is not None else None
+        topo = _guard(
+            lambda: ingest.import_source(
+                kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
+            )
+        )
+        _emit_snapshot(topo, output)
 
-@import_app.command("hwloc")
-def import_hwloc(file: FileArg, output: OutOpt = None) -> None:
-    """Convert `lstopo --of xml` output (hwloc v1 or v2 XML)."""
-    from hostc.topology.importers import hwloc
-
-    text = _read_input(file)
-    _emit_snapshot(_guard(lambda: hwloc.parse(text, str(file))), output)
-
-
-@import_app.command("lscpu")
-def import_lscpu(file: FileArg, output: OutOpt = None, arch: ArchOpt = None) -> None:
-    """Convert `lscpu -p` or `lscpu -e` output."""
-    from hostc.topology.importers import lscpu
-
-    text = _read_input(file)
-    _emit_snapshot(_with_arch(_guard(lambda: lscpu.parse(text, str(file))), arch), output)
+    return import_cmd
 
 
-@import_app.command("numactl")
-def import_numactl(file: FileArg, output: OutOpt = None, arch: ArchOpt = None) -> None:
-    """Convert `numactl --hardware` output."""
-    from hostc.topology.importers import numactl
+def _register_importers() -> None:
+    from hostc.ingest import IMPORT_KINDS
 
-    text = _read_input(file)
-    _emit_snapshot(_with_arch(_guard(lambda: numactl.parse(text, str(file))), arch), output)
+    for kind, summary in IMPORT_KINDS.items():
+        import_app.command(kind, help=summary)(import_command(kind))
 
 
-@import_app.command("nvidia-smi")
-def import_nvidia_smi(
-    file: FileArg,
-    output: OutOpt = None,
-    base: Annotated[
-        Path | None, typer.Option("--base", help="snapshot to merge the GPU/NIC facts onto")
-    ] = None,
-    arch: ArchOpt = None,
-) -> None:
-    """Convert `nvidia-smi topo -m` output, alone or merged onto --base."""
-    from hostc.topology import snapshot
-    from hostc.topology.importers import nvidia_smi
-
-    text = _read_input(file)
-    base_topo = _guard(lambda: snapshot.read(base)) if base is not None else None
-    smi = _guard(lambda: nvidia_smi.parse(text, str(file)))
-    _emit_snapshot(_with_arch(_guard(lambda: nvidia_smi.merge(base_topo, smi)), arch), output)
+_register_importers()
 
 
 @app.command("probe")
@@ -299,17 +281,15 @@ def probe_cmd(
     ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
-    from hostc.topology.importers import sysfs
+    from hostc import ingest
 
     if capture is not None:
-        from hostc.topology.importers import capture as cap
-
-        paths = _guard(lambda: cap.capture(capture, root))
+        archive = capture
+        paths = _guard(lambda: ingest.capture(archive, root))
         typer.echo(f"captured {len(paths)} files into {capture}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
-    topo = _guard(lambda: sysfs.probe(root, nvidia_smi_topo=smi))
-    _emit_snapshot(topo, output)
+    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output)
 
 
 def main() -> None:

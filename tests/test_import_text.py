@@ -386,7 +386,7 @@ BAD = [
     ("lscpu", "# CPU,Core,Socket,Node\n0,0,0,0\n0,1,0,0\n", "listed twice"),
     ("numactl", "", "empty"),
     ("numactl", GARBAGE, "binary"),
-    ("numactl", "just some words\n", "unexpected line"),
+    ("numactl", "just some words\n", "not `numactl --hardware` output"),
     ("numactl", NUMA_OK, "node 1 has no `cpus:`"),
     (
         "numactl",

@@ -12,10 +12,10 @@ import re
 
 import attrs
 
-from hostc.diagnostics import HostcError, with_file
+from hostc.cpuset import MAX_CPU
 from hostc.topology.importers._text import fail, text_lines
-from hostc.topology.model import Cpu, NumaNode, Topology
-from hostc.topology.validate import validate
+from hostc.topology.importers.common import finish, number
+from hostc.topology.model import Cpu, NumaNode, Topology, cpu_vendor
 
 # lscpu translates ONLINE (`lscpu -e` in a Chinese locale prints 是); accept the common ones.
 _YES = frozenset({"yes", "y", "是", "ja", "oui", "sí", "si", "sim", "да"})
@@ -23,6 +23,11 @@ _NO = frozenset({"no", "n", "否", "nein", "non", "não", "nao", "нет"})
 # Columns whose values hostc uses; every other column (caches, MHz, …) is skipped.
 _USED = ("cpu", "core", "socket", "node", "online")
 _TOKEN = re.compile(r"\S+")
+# `lscpu` (no option) prints `Key: value` lines; pasted above a table they give the
+# vendor, model and architecture that `lscpu -p` and `-e` lack.
+_SUMMARY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/_-]*):(?:\s+(.*?))?\s*$")
+_SUMMARY_KEYS = {"vendor id": "vendor", "model name": "model", "architecture": "arch"}
+_ARCH = re.compile(r"[a-z0-9_]{2,20}")
 
 
 @attrs.frozen
@@ -119,9 +124,12 @@ def _int(row: _Row, column: str, file: str) -> int | None:
     value = row.cells.get(column, "")
     if value in ("", "-"):
         return None
-    if not value.isdecimal():
-        raise fail(file, f"{column} value {value!r} is not a number", line=row.line)
-    return int(value)
+    n = number(value)
+    if n is None:
+        raise fail(file, f"{column} value {value[:20]!r} is not a number", line=row.line)
+    if column == "cpu" and n > MAX_CPU:
+        raise fail(file, f"CPU {n} is beyond CPU {MAX_CPU}", line=row.line)
+    return n
 
 
 def _online(row: _Row, file: str) -> bool:
@@ -133,6 +141,23 @@ def _online(row: _Row, file: str) -> bool:
     if value.lower() in _NO:
         return False
     raise fail(file, f"ONLINE value {value!r} is neither yes nor no", line=row.line)
+
+
+def _summary(lines: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The `lscpu` summary facts before the table, and the lines with the summary blanked."""
+    facts: dict[str, str] = {}
+    out = list(lines)
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        m = _SUMMARY.match(line)
+        if m is None or line.lstrip().startswith("#"):
+            break
+        key = _SUMMARY_KEYS.get(m.group(1).strip().lower())
+        if key is not None and m.group(2) and key not in facts:
+            facts[key] = m.group(2)
+        out[i] = ""
+    return facts, out
 
 
 def _build(table: _Table, file: str) -> Topology:
@@ -209,7 +234,8 @@ def _build(table: _Table, file: str) -> Topology:
 def parse(text: str, file: str) -> Topology:
     """Parse `lscpu -p` or `lscpu -e` output (told apart by the `#` header of -p)."""
     lines = text_lines(text, file, "lscpu", "capture it with `lscpu -p` or `lscpu -e`")
-    first = next(line.strip() for line in lines if line.strip())
+    facts, lines = _summary(lines)
+    first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("#"):
         table = _parse_p(lines, file)
     elif "cpu" in (t.lower() for t in first.split()):
@@ -219,10 +245,13 @@ def parse(text: str, file: str) -> Topology:
             file,
             "neither `lscpu -p` output (a `# CPU,Core,…` header) nor `lscpu -e` output "
             "(a `CPU NODE SOCKET CORE …` header)",
-            line=next(i for i, line in enumerate(lines, 1) if line.strip()),
         )
     topo = _build(table, file)
-    problems = validate(topo)
-    if problems:
-        raise HostcError(with_file(problems, file))
-    return topo
+    arch = facts.get("arch", "")
+    topo = attrs.evolve(
+        topo,
+        arch=arch if _ARCH.fullmatch(arch) else topo.arch,
+        cpu_vendor=cpu_vendor(facts.get("vendor")),
+        cpu_model=facts.get("model"),
+    )
+    return finish(topo, file)

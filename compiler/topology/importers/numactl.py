@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import re
 
-from hostc.cpuset import CpuListError, CpuSet
-from hostc.diagnostics import HostcError, with_file
+from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.topology.importers._text import fail, text_lines
+from hostc.topology.importers.common import finish
 from hostc.topology.model import Cpu, NumaNode, Topology
-from hostc.topology.validate import validate
 
-_AVAILABLE = re.compile(r"^available:\s*(\d+)\s+nodes?\s*\(([^)]*)\)$")
-_CPUS = re.compile(r"^node\s+(\d+)\s+cpus:(.*)$")
-_SIZE = re.compile(r"^node\s+(\d+)\s+size:\s*(\d+)\s*MB$")
-_FREE = re.compile(r"^node\s+(\d+)\s+free:\s*(\d+)\s*MB$")
-_DIST_COLS = re.compile(r"^node((?:\s+\d+)+)$")
-_DIST_ROW = re.compile(r"^(\d+):((?:\s+\d+)+)$")
+# ASCII digits only (`\d` takes Arabic-Indic ones), and few enough for int().
+_N = r"[0-9]{1,9}"
+_AVAILABLE = re.compile(rf"^available:\s*({_N})\s+nodes?\s*\(([^)]*)\)$")
+_CPUS = re.compile(rf"^node\s+({_N})\s+cpus:(.*)$")
+_SIZE = re.compile(rf"^node\s+({_N})\s+size:\s*({_N})\s*MB$")
+_FREE = re.compile(rf"^node\s+({_N})\s+free:\s*({_N})\s*MB$")
+_DIST_COLS = re.compile(rf"^node((?:\s+{_N})+)$")
+_DIST_ROW = re.compile(rf"^({_N}):((?:\s+{_N})+)$")
+_WORD = re.compile(_N)
 _FENCE = re.compile(r"^`{3,}\w*$")  # a Markdown fence left over from a paste
 
 
@@ -65,6 +67,13 @@ class _Reader:
                 line=no,
                 hint="use `lscpu -p` instead, or `hostc probe` on the host",
             )
+        elif self.available is None:
+            # Before the first numactl line this may be any file: show none of it.
+            raise fail(
+                self.file,
+                "not `numactl --hardware` output (it does not start with `available: N nodes`)",
+                hint="capture it with `numactl --hardware`",
+            )
         else:
             raise fail(
                 self.file, f"unexpected line {line[:60]!r} in numactl --hardware output", line=no
@@ -91,11 +100,16 @@ class _Reader:
         if node in self.cpus:
             raise fail(self.file, f"node {node} has two `cpus:` lines", line=no)
         words = text.split()
-        if not all(w.isdecimal() for w in words):
+        if not all(_WORD.fullmatch(w) for w in words):
             raise fail(
-                self.file, f"node {node} cpus: {text.strip()!r} is not a list of numbers", line=no
+                self.file,
+                f"node {node} cpus: {text.strip()[:60]!r} is not a list of numbers",
+                line=no,
             )
-        self.cpus[node] = [int(w) for w in words]
+        cpus = [int(w) for w in words]
+        if cpus and max(cpus) > MAX_CPU:
+            raise fail(self.file, f"CPU {max(cpus)} is beyond CPU {MAX_CPU}", line=no)
+        self.cpus[node] = cpus
         self.cpu_line[node] = no
 
     def _dist_row(self, no: int, node: int, values: list[int]) -> None:
@@ -170,15 +184,14 @@ def parse(text: str, file: str) -> Topology:
     unknown = ["smt", "packages", "devices"]
     if not dist:
         unknown.append("distances")
-    topo = Topology(
-        arch="unknown",
-        cpus=[Cpu(id=c, node=owner[c]) for c in sorted(owner)],
-        # numactl's "MB" is numa_node_size64() >> 20, i.e. MiB already.
-        nodes=[NumaNode(id=n, memory_mib=r.size[n], distances=dist.get(n, [])) for n in nodes],
-        source="numactl",
-        unknown=unknown,
+    return finish(
+        Topology(
+            arch="unknown",
+            cpus=[Cpu(id=c, node=owner[c]) for c in sorted(owner)],
+            # numactl's "MB" is numa_node_size64() >> 20, i.e. MiB already.
+            nodes=[NumaNode(id=n, memory_mib=r.size[n], distances=dist.get(n, [])) for n in nodes],
+            source="numactl",
+            unknown=unknown,
+        ),
+        file,
     )
-    problems = validate(topo)
-    if problems:
-        raise HostcError(with_file(problems, file))
-    return topo

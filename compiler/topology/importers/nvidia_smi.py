@@ -16,16 +16,16 @@ import attrs
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
 from hostc.topology.importers._text import fail, text_lines
+from hostc.topology.importers.common import finish
 from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, Topology
-from hostc.topology.validate import validate
 
 # Column titles with spaces; with TABs expanded they can only be found by name.
 _ATTRS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _TITLE = re.compile("|".join(re.escape(a) for a in _ATTRS) + r"|\S+")
-_GPU = re.compile(r"^GPU\d+$")
-_NIC = re.compile(r"^NIC\d+$")
-_KIND = re.compile(r"^[A-Z]+\d*$")  # NV12, PIX, PXB, PHB, NODE, SYS, SOC, …
-_LEGEND_NIC = re.compile(r"^(NIC\d+):\s*(\S+)$")
+_GPU = re.compile(r"^GPU[0-9]+$")
+_NIC = re.compile(r"^NIC[0-9]+$")
+_KIND = re.compile(r"^[A-Z]+[0-9]*$")  # NV12, PIX, PXB, PHB, NODE, SYS, SOC, …
+_LEGEND_NIC = re.compile(r"^(NIC[0-9]+):\s*(\S+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NEAR = frozenset({"PIX", "PXB", "PHB", "NODE"})  # paths that never cross NUMA nodes
 
@@ -95,7 +95,6 @@ def parse(text: str, file: str) -> SmiTopo:
         raise fail(
             file,
             "the first line names no GPU0… columns; is this `nvidia-smi topo -m` output?",
-            line=start + 1,
         )
     if "CPU Affinity" not in attrs_:
         raise fail(file, "the header has no `CPU Affinity` column", line=start + 1)
@@ -174,13 +173,6 @@ def _nic_node(name: str, smi: SmiTopo, gpu_node: dict[str, int | None]) -> int |
     near = {gpu_node.get(link.b) for link in smi.links if link.a == name and link.kind in _NEAR}
     near.discard(None)
     return near.pop() if len(near) == 1 else None
-
-
-def _check(topo: Topology, file: str) -> Topology:
-    problems = validate(topo)
-    if problems:
-        raise HostcError(with_file(problems, file))
-    return topo
 
 
 def _standalone(smi: SmiTopo) -> Topology:
@@ -288,7 +280,7 @@ def _merged_gpus(base: Topology, smi: SmiTopo) -> list[Gpu]:
 def merge(base: Topology | None, smi: SmiTopo) -> Topology:
     """Place nvidia-smi's GPUs, NICs and links on `base` (or on what smi alone implies)."""
     if base is None:
-        return _check(_standalone(smi), smi.file)
+        return finish(_standalone(smi), smi.file)
     gpus = _merged_gpus(base, smi)
     gpu_node = {g.name: g.node for g in gpus}
     by_rdma = {(n.rdma or n.name): n for n in base.nics}
@@ -313,4 +305,4 @@ def merge(base: Topology | None, smi: SmiTopo) -> Topology:
         unknown=unknown,
         source=f"{base.source or 'snapshot'}+nvidia-smi",
     )
-    return _check(topo, smi.file)
+    return finish(topo, smi.file)
