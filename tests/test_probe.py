@@ -255,16 +255,16 @@ def _fake_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> N
 def test_nvidia_smi_failure_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_smi(tmp_path, monkeypatch, "echo 'NVIDIA-SMI has failed' >&2; exit 9")
     topo = probe(Path("/"))
-    assert "nvidia-smi: exit status 9: NVIDIA-SMI has failed" in topo.unknown
-    assert probe(Path("/"), run_nvidia_smi=False).unknown == [
-        u for u in topo.unknown if not u.startswith("nvidia-smi")
+    assert "nvidia-smi: exit status 9: NVIDIA-SMI has failed" in topo.notes
+    assert probe(Path("/"), run_nvidia_smi=False).notes == [
+        u for u in topo.notes if not u.startswith("nvidia-smi")
     ]
 
 
 def test_nvidia_smi_timeout_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_smi(tmp_path, monkeypatch, "exec sleep 10")
     monkeypatch.setattr(sysfs, "SMI_TIMEOUT_S", 0.2)
-    assert "nvidia-smi: timed out after 0.2 s" in probe(Path("/")).unknown
+    assert "nvidia-smi: timed out after 0.2 s" in probe(Path("/")).notes
 
 
 @pytest.mark.skipif(

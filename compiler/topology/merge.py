@@ -55,6 +55,17 @@ class _Merge:
         self.conflict(what, a, b)
         return a
 
+    def fact(self, cid: int, name: str, a: T | None, b: T | None) -> T | None:
+        """A CPU fact; one a side lists in `unknown` (lscpu without NUMA: node 0) yields."""
+        word = _CPU_FACTS.get(name)
+        return self.pick(
+            f"CPU {cid} {name}",
+            a,
+            b,
+            a_unknown=word is not None and word in self.base.unknown,
+            b_unknown=word is not None and word in self.new.unknown,
+        )
+
     def cpus(self) -> list[Cpu]:
         a_by = {c.id: c for c in self.base.cpus}
         b_by = {c.id: c for c in self.new.cpus}
@@ -67,17 +78,19 @@ class _Merge:
                 out.append(only)
                 continue
             online = self.pick(f"CPU {cid} online", a.online, b.online)
-            fields: dict[str, object] = {}
-            for name in ("core", "package", "node", "die", "cluster", "kind"):
-                word = _CPU_FACTS.get(name)
-                fields[name] = self.pick(
-                    f"CPU {cid} {name}",
-                    getattr(a, name),
-                    getattr(b, name),
-                    a_unknown=word is not None and word in self.base.unknown,
-                    b_unknown=word is not None and word in self.new.unknown,
+
+            out.append(
+                Cpu(
+                    id=cid,
+                    online=bool(online),
+                    core=self.fact(cid, "core", a.core, b.core),
+                    package=self.fact(cid, "package", a.package, b.package),
+                    node=self.fact(cid, "node", a.node, b.node),
+                    die=self.fact(cid, "die", a.die, b.die),
+                    cluster=self.fact(cid, "cluster", a.cluster, b.cluster),
+                    kind=self.fact(cid, "kind", a.kind, b.kind),
                 )
-            out.append(attrs.evolve(a, online=bool(online), **fields))
+            )
         return out
 
     def nodes(self) -> list[NumaNode]:

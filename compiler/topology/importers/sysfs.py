@@ -19,9 +19,21 @@ from pathlib import Path
 
 import attrs
 
-from hostc.cpuset import CpuListError, CpuSet
+from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error, with_file
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
+from hostc.topology.importers import nvidia_smi
+from hostc.topology.importers.archive import extracted
+from hostc.topology.model import (
+    Cpu,
+    Gpu,
+    Nic,
+    NumaNode,
+    OsRelease,
+    Topology,
+    cpu_vendor,
+    valid_os_id,
+)
+from hostc.topology.readfile import SOURCE_LIMIT, read_bytes_bounded
 from hostc.topology.validate import validate
 from hostc.units import format_kib
 
@@ -36,10 +48,39 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x15B3: "Mellanox"
 # Display controllers that are never compute GPUs: BMC consoles (ASPEED, Matrox)
 # and the emulated adapters of QEMU/Bochs, Cirrus, virtio/QXL, VMware, Hyper-V.
 _NOT_GPUS = {0x1A03, 0x102B, 0x1234, 0x1013, 0x1AF4, 0x1B36, 0x15AD, 0x1414}
-_NUMBERED = re.compile(r"^(cpu|node)(\d+)$")
-_HUGEPAGES = re.compile(r"^hugepages-(\d+)kB$")
-_MEMTOTAL = re.compile(r"^(?:Node\s+\d+\s+)?MemTotal:\s+(\d+)\s+kB\s*$", re.MULTILINE)
+OS_RELEASE = ("etc/os-release", "usr/lib/os-release")
+# ASCII digits only: `\d` and int() accept Arabic-Indic and full-width digits.
+_NUMBERED = re.compile(r"^(cpu|node)([0-9]{1,6})$")
+_HUGEPAGES = re.compile(r"^hugepages-([0-9]{1,12})kB$")
+_MEMTOTAL = re.compile(r"^(?:Node\s+[0-9]+\s+)?MemTotal:\s+([0-9]{1,15})\s+kB\s*$", re.MULTILINE)
+_DECIMAL = re.compile(r"-?[0-9]{1,18}")
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{1,16}")
+_OS_LINE = re.compile(r"^(ID|VERSION_ID|ID_LIKE)=(.*)$")
+# /proc/cpuinfo lines that name the CPU (x86: vendor_id, model name; arm64: CPU
+# implementer; POWER: cpu); the first of each is kept, the rest of the file never is.
+_CPUINFO = re.compile(r"^(vendor_id|model name|CPU implementer|cpu)\s*:\s*(.*?)\s*$")
 _PCI_ADDR = re.compile(r"^([0-9a-f]+):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+
+
+def _os_release_only(text: str) -> str:
+    """Keep ID, VERSION_ID and ID_LIKE: the rest (URLs, names) is never used."""
+    return "".join(
+        line
+        for line in text.splitlines(keepends=True)
+        if line.startswith(("ID=", "VERSION_ID=", "ID_LIKE="))
+    )
+
+
+def _cpuinfo_only(text: str) -> str:
+    """The first line of each identifying key; /proc/cpuinfo repeats them per CPU."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        m = _CPUINFO.match(line)
+        if m and m.group(1) not in seen:
+            seen.add(m.group(1))
+            out.append(line)
+    return "".join(out)
 
 
 def _memtotal_only(text: str) -> str:
@@ -72,12 +113,13 @@ class Reader:
         self.dirs.add(rel)
 
     def text(self, rel: str, keep: Callable[[str], str] | None = None) -> str | None:
-        try:
-            data = (self.root / rel).read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+        path = self.root / rel
+        if not path.exists():
             return None
-        except OSError as e:
-            self.fail(rel, f"cannot be read: {e.strerror or e}")
+        try:
+            data = read_bytes_bounded(path, limit=SOURCE_LIMIT, what=f"{rel} file")
+        except HostcError as e:
+            self.errors += [attrs.evolve(d, file=self.where(rel)) for d in e.diagnostics]
             return None
         try:
             text = data.decode("utf-8")
@@ -94,12 +136,11 @@ class Reader:
         text = self.text(rel)
         if text is None:
             return None
-        try:
+        if (_HEX if base == 16 else _DECIMAL).fullmatch(text.strip()):
             return int(text.strip(), base)
-        except ValueError:
-            kind = "a hexadecimal number" if base == 16 else "an integer"
-            self.fail(rel, f"expected {kind}, found {text.strip()[:40]!r}")
-            return None
+        kind = "a hexadecimal number" if base == 16 else "an integer"
+        self.fail(rel, f"expected {kind}, found {text.strip()[:40]!r}")
+        return None
 
     def cpulist(self, rel: str) -> CpuSet | None:
         text = self.text(rel)
@@ -138,7 +179,7 @@ def _numbered(r: Reader, rel: str, prefix: str) -> list[int]:
     out = []
     for name in r.listdir(rel):
         m = _NUMBERED.match(name)
-        if m and m.group(1) == prefix:
+        if m and m.group(1) == prefix and int(m.group(2)) <= MAX_CPU:
             out.append(int(m.group(2)))
     return sorted(out)
 
@@ -270,9 +311,9 @@ def _nodes(r: Reader, cpus: list[Cpu]) -> tuple[list[NumaNode], list[Cpu], list[
         distances: list[int] = []
         text = r.text(f"{d}/distance")
         if text is not None:
-            try:
+            if all(_DECIMAL.fullmatch(x) for x in text.split()):
                 distances = [int(x) for x in text.split()]
-            except ValueError:
+            else:
                 r.fail(f"{d}/distance", f"expected numbers, found {text.strip()[:40]!r}")
             if distances and len(distances) != len(ids):
                 r.fail(f"{d}/distance", f"has {len(distances)} distances for {len(ids)} nodes")
@@ -340,6 +381,50 @@ def _strip(text: str | None) -> str | None:
     return None if text is None else text.strip() or None
 
 
+def _os_release(r: Reader) -> OsRelease | None:
+    """os-release(5): /etc/os-release, else /usr/lib/os-release; shell-quoted values."""
+    rel = next((p for p in OS_RELEASE if (r.root / p).exists()), None)
+    if rel is None:
+        return None
+    text = r.text(rel, keep=_os_release_only)
+    if text is None:
+        return None
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := _OS_LINE.match(line.strip()):
+            value = m.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            values[m.group(1)] = value
+    if "ID" not in values:
+        r.fail(rel, "has no ID= line")
+        return None
+    release = OsRelease(
+        id=values["ID"],
+        version_id=values.get("VERSION_ID") or None,
+        id_like=values.get("ID_LIKE", "").split(),
+    )
+    bad = [v for v in [release.id, *release.id_like] if not valid_os_id(v)]
+    if bad:
+        r.fail(rel, f"ID {bad[0][:40]!r} is not an os-release ID (a-z, 0-9, `._-`)")
+        return None
+    return release
+
+
+def _cpu_identity(r: Reader, arch: str | None) -> tuple[str | None, str | None]:
+    text = r.text("proc/cpuinfo", keep=_cpuinfo_only)
+    found: dict[str, str] = {}
+    for line in (text or "").splitlines():
+        if m := _CPUINFO.match(line):
+            found.setdefault(m.group(1), m.group(2))
+    vendor = cpu_vendor(found.get("vendor_id")) or cpu_vendor(found.get("CPU implementer"))
+    model = found.get("model name") or None
+    if arch is not None and arch.startswith("ppc64"):
+        vendor = vendor or "ibm"
+        model = model or found.get("cpu") or None
+    return vendor, model
+
+
 def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
     """The unvalidated Topology and any stored nvidia-smi text; problems go to `r.errors`.
 
@@ -355,6 +440,7 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
     if live:
         kernel = kernel or platform.release() or None
         arch = arch or platform.machine() or None
+    vendor, model = _cpu_identity(r, arch)
     topo = Topology(
         arch=arch or "unknown",
         cpus=cpus,
@@ -366,6 +452,9 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         gpus=gpus,
         nics=nics,
         unknown=unknown,
+        cpu_vendor=vendor,
+        cpu_model=model,
+        os=_os_release(r),
     )
     return topo, r.text(SMI_FILE)
 
@@ -394,14 +483,6 @@ def run_nvidia_smi() -> tuple[str | None, str | None]:
     return done.stdout, None
 
 
-def _merge_smi(topo: Topology, text: str) -> tuple[Topology, str | None]:
-    try:
-        from hostc.topology.importers import nvidia_smi
-    except ImportError:
-        return topo, "nvidia-smi: this hostc cannot read its output"
-    return nvidia_smi.merge(topo, nvidia_smi.parse(text, "nvidia-smi topo -m")), None
-
-
 def _is_live(root: Path) -> bool:
     try:
         return root.resolve() == Path("/")
@@ -419,10 +500,8 @@ def _probe_tree(r: Reader, *, live: bool, smi_text: str | None, run_smi: bool) -
         text, note = run_nvidia_smi()
         notes += [note] if note else []
     if text is not None:
-        topo, note = _merge_smi(topo, text)
-        notes += [note] if note else []
-    unknown = topo.unknown + [n for n in notes if n not in topo.unknown]
-    topo = attrs.evolve(topo, source="probe", unknown=unknown)
+        topo = nvidia_smi.merge(topo, nvidia_smi.parse(text, "nvidia-smi topo -m"))
+    topo = attrs.evolve(topo, source="probe", notes=topo.notes + notes)
     problems = validate(topo)
     if problems:
         raise HostcError(with_file(problems, r.where(NODE_DIR if r.is_dir(NODE_DIR) else CPU_DIR)))
@@ -434,8 +513,6 @@ def probe(
 ) -> Topology:
     """Probe the host under `root` (a directory, or a `.tar.gz` made by capture)."""
     if root.is_file():
-        from hostc.topology.importers.capture import extracted
-
         with extracted(root) as tree:
             r = Reader(tree, display=str(root))
             return _probe_tree(r, live=False, smi_text=nvidia_smi_topo, run_smi=False)
