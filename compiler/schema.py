@@ -74,7 +74,8 @@ def build(which: str) -> dict[str, Any]:
 
         title = "hostc node.toml"
     else:
-        from hostc.topology.model import Topology as root  # type: ignore[assignment]
+        # the file as written (version 2), not the in-memory Topology
+        from hostc.topology.compact import SnapshotFile as root  # type: ignore[assignment]
 
         title = "hostc topology snapshot"
     defs: dict[str, Any] = {}

@@ -8,10 +8,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hostc.topology import snapshot
+from hostc.topology.model import OsRelease
 
 from topogen import machine
 
 ROOT = Path(__file__).resolve().parents[1] / "examples"
+# DGX OS 6 is Ubuntu 22.04 underneath, and says so in its os-release.
+UBUNTU_2204 = OsRelease(id="ubuntu", version_id="22.04", id_like=["debian"])
 
 EXAMPLES = {
     # knobs.md: 2 sockets, GPU0/1 on node 0 (0-31,64-95), GPU2/3 on node 1 (32-63,96-127)
@@ -23,6 +26,9 @@ EXAMPLES = {
         gpus_per_node=2,
         nics_per_node=1,
         gpu_model="NVIDIA H100 80GB HBM3",
+        cpu_vendor="intel",
+        cpu_model="Intel(R) Xeon(R) Platinum 8462Y+",
+        os=UBUNTU_2204,
     ),
     # DGX-H100-like: 2 × 56-core SMT2, 8 GPUs and 8 compute NICs, 2 TiB, DGX OS 6 (5.15)
     "dgx-h100-inference": machine(
@@ -34,6 +40,9 @@ EXAMPLES = {
         nics_per_node=4,
         kernel="5.15.0-1053-nvidia",
         gpu_model="NVIDIA H100 80GB HBM3",
+        cpu_vendor="intel",
+        cpu_model="Intel(R) Xeon(R) Platinum 8480C",
+        os=UBUNTU_2204,
     ),
     # single-socket 64-core training box, 4 GPUs, 512 GiB
     "epyc-1s-training": machine(
@@ -45,6 +54,9 @@ EXAMPLES = {
         nics_per_node=2,
         kernel="6.8.0-49-generic",
         gpu_model="NVIDIA H100 PCIe",
+        cpu_vendor="amd",
+        cpu_model="AMD EPYC 9554 64-Core Processor",
+        os=UBUNTU_2204,
     ),
 }
 

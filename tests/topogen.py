@@ -6,7 +6,7 @@ the second threads: on 2 sockets × 32 cores × SMT2, node 0 is 0-31,64-95.
 
 from __future__ import annotations
 
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
+from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, OsRelease, Topology
 
 
 def machine(
@@ -24,6 +24,9 @@ def machine(
     kernel: str | None = "6.8.0-45-generic",
     hugepage_sizes: tuple[str, ...] = ("2M", "1G"),
     gpu_model: str | None = None,
+    cpu_vendor: str | None = None,
+    cpu_model: str | None = None,
+    os: OsRelease | None = None,
 ) -> Topology:
     nodes_with_cpus = packages * nodes_per_package
     total_cores = nodes_with_cpus * cores_per_node
@@ -95,4 +98,7 @@ def machine(
         hugepage_sizes=list(hugepage_sizes),
         gpus=gpus,
         nics=nics,
+        cpu_vendor=cpu_vendor,
+        cpu_model=cpu_model,
+        os=os,
     )
