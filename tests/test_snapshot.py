@@ -57,17 +57,15 @@ def test_written_and_read_back_is_equal(topo: Topology) -> None:
 @pytest.mark.parametrize(
     ("edit", "path"),
     [
-        (lambda t: t.replace("version = 1", "version = 9"), "version"),
+        (lambda t: t.replace("version = 2", "version = 9"), "version"),
         (lambda t: t.replace('arch = "x86_64"', "arch = 5"), "arch"),
-        (
-            lambda t: t.replace(
-                "{ id = 3, online = true, core = 3, package = 0, node = 0 }",
-                "{ id = 3, online = true, core = 3, package = 0, node = 4 }",
-            ),
-            "cpus[3].node",
-        ),
+        (lambda t: t.replace('cores = "0 1 2 3"', 'cores = "0 1 2 3 9"'), "nodes[0].cores"),
+        (lambda t: t.replace('cores = "0 1 2 3"', 'cores = "0 1 2 2,3"'), "nodes[0].cores"),
+        (lambda t: t.replace('0 = "0-3"', 'x = "0-3"'), "packages.x"),
+        (lambda t: t.replace('cpus = "0-3"', 'cpus = "0-3,99999"'), "nodes[0].cpus"),
         (lambda t: t.replace("memory_mib = 65536", "memory_mib = -1", 1), "nodes[0].memory_mib"),
-        (lambda t: t.replace("version = 1\n", "version = 1\nbogus = 1\n"), "bogus"),
+        (lambda t: t.replace("    10,\n", "    12,\n", 1), "nodes[0].distances"),
+        (lambda t: t.replace("version = 2\n", "version = 2\nbogus = 1\n"), "bogus"),
     ],
 )
 def test_broken_snapshot_names_the_key(edit: object, path: str) -> None:

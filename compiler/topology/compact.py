@@ -23,7 +23,7 @@ import re
 
 import attrs
 
-from hostc.cpuset import CpuListError, CpuSet
+from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, error
 from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, OsRelease, Topology, doc
 
@@ -115,8 +115,13 @@ class SnapshotFile:
     )
     gpus: list[Gpu] = attrs.field(factory=list, metadata=doc("GPUs (3D/VGA controllers)"))
     nics: list[Nic] = attrs.field(factory=list, metadata=doc("network and RDMA devices"))
-    links: list[Link] = attrs.field(
-        factory=list, metadata=doc("GPU/NIC link matrix from nvidia-smi topo -m")
+    links: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "GPU/NIC link matrix from nvidia-smi topo -m: device → `OTHER:KIND` cells, "
+            "separated by spaces",
+            {"GPU0": "GPU1:NV18 NIC0:PIX"},
+        ),
     )
 
 
@@ -190,18 +195,34 @@ def to_file(topo: Topology) -> SnapshotFile:
         kinds=ordered(groups["kinds"]),
         gpus=list(topo.gpus),
         nics=list(topo.nics),
-        links=list(topo.links),
+        links=_links_to_file(topo.links),
     )
+
+
+def _links_to_file(links: list[Link]) -> dict[str, str]:
+    rows: dict[str, list[str]] = {}
+    for link in links:
+        rows.setdefault(link.a, []).append(f"{link.b}:{link.kind}")
+    return {a: " ".join(cells) for a, cells in rows.items()}
 
 
 # ---- file → Topology -------------------------------------------------------
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
+# A core group is almost always plain ids ("0,112"); those skip the cpulist parser.
+_PLAIN_GROUP = re.compile(r"[0-9]{1,5}(?:,[0-9]{1,5})*")
 
 
 class _Problems:
     def __init__(self) -> None:
         self.out: list[Diagnostic] = []
+
+    def group(self, text: str, path: str) -> list[int]:
+        if _PLAIN_GROUP.fullmatch(text):
+            ids = [int(x) for x in text.split(",")]
+            if max(ids) <= MAX_CPU and len(set(ids)) == len(ids):
+                return sorted(ids)
+        return list(self.cpulist(text, path))
 
     def cpulist(self, text: str, path: str) -> CpuSet:
         try:
@@ -209,6 +230,18 @@ class _Problems:
         except CpuListError as e:
             self.out.append(error(path, f"not a cpulist: {e}"))
             return CpuSet()
+
+
+def _links_from_file(rows: dict[str, str], p: _Problems) -> list[Link]:
+    out: list[Link] = []
+    for a, cells in rows.items():
+        for cell in cells.split():
+            b, sep, kind = cell.rpartition(":")
+            if not sep or not b or not kind:
+                p.out.append(error(f"links.{a}", f"cell {cell[:40]!r} is not OTHER:KIND"))
+                continue
+            out.append(Link(a=a, b=b, kind=kind))
+    return out
 
 
 def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
@@ -226,10 +259,10 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
     core: dict[int, int] = {}
     for i, n in enumerate(f.nodes):
         for group_text in n.cores.split():
-            group = p.cpulist(group_text, f"nodes[{i}].cores")
+            group = p.group(group_text, f"nodes[{i}].cores")
             if not group:
                 continue
-            first = group.min()
+            first = group[0]
             for cpu in group:
                 where = f"nodes[{i}].cores"
                 if node.get(cpu) != n.id:
@@ -287,7 +320,7 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
         hugepage_sizes=list(f.hugepage_sizes),
         gpus=list(f.gpus),
         nics=list(f.nics),
-        links=list(f.links),
+        links=_links_from_file(f.links, p),
         unknown=list(f.unknown),
         cpu_vendor=f.cpu_vendor,
         cpu_model=f.cpu_model,
