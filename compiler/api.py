@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hostc.artifact import Artifact, Target
+from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
 from hostc.output import diff, manifest, write
 from hostc.plan import Plan
@@ -22,6 +23,9 @@ from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
+
+if TYPE_CHECKING:
+    from hostc.targets import Target
 
 __all__ = [
     "Artifact",
@@ -93,7 +97,14 @@ def targets() -> dict[str, Target]:
 
 
 def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
-    """Artifacts of the named targets (`all` for every one), in registry order."""
+    """Artifacts of the named targets, in registry order.
+
+    `all` means every file target that applies to this host (a GRUB drop-in is
+    skipped on a RHEL-family host); naming a target that does not apply is an
+    error.  Wrapper targets receive every applicable file target's artifacts.
+    """
+    from hostc.targets import Role
+
     registry = targets()
     wanted: Sequence[str] = list(names)
     unknown = [n for n in wanted if n != "all" and n not in registry]
@@ -106,10 +117,31 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
                 for n in unknown
             ]
         )
-    if "all" in wanted:
-        wanted = list(registry)
+    problems = [
+        error("--target", f"target {n!r} does not apply to this host: {why}")
+        for n in wanted
+        if n != "all" and (why := registry[n].applies(plan)) is not None
+    ]
+    if problems:
+        raise HostcError(problems)
+    files_cache: list[Artifact] | None = None
+
+    def files() -> list[Artifact]:
+        nonlocal files_cache
+        if files_cache is None:
+            files_cache = [
+                a
+                for t in registry.values()
+                if t.role is Role.FILE and t.applies(plan) is None
+                for a in t.emit(plan)
+                if a.kind is Kind.FILE
+            ]
+        return files_cache
+
     out: list[Artifact] = []
-    for name in registry:
+    for name, t in registry.items():
         if name in wanted:
-            out.extend(registry[name].emit(plan))
+            out.extend(t.emit(plan, files()) if t.role is Role.WRAPPER else t.emit(plan))
+        elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
+            out.extend(t.emit(plan))
     return out

@@ -1,20 +1,60 @@
-"""Artifact: one emitted file, and the Target protocol every emitter follows."""
+"""Artifact: one emitted file as bytes, what it is, and how it takes effect.
+
+Wrapper targets (cloud-init, Ignition, rootfs) compose the file targets'
+artifacts; everything they need to carry a file to a host and make it take
+effect is here, as data, so they never look inside a file or a template.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
 
 import attrs
 
-from hostc.plan import Plan
+
+class Kind(enum.StrEnum):
+    FILE = "file"  # installed on the host at `path` (absolute)
+    DELIVERABLE = "deliverable"  # handed to a person or a tool (`user-data`, a tarball)
+
+
+class Action(enum.StrEnum):
+    """How a file takes effect.  The apply steps per OS family are in `hostc.activation`."""
+
+    SYSCTL = "sysctl"  # sysctl --system
+    BOOTLOADER = "bootloader"  # regenerate the boot configuration (update-grub, grubby, …)
+    RUN = "run"  # run the file itself (a script that applies what it carries)
+    DAEMON_RELOAD = "daemon-reload"  # systemctl daemon-reload: units and drop-ins
+    DAEMON_REEXEC = "daemon-reexec"  # systemctl daemon-reexec: system.conf.d
+    ENABLE = "enable"  # systemctl enable <unit>
+    START = "start"  # systemctl start <unit> (or restart, when it already ran)
+    RESTART = "restart"  # systemctl try-restart <unit>: a running service rereads its config
+    INITRAMFS = "initramfs"  # rebuild the initramfs (modprobe.d for modules loaded early)
+    NEW_SESSION = "new-session"  # pam_limits: takes effect for sessions opened afterwards
+    REMOVE = "remove"  # delete `unit` (a path) before the next start: a stale state file
+    REBOOT = "reboot"  # only a reboot makes it take effect (kernel command line)
+
+
+@attrs.frozen
+class Activation:
+    action: Action
+    unit: str | None = None  # the systemd unit for ENABLE/START/RESTART, a path for REMOVE
+
+    def __str__(self) -> str:
+        return self.action.value if self.unit is None else f"{self.action.value} {self.unit}"
 
 
 @attrs.frozen
 class Artifact:
     target: str
-    path: str  # absolute path on the host, or a deliverable's name
-    content: str
+    path: str  # absolute path on the host (Kind.FILE), or a deliverable's name
+    data: bytes
     mode: int = 0o644
+    kind: Kind = Kind.FILE
+    activation: tuple[Activation, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
 
     @property
     def relpath(self) -> str:
@@ -22,8 +62,11 @@ class Artifact:
         return self.path.lstrip("/")
 
 
-@attrs.frozen
-class Target:
-    name: str
-    summary: str
-    emit: Callable[[Plan], list[Artifact]]
+def file(target: str, path: str, text: str, *activation: Activation, mode: int = 0o644) -> Artifact:
+    """A text file installed on the host."""
+    return Artifact(target, path, text.encode("utf-8"), mode, Kind.FILE, tuple(activation))
+
+
+def deliverable(target: str, name: str, data: str | bytes, mode: int = 0o644) -> Artifact:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return Artifact(target, name, raw, mode, Kind.DELIVERABLE)

@@ -140,7 +140,8 @@ def build(
             f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
             "or pick a target that makes one"
         )
-    sys.stdout.write(artifacts[0].content)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(artifacts[0].data)
 
 
 def _usage(message: str) -> NoReturn:
@@ -168,7 +169,7 @@ def plan_cmd(
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _warn(warnings)
     if as_json:
-        typer.echo(json.dumps(plan_view.plan_json(plan), indent=2))
+        sys.stdout.write(plan_view.dumps(plan))
     else:
         sys.stdout.write(plan_view.render(plan))
 

@@ -69,6 +69,56 @@ def _int_keys(v: Any, _: type) -> dict[int, int]:
     return out
 
 
+def _cpuset(v: Any, _: Any) -> Any:
+    from hostc.cpuset import CpuListError, CpuSet
+
+    if v is None:
+        return None
+    try:
+        return CpuSet.parse(_strict_str(v, str))
+    except CpuListError as e:
+        raise ValueError(f"malformed cpulist: {e}") from None
+
+
+def _isolate(v: Any, _: Any) -> Any:
+    from hostc.cpuset import CpuListError, CpuSet
+    from hostc.spec.model import IsolateMode
+
+    if v is None:
+        return None
+    text = _strict_str(v, str)
+    key = text.strip().lower()
+    if key in {m.value for m in IsolateMode}:
+        return IsolateMode(key)
+    try:
+        return CpuSet.parse(text)
+    except CpuListError as e:
+        raise ValueError(f"neither workload, rest, none nor a cpulist: {e}") from None
+
+
+def _page_size(v: Any, _: Any) -> Any:
+    from hostc.units import PageSize
+
+    if v is None:
+        return None
+    return PageSize.parse(_strict_str(v, str))
+
+
+def _memlock(v: Any, _: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if v.strip().lower() in ("unlimited", "infinity"):
+            return "unlimited"
+        raise ValueError(f'{v!r} is neither a number of KiB nor "unlimited"')
+    n = _strict_int(v, int)
+    if n == -1:
+        return "unlimited"
+    if n < 0:
+        raise ValueError(f"negative memlock {n}")
+    return n
+
+
 def _is_list(t: Any) -> bool:
     return getattr(t, "__origin__", None) is list
 
@@ -123,6 +173,14 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook(
             int | str | None, lambda v, t: None if v is None else _int_or_str(v, t)
         )
+        from hostc.cpuset import CpuSet
+        from hostc.spec.model import Isolate, Memlock
+        from hostc.units import PageSize
+
+        c.register_structure_hook_func(lambda t: t in (CpuSet, CpuSet | None), _cpuset)
+        c.register_structure_hook_func(lambda t: t in (Isolate, Isolate | None), _isolate)
+        c.register_structure_hook_func(lambda t: t in (PageSize, PageSize | None), _page_size)
+        c.register_structure_hook_func(lambda t: t in (Memlock, Memlock | None), _memlock)
         c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
         c.register_structure_hook_func(
             lambda t: t == dict[int, int] | None,

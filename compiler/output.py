@@ -30,7 +30,7 @@ def write(artifacts: Iterable[Artifact], out: Path) -> list[Path]:
     try:
         for art in artifacts:
             dest = destination(out, art)
-            staged.append((_stage(dest, art.content.encode("utf-8"), art.mode), dest))
+            staged.append((_stage(dest, art.data, art.mode), dest))
             if dest.is_dir():
                 raise IsADirectoryError(f"{dest} is a directory")
     except BaseException:
@@ -74,7 +74,7 @@ def diff(artifacts: list[Artifact], out: Path) -> str:
     for art in artifacts:
         dest = destination(out, art)
         old = _read(dest)
-        new = art.content.encode("utf-8")
+        new = art.data
         if old == new:
             continue
         rel = f"{art.target}/{art.relpath}"
@@ -119,11 +119,18 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
         row: dict[str, object] = {
             "target": a.target,
             "path": a.path,
+            "kind": a.kind.value,
             "mode": f"{a.mode:04o}",
-            "sha256": hashlib.sha256(a.content.encode()).hexdigest(),
+            "sha256": hashlib.sha256(a.data).hexdigest(),
+            "activation": [str(x) for x in a.activation],
         }
         if out is None:
-            row["content"] = a.content
+            try:
+                row["content"] = a.data.decode("utf-8")
+            except UnicodeDecodeError:
+                import base64
+
+                row["content_base64"] = base64.b64encode(a.data).decode("ascii")
         else:
             row["written"] = str(destination(out, a))
         rows.append(row)

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from hostc.plan import Plan
+from hostc.kernelargs import cmdline, kernel_args
+from hostc.plan import Plan, Workload
+from hostc.units import format_kib
+
+
+def numactl(w: Workload) -> str:
+    """The equivalent command for people starting a server by hand."""
+    nodes = ",".join(str(n) for n in w.nodes)
+    return f"numactl --physcpubind={w.cpus} --membind={nodes}"
 
 
 def _mib(v: int | None) -> str:
@@ -19,7 +27,9 @@ def _mib(v: int | None) -> str:
 def render(plan: Plan) -> str:
     p = plan.partition
     lines = [
-        f"host {plan.host}  role {plan.role}  arch {plan.arch}  kernel {plan.kernel or '?'}",
+        f"host {plan.host.name}  role {plan.host.role}  arch {plan.host.arch}  "
+        f"vendor {plan.host.cpu_vendor or '?'}  kernel {plan.host.kernel or '?'}  "
+        f"os {plan.host.os or '?'} ({plan.host.os_family})",
         f"online {p.online} ({len(p.online)})  housekeeping {p.housekeeping or '-'} "
         f"({len(p.housekeeping)})  isolated {p.isolated or '-'} ({len(p.isolated)})",
         "",
@@ -35,7 +45,7 @@ def render(plan: Plan) -> str:
                 ",".join(n.gpus) or "-",
                 ",".join(n.nics) or "-",
                 _mib(n.memory_mib),
-                ",".join(f"{c}×{s}" for s, c in n.hugepages) or "-",
+                ",".join(f"{c}×{format_kib(s)}" for s, c in n.hugepages) or "-",
                 _mib(n.memory_left_mib),
             )
         )
@@ -45,9 +55,10 @@ def render(plan: Plan) -> str:
     lines.append(f"housekeeping: {p.housekeeping_reason}")
     lines.append(f"isolated:     {p.isolated_reason}")
     for w in plan.workloads:
-        lines += ["", f"workload {w.name}: {w.numactl} <server>", f"  # {w.reason}"]
-    lines += ["", f"kernel command line ({len(plan.cmdline)} of {plan.cmdline_budget} bytes):"]
-    lines += [f"  {a}\n      # {a.reason}" for a in plan.kernel_args] or ["  (none)"]
+        lines += ["", f"workload {w.name}: {numactl(w)} <server>", f"  # {w.reason}"]
+    line = cmdline(plan)
+    lines += ["", f"kernel command line ({len(line)} of {plan.host.cmdline_budget} bytes):"]
+    lines += [f"  {a}\n      # {a.reason}" for a in kernel_args(plan)] or ["  (none)"]
     lines += ["", "sysctl:"]
     lines += [f"  {s.key} = {s.value}\n      # {s.reason}" for s in plan.sysctls] or ["  (none)"]
     lines += ["", "limits:"]
@@ -55,17 +66,43 @@ def render(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
-    """The Plan as plain data, CPU sets in cpulist form (for `hostc plan --json`)."""
+def to_data(v: Any) -> Any:
+    """Plain JSON data from Plan values: attrs classes by field, CpuSets as cpulists."""
+    import enum
+
     import attrs
 
     from hostc.cpuset import CpuSet
 
-    def ser(_: Any, __: Any, v: Any) -> Any:
-        return str(v) if isinstance(v, CpuSet) else v
+    if isinstance(v, CpuSet):
+        return str(v)
+    if isinstance(v, enum.Enum):
+        return v.value
+    if attrs.has(type(v)):
+        return {f.name: to_data(getattr(v, f.name)) for f in attrs.fields(type(v))}
+    if isinstance(v, tuple | list):
+        return [to_data(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): to_data(x) for k, x in v.items()}
+    return v
 
-    data = attrs.asdict(plan, value_serializer=ser)
-    data["cmdline"] = plan.cmdline
-    for w, pin in zip(data["workloads"], plan.workloads, strict=True):
-        w["numactl"] = pin.numactl
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """The Plan as plain data: CPU sets as cpulists, every setting with its reason.
+
+    Derived spellings (`cmdline`, the `numactl` lines) are added under `views`,
+    apart from the Plan itself, so a reviewer sees both in one file.
+    """
+    data: dict[str, Any] = to_data(plan)
+    data["partition"]["cores"] = " ".join(data["partition"]["cores"])  # one line per PR diff
+    data["views"] = {
+        "cmdline": cmdline(plan),
+        "numactl": {w.name: numactl(w) for w in plan.workloads},
+    }
     return data
+
+
+def dumps(plan: Plan) -> str:
+    import json
+
+    return json.dumps(plan_json(plan), indent=2, ensure_ascii=False) + "\n"

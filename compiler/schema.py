@@ -18,8 +18,17 @@ SCHEMAS = ("node", "topology")
 
 
 def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    from hostc.cpuset import CpuSet
+    from hostc.units import PageSize
+
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
+    if tp is CpuSet:
+        return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
+    if tp is PageSize:
+        return {"type": "string", "pattern": "^[0-9]+[KMGTkmgt][Bb]?$"}
+    if origin is typing.Literal:
+        return {"enum": list(args)}
     if origin in (typing.Union, types.UnionType):
         options = [_type(a, defs) for a in args if a is not type(None)]
         return options[0] if len(options) == 1 else {"anyOf": options}

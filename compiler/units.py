@@ -1,17 +1,19 @@
-"""Sizes as the kernel writes them (2M, 1G) and conversions to KiB/MiB."""
+"""Sizes as the kernel writes them (2M, 1G), typed once at load as KiB."""
 
 from __future__ import annotations
 
 import re
 
-_SIZE = re.compile(r"^(\d+)([KMGT])$")
+import attrs
+
+_SIZE = re.compile(r"^([0-9]+)([KMGT])B?$")
 _MULT_KIB = {"K": 1, "M": 1024, "G": 1024**2, "T": 1024**3}
 
 
 def size_kib(size: str) -> int:
-    """`2M` → 2048, `1G` → 1048576.  Raises ValueError for anything else."""
+    """`2M` → 2048, `1G` → 1048576, `2048K` → 2048.  Raises ValueError for anything else."""
     m = _SIZE.match(size.strip().upper())
-    if not m:
+    if not m or int(m.group(1)) == 0:
         raise ValueError(f"{size!r} is not a size like 2M or 1G")
     return int(m.group(1)) * _MULT_KIB[m.group(2)]
 
@@ -22,3 +24,17 @@ def format_kib(kib: int) -> str:
         if kib % _MULT_KIB[unit] == 0 and kib >= _MULT_KIB[unit]:
             return f"{kib // _MULT_KIB[unit]}{unit}"
     return f"{kib}K"
+
+
+@attrs.frozen
+class PageSize:
+    """A page size in KiB; `str()` is the kernel's spelling (`1G`), whatever the input was."""
+
+    kib: int
+
+    @classmethod
+    def parse(cls, text: str) -> PageSize:
+        return cls(size_kib(text))
+
+    def __str__(self) -> str:
+        return format_kib(self.kib)

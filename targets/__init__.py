@@ -1,28 +1,79 @@
-"""The target registry: an explicit table, no discovery by file name.
+"""The target registry: an explicit table, no discovery by file name, modules loaded on use.
 
-Every target is a pure function of the Plan.  Targets never import the spec
-or topology modules (tests/test_architecture.py enforces it).
+A file target's module has `emit(plan) -> list[Artifact]`; a wrapper target's
+module has `emit(plan, files) -> list[Artifact]` and composes the file
+targets' artifacts (it never re-derives a file).  A module may also define
+`applies(plan) -> str | None`: a reason it does not apply to this host (a
+GRUB drop-in on a RHEL-family host), so `--target all` skips it and naming it
+explicitly is an error.  Targets never import the spec or topology modules
+(tests/test_code_quality.py enforces it).
 """
 
 from __future__ import annotations
 
-from hostc.artifact import Target
-from hostc.targets import cmdline, grub, limits, sysctl
+import enum
+import importlib
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+import attrs
+
+if TYPE_CHECKING:
+    from hostc.artifact import Artifact
+    from hostc.plan import Plan
+
+
+class Role(enum.StrEnum):
+    FILE = "file"  # pure function of the Plan; part of `--target all`
+    WRAPPER = "wrapper"  # composes every applicable file target's artifacts
+
+
+@attrs.frozen
+class Target:
+    name: str
+    module: str  # under hostc.targets
+    summary: str
+    role: Role = Role.FILE
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(f"hostc.targets.{self.module}")
+
+    def applies(self, plan: Plan) -> str | None:
+        fn = getattr(self.load(), "applies", None)
+        return None if fn is None else cast("Callable[[Plan], str | None]", fn)(plan)
+
+    def emit(self, plan: Plan, files: Sequence[Artifact] = ()) -> list[Artifact]:
+        mod = self.load()
+        if self.role is Role.WRAPPER:
+            return cast("Callable[[Plan, Sequence[Artifact]], list[Artifact]]", mod.emit)(
+                plan, files
+            )
+        return cast("Callable[[Plan], list[Artifact]]", mod.emit)(plan)
+
 
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         Target(
             "cmdline",
-            "one line of kernel arguments (grubby, systemd-boot, PXE, Ignition)",
-            cmdline.emit,
+            "cmdline",
+            "the kernel arguments hostc adds, as one line (for grubby --args, PXE, review)",
         ),
-        Target("grub", "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX", grub.emit),
-        Target("sysctl", "/etc/sysctl.d/90-hostc.conf", sysctl.emit),
+        Target(
+            "grub",
+            "grub",
+            "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX (Debian family)",
+        ),
+        Target("sysctl", "sysctl", "/etc/sysctl.d/90-hostc.conf"),
         Target(
             "limits",
+            "limits",
             "limits.d for PAM sessions and system.conf.d for systemd services",
-            limits.emit,
         ),
     )
 }
+
+
+def file_targets() -> list[Target]:
+    return [t for t in TARGETS.values() if t.role is Role.FILE]

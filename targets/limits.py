@@ -7,28 +7,44 @@ apply to root, hence the explicit root lines.
 
 from __future__ import annotations
 
-from hostc.artifact import Artifact
-from hostc.plan import Limit, Plan
+from hostc.artifact import Action, Activation, Artifact, file
+from hostc.plan import UNLIMITED, Limit, Plan
 from hostc.targets._render import render
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"
 
-_SYSTEMD_KEY = {"nofile": "DefaultLimitNOFILE", "memlock": "DefaultLimitMEMLOCK"}
+#: systemd's name for each limit item (systemd.exec(5), LimitNOFILE= … in system.conf).
+SYSTEMD_KEY = {"nofile": "DefaultLimitNOFILE", "memlock": "DefaultLimitMEMLOCK"}
+
+
+def pam_value(limit: Limit) -> str:
+    return str(limit.value)
 
 
 def systemd_value(limit: Limit) -> str:
-    """systemd takes bytes (memlock) and `infinity`; limits.d takes KiB and `unlimited`."""
-    if limit.value == "unlimited":
+    """systemd takes sizes with a unit suffix and `infinity`; limits.d takes KiB and `unlimited`."""
+    if limit.value == UNLIMITED:
         return "infinity"
     if limit.item == "memlock":
-        return f"{int(limit.value)}K"
+        return f"{limit.value}K"
     return f"{limit.value}:{limit.value}"
 
 
 def emit(plan: Plan) -> list[Artifact]:
-    rows = [(lim, _SYSTEMD_KEY[lim.item], systemd_value(lim)) for lim in plan.limits]
+    rows = [(lim, SYSTEMD_KEY[lim.item], systemd_value(lim)) for lim in plan.limits]
+    pam = [(lim, pam_value(lim)) for lim in plan.limits]
     return [
-        Artifact("limits", PAM_PATH, render("limits.conf.j2", plan=plan, limits=plan.limits)),
-        Artifact("limits", SYSTEMD_PATH, render("system-limits.conf.j2", plan=plan, rows=rows)),
+        file(
+            "limits",
+            PAM_PATH,
+            render("limits.conf.j2", plan=plan, limits=pam),
+            Activation(Action.NEW_SESSION),
+        ),
+        file(
+            "limits",
+            SYSTEMD_PATH,
+            render("system-limits.conf.j2", plan=plan, rows=rows),
+            Activation(Action.DAEMON_REEXEC),
+        ),
     ]

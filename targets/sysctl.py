@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hostc.artifact import Artifact
+from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import Plan
 from hostc.targets._render import render
 
@@ -10,4 +10,4 @@ PATH = "/etc/sysctl.d/90-hostc.conf"
 
 
 def emit(plan: Plan) -> list[Artifact]:
-    return [Artifact("sysctl", PATH, render("sysctl.conf.j2", plan=plan))]
+    return [file("sysctl", PATH, render("sysctl.conf.j2", plan=plan), Activation(Action.SYSCTL))]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hostc.check import check_plan
+from hostc.kernelargs import cmdline
 from hostc.plan import Plan
 from hostc.topology.model import Topology
 
@@ -17,4 +19,5 @@ def assert_partition_sound(topo: Topology, plan: Plan, *, every_node_keeps: bool
         for node in topo.node_ids():
             cpus = topo.node_cpus(node)
             assert not cpus or cpus & p.housekeeping, f"node {node} has no housekeeping"
-    assert len(plan.cmdline) <= plan.cmdline_budget
+    assert len(cmdline(plan)) <= plan.host.cmdline_budget
+    assert check_plan(plan) == []

@@ -61,6 +61,11 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
+def artifact_tree(root: Path) -> dict[str, bytes]:
+    """A golden tree without plan.json (the Plan, checked in beside the artifacts)."""
+    return {k: v for k, v in tree(root).items() if k != "plan.json"}
+
+
 def stat_tree(root: Path) -> dict[str, tuple[bytes, int, int]]:
     out = {}
     for p in sorted(root.rglob("*")):
@@ -182,7 +187,7 @@ def test_out_writes_golden_tree(name: str, tmp_path: Path) -> None:
     no_traceback(r)
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == b""
-    assert tree(out) == tree(GOLDEN / name)
+    assert tree(out) == artifact_tree(GOLDEN / name)
     assert {p.name for p in out.iterdir()} == set(TARGETS)
     for p in out.rglob("*"):
         if p.is_file():
@@ -194,7 +199,11 @@ def test_out_with_selected_targets_writes_only_those(tmp_path: Path) -> None:
     r = hostc("build", spec_of(H100), "-t", "grub", "-t", "limits", "-o", out)
     assert r.returncode == 0, r.stderr.decode()
     assert sorted(p.name for p in out.iterdir()) == ["grub", "limits"]
-    want = {k: v for k, v in tree(GOLDEN / H100).items() if k.split("/")[0] in ("grub", "limits")}
+    want = {
+        k: v
+        for k, v in artifact_tree(GOLDEN / H100).items()
+        if k.split("/")[0] in ("grub", "limits")
+    }
     assert tree(out) == want
 
 
@@ -204,7 +213,7 @@ def test_out_replaces_previous_build_in_place(tmp_path: Path) -> None:
     (out / "sysctl/etc/sysctl.d/90-hostc.conf").write_text("old\n")
     r = hostc("build", spec_of(H100), "--target", "all", "--out", out)
     assert r.returncode == 0, r.stderr.decode()
-    assert tree(out) == tree(GOLDEN / H100)
+    assert tree(out) == artifact_tree(GOLDEN / H100)
 
 
 def test_out_that_is_a_file_is_an_input_error(tmp_path: Path) -> None:
@@ -354,7 +363,7 @@ def test_json_manifest_carries_content_and_sha256(name: str) -> None:
     doc = json.loads(r.stdout)
     assert isinstance(doc.get("warnings"), list)
     rows = doc["artifacts"]
-    gold = tree(GOLDEN / name)
+    gold = artifact_tree(GOLDEN / name)
     seen = {}
     for row in rows:
         assert row["target"] in TARGETS
@@ -373,13 +382,13 @@ def test_json_with_out_prints_written_paths(tmp_path: Path) -> None:
     no_traceback(r)
     assert r.returncode == 0, r.stderr.decode()
     rows = json.loads(r.stdout)["artifacts"]
-    assert len(rows) == len(tree(GOLDEN / H100))
+    assert len(rows) == len(artifact_tree(GOLDEN / H100))
     for row in rows:
         assert "content" not in row
         written = Path(row["written"])
         assert written == out / row["target"] / row["path"].lstrip("/")
         assert row["sha256"] == hashlib.sha256(written.read_bytes()).hexdigest()
-    assert tree(out) == tree(GOLDEN / H100)
+    assert tree(out) == artifact_tree(GOLDEN / H100)
 
 
 def test_json_single_target_is_still_a_manifest() -> None:
@@ -416,7 +425,7 @@ def test_topology_option_overrides_host_topology(tmp_path: Path) -> None:
         out,
     )
     assert r.returncode == 0, r.stderr.decode()
-    assert tree(out) == tree(GOLDEN / H100)
+    assert tree(out) == artifact_tree(GOLDEN / H100)
 
 
 def test_topology_option_wins_over_a_valid_host_topology(tmp_path: Path) -> None:
@@ -598,7 +607,7 @@ def test_failed_build_leaves_previous_output_untouched(tmp_path: Path) -> None:
     r = hostc("build", spec, "--target", "all", "--out", out)
     assert r.returncode == 0, r.stderr.decode()
     before = stat_tree(out)
-    assert set(before) == set(tree(GOLDEN / H100))
+    assert set(before) == set(artifact_tree(GOLDEN / H100))
 
     # a spec that lowers fine for some targets but is invalid as a whole
     text = spec.read_text()
@@ -627,7 +636,7 @@ def test_successful_rebuild_leaves_no_temporary_files(tmp_path: Path) -> None:
     for _ in range(2):
         r = hostc("build", spec_of(H100), "--target", "all", "--out", out)
         assert r.returncode == 0, r.stderr.decode()
-    assert set(tree(out)) == set(tree(GOLDEN / H100))
+    assert set(tree(out)) == set(artifact_tree(GOLDEN / H100))
 
 
 # ---- the Python API ----------------------------------------------------------------------
@@ -647,17 +656,17 @@ def test_api_gives_the_same_bytes_as_the_cli(name: str, tmp_path: Path) -> None:
     api.write(arts, tmp_path / "api")
     r = hostc("build", spec_of(name), "--target", "all", "--out", tmp_path / "cli")
     assert r.returncode == 0, r.stderr.decode()
-    assert tree(tmp_path / "api") == tree(tmp_path / "cli") == tree(GOLDEN / name)
+    assert tree(tmp_path / "api") == tree(tmp_path / "cli") == artifact_tree(GOLDEN / name)
 
     rows = json.loads(hostc("build", spec_of(name), "--target", "all", "--json").stdout)
-    assert [(a.target, a.path, a.content) for a in arts] == [
+    assert [(a.target, a.path, a.text) for a in arts] == [
         (x["target"], x["path"], x["content"]) for x in rows["artifacts"]
     ]
     assert api.manifest(arts, None) == rows["artifacts"]
     assert api.diff(arts, GOLDEN / name) == ""
 
     (sysctl,) = _api_artifacts(spec_of(name), ["sysctl"])
-    assert sysctl.content.encode() == hostc("build", spec_of(name), "-t", "sysctl").stdout
+    assert sysctl.text.encode() == hostc("build", spec_of(name), "-t", "sysctl").stdout
 
 
 def _raises_hostc_error(fn: object, *args: object, **kw: object) -> HostcError:

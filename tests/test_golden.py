@@ -64,7 +64,7 @@ def test_failed_write_replaces_nothing(tmp_path: Path) -> None:
     arts = _build(EXAMPLES[0])
     api.write(arts, tmp_path)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    changed = [attrs.evolve(a, content=a.content + "# new\n") for a in arts]
+    changed = [attrs.evolve(a, data=a.data + b"# new\n") for a in arts]
     blocked = tmp_path / changed[-1].target / changed[-1].relpath
     blocked.unlink()
     blocked.mkdir()

@@ -9,9 +9,10 @@ from hostc import api
 from hostc.check import check
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, Severity
+from hostc.kernelargs import cmdline, kernel_args
 from hostc.plan import Plan
+from hostc.plan_view import numactl
 from hostc.spec import model as m
-from hostc.spec.presets import CSTATE_KEYS
 from hostc.topology.model import Topology
 
 from topogen import machine
@@ -43,8 +44,8 @@ def test_knobs_example_partition() -> None:
     assert str(p.partition.isolated) == "2-31,66-95"
     assert str(p.nodes[0].housekeeping) == "0-1,64-65"
     assert str(p.nodes[1].housekeeping) == "32-63,96-127"
-    assert p.workloads[0].numactl == "numactl --physcpubind=2-31,66-95 --membind=0"
-    args = {a.key: a.value for a in p.kernel_args}
+    assert numactl(p.workloads[0]) == "numactl --physcpubind=2-31,66-95 --membind=0"
+    args = {a.key: a.value for a in kernel_args(p)}
     assert args["isolcpus"] == "managed_irq,domain,2-31,66-95"
     assert args["irqaffinity"] == "0-1,32-65,96-127"
     assert {s.key: s.value for s in p.sysctls}["kernel.numa_balancing"] == "0"
@@ -66,7 +67,7 @@ def test_housekeeping_per_node_takes_the_boot_core_first() -> None:
 
 def test_no_empty_kernel_parameters_when_nothing_is_isolated() -> None:
     p = plan_of(spec(cpu=m.Cpu(isolate="none")))
-    assert [a.key for a in p.kernel_args] == [
+    assert [a.key for a in kernel_args(p)] == [
         "transparent_hugepage",
         "intel_idle.max_cstate",
         "processor.max_cstate",
@@ -75,12 +76,12 @@ def test_no_empty_kernel_parameters_when_nothing_is_isolated() -> None:
 
 def test_cstates_only_on_x86() -> None:
     arm = attrs.evolve(H100, arch="aarch64")
-    assert "intel_idle.max_cstate" not in plan_of(spec(), arm).cmdline
+    assert "intel_idle.max_cstate" not in cmdline(plan_of(spec(), arm))
 
 
 def test_training_preset_has_no_cstates_and_no_isolation() -> None:
     p = plan_of(spec(host=m.Host(name="t", role=m.Role.TRAINING)))
-    assert "max_cstate" not in p.cmdline
+    assert "max_cstate" not in cmdline(p)
     assert not p.partition.isolated
 
 
@@ -88,14 +89,14 @@ def test_per_node_hugepages_need_5_16() -> None:
     old = attrs.evolve(H100, kernel="5.15.0")
     even = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 8}))
     p, warnings = api.compile_plan(even, old)
-    assert "hugepagesz=1G hugepages=16" in p.cmdline
+    assert "hugepagesz=1G hugepages=16" in cmdline(p)
     assert [w.path for w in warnings] == ["hugepages.per_node"]
     uneven = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 2}))
     assert errors(uneven, old) == [
         "hugepages.per_node: kernel 5.15.0 cannot reserve different counts per NUMA node at "
         "boot (needs Linux ≥ 5.16)"
     ]
-    assert "hugepages=0:8,1:2" in plan_of(uneven).cmdline
+    assert "hugepages=0:8,1:2" in cmdline(plan_of(uneven))
 
 
 def test_hugepages_fit_with_headroom() -> None:
@@ -113,7 +114,7 @@ def test_total_is_split_evenly_over_nodes_with_memory() -> None:
     topo = attrs.evolve(topo, nodes=[*topo.nodes[:2], attrs.evolve(topo.nodes[2], memory_mib=0)])
     p = plan_of(spec(hugepages=m.Hugepages(size="2M", total=5)), topo)
     assert p.hugepages[0].per_node == ((0, 3), (1, 2))
-    assert "hugepagesz=2M hugepages=0:3,1:2" in p.cmdline
+    assert "hugepagesz=2M hugepages=0:3,1:2" in cmdline(p)
 
 
 def test_unknown_smt_refuses_isolation() -> None:
@@ -157,7 +158,7 @@ def test_preset_exclude_and_override_provenance() -> None:
     assert by["vm.swappiness"].value == "10"
     assert by["vm.swappiness"].reason.source == 'sysctl."vm.swappiness"'
     assert by["vm.max_map_count"].reason.source == "preset:base"
-    assert "transparent_hugepage" not in p.cmdline
+    assert "transparent_hugepage" not in cmdline(p)
 
 
 def test_explicit_sets_must_cover_online() -> None:
@@ -187,7 +188,7 @@ def test_total_skips_cpuless_memory_nodes() -> None:
 
 
 def test_hidden_cpus_are_a_warning() -> None:
-    topo = attrs.evolve(H100, unknown=["hidden-cpus:0-7"])
+    topo = attrs.evolve(H100, hidden_cpus=CpuSet.parse("0-7"))
     _, warnings = api.compile_plan(spec(), topo)
     assert [w.message.split(";")[0] for w in warnings] == [
         "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"
@@ -196,20 +197,20 @@ def test_hidden_cpus_are_a_warning() -> None:
 
 def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
     off = plan_of(spec(kernel=m.Kernel(limit_cstates=False)))
-    assert "max_cstate" not in off.cmdline
+    assert "max_cstate" not in cmdline(off)
     on = plan_of(
         spec(host=m.Host(name="t", role=m.Role.TRAINING), kernel=m.Kernel(limit_cstates=True))
     )
-    got = {a.key: a.reason.source for a in on.kernel_args if "cstate" in a.key}
+    got = {a.key: a.reason.source for a in kernel_args(on) if "cstate" in a.key}
     assert got == {
         "intel_idle.max_cstate": "kernel.limit_cstates",
         "processor.max_cstate": "kernel.limit_cstates",
     }
     # an explicit `true` wins over an exclusion of the preset's entry
     both = plan_of(
-        spec(kernel=m.Kernel(limit_cstates=True), preset=m.Preset(exclude=list(CSTATE_KEYS)))
+        spec(kernel=m.Kernel(limit_cstates=True), preset=m.Preset(exclude=["max_cstate"]))
     )
-    assert "intel_idle.max_cstate=1 processor.max_cstate=1" in both.cmdline
+    assert "intel_idle.max_cstate=1 processor.max_cstate=1" in cmdline(both)
 
 
 def test_pinned_layer_is_named_in_the_reason() -> None:

@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, Severity
-from hostc.plan import Plan
+from hostc.plan import Plan, Reason
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
 from invariants import assert_partition_sound
+from plan_walk import reasons
+from plan_walk import settings as plan_settings
 from topogen import machine
 
 
@@ -156,9 +158,9 @@ def test_artifacts_parse_back_to_the_plan(case: tuple[Topology, m.HostSpec]) -> 
     if plan is None:
         return
     arts = {a.target: a for a in api.emit(plan, ["cmdline", "grub"])}
-    line = arts["cmdline"].content
+    line = arts["cmdline"].text
     assert line.endswith("\n") and line.count("\n") == 1
-    for text in (line.strip(), _grub_args(arts["grub"].content)):
+    for text in (line.strip(), _grub_args(arts["grub"].text)):
         args = _args(text)
         iso = plan.partition.isolated
         if iso:
@@ -190,12 +192,9 @@ def test_every_plan_entry_has_a_reason(case: tuple[Topology, m.HostSpec]) -> Non
     if plan is None:
         return
     top_keys = {f.name for f in attrs.fields(m.HostSpec)}
-    reasons = [plan.partition.housekeeping_reason, plan.partition.isolated_reason]
-    reasons += [
-        x.reason
-        for x in (*plan.kernel_args, *plan.sysctls, *plan.limits, *plan.workloads, *plan.hugepages)
-    ]
-    for r in reasons:
+    for path, s in plan_settings(plan):
+        assert isinstance(getattr(s, "reason", None), Reason), path
+    for _, r in reasons(plan):
         assert r.source and r.why
         if not r.source.startswith(("preset:", "topology:")):
             assert re.split(r"[.\[]", r.source)[0] in top_keys, r.source
@@ -211,7 +210,7 @@ def test_deterministic(case: tuple[Topology, m.HostSpec]) -> None:
         assert b is None
         return
     assert b is not None
-    assert [x.content for x in api.emit(a)] == [x.content for x in api.emit(b)]
+    assert [x.text for x in api.emit(a)] == [x.text for x in api.emit(b)]
 
 
 def test_grub_reader_is_independent() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
+from hostc.kernelargs import cmdline
 
 from conftest import need_tool
 
@@ -25,7 +26,7 @@ def _plan_and_artifacts(name: str) -> tuple[api.Plan, dict[str, api.Artifact]]:
 def _grub(name: str, tmp_path: Path) -> tuple[api.Plan, Path]:
     plan, arts = _plan_and_artifacts(name)
     path = tmp_path / "90-hostc.cfg"
-    path.write_text(arts["/etc/default/grub.d/90-hostc.cfg"].content)
+    path.write_text(arts["/etc/default/grub.d/90-hostc.cfg"].text)
     return plan, path
 
 
@@ -53,14 +54,14 @@ def test_grub_dropin_appends_to_distro_args(name: str, shell: str, tmp_path: Pat
     assert r.returncode == 0 and r.stderr == "", r.stderr
     linux, default = r.stdout.splitlines()
     assert default == "quiet splash"
-    assert linux == f"console=ttyS0,115200 {plan.cmdline}".strip()
+    assert linux == f"console=ttyS0,115200 {cmdline(plan)}".strip()
     # from an empty GRUB_CMDLINE_LINUX: no leading space, exactly the plan
     r = subprocess.run(
         [exe, "-c", f'GRUB_CMDLINE_LINUX=""\n. "{path}"\necho "$GRUB_CMDLINE_LINUX"'],
         capture_output=True,
         text=True,
     )
-    assert r.stdout.strip() == plan.cmdline
+    assert r.stdout.strip() == cmdline(plan)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -99,7 +100,7 @@ def test_systemd_limits_dropin_shape(name: str, tmp_path: Path) -> None:
     """system.conf.d: [Manager] DefaultLimit* keys with values systemd takes."""
     _, arts = _plan_and_artifacts(name)
     art = arts["/etc/systemd/system.conf.d/90-hostc-limits.conf"]
-    lines = [ln for ln in art.content.splitlines() if ln and not ln.startswith("#")]
+    lines = [ln for ln in art.text.splitlines() if ln and not ln.startswith("#")]
     assert lines[0] == "[Manager]"
     for ln in lines[1:]:
         key, _, value = ln.partition("=")
@@ -112,7 +113,7 @@ def test_systemd_limits_dropin_shape(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_pam_limits_lines_are_well_formed(name: str) -> None:
     _, arts = _plan_and_artifacts(name)
-    text = arts["/etc/security/limits.d/90-hostc.conf"].content
+    text = arts["/etc/security/limits.d/90-hostc.conf"].text
     rows = [ln.split() for ln in text.splitlines() if ln and not ln.startswith("#")]
     assert rows
     for domain, kind, item, value in rows:
@@ -125,7 +126,7 @@ def test_pam_limits_lines_are_well_formed(name: str) -> None:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_sysctl_file_parses_as_procps_would(name: str, tmp_path: Path) -> None:
     plan, arts = _plan_and_artifacts(name)
-    text = arts["/etc/sysctl.d/90-hostc.conf"].content
+    text = arts["/etc/sysctl.d/90-hostc.conf"].text
     got = {}
     for ln in text.splitlines():
         if not ln.strip() or ln.lstrip().startswith(("#", ";")):

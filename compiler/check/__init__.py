@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import cpu, kernel, memory, workload
+from hostc.check import cpu, host, kernel, memory, plan_rules, workload
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
 from hostc.spec.model import HostSpec
@@ -18,7 +18,7 @@ from hostc.topology.model import Topology
 Rule = Callable[[HostSpec, Topology], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
-    cpu.cpulists_parse,
+    host.os_well_formed,
     cpu.one_housekeeping_form,
     cpu.cpus_exist,
     cpu.siblings_together,
@@ -36,7 +36,14 @@ RULES: tuple[Rule, ...] = (
     kernel.preset_excludes_known,
 )
 
-PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (kernel.cmdline_fits,)
+PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
+    plan_rules.partition_covers_online,
+    plan_rules.siblings_never_split,
+    plan_rules.boot_cpu_housekeeping,
+    plan_rules.nodes_keep_housekeeping,
+    plan_rules.workloads_on_online_cpus,
+    kernel.cmdline_fits,
+)
 
 
 def check(spec: HostSpec, topo: Topology) -> list[Diagnostic]:

@@ -4,25 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.cpuset import CpuListError, CpuSet
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import cpu as lcpu
-from hostc.spec.model import HostSpec, Role
+from hostc.spec.model import HostSpec, IsolateMode, Role
 from hostc.topology.model import Topology
-
-
-def cpulists_parse(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    if spec.cpu.housekeeping is not None:
-        try:
-            CpuSet.parse(spec.cpu.housekeeping)
-        except CpuListError as e:
-            yield error("cpu.housekeeping", f"malformed cpulist: {e}")
-    text = spec.cpu.isolate.strip().lower()
-    if text not in lcpu.KEYWORDS:
-        try:
-            CpuSet.parse(spec.cpu.isolate)
-        except CpuListError as e:
-            yield error("cpu.isolate", f"neither workload, rest, none nor a cpulist: {e}")
 
 
 def one_housekeeping_form(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -34,13 +20,10 @@ def one_housekeeping_form(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
 
 
 def _named(spec: HostSpec) -> Iterator[tuple[str, CpuSet]]:
-    parsed = lcpu.try_parse(spec)
-    if parsed is None:
-        return
-    if parsed.housekeeping is not None:
-        yield "cpu.housekeeping", parsed.housekeeping
-    if isinstance(parsed.isolate, CpuSet):
-        yield "cpu.isolate", parsed.isolate
+    if spec.cpu.housekeeping is not None:
+        yield "cpu.housekeeping", spec.cpu.housekeeping
+    if isinstance(spec.cpu.isolation, CpuSet):
+        yield "cpu.isolate", spec.cpu.isolation
 
 
 def cpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -77,12 +60,10 @@ def siblings_together(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    parsed = lcpu.try_parse(spec)
-    if parsed is None or not topo.online:
+    hk, iso = spec.cpu.housekeeping, spec.cpu.isolation
+    if not topo.online or iso is IsolateMode.NONE:
         return
-    if parsed.isolate == "none":
-        return
-    if parsed.isolate == "workload" and not spec.workload:
+    if iso is IsolateMode.WORKLOAD and not spec.workload:
         yield error(
             "cpu.isolate",
             'isolate = "workload" but no [[workload]] is defined',
@@ -90,15 +71,15 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
         return
     known = CpuSet(c.id for c in topo.cpus)
-    if parsed.housekeeping is not None and not parsed.housekeeping <= known:
+    if hk is not None and not hk <= known:
         return  # cpus_exist reported it
-    part = lcpu.partition(spec, topo, parsed)
-    path = "cpu.housekeeping" if spec.cpu.housekeeping is not None else "cpu.isolate"
-    if parsed.housekeeping is not None and isinstance(parsed.isolate, CpuSet):
-        both = parsed.housekeeping & parsed.isolate
+    part = lcpu.partition(spec, topo)
+    path = "cpu.housekeeping" if hk is not None else "cpu.isolate"
+    if hk is not None and isinstance(iso, CpuSet):
+        both = hk & iso
         if both:
             yield error("cpu.isolate", f"CPU(s) {both} are both housekeeping and isolated")
-        neither = topo.online - parsed.housekeeping - parsed.isolate
+        neither = topo.online - hk - iso
         if neither:
             yield error(
                 "cpu.isolate",
@@ -137,8 +118,7 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    parsed = lcpu.try_parse(spec)
-    if parsed is None or parsed.isolate == "none":
+    if spec.cpu.isolation is IsolateMode.NONE:
         return
     if not spec.workload:
         yield warning(
@@ -157,8 +137,7 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """Isolation without SMT facts could split a core; refuse rather than guess."""
-    parsed = lcpu.try_parse(spec)
-    if parsed is None or parsed.isolate == "none":
+    if spec.cpu.isolation is IsolateMode.NONE:
         return
     unknown = CpuSet(c.id for c in topo.cpus if c.online and c.core is None)
     if unknown:

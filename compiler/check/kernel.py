@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
+from hostc.kernelargs import cmdline
 from hostc.lower import kernel as lkernel
 from hostc.plan import Plan
 from hostc.spec import presets
@@ -56,15 +57,10 @@ def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     n = spec.limits.nofile
     if n is not None and not 1024 <= n <= NR_OPEN_MAX:
         yield error("limits.nofile", f"{n} is outside 1024..{NR_OPEN_MAX} (fs.nr_open's ceiling)")
-    m = spec.limits.memlock
-    if isinstance(m, str) and m not in ("unlimited", "infinity"):
-        yield error("limits.memlock", f'{m!r} is neither a number of KiB nor "unlimited"')
-    if isinstance(m, int) and m < 0 and m != -1:
-        yield error("limits.memlock", f"negative memlock {m}")
 
 
 def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    known = presets.preset_keys()
+    known = presets.preset_settings()
     for i, key in enumerate(spec.preset.exclude):
         if key not in known:
             yield error(
@@ -75,18 +71,19 @@ def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
 
 
 def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
-    size = len(plan.cmdline)
-    if size > plan.cmdline_budget:
-        limit = plan.cmdline_budget + lkernel.BOOTLOADER_RESERVE
+    size = len(cmdline(plan))
+    budget = plan.host.cmdline_budget
+    if size > budget:
+        limit = budget + lkernel.BOOTLOADER_RESERVE
         yield error(
             "kernel",
-            f"the command line is {size} bytes; {plan.arch} allows "
+            f"the command line is {size} bytes; {plan.host.arch} allows "
             f"{limit} (COMMAND_LINE_SIZE) of which {lkernel.BOOTLOADER_RESERVE} are kept "
-            f"for the bootloader's own arguments, leaving {plan.cmdline_budget}",
+            f"for the bootloader's own arguments, leaving {budget}",
             hint=(
                 "the snapshot does not say its arch, so the generic 512-byte limit applies; "
                 "re-import with --arch x86_64 (or the right one)"
-                if plan.arch not in lkernel.COMMAND_LINE_SIZE
+                if plan.host.arch not in lkernel.COMMAND_LINE_SIZE
                 else "shorten kernel.extra_args or use fewer isolation mechanisms"
             ),
         )

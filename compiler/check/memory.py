@@ -13,36 +13,59 @@ from hostc.units import size_kib
 
 def _sizes_ok(spec: HostSpec) -> bool:
     hp = spec.hugepages
-    if hp is None:
-        return False
-    try:
-        size_kib(hp.size)
-        if hp.default_size:
-            size_kib(hp.default_size)
-    except ValueError:
-        return False
-    return (hp.per_node is None) != (hp.total is None)
+    return hp is not None and (hp.per_node is None) != (hp.total is None)
+
+
+#: Hugepage sizes each arch's MMU offers with its usual base page (4K; POWER hash MMU).
+USUAL_SIZES = {
+    "x86_64": ("2M", "1G"),
+    "aarch64": ("64K", "2M", "32M", "1G"),
+    "arm64": ("64K", "2M", "32M", "1G"),
+    "ppc64le": ("2M", "1G", "16M", "16G"),
+    "ppc64": ("16M", "16G"),
+    "s390x": ("1M", "2G"),
+    "riscv64": ("2M", "1G"),
+}
+
+
+def _known_sizes(topo: Topology) -> set[int] | None:
+    out = set()
+    for s in topo.hugepage_sizes:
+        try:
+            out.add(size_kib(s))
+        except ValueError:
+            continue
+    return out or None
 
 
 def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     hp = spec.hugepages
     if hp is None:
         return
+    known = _known_sizes(topo)
+    usual = USUAL_SIZES.get(topo.arch)
     for path, size in (("hugepages.size", hp.size), ("hugepages.default_size", hp.default_size)):
         if size is None:
             continue
-        try:
-            size_kib(size)
-        except ValueError as e:
-            yield error(path, str(e))
-            continue
-        if topo.hugepage_sizes and size.upper() not in topo.hugepage_sizes:
+        if known is not None and size.kib not in known:
             yield error(
                 path,
                 f"this CPU does not support {size} pages",
                 hint=f"supported sizes: {', '.join(topo.hugepage_sizes)}",
             )
-    if hp.default_size and hp.default_size.upper() != hp.size.upper():
+        elif known is None:
+            yield warning(
+                path,
+                f"the snapshot does not list the hugepage sizes this CPU supports, so {size} "
+                "cannot be checked",
+                hint=(
+                    f"{topo.arch} usually offers {', '.join(usual)}"
+                    if usual
+                    else "capture the host with `hostc probe`"
+                ),
+            )
+    pool_size, _ = lmem.pool_size(spec)
+    if hp.default_size and hp.default_size != pool_size:
         yield warning(
             "hugepages.default_size",
             f"default size {hp.default_size} has no pool "
@@ -70,7 +93,8 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         return
     hp = spec.hugepages
     assert hp is not None
-    page_mib = size_kib(hp.size) // 1024
+    size, _ = lmem.pool_size(spec)
+    page_mib = max(size.kib // 1024, 1)
     path = "hugepages.per_node" if hp.per_node is not None else "hugepages.total"
     for node_id, count in lmem.requested(spec, topo).items():
         node = topo.node(node_id)
@@ -81,7 +105,7 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(
                 at,
                 f"the snapshot does not know NUMA node {node_id}'s memory, so "
-                f"{count} × {hp.size} pages cannot be checked",
+                f"{count} × {size} pages cannot be checked",
                 hint="capture the topology with `hostc probe` or `numactl --hardware`",
             )
             continue
@@ -90,10 +114,10 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         if want > room:
             yield error(
                 at,
-                f"{count} × {hp.size} = {want} MiB does not fit on NUMA node "
+                f"{count} × {size} = {want} MiB does not fit on NUMA node "
                 f"{node_id}: {node.memory_mib} MiB minus {node.memory_mib - room} MiB "
                 f"headroom leaves {max(room, 0)} MiB",
-                hint=f"at most {max(room, 0) // page_mib} pages of {hp.size} there",
+                hint=f"at most {max(room, 0) // page_mib} pages of {size} there",
             )
 
 

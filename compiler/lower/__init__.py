@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from hostc.lower.plan import lower
+from hostc.lower.assemble import lower
 
 __all__ = ["lower"]

@@ -1,41 +1,120 @@
-"""Assemble the Plan from the resolved parts."""
+"""Assemble the Plan from the resolved parts: the one place spec keys meet preset settings."""
 
 from __future__ import annotations
 
+import re
+
 from hostc.lower import cpu, kernel, memory
-from hostc.plan import Limit, NodeView, Plan, Sysctl
+from hostc.plan import (
+    UNLIMITED,
+    CStateLimit,
+    HostFacts,
+    Limit,
+    LimitValue,
+    NodeView,
+    OsFamily,
+    Plan,
+    Reason,
+    Sysctl,
+    Thp,
+)
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
+from hostc.topology.model import OsRelease, Topology, os_family
 
 
-def _sysctls(spec: HostSpec, pinned: bool) -> list[Sysctl]:
-    overrides = [
+def overrides(spec: HostSpec) -> list[presets.Override]:
+    """Every spec key that sets a preset setting, under the setting's name."""
+    out = [
         presets.Override(k, str(v), f"sysctl.{presets.quoted(k)}") for k, v in spec.sysctl.items()
     ]
-    merged = presets.merge(
-        "sysctl", spec.host.role.value, overrides, spec.preset.exclude, pinned=pinned
-    )
-    return [Sysctl(r.key, r.value, r.reason) for r in merged]
-
-
-def _limits(spec: HostSpec) -> list[Limit]:
-    overrides = []
     if spec.limits.nofile is not None:
-        overrides.append(presets.Override("nofile", str(spec.limits.nofile), "limits.nofile"))
+        out.append(presets.Override("nofile", str(spec.limits.nofile), "limits.nofile"))
     if spec.limits.memlock is not None:
-        m = spec.limits.memlock
-        value = "unlimited" if m in ("unlimited", "infinity", -1) else str(m)
-        overrides.append(presets.Override("memlock", value, "limits.memlock"))
-    merged = presets.merge("limit", spec.host.role.value, overrides, spec.preset.exclude)
-    return [Limit(r.key, r.value, r.reason) for r in merged]
+        out.append(presets.Override("memlock", str(spec.limits.memlock), "limits.memlock"))
+    if spec.kernel.transparent_hugepage is not None:
+        out.append(
+            presets.Override(
+                "transparent_hugepage",
+                spec.kernel.transparent_hugepage.value,
+                "kernel.transparent_hugepage",
+            )
+        )
+    if spec.kernel.limit_cstates is not None:
+        value = "1" if spec.kernel.limit_cstates else None
+        out.append(presets.Override("max_cstate", value, "kernel.limit_cstates"))
+    return out
+
+
+def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
+    return presets.Context(
+        role=spec.host.role.value,
+        arch=topo.arch,
+        cpu_vendor=topo.cpu_vendor,
+        kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
+        pinned=pinned,
+    )
+
+
+def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
+    release = memory.kernel_release(spec, topo)
+    vendor = topo.cpu_vendor
+    os_id, family = os_of(spec, topo)
+    return HostFacts(
+        name=spec.host.name,
+        role=spec.host.role.value,
+        arch=topo.arch,
+        cpu_vendor=vendor,
+        kernel=release,
+        kernel_version=memory.kernel_version(release),
+        os=os_id,
+        os_family=family,
+        cmdline_budget=kernel.budget(topo.arch),
+        reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
+    )
+
+
+def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
+    """`host.os` (ID-VERSION_ID) wins over the snapshot's os-release."""
+    if spec.host.os is None:
+        return topo.os
+    os_id, version = split_os(spec.host.os)
+    return OsRelease(os_id, version)
+
+
+_OS = re.compile(r"^(?P<id>[a-z0-9._-]+?)(?:-(?P<version>[0-9][a-z0-9._~-]*))?$")
+
+
+def split_os(text: str) -> tuple[str, str | None]:
+    """`rhel-9.4` → (rhel, 9.4); `fedora-coreos-40` → (fedora-coreos, 40).  ValueError if not."""
+    m = _OS.match(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not an os-release ID-VERSION_ID such as rhel-9.4")
+    return m.group("id"), m.group("version")
+
+
+def os_of(spec: HostSpec, topo: Topology) -> tuple[str | None, OsFamily]:
+    rel = os_release(spec, topo)
+    if rel is None:
+        return None, OsFamily.UNKNOWN
+    os_id = rel.id + (f"-{rel.version_id}" if rel.version_id else "")
+    return os_id, OsFamily(os_family(rel))
+
+
+def _limit_value(value: str) -> LimitValue:
+    return UNLIMITED if value == UNLIMITED else int(value)
 
 
 def lower(spec: HostSpec, topo: Topology) -> Plan:
-    parsed = cpu.parse(spec)
-    part = cpu.partition(spec, topo, parsed)
-    pins = cpu.workload_pins(spec, topo, part)
+    part = cpu.partition(spec, topo)
+    pins = cpu.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
+    merged = presets.merge(context(spec, topo, bool(pins)), overrides(spec), spec.preset.exclude)
+    by_kind = {k: [r for r in merged if r.kind is k] for k in presets.Kind}
+    thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
+    cstates = next(
+        (CStateLimit(int(r.value), r.reason) for r in by_kind[presets.Kind.CSTATE]), None
+    )
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
@@ -49,21 +128,25 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
                 gpus=tuple(g.name for g in topo.gpus if g.node == node.id),
                 nics=tuple(n.name for n in topo.nics if n.node == node.id),
                 memory_mib=node.memory_mib,
-                hugepages=tuple((p.size, c) for p in pools for n, c in p.per_node if n == node.id),
+                hugepages=tuple(
+                    (p.size_kib, c) for p in pools for n, c in p.per_node if n == node.id
+                ),
                 memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
             )
         )
     return Plan(
-        host=spec.host.name,
-        role=spec.host.role.value,
-        arch=topo.arch,
-        kernel=memory.kernel_release(spec, topo),
+        host=host_facts(spec, topo),
         partition=part,
+        isolation=tuple(kernel.isolation(spec, part)),
         nodes=tuple(nodes),
+        default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
-        kernel_args=tuple(kernel.kernel_args(spec, topo.arch, part, pools)),
-        sysctls=tuple(_sysctls(spec, bool(pins))),
-        limits=tuple(_limits(spec)),
+        thp=thp,
+        cstates=cstates,
+        extra_args=tuple(kernel.extra_args(spec)),
+        sysctls=tuple(Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]),
+        limits=tuple(
+            Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
+        ),
         workloads=tuple(pins),
-        cmdline_budget=kernel.budget(topo.arch),
     )

@@ -9,38 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import attrs
-
-from hostc.cpuset import CpuListError, CpuSet
-from hostc.plan import CpuPartition, Reason, WorkloadPin
-from hostc.spec.model import HostSpec
+from hostc.cpuset import CpuSet
+from hostc.plan import CpuPartition, Reason, Workload
+from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology
-
-KEYWORDS = ("workload", "rest", "none")
-
-
-@attrs.frozen
-class Parsed:
-    housekeeping: CpuSet | None  # explicit cpulist, when given
-    isolate: str | CpuSet  # keyword or explicit cpulist
-
-
-def parse(spec: HostSpec) -> Parsed:
-    """Raises CpuListError; `check.cpu` turns that into a diagnostic first."""
-    hk = CpuSet.parse(spec.cpu.housekeeping) if spec.cpu.housekeeping is not None else None
-    iso: str | CpuSet = spec.cpu.isolate
-    if spec.cpu.isolate.strip().lower() in KEYWORDS:
-        iso = spec.cpu.isolate.strip().lower()
-    else:
-        iso = CpuSet.parse(spec.cpu.isolate)
-    return Parsed(hk, iso)
-
-
-def try_parse(spec: HostSpec) -> Parsed | None:
-    try:
-        return parse(spec)
-    except CpuListError:
-        return None
 
 
 def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
@@ -67,10 +39,13 @@ def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
     return gpu_nodes(topo, (name for w in spec.workload for name in w.gpus))
 
 
-def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
+def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
     online = topo.online
-    if parsed.housekeeping is not None:
-        hk = parsed.housekeeping
+    cores = tuple(topo.cores().values())
+    boot = topo.boot_cpu if online else None
+    explicit = spec.cpu.housekeeping
+    if explicit is not None:
+        hk = explicit
         hk_reason = Reason("cpu.housekeeping", "housekeeping CPUs given explicitly")
     else:
         n = spec.cpu.housekeeping_per_node or 1
@@ -79,19 +54,23 @@ def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
         hk_reason = Reason(
             src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first"
         )
-    iso = parsed.isolate
-    if iso == "none":
+    iso = spec.cpu.isolation
+    if iso is IsolateMode.NONE:
+        src = "cpu.isolate" if spec.cpu.isolate is not None else "preset:base"
         return CpuPartition(
             online,
             online,
             CpuSet(),
-            Reason("cpu.isolate", "nothing is isolated: every online CPU does housekeeping"),
-            Reason("cpu.isolate", "isolation is off"),
+            cores,
+            boot,
+            spec.cpu.allow_node_without_housekeeping,
+            Reason(src, "nothing is isolated: every online CPU does housekeeping"),
+            Reason(src, "isolation is off unless cpu.isolate asks for it"),
         )
-    if iso == "rest":
+    if iso is IsolateMode.REST:
         isolated = online - hk
         why = "every online CPU outside the housekeeping set"
-    elif iso == "workload":
+    elif iso is IsolateMode.WORKLOAD:
         node_ids = workload_nodes(spec, topo)
         isolated = topo.cpus_of_nodes(node_ids) - hk
         nodes = ",".join(map(str, node_ids))
@@ -100,13 +79,22 @@ def partition(spec: HostSpec, topo: Topology, parsed: Parsed) -> CpuPartition:
         assert isinstance(iso, CpuSet)
         isolated = iso & online
         why = "isolated CPUs given explicitly"
-    if parsed.housekeeping is None or iso != "rest":
+    if explicit is None or iso is not IsolateMode.REST:
         # Whatever is not isolated does housekeeping: the partition covers every online CPU.
         hk = online - isolated
-    return CpuPartition(online, hk, isolated, hk_reason, Reason("cpu.isolate", why))
+    return CpuPartition(
+        online,
+        hk,
+        isolated,
+        cores,
+        boot,
+        spec.cpu.allow_node_without_housekeeping,
+        hk_reason,
+        Reason("cpu.isolate", why),
+    )
 
 
-def workload_pins(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[WorkloadPin]:
+def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Workload]:
     out = []
     for i, w in enumerate(spec.workload):
         nodes = gpu_nodes(topo, w.gpus)
@@ -115,7 +103,7 @@ def workload_pins(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Wo
         cpus = iso if iso else node_cpus
         what = "isolated CPUs" if iso else "CPUs"
         out.append(
-            WorkloadPin(
+            Workload(
                 w.name,
                 tuple(w.gpus),
                 tuple(nodes),

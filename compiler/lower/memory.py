@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 
-from hostc.plan import HugepagePool, Reason
+from hostc.plan import DefaultHugepageSize, HugepagePool, Reason
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
-from hostc.units import size_kib
+from hostc.units import PageSize
+
+DEFAULT_PAGE_SIZE = PageSize(1024 * 1024)
 
 #: hostc never reserves more than a node's memory minus this headroom, so the
 #: kernel, page cache and services keep room: max(4 GiB, 10 % of the node).
@@ -30,7 +32,7 @@ def headroom_mib(memory_mib: int) -> int:
 def kernel_version(release: str | None) -> tuple[int, int] | None:
     if not release:
         return None
-    m = re.match(r"^(\d+)\.(\d+)", release.strip())
+    m = re.match(r"^([0-9]+)\.([0-9]+)", release.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -87,8 +89,37 @@ def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
         src = "hugepages.total"
         why = "total split evenly over the NUMA nodes with memory, reserved at boot"
     per_node = tuple((n, c) for n, c in counts.items() if c > 0)
-    return [HugepagePool(hp.size.upper(), per_node, Reason(src, why), node_form)]
+    size, size_src = pool_size(spec)
+    return [
+        HugepagePool(
+            size.kib,
+            per_node,
+            node_form,
+            Reason(src, why),
+            Reason(size_src, "the pool's page size; must precede its hugepages="),
+        )
+    ]
+
+
+def pool_size(spec: HostSpec) -> tuple[PageSize, str]:
+    """The pool's page size and the key that chose it (1G when the spec does not say)."""
+    hp = spec.hugepages
+    assert hp is not None
+    if hp.size is not None:
+        return hp.size, "hugepages.size"
+    return DEFAULT_PAGE_SIZE, "hugepages"
+
+
+def default_size(spec: HostSpec) -> DefaultHugepageSize | None:
+    hp = spec.hugepages
+    if hp is None:
+        return None
+    size, src = (hp.default_size, "hugepages.default_size") if hp.default_size else pool_size(spec)
+    return DefaultHugepageSize(
+        size.kib,
+        Reason(src, "hugetlbfs mounts and MAP_HUGETLB use this size unless told otherwise"),
+    )
 
 
 def reserved_mib(pool_list: list[HugepagePool], node: int) -> int:
-    return sum(size_kib(p.size) // 1024 * c for p in pool_list for n, c in p.per_node if n == node)
+    return sum(p.size_kib // 1024 * c for p in pool_list for n, c in p.per_node if n == node)

@@ -9,16 +9,47 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
+from typing import Literal
 
 import attrs
 
+from hostc.cpuset import CpuSet
 from hostc.topology.model import doc
+from hostc.units import PageSize
 
 
 class Role(enum.StrEnum):
     INFERENCE = "inference"
     TRAINING = "training"
     GENERAL = "general"
+
+
+class IsolateMode(enum.StrEnum):
+    WORKLOAD = "workload"
+    REST = "rest"
+    NONE = "none"
+
+
+#: `cpu.isolate`: a keyword, or the CPUs themselves.
+Isolate = IsolateMode | CpuSet
+#: `limits.memlock`: KiB, or unlimited (`"unlimited"`, `"infinity"` and -1 read as unlimited).
+Memlock = int | Literal["unlimited"]
+
+
+def _to_cpuset(v: CpuSet | str | None) -> CpuSet | None:
+    """API callers may pass cpulist text; the loader passes CpuSets (typed by cattrs)."""
+    return CpuSet.parse(v) if isinstance(v, str) else v
+
+
+def _to_isolate(v: Isolate | str | None) -> Isolate | None:
+    if isinstance(v, str) and not isinstance(v, IsolateMode):
+        key = v.strip().lower()
+        return IsolateMode(key) if key in IsolateMode.__members__.values() else CpuSet.parse(v)
+    return v
+
+
+def _to_page_size(v: PageSize | str | None) -> PageSize | None:
+    return PageSize.parse(v) if isinstance(v, str) else v
 
 
 class Mechanism(enum.StrEnum):
@@ -62,6 +93,15 @@ class Host:
             "6.8",
         ),
     )
+    os: str | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "distribution the host boots, as os-release `ID-VERSION_ID` (overrides the "
+            "snapshot's, for images built for another OS); decides how the boot "
+            "configuration is regenerated",
+            "rhel-9.4",
+        ),
+    )
 
 
 @attrs.frozen
@@ -74,14 +114,16 @@ class Cpu:
             2,
         ),
     )
-    housekeeping: str | None = attrs.field(
+    housekeeping: CpuSet | None = attrs.field(
         default=None,
+        converter=_to_cpuset,
         metadata=doc(
             "housekeeping as an explicit cpulist (instead of housekeeping_per_node)", "0-1,64-65"
         ),
     )
-    isolate: str = attrs.field(
-        default="none",
+    isolate: Isolate | None = attrs.field(
+        default=None,
+        converter=_to_isolate,
         metadata=doc(
             "CPUs to isolate: `workload` (the workload's NUMA nodes minus "
             "housekeeping), `rest` (every CPU not housekeeping), `none`, or a cpulist",
@@ -104,6 +146,11 @@ class Cpu:
         metadata=doc("permit a NUMA node with online CPUs to keep no housekeeping CPU", False),
     )
 
+    @property
+    def isolation(self) -> Isolate:
+        """`isolate`, with its default (`none`) filled in."""
+        return IsolateMode.NONE if self.isolate is None else self.isolate
+
 
 @attrs.frozen
 class Workload:
@@ -115,9 +162,15 @@ class Workload:
 
 @attrs.frozen
 class Hugepages:
-    size: str = attrs.field(default="1G", metadata=doc("page size of the pool", "1G"))
-    default_size: str | None = attrs.field(
-        default=None, metadata=doc("default_hugepagesz (default: `size`)", "1G")
+    size: PageSize | None = attrs.field(
+        default=None,
+        converter=_to_page_size,
+        metadata=doc("page size of the pool (default 1G)", "1G"),
+    )
+    default_size: PageSize | None = attrs.field(
+        default=None,
+        converter=_to_page_size,
+        metadata=doc("default_hugepagesz (default: `size`)", "1G"),
     )
     per_node: dict[int, int] | None = attrs.field(
         default=None, metadata=doc("pages per NUMA node", {"0": 8, "1": 8})
@@ -132,7 +185,7 @@ class Limits:
     nofile: int | None = attrs.field(
         default=None, metadata=doc("open files (soft and hard) for sessions and services", 1048576)
     )
-    memlock: int | str | None = attrs.field(
+    memlock: Memlock | None = attrs.field(
         default=None, metadata=doc('locked memory in KiB, or "unlimited"', "unlimited")
     )
 

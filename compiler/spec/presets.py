@@ -1,13 +1,18 @@
-"""Role presets as data, from `reference/knobs.md`, merged in layers with provenance.
+"""Role presets as data: entries with conditions, one layered merge for every kind of setting.
 
-A preset entry is (kind, key, value, why).  Layers apply in order (base, then
-the role), and the spec overrides last; each value remembers the layer that
-set it, which is what `hostc plan` and the artifact comments show.  TuneD's
-mutating merge forgets this; here the merge is a pure function.
+An entry names a setting (the name `hostc plan` shows and `preset.exclude` and
+the spec's overrides use), a value, a one-line reason, the layer it belongs
+to and the conditions under which it applies (arch, CPU vendor, role, pinned
+workloads, kernel range).  Layers apply in order (base, the role, the role
+with pinned workloads), then `preset.exclude`, then the spec; each value
+remembers the layer that set it, which is what `hostc plan` and the
+artifacts' comments show.  TuneD's mutating merge forgets this; here the merge
+is a pure function, and no kind of setting is special-cased.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -15,159 +20,261 @@ import attrs
 from hostc.plan import Reason
 
 
+class Kind(enum.StrEnum):
+    """Which typed Plan entry a setting becomes."""
+
+    SYSCTL = "sysctl"
+    LIMIT = "limit"
+    THP = "thp"
+    CSTATE = "cstate"
+
+
+#: Settings that are not sysctls, by name.  Any dotted name is a sysctl.
+NAMED: Mapping[str, Kind] = {
+    "nofile": Kind.LIMIT,
+    "memlock": Kind.LIMIT,
+    "transparent_hugepage": Kind.THP,
+    "max_cstate": Kind.CSTATE,
+}
+
+
+def kind_of(name: str) -> Kind:
+    return NAMED.get(name, Kind.SYSCTL)
+
+
+@attrs.frozen
+class Context:
+    """What presets may depend on: facts about the host and the spec."""
+
+    role: str
+    arch: str
+    cpu_vendor: str | None
+    kernel: tuple[int, int] | None
+    pinned: bool  # workloads are bound to their NUMA nodes
+
+
+X86 = ("x86_64", "i686", "i386", "amd64")
+
+
+@attrs.frozen
+class Cond:
+    """Empty tuples mean any.  Kernel bounds: `kernel_min <= release < kernel_below`;
+    an unknown kernel release satisfies no bound (a preset must not guess)."""
+
+    arch: tuple[str, ...] = ()
+    vendor: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    pinned: bool | None = None
+    kernel_min: tuple[int, int] | None = None
+    kernel_below: tuple[int, int] | None = None
+
+    def holds(self, ctx: Context) -> bool:
+        if self.arch and ctx.arch not in self.arch:
+            return False
+        if self.vendor and ctx.cpu_vendor not in self.vendor:
+            return False
+        if self.roles and ctx.role not in self.roles:
+            return False
+        if self.pinned is not None and ctx.pinned != self.pinned:
+            return False
+        if self.kernel_min is not None or self.kernel_below is not None:
+            if ctx.kernel is None:
+                return False
+            if self.kernel_min is not None and ctx.kernel < self.kernel_min:
+                return False
+            if self.kernel_below is not None and ctx.kernel >= self.kernel_below:
+                return False
+        return True
+
+
 @attrs.frozen
 class Entry:
-    kind: str  # sysctl | limit
-    key: str
+    layer: str  # base | inference | training | inference+pinned …
+    setting: str
     value: str
     why: str
+    cond: Cond = Cond()
 
 
-def _s(key: str, value: object, why: str) -> Entry:
-    return Entry("sysctl", key, str(value), why)
+def _e(layer: str, setting: str, value: object, why: str, **cond: object) -> Entry:
+    roles = () if layer == "base" else (layer.split("+")[0],)
+    pinned = True if layer.endswith("+pinned") else None
+    return Entry(layer, setting, str(value), why, Cond(roles=roles, pinned=pinned, **cond))  # type: ignore[arg-type]
 
 
-BASE: tuple[Entry, ...] = (
-    _s(
+_CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
+_INOTIFY_WHY = "model caches and dataloaders watch many files; the default runs out"
+
+ENTRIES: tuple[Entry, ...] = (
+    _e(
+        "base",
         "vm.max_map_count",
         1048576,
         "default 65530 makes loaders of many mmapped weight shards fail with ENOMEM",
     ),
-    _s(
+    _e(
+        "base",
         "vm.swappiness",
         1,
         "a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort",
     ),
-    Entry("limit", "nofile", "1048576", "the 1024 default gives EMFILE and silently stuck servers"),
-    Entry(
-        "limit",
+    _e("base", "nofile", 1048576, "the 1024 default gives EMFILE and silently stuck servers"),
+    _e(
+        "base",
         "memlock",
         "unlimited",
         "pinned (page-locked) host buffers for GPU DMA need unlimited memlock",
     ),
-    Entry(
-        "kernel",
+    _e(
+        "base",
         "transparent_hugepage",
         "madvise",
         "THP only where asked: `always` causes 50-100 ms compaction stalls",
     ),
-)
-
-#: Applied by lower only on x86 (intel_idle/acpi processor idle drivers).
-CSTATE_KEYS = ("intel_idle.max_cstate", "processor.max_cstate")
-_CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
-
-_COMMON_GPU: tuple[Entry, ...] = (
-    _s(
-        "vm.overcommit_memory",
-        1,
-        "GPU runtimes reserve large virtual ranges; heuristic overcommit refuses them",
+    *(
+        _e(
+            role,
+            "vm.overcommit_memory",
+            1,
+            "GPU runtimes reserve large virtual ranges; heuristic overcommit refuses them",
+        )
+        for role in ("inference", "training")
     ),
-    _s("fs.aio-max-nr", 1048576, "weight loaders with many shards exhaust the 65536 default"),
-    _s(
-        "fs.inotify.max_user_watches",
-        524288,
-        "model caches and dataloaders watch many files; the default runs out",
+    *(
+        _e(
+            role,
+            "fs.aio-max-nr",
+            1048576,
+            "weight loaders with many shards exhaust the 65536 default",
+        )
+        for role in ("inference", "training")
     ),
-)
-
-INFERENCE: tuple[Entry, ...] = (
-    *_COMMON_GPU,
-    *(Entry("kernel", key, "1", _CSTATE_WHY) for key in CSTATE_KEYS),
-    _s(
+    *(
+        _e(role, "fs.inotify.max_user_watches", 524288, _INOTIFY_WHY)
+        for role in ("inference", "training")
+    ),
+    _e("inference", "max_cstate", 1, _CSTATE_WHY, arch=X86),
+    _e(
+        "inference",
         "kernel.numa_balancing",
         1,
         "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
     ),
-    _s("net.core.rmem_max", 268435456, "256 MiB socket buffers for streaming weights and KV"),
-    _s("net.core.wmem_max", 268435456, "256 MiB socket buffers for streaming weights and KV"),
-    _s("net.ipv4.tcp_rmem", "4096 87380 268435456", "TCP autotuning may grow to 256 MiB"),
-    _s("net.ipv4.tcp_wmem", "4096 65536 268435456", "TCP autotuning may grow to 256 MiB"),
-    _s("net.core.netdev_max_backlog", 250000, "busy frontends drop packets at the default"),
-    _s("net.core.somaxconn", 65535, "request bursts overflow the accept queue"),
-)
-
-TRAINING: tuple[Entry, ...] = (
-    *_COMMON_GPU,
-    _s("kernel.numa_balancing", 0, "migrating pages mid-epoch is churn, not locality"),
-    _s("net.core.rmem_max", 536870912, "512 MiB socket buffers for checkpoint and data streams"),
-    _s("net.core.wmem_max", 536870912, "512 MiB socket buffers for checkpoint and data streams"),
-    _s("net.ipv4.tcp_rmem", "4096 131072 536870912", "TCP autotuning may grow to 512 MiB"),
-    _s("net.ipv4.tcp_wmem", "4096 131072 536870912", "TCP autotuning may grow to 512 MiB"),
-)
-
-ROLES: Mapping[str, tuple[Entry, ...]] = {
-    "inference": INFERENCE,
-    "training": TRAINING,
-    "general": (),
-}
-
-#: A layer on top of the role when workloads are pinned with membind (knobs.md #3).
-PINNED: Mapping[str, tuple[Entry, ...]] = {
-    "inference": (
-        _s(
-            "kernel.numa_balancing",
-            0,
-            "workloads are bound to their NUMA nodes with membind, so page migration "
-            "would only add jitter",
-        ),
+    _e(
+        "inference",
+        "net.core.rmem_max",
+        268435456,
+        "256 MiB socket buffers for streaming weights and KV",
     ),
-}
+    _e(
+        "inference",
+        "net.core.wmem_max",
+        268435456,
+        "256 MiB socket buffers for streaming weights and KV",
+    ),
+    _e(
+        "inference",
+        "net.ipv4.tcp_rmem",
+        "4096 87380 268435456",
+        "TCP autotuning may grow to 256 MiB",
+    ),
+    _e(
+        "inference",
+        "net.ipv4.tcp_wmem",
+        "4096 65536 268435456",
+        "TCP autotuning may grow to 256 MiB",
+    ),
+    _e(
+        "inference",
+        "net.core.netdev_max_backlog",
+        250000,
+        "busy frontends drop packets at the default",
+    ),
+    _e("inference", "net.core.somaxconn", 65535, "request bursts overflow the accept queue"),
+    _e("training", "kernel.numa_balancing", 0, "migrating pages mid-epoch is churn, not locality"),
+    _e(
+        "training",
+        "net.core.rmem_max",
+        536870912,
+        "512 MiB socket buffers for checkpoint and data streams",
+    ),
+    _e(
+        "training",
+        "net.core.wmem_max",
+        536870912,
+        "512 MiB socket buffers for checkpoint and data streams",
+    ),
+    _e(
+        "training",
+        "net.ipv4.tcp_rmem",
+        "4096 131072 536870912",
+        "TCP autotuning may grow to 512 MiB",
+    ),
+    _e(
+        "training",
+        "net.ipv4.tcp_wmem",
+        "4096 131072 536870912",
+        "TCP autotuning may grow to 512 MiB",
+    ),
+    _e(
+        "inference+pinned",
+        "kernel.numa_balancing",
+        0,
+        "workloads are bound to their NUMA nodes with membind, so page migration "
+        "would only add jitter",
+    ),
+)
+
+#: Layer order: a later layer overrides an earlier one.
+LAYERS = ("base", "inference", "training", "general", "inference+pinned", "training+pinned")
 
 
 @attrs.frozen
 class Override:
     """A value the spec sets (value None: the spec turns the preset's setting off)."""
 
-    key: str
+    setting: str
     value: str | None
     source: str  # the spec key path
 
 
 @attrs.frozen
 class Resolved:
-    key: str
+    setting: str
     value: str
     reason: Reason
 
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.setting)
+
 
 def merge(
-    kind: str,
-    role: str,
-    overrides: Iterable[Override] = (),
-    exclude: Iterable[str] = (),
-    *,
-    pinned: bool = False,
+    ctx: Context, overrides: Iterable[Override] = (), exclude: Iterable[str] = ()
 ) -> list[Resolved]:
-    """Layered merge: base, role, [role+pinned], then the spec.
+    """Layered merge of every kind at once.
 
-    Order: preset order, then keys only the spec sets.  Each value keeps the
-    layer that set it last, which is what the artifacts' comments show.
+    Order: preset order, then settings only the spec sets.  Each value keeps the
+    layer that set it last.
     """
-    layers = [("preset:base", BASE), (f"preset:{role}", ROLES[role])]
-    if pinned:
-        layers.append((f"preset:{role}+pinned", PINNED.get(role, ())))
     out: dict[str, Resolved] = {}
-    for layer, entries in layers:
-        for e in entries:
-            if e.kind == kind:
-                out[e.key] = Resolved(e.key, e.value, Reason(layer, e.why))
-    for key in exclude:
-        out.pop(key, None)
+    for layer in LAYERS:
+        for e in ENTRIES:
+            if e.layer == layer and e.cond.holds(ctx):
+                out[e.setting] = Resolved(e.setting, e.value, Reason(f"preset:{layer}", e.why))
+    for name in exclude:
+        out.pop(name, None)
     for o in overrides:
-        prev = out.pop(o.key, None) if o.value is None else out.get(o.key)
+        prev = out.pop(o.setting, None) if o.value is None else out.get(o.setting)
         if o.value is None:
             continue
         why = f"set by the spec (preset had {prev.value})" if prev else "set by the spec"
-        out[o.key] = Resolved(o.key, o.value, Reason(o.source, why))
+        out[o.setting] = Resolved(o.setting, o.value, Reason(o.source, why))
     return list(out.values())
 
 
-def preset_keys() -> set[str]:
-    keys: set[str] = set()
-    for entries in (BASE, *ROLES.values(), *PINNED.values()):
-        keys |= {e.key for e in entries}
-    return keys
+def preset_settings() -> set[str]:
+    return {e.setting for e in ENTRIES}
 
 
 def quoted(key: str) -> str:

@@ -1,0 +1,54 @@
+"""Rules on the finished Plan: the partition invariants and what every target inherits.
+
+Lowering is built to satisfy them; running them on the Plan means no later
+stage (a new preset, a new lowering path, an API caller building a Plan by
+hand) can break them unnoticed.  A violation names the Plan field, since it
+is the Plan, not the spec, that is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hostc.diagnostics import Diagnostic, error
+from hostc.plan import Plan
+
+
+def partition_covers_online(plan: Plan) -> Iterator[Diagnostic]:
+    p = plan.partition
+    if p.housekeeping | p.isolated != p.online:
+        yield error(
+            "plan.partition",
+            f"housekeeping {p.housekeeping} and isolated {p.isolated} do not cover the "
+            f"online CPUs {p.online}",
+        )
+    both = p.housekeeping & p.isolated
+    if both:
+        yield error("plan.partition", f"CPU(s) {both} are both housekeeping and isolated")
+
+
+def siblings_never_split(plan: Plan) -> Iterator[Diagnostic]:
+    p = plan.partition
+    split = [c for c in p.cores if not (c <= p.housekeeping or c <= p.isolated)]
+    if split:
+        yield error("plan.partition", f"SMT siblings split: {', '.join(map(str, split[:4]))}")
+
+
+def boot_cpu_housekeeping(plan: Plan) -> Iterator[Diagnostic]:
+    p = plan.partition
+    if p.boot_cpu is not None and p.boot_cpu not in p.housekeeping:
+        yield error("plan.partition", f"the boot CPU {p.boot_cpu} is not housekeeping")
+
+
+def nodes_keep_housekeeping(plan: Plan) -> Iterator[Diagnostic]:
+    if plan.partition.allow_node_without_housekeeping or not plan.partition.isolated:
+        return
+    for n in plan.nodes:
+        if n.cpus and not n.housekeeping:
+            yield error("plan.nodes", f"NUMA node {n.id} (CPUs {n.cpus}) keeps no housekeeping")
+
+
+def workloads_on_online_cpus(plan: Plan) -> Iterator[Diagnostic]:
+    for w in plan.workloads:
+        if not w.cpus <= plan.partition.online:
+            yield error("plan.workloads", f"workload {w.name} runs on CPUs not online: {w.cpus}")

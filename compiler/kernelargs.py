@@ -1,0 +1,74 @@
+"""The Plan's boot-time settings spelled as kernel arguments, in one fixed order.
+
+Shared by every carrier of the command line (the cmdline and grub targets,
+TuneD's `[bootloader]`, Ignition's kernelArguments, grubby) and by the
+command-line budget rule, so all of them agree byte for byte.  The order is
+fixed (isolation, hugepages, memory, power, extras) so golden files stay
+stable, and `hugepagesz=` always precedes its `hugepages=`.  Parameters with
+an empty value are never produced.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hostc.plan import Plan, Reason
+from hostc.units import format_kib
+
+
+@attrs.frozen
+class KernelArg:
+    key: str
+    value: str | None  # None for flags
+    reason: Reason
+
+    def __str__(self) -> str:
+        return self.key if self.value is None else f"{self.key}={self.value}"
+
+
+def cstate_args(plan: Plan) -> list[tuple[str, str]]:
+    """C-state limit by CPU vendor: intel_idle exists only on Intel; acpi_idle on all x86."""
+    lim = plan.cstates
+    if lim is None or not plan.host.x86:
+        return []
+    n = str(lim.max_cstate)
+    if plan.host.cpu_vendor in ("intel", None):  # unknown vendor: both (each is inert elsewhere)
+        return [("intel_idle.max_cstate", n), ("processor.max_cstate", n)]
+    return [("processor.max_cstate", n)]
+
+
+def kernel_args(plan: Plan) -> list[KernelArg]:
+    out: list[KernelArg] = []
+    part = plan.partition
+    if part.isolated:
+        iso = str(part.isolated)
+        for m in plan.isolation:
+            if m.mechanism == "irqaffinity":
+                value = str(part.housekeeping)
+            elif m.flags:
+                value = ",".join((*m.flags, iso))
+            else:
+                value = iso
+            out.append(KernelArg(m.mechanism, value, m.reason))
+    if plan.default_hugepagesz is not None:
+        d = plan.default_hugepagesz
+        out.append(KernelArg("default_hugepagesz", format_kib(d.size_kib), d.reason))
+    for pool in plan.hugepages:
+        if not pool.per_node:
+            continue
+        size = format_kib(pool.size_kib)
+        out.append(KernelArg("hugepagesz", size, pool.size_reason))
+        value = (
+            ",".join(f"{n}:{c}" for n, c in pool.per_node) if pool.node_form else str(pool.total)
+        )
+        out.append(KernelArg("hugepages", value, pool.reason))
+    if plan.thp is not None:
+        out.append(KernelArg("transparent_hugepage", plan.thp.mode, plan.thp.reason))
+    if plan.cstates is not None:
+        out += [KernelArg(k, v, plan.cstates.reason) for k, v in cstate_args(plan)]
+    out += [KernelArg(a.key, a.value, a.reason) for a in plan.extra_args]
+    return out
+
+
+def cmdline(plan: Plan) -> str:
+    return " ".join(str(a) for a in kernel_args(plan))
