@@ -1,0 +1,392 @@
+"""hostc's speed figures, measured side by side in one run: `python benchmarks/run.py [--quick]`.
+
+P1   cold `hostc build <DGX example> --target all --out DIR`, wall time ÷ `python -c pass`
+P2   in-process builds per second, every target, from files (api.compile_file + api.emit)
+P3a  `hostc import hwloc` of an 8,192-PU export ÷ a 64-PU one
+P3b  `hostc build` on an 8,192-CPU snapshot ÷ a 64-CPU one
+P4   peak RSS of any command above (ru_maxrss of each child, from wait4)
+peer TuneD's own profile loader, profiles per second (where TuneD is installed)
+
+Commands run through the `hostc` console script next to this interpreter (what
+users run) and are interleaved with their baseline, so a noisy machine slows
+both sides of a ratio alike; every figure is a median over repeated runs.
+The exit status is 1 when a figure misses its goal, so CI can gate on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from hwloc_synth import generate  # noqa: E402
+
+DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
+SMALL = (2, 1, 16, 2)  # packages, NUMA nodes per package, cores per NUMA node, PUs per core
+BIG = (16, 2, 128, 2)
+MEMORY = "64GB"  # per NUMA node, decimal as lstopo reads it
+SPEC = """\
+version = 1
+
+[host]
+name = "bench"
+role = "inference"
+
+[cpu]
+housekeeping_per_node = 2
+isolate = "rest"
+
+[hugepages]
+size = "2M"
+total = 64
+"""
+TUNED_PROFILE = """\
+[main]
+summary=hostc benchmark peer
+include=throughput-performance
+[variables]
+isolated_cores=2-31
+[cpu]
+governor=performance
+force_latency=cstate.id_no_zero:1|3
+[vm]
+transparent_hugepages=madvise
+[sysctl]
+vm.max_map_count=1048576
+vm.swappiness=1
+net.core.rmem_max=268435456
+[irqbalance]
+banned_cpus=${isolated_cores}
+[scheduler]
+isolated_cores=${isolated_cores}
+[bootloader]
+cmdline_hostc=+isolcpus=managed_irq,domain,${isolated_cores} nohz_full=${isolated_cores}
+"""
+TUNED_LOOP = """\
+import sys, time
+import tuned.profiles as P
+from tuned.utils.global_config import GlobalConfig
+from tuned.profiles.variables import Variables
+dirs, seconds = sys.argv[1].split(":"), float(sys.argv[2])
+def load():
+    v = Variables()
+    p = P.Loader(P.Locator(dirs), P.Factory(), P.Merger(), GlobalConfig(), v).load(["hostc-bench"])
+    return {u: {k: v.expand(x) for k, x in unit.options.items()} for u, unit in p.units.items()}
+load()
+n, t0 = 0, time.perf_counter()
+while time.perf_counter() - t0 < seconds:
+    load(); n += 1
+print(n / (time.perf_counter() - t0))
+"""
+
+
+@dataclass
+class Row:
+    figure: str
+    value: str
+    goal: str
+    ok: bool | None  # None: informational, no goal
+    note: str = ""
+
+
+@dataclass
+class Runner:
+    """Runs commands, keeping every child's peak RSS (wait4 gives it per child)."""
+
+    peak_kib: int = 0
+    peak_what: str = ""
+
+    def run(self, argv: Sequence[str], what: str, cwd: Path | None = None) -> float:
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
+            _, status, usage = os.wait4(p.pid, 0)
+            elapsed = time.perf_counter() - t0
+            p.returncode = os.waitstatus_to_exitcode(status)
+            if p.returncode != 0:
+                err.seek(0)
+                raise SystemExit(
+                    f"benchmark command failed ({p.returncode}): {' '.join(map(str, argv))}\n"
+                    + err.read().decode(errors="replace")
+                )
+        if usage.ru_maxrss > self.peak_kib:  # KiB on Linux
+            self.peak_kib, self.peak_what = usage.ru_maxrss, what
+        return elapsed
+
+
+def hostc_command() -> list[str]:
+    """The console script users run; `python -m hostc` only where it is not installed."""
+    script = Path(sys.executable).parent / "hostc"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("hostc")
+    return [found] if found else [sys.executable, "-m", "hostc"]
+
+
+def interleaved(
+    runner: Runner, repeats: int, commands: dict[str, tuple[Sequence[str], Path | None]]
+) -> dict[str, float]:
+    """Median wall time of each command, run in turn (one untimed warm-up round first)."""
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    for i in range(repeats + 1):
+        for name, (argv, cwd) in commands.items():
+            t = runner.run(argv, name, cwd)
+            if i:
+                times[name].append(t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def in_process(fn: Callable[[], object], repeats: int) -> float:
+    """Median seconds of one call, after a warm-up call."""
+    fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def hwloc_exports(work: Path, force_python: bool) -> tuple[Path, Path, str]:
+    lstopo = None if force_python else shutil.which("lstopo")
+    out = []
+    for name, (pack, numa, core, pu) in (("small", SMALL), ("big", BIG)):
+        path = work / f"{name}.xml"
+        if lstopo:
+            shape = f"pack:{pack} numa:{numa}(memory={MEMORY}) core:{core} pu:{pu}"
+            subprocess.run(
+                [lstopo, "--if", "synthetic", "--input", shape, "--of", "xml", str(path)],
+                check=True,
+            )
+        else:
+            path.write_text(generate(pack, numa, core, pu))
+        out.append(path)
+    how = "lstopo --if synthetic" if lstopo else "benchmarks/hwloc_synth.py (no lstopo)"
+    return out[0], out[1], how
+
+
+def tuned_rate(work: Path, seconds: float) -> tuple[float | None, str]:
+    py = "/usr/bin/python3"
+    if not Path(py).exists():
+        return None, "skipped: no /usr/bin/python3"
+    probe = subprocess.run([py, "-c", "import tuned"], capture_output=True)
+    if probe.returncode != 0:
+        return None, "skipped: TuneD is not installed (/usr/bin/python3 cannot import tuned)"
+    prof = work / "tuned" / "hostc-bench"
+    prof.mkdir(parents=True)
+    (prof / "tuned.conf").write_text(TUNED_PROFILE)
+    dirs = [d for d in ("/usr/lib/tuned", "/usr/lib/tuned/profiles") if Path(d).is_dir()]
+    r = subprocess.run(
+        [py, "-c", TUNED_LOOP, ":".join([*dirs, str(work / "tuned")]), str(seconds)],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        tail = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return None, f"skipped: TuneD's loader failed: {tail}"
+    return float(r.stdout.strip()), "one profile (include=throughput-performance), /usr/bin/python3"
+
+
+def measure(quick: bool, force_python: bool) -> list[Row]:
+    repeats = 2 if quick else 11
+    runner = Runner()
+    hostc = hostc_command()
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="hostc-bench-") as tmp:
+        work = Path(tmp)
+
+        # P1: cold build of the DGX example next to a bare interpreter
+        t = interleaved(
+            runner,
+            repeats,
+            {
+                "python -c pass": ([sys.executable, "-c", "pass"], None),
+                "hostc build (DGX)": (
+                    [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1")],
+                    None,
+                ),
+            },
+        )
+        ratio = t["hostc build (DGX)"] / t["python -c pass"]
+        rows.append(
+            Row(
+                "P1 cold build ÷ python -c pass",
+                f"{ratio:.1f}×",
+                "≤ 12× (stretch 6×)",
+                ratio <= 12,
+                f"{t['hostc build (DGX)'] * 1e3:.0f} ms vs {t['python -c pass'] * 1e3:.0f} ms",
+            )
+        )
+
+        # P2: in-process builds per second, from files, every target
+        from hostc import api
+
+        def one_build() -> None:
+            plan, _ = api.compile_file(DGX)
+            api.emit(plan, ["all"])
+
+        one_build()
+        rates = []
+        window = 0.25 if quick else 1.0
+        for _ in range(repeats):
+            n, t0 = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - t0) < window:
+                one_build()
+                n += 1
+            rates.append(n / elapsed)
+        rate = statistics.median(rates)
+        rows.append(
+            Row(
+                "P2 in-process builds/s (DGX, all targets)",
+                f"{rate:,.0f}/s",
+                "≥ 1,000/s",
+                rate >= 1000,
+                f"{1e6 / rate:.0f} µs per build",
+            )
+        )
+
+        # P3a: import hwloc, big ÷ small
+        small_xml, big_xml, how = hwloc_exports(work, force_python)
+        snaps = {n: work / f"{n}.toml" for n in ("small", "big")}
+        imports = {
+            f"import {n}": (
+                [*hostc, "import", "hwloc", str(x), "--arch", "x86_64", "-o", str(snaps[n])],
+                None,
+            )
+            for n, x in (("small", small_xml), ("big", big_xml))
+        }
+        t = interleaved(runner, repeats, imports)
+        ratio = t["import big"] / t["import small"]
+        from hostc import ingest
+
+        def importer(xml: Path) -> Callable[[], object]:
+            text = xml.read_text()
+            return lambda: ingest.dumps_snapshot(
+                ingest.import_source("hwloc", text, file=str(xml), arch="x86_64")
+            )
+
+        ip = in_process(importer(big_xml), max(1, repeats // 3)) / in_process(
+            importer(small_xml), repeats
+        )
+        rows.append(
+            Row(
+                "P3a import hwloc 8,192 PU ÷ 64 PU",
+                f"{ratio:.1f}×",
+                "≤ 10×",
+                ratio <= 10,
+                f"{t['import big'] * 1e3:.0f} ms vs {t['import small'] * 1e3:.0f} ms; "
+                f"in-process {ip:.0f}×; {how}",
+            )
+        )
+
+        # P3b: build, big snapshot ÷ small
+        spec = work / "node.toml"
+        spec.write_text(SPEC)
+        builds = {
+            f"build {n}": (
+                [
+                    *hostc,
+                    "build",
+                    str(spec),
+                    "--topology",
+                    str(snaps[n]),
+                    "--target",
+                    "all",
+                    "--out",
+                    str(work / f"out-{n}"),
+                ],
+                None,
+            )
+            for n in ("small", "big")
+        }
+        t = interleaved(runner, repeats, builds)
+        ratio = t["build big"] / t["build small"]
+
+        def builder(snap: Path) -> Callable[[], object]:
+            return lambda: api.emit(api.compile_file(spec, snap)[0], ["all"])
+
+        ip = in_process(builder(snaps["big"]), max(1, repeats // 3)) / in_process(
+            builder(snaps["small"]), repeats
+        )
+        rows.append(
+            Row(
+                "P3b build 8,192 CPUs ÷ 64 CPUs",
+                f"{ratio:.1f}×",
+                "≤ 10×",
+                ratio <= 10,
+                f"{t['build big'] * 1e3:.0f} ms vs {t['build small'] * 1e3:.0f} ms; "
+                f"in-process {ip:.0f}×",
+            )
+        )
+
+        # P4: the largest child
+        mib = runner.peak_kib / 1024
+        rows.append(
+            Row(
+                "P4 peak RSS of any command",
+                f"{mib:.1f} MiB",
+                "≤ 64 MiB",
+                mib <= 64,
+                runner.peak_what,
+            )
+        )
+
+        # peer: TuneD's own loader
+        tuned, note = tuned_rate(work, 0.5 if quick else 2.0)
+        rows.append(
+            Row(
+                "peer TuneD profile loads/s",
+                "—" if tuned is None else f"{tuned:,.0f}/s",
+                "(peer)",
+                None,
+                note,
+            )
+        )
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    head = ("figure", "value", "goal", "result", "notes")
+    cells = [
+        (r.figure, r.value, r.goal, "—" if r.ok is None else ("pass" if r.ok else "FAIL"), r.note)
+        for r in rows
+    ]
+    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(4)]
+
+    def line(c: Sequence[str]) -> str:
+        return "  ".join(x.ljust(w) for x, w in zip(c[:4], widths, strict=True)) + "  " + c[4]
+
+    return "\n".join([line(head), line(["-" * w for w in widths] + ["-----"]), *map(line, cells)])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (CI smoke run)")
+    ap.add_argument(
+        "--python-hwloc",
+        action="store_true",
+        help="generate the hwloc exports in Python even when lstopo is installed",
+    )
+    args = ap.parse_args(argv)
+    rows = measure(args.quick, args.python_hwloc)
+    print(
+        f"hostc benchmarks ({'quick' if args.quick else 'full'}; {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]})"
+    )
+    print(table(rows))
+    return 0 if all(r.ok is not False for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
