@@ -5,6 +5,9 @@
     plan, warnings = compile_plan(spec, topo, spec_file="node.toml", spec_source=source)
     artifacts = emit(plan, ["sysctl"])
     write(artifacts, Path("out"))
+    for step in apply_steps(plan, artifacts):   # then run step.argv on the host
+        ...
+    reboot = needs_reboot(artifacts)
 
 Every input problem raises HostcError carrying all Diagnostics.
 """
@@ -15,8 +18,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hostc.activation import Step, needs_reboot
 from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
+from hostc.output import apply_manifest as _apply_manifest
 from hostc.output import diff, manifest, write
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
@@ -32,12 +37,16 @@ __all__ = [
     "Diagnostic",
     "HostcError",
     "Plan",
+    "Step",
+    "apply_manifest",
+    "apply_steps",
     "compile_file",
     "compile_plan",
     "diff",
     "emit",
     "load_spec",
     "manifest",
+    "needs_reboot",
     "read_topology",
     "targets",
     "topology_path",
@@ -88,6 +97,20 @@ def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, l
     spec, source = load_spec(spec_path)
     topo = read_topology(topology_path(spec, spec_path, topology, source))
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+
+
+def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:
+    """How the host files among `artifacts` take effect on this host's OS family: argv
+    lists, in order, each once, safe to run twice.  `needs_reboot` says whether a
+    reboot must follow."""
+    from hostc.activation import steps
+
+    return steps(artifacts, plan.host.os_family)
+
+
+def apply_manifest(plan: Plan, artifacts: Iterable[Artifact]) -> dict[str, object]:
+    """`apply` (argv and why per step) and `reboot`, as `hostc build --json` prints them."""
+    return _apply_manifest(artifacts, plan.host.os_family)
 
 
 def targets() -> dict[str, Target]:

@@ -121,13 +121,16 @@ def build(
 
             _fail([file_error(str(out), f"cannot write: {e}")])
         if as_json:
-            typer.echo(json.dumps({"artifacts": api.manifest(artifacts, out)}, indent=2))
+            rows = api.manifest(artifacts, out)
+            doc = {"artifacts": rows, **api.apply_manifest(plan, artifacts)}
+            typer.echo(json.dumps(doc, indent=2))
         return
     if as_json:
         typer.echo(
             json.dumps(
                 {
                     "artifacts": api.manifest(artifacts, None),
+                    **api.apply_manifest(plan, artifacts),
                     "warnings": [d.to_json() for d in warnings],
                 },
                 indent=2,

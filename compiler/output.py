@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
+from hostc.plan import OsFamily
 
 
 def destination(out: Path, art: Artifact) -> Path:
@@ -135,6 +136,18 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
             row["written"] = str(destination(out, a))
         rows.append(row)
     return rows
+
+
+def apply_manifest(artifacts: Iterable[Artifact], family: OsFamily) -> dict[str, object]:
+    """The manifest's top level for a provisioning system that places the files itself:
+    the apply steps for the host's OS family, in order, and whether a reboot follows."""
+    from hostc.activation import needs_reboot, steps
+
+    arts = list(artifacts)
+    return {
+        "apply": [{"argv": list(s.argv), "why": s.why} for s in steps(arts, family)],
+        "reboot": needs_reboot(arts),
+    }
 
 
 def write_text(path: Path, text: str) -> None:

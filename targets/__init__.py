@@ -71,6 +71,30 @@ TARGETS: dict[str, Target] = {
             "limits",
             "limits.d for PAM sessions and system.conf.d for systemd services",
         ),
+        Target(
+            "cloud-init",
+            "cloud_init",
+            "user-data: #cloud-config writing every host file, its apply steps, one reboot",
+            Role.WRAPPER,
+        ),
+        Target(
+            "ignition",
+            "ignition",
+            "config.ign: Ignition 3.3.0 files, units and kernelArguments (CoreOS)",
+            Role.WRAPPER,
+        ),
+        Target(
+            "rootfs",
+            "rootfs",
+            "every host file at its path, as a tree for image builders, plus apply.sh",
+            Role.WRAPPER,
+        ),
+        Target(
+            "rootfs-tar",
+            "rootfs_tar",
+            "rootfs.tar: the same tree as one byte-reproducible tarball",
+            Role.WRAPPER,
+        ),
     )
 }
 

@@ -1,0 +1,131 @@
+"""cloud-init: one `#cloud-config` user-data carrying every host file and its apply steps.
+
+`write_files` writes each file byte for byte (readable `|` block scalars when
+YAML gives back exactly the same text, base64 otherwise), `runcmd` runs the
+apply steps of `hostc.activation` for the host's OS family as argv lists, and
+`power_state` reboots once when a file only takes effect after a reboot (never
+a bare `reboot` in runcmd, which would cut cloud-init's final stage short).
+write_files, runcmd and power_state run once per instance; the steps are safe
+to run twice.  Built as data and serialized by PyYAML, then parsed back and
+compared, so a serializer surprise fails the build instead of the host.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+from hostc.activation import needs_reboot, steps
+from hostc.artifact import Artifact, Kind, deliverable
+from hostc.plan import Plan
+
+NAME = "user-data"
+HEADER = "#cloud-config\n"
+
+
+class _Block(str):
+    """A string to be written as a literal block scalar (`|`)."""
+
+
+class _Argv(list[str]):
+    """A command, written as a one-line flow sequence: `[sysctl, --system]`."""
+
+
+def _yaml() -> Any:
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
+    return yaml
+
+
+def _dumper() -> Any:
+    yaml = _yaml()
+
+    # SafeDumper that never writes an anchor or alias (`&id001`, `*id001`)
+    Dumper: Any = type("Dumper", (yaml.SafeDumper,), {"ignore_aliases": lambda self, data: True})
+    Dumper.add_representer(
+        _Block, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style="|")
+    )
+    Dumper.add_representer(
+        _Argv, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", list(s), flow_style=True)
+    )
+    return Dumper
+
+
+def _dump(doc: object) -> str:
+    text: str = _yaml().dump(
+        doc,
+        Dumper=_dumper(),
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 16,
+        indent=2,
+    )
+    return text
+
+
+def _readable(data: bytes) -> str | None:
+    """The text, when a `|` block scalar carries it back byte for byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not text or any(ord(c) < 0x20 and c not in "\n\t" for c in text) or "\r" in text:
+        return None
+    dumped = _dump({"content": _Block(text)})
+    if not dumped.startswith("content: |"):
+        return None
+    if _yaml().safe_load(dumped) != {"content": text}:
+        return None
+    return text
+
+
+def _entry(art: Artifact) -> dict[str, object]:
+    entry: dict[str, object] = {"path": art.path, "owner": "root:root"}
+    entry["permissions"] = f"{art.mode:04o}"
+    text = _readable(art.data)
+    if text is None:
+        entry["encoding"] = "b64"
+        entry["content"] = base64.b64encode(art.data).decode("ascii")
+    else:
+        entry["content"] = _Block(text)
+    return entry
+
+
+def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
+    carried = [a for a in files if a.kind is Kind.FILE]
+    doc: dict[str, object] = {}
+    if carried:
+        doc["write_files"] = [_entry(a) for a in carried]
+    run = steps(carried, plan.host.os_family)
+    if run:
+        doc["runcmd"] = [_Argv(s.argv) for s in run]
+    if needs_reboot(carried):
+        doc["power_state"] = {
+            "mode": "reboot",
+            "delay": "now",
+            "message": f"hostc: reboot {plan.host.name} for its kernel command line",
+            "timeout": 30,
+            "condition": True,
+        }
+    text = HEADER + (_dump(doc) if doc else "")
+    _check(text, carried, [list(s.argv) for s in run])
+    return text
+
+
+def _check(text: str, carried: Sequence[Artifact], run: list[list[str]]) -> None:
+    """Parse the document back: every file and command must survive the trip exactly."""
+    doc = _yaml().safe_load(text) or {}
+    got = []
+    for e in doc.get("write_files", []):
+        raw = e["content"]
+        data = base64.b64decode(raw) if e.get("encoding") == "b64" else raw.encode("utf-8")
+        got.append((e["path"], int(e["permissions"], 8), data))
+    want = [(a.path, a.mode, a.data) for a in carried]
+    if got != want or doc.get("runcmd", []) != run:
+        raise RuntimeError("cloud-init: user-data does not parse back to the artifacts")
+
+
+def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    return [deliverable("cloud-init", NAME, user_data(plan, files))]

@@ -1,0 +1,111 @@
+"""ignition: one Ignition 3.3.0 config carrying every host file, its units and the kernel arguments.
+
+Files go to `storage.files` as RFC 2397 data URLs (percent-encoded text,
+base64 otherwise) with a decimal `mode` and `overwrite: true`; systemd units
+and their `<unit>.d/*.conf` drop-ins go to `systemd.units` (`enabled` when a
+file asks for the unit to be enabled).  The kernel arguments travel in
+`kernelArguments.shouldExist`, straight from `hostc.kernelargs`: CoreOS has
+no GRUB drop-in to regenerate, so a file that carries the command line (one
+that takes effect through the boot loader or only after a reboot: the GRUB
+drop-in, the grubby script) is not carried.  Ignition runs
+once, in the initramfs of the first boot, before any of these files is read:
+nothing needs an apply step.  Built as dicts, serialized by json.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.kernelargs import kernel_args
+from hostc.plan import Plan
+
+NAME = "config.ign"
+VERSION = "3.3.0"  # the newest spec ignition-validate 2.14 accepts as stable; has kernelArguments
+
+#: Ignition writes units and drop-ins with this mode; a unit file with another
+#: mode is carried as a plain file so its mode survives.
+UNIT_MODE = 0o644
+_UNIT = r"[A-Za-z0-9:_.\\@-]+\.(?:service|socket|timer|target|mount|automount|path|slice|swap)"
+_UNIT_RE = re.compile(rf"/etc/systemd/system/({_UNIT})")
+_DROPIN_RE = re.compile(rf"/etc/systemd/system/({_UNIT})\.d/([^/]+\.conf)")
+#: Left as they are in a percent-encoded data URL (no `%`, `#`, `?`, `+`, space).
+_SAFE = "/=,:@"
+
+
+def _text(data: bytes) -> str | None:
+    """Printable UTF-8 text (newlines and tabs allowed), or None."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if all(c.isprintable() or c in "\n\t" for c in text) else None
+
+
+def data_url(data: bytes) -> str:
+    """Readable percent-encoding for text, base64 for anything else."""
+    if _text(data) is not None:
+        return "data:," + quote(data, safe=_SAFE)
+    return "data:;base64," + base64.b64encode(data).decode("ascii")
+
+
+#: Files that carry the kernel command line (the GRUB drop-in, the grubby script):
+#: Ignition carries the arguments themselves, so these are left out.
+KARGS_CARRIERS = (Action.BOOTLOADER, Action.REBOOT)
+
+
+def carried(files: Sequence[Artifact]) -> list[Artifact]:
+    """The host files Ignition carries: all but the kernel command line's carriers."""
+    return [
+        a
+        for a in files
+        if a.kind is Kind.FILE and not any(x.action in KARGS_CARRIERS for x in a.activation)
+    ]
+
+
+def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
+    storage: list[dict[str, object]] = []
+    units: dict[str, dict[str, object]] = {}
+    enabled = {
+        x.unit for a in carried(files) for x in a.activation if x.action is Action.ENABLE and x.unit
+    }
+    for art in carried(files):
+        as_unit = art.mode == UNIT_MODE and _text(art.data) is not None
+        unit = _UNIT_RE.fullmatch(art.path) if as_unit else None
+        dropin = _DROPIN_RE.fullmatch(art.path) if as_unit else None
+        if unit:
+            units.setdefault(unit[1], {"name": unit[1]})["contents"] = art.text
+        elif dropin:
+            entry = units.setdefault(dropin[1], {"name": dropin[1]})
+            dropins = entry.setdefault("dropins", [])
+            assert isinstance(dropins, list)
+            dropins.append({"name": dropin[2], "contents": art.text})
+        else:
+            storage.append(
+                {
+                    "path": art.path,
+                    "mode": art.mode,
+                    "overwrite": True,
+                    "contents": {"source": data_url(art.data)},
+                }
+            )
+    for name in sorted(enabled):
+        units.setdefault(name, {"name": name})["enabled"] = True
+    doc: dict[str, object] = {"ignition": {"version": VERSION}}
+    args = [str(a) for a in kernel_args(plan)]
+    if args:
+        doc["kernelArguments"] = {"shouldExist": args}
+    if storage:
+        doc["storage"] = {"files": storage}
+    if units:
+        doc["systemd"] = {"units": list(units.values())}
+    return doc
+
+
+def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    text = json.dumps(config(plan, files), sort_keys=False, indent=2) + "\n"
+    return [deliverable("ignition", NAME, text)]

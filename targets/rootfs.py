@@ -1,0 +1,41 @@
+"""rootfs: every host file at its absolute path, as a tree for image builders, plus `apply.sh`.
+
+`--out DIR` writes the tree to `DIR/rootfs/` (Packer's `file` provisioner,
+mkosi's ExtraTrees, a Dockerfile COPY).  `apply.sh`, next to the tree, installs
+each file with its mode as root:root (an uploaded tree belongs to the upload
+user, so `cp -a` would keep the wrong owner) and runs the apply steps of
+`hostc.activation` for the host's OS family, so no pipeline hard-codes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from hostc.activation import needs_reboot, steps
+from hostc.artifact import Artifact, Kind, deliverable
+from hostc.plan import Plan
+from hostc.targets._render import render
+
+APPLY = "apply.sh"
+
+
+def tree(files: Sequence[Artifact], target: str = "rootfs") -> list[Artifact]:
+    """The host files, unchanged but for the target that carries them."""
+    return [attrs.evolve(a, target=target) for a in files if a.kind is Kind.FILE]
+
+
+def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
+    carried = tree(files)
+    return render(
+        "apply.sh.j2",
+        plan=plan,
+        files=carried,
+        steps=steps(carried, plan.host.os_family),
+        reboot=needs_reboot(carried),
+    )
+
+
+def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    return [*tree(files), deliverable("rootfs", APPLY, apply_script(plan, files), mode=0o755)]

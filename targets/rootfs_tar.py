@@ -1,0 +1,49 @@
+"""rootfs-tar: the rootfs tree as one byte-reproducible tarball (`tar -C / -xpf rootfs.tar`).
+
+Entries sorted by path, each parent directory an entry of its own (0755),
+mtime 0, uid/gid 0 named root, the files' own modes, GNU format: the same
+artifacts give the same bytes in any order, on any machine.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from hostc.artifact import Artifact, Kind, deliverable
+from hostc.plan import Plan
+
+NAME = "rootfs.tar"
+DIR_MODE = 0o755
+
+
+def _info(name: str, mode: int, size: int, *, is_dir: bool) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE if is_dir else tarfile.REGTYPE
+    info.mode = mode
+    info.size = size
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def tarball(files: Sequence[Artifact]) -> bytes:
+    data = {a.relpath: a for a in files if a.kind is Kind.FILE}
+    dirs = {str(p) for rel in data for p in PurePosixPath(rel).parents if str(p) != "."}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name in sorted(dirs | set(data)):
+            art = data.get(name)
+            if art is None:
+                tar.addfile(_info(name, DIR_MODE, 0, is_dir=True))
+            else:
+                info = _info(name, art.mode, len(art.data), is_dir=False)
+                tar.addfile(info, io.BytesIO(art.data))
+    return buf.getvalue()
+
+
+def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    return [deliverable("rootfs-tar", NAME, tarball(files))]
