@@ -1,6 +1,7 @@
 """hostc's speed figures, measured side by side in one run: `python benchmarks/run.py [--quick]`.
 
 P1   cold `hostc build <DGX example> --target all --out DIR`, wall time ÷ `python -c pass`
+     (bytecode cached, as a pip install has it; P1' shows the same without .pyc files)
 P2   in-process builds per second, every target, from files (api.compile_file + api.emit)
 P3a  `hostc import hwloc` of an 8,192-PU export ÷ a 64-PU one
 P3b  `hostc build` on an 8,192-CPU snapshot ÷ a 64-CPU one
@@ -28,9 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from hwloc_synth import generate  # noqa: E402
 
 DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 SMALL = (2, 1, 16, 2)  # packages, NUMA nodes per package, cores per NUMA node, PUs per core
@@ -107,10 +105,12 @@ class Runner:
     peak_kib: int = 0
     peak_what: str = ""
 
-    def run(self, argv: Sequence[str], what: str, cwd: Path | None = None) -> float:
+    env: dict[str, str] | None = None
+
+    def run(self, argv: Sequence[str], what: str, env: dict[str, str] | None = None) -> float:
         with tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
-            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env or self.env)
             _, status, usage = os.wait4(p.pid, 0)
             elapsed = time.perf_counter() - t0
             p.returncode = os.waitstatus_to_exitcode(status)
@@ -135,13 +135,13 @@ def hostc_command() -> list[str]:
 
 
 def interleaved(
-    runner: Runner, repeats: int, commands: dict[str, tuple[Sequence[str], Path | None]]
+    runner: Runner, repeats: int, commands: dict[str, tuple[Sequence[str], dict[str, str] | None]]
 ) -> dict[str, float]:
     """Median wall time of each command, run in turn (one untimed warm-up round first)."""
     times: dict[str, list[float]] = {k: [] for k in commands}
     for i in range(repeats + 1):
-        for name, (argv, cwd) in commands.items():
-            t = runner.run(argv, name, cwd)
+        for name, (argv, env) in commands.items():
+            t = runner.run(argv, name, env)
             if i:
                 times[name].append(t)
     return {k: statistics.median(v) for k, v in times.items()}
@@ -158,6 +158,60 @@ def in_process(fn: Callable[[], object], repeats: int) -> float:
     return statistics.median(samples)
 
 
+def worker(task: str, args: list[str]) -> float:
+    """In-process figures, run in a child of their own: the parent stays small, so the
+    peak RSS that wait4 reports for a command is that command's own (a child forked from
+    a big parent counts the parent's pages until it execs)."""
+    from hostc import api, ingest
+
+    repeats = int(args[0])
+    if task == "builds-per-second":
+        window = float(args[1])
+
+        def one_build() -> None:
+            plan, _ = api.compile_file(DGX)
+            api.emit(plan, ["all"])
+
+        one_build()
+        rates = []
+        for _ in range(repeats):
+            n, t0 = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - t0) < window:
+                one_build()
+                n += 1
+            rates.append(n / elapsed)
+        return statistics.median(rates)
+    small, big = Path(args[1]), Path(args[2])
+    if task == "import-ratio":
+
+        def importer(xml: Path) -> Callable[[], object]:
+            text = xml.read_text()
+            return lambda: ingest.dumps_snapshot(
+                ingest.import_source("hwloc", text, file=str(xml), arch="x86_64")
+            )
+
+        f_small, f_big = importer(small), importer(big)
+    else:
+        spec = Path(args[3])
+
+        def builder(snap: Path) -> Callable[[], object]:
+            return lambda: api.emit(api.compile_file(spec, snap)[0], ["all"])
+
+        f_small, f_big = builder(small), builder(big)
+    return in_process(f_big, max(1, repeats // 3)) / in_process(f_small, repeats)
+
+
+def in_worker(task: str, *args: object) -> float:
+    r = subprocess.run(
+        [sys.executable, __file__, "--worker", task, *map(str, args)],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"benchmark worker {task} failed:\n{r.stderr}")
+    return float(r.stdout.strip())
+
+
 def hwloc_exports(work: Path, force_python: bool) -> tuple[Path, Path, str]:
     lstopo = None if force_python else shutil.which("lstopo")
     out = []
@@ -170,7 +224,13 @@ def hwloc_exports(work: Path, force_python: bool) -> tuple[Path, Path, str]:
                 check=True,
             )
         else:
-            path.write_text(generate(pack, numa, core, pu))
+            gen = Path(__file__).with_name("hwloc_synth.py")
+            with path.open("w") as f:
+                subprocess.run(
+                    [sys.executable, str(gen), *map(str, (pack, numa, core, pu))],
+                    stdout=f,
+                    check=True,
+                )
         out.append(path)
     how = "lstopo --if synthetic" if lstopo else "benchmarks/hwloc_synth.py (no lstopo)"
     return out[0], out[1], how
@@ -200,11 +260,15 @@ def tuned_rate(work: Path, seconds: float) -> tuple[float | None, str]:
 
 def measure(quick: bool, force_python: bool) -> list[Row]:
     repeats = 2 if quick else 11
-    runner = Runner()
     hostc = hostc_command()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="hostc-bench-") as tmp:
         work = Path(tmp)
+        # Bytecode cached, as in a pip install; kept out of the tree (and on even where
+        # PYTHONDONTWRITEBYTECODE is set); the warm-up round fills it.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+        runner = Runner(env=env)
 
         # P1: cold build of the DGX example next to a bare interpreter
         t = interleaved(
@@ -215,6 +279,10 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 "hostc build (DGX)": (
                     [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1")],
                     None,
+                ),
+                "no .pyc": (
+                    [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1b")],
+                    {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
                 ),
             },
         )
@@ -228,24 +296,20 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 f"{t['hostc build (DGX)'] * 1e3:.0f} ms vs {t['python -c pass'] * 1e3:.0f} ms",
             )
         )
+        ratio = t["no .pyc"] / t["python -c pass"]
+        rows.append(
+            Row(
+                "P1' same, no .pyc written",
+                f"{ratio:.1f}×",
+                "(info)",
+                None,
+                f"{t['no .pyc'] * 1e3:.0f} ms; PYTHONDONTWRITEBYTECODE=1 (a dev tree, or "
+                "this environment), so hostc compiles its modules on each run",
+            )
+        )
 
         # P2: in-process builds per second, from files, every target
-        from hostc import api
-
-        def one_build() -> None:
-            plan, _ = api.compile_file(DGX)
-            api.emit(plan, ["all"])
-
-        one_build()
-        rates = []
-        window = 0.25 if quick else 1.0
-        for _ in range(repeats):
-            n, t0 = 0, time.perf_counter()
-            while (elapsed := time.perf_counter() - t0) < window:
-                one_build()
-                n += 1
-            rates.append(n / elapsed)
-        rate = statistics.median(rates)
+        rate = in_worker("builds-per-second", repeats, 0.25 if quick else 1.0)
         rows.append(
             Row(
                 "P2 in-process builds/s (DGX, all targets)",
@@ -268,17 +332,7 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         }
         t = interleaved(runner, repeats, imports)
         ratio = t["import big"] / t["import small"]
-        from hostc import ingest
-
-        def importer(xml: Path) -> Callable[[], object]:
-            text = xml.read_text()
-            return lambda: ingest.dumps_snapshot(
-                ingest.import_source("hwloc", text, file=str(xml), arch="x86_64")
-            )
-
-        ip = in_process(importer(big_xml), max(1, repeats // 3)) / in_process(
-            importer(small_xml), repeats
-        )
+        ip = in_worker("import-ratio", repeats, small_xml, big_xml)
         rows.append(
             Row(
                 "P3a import hwloc 8,192 PU ÷ 64 PU",
@@ -312,13 +366,7 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         }
         t = interleaved(runner, repeats, builds)
         ratio = t["build big"] / t["build small"]
-
-        def builder(snap: Path) -> Callable[[], object]:
-            return lambda: api.emit(api.compile_file(spec, snap)[0], ["all"])
-
-        ip = in_process(builder(snaps["big"]), max(1, repeats // 3)) / in_process(
-            builder(snaps["small"]), repeats
-        )
+        ip = in_worker("build-ratio", repeats, snaps["small"], snaps["big"], spec)
         rows.append(
             Row(
                 "P3b build 8,192 CPUs ÷ 64 CPUs",
@@ -378,7 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="generate the hwloc exports in Python even when lstopo is installed",
     )
+    ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        print(worker(args.worker[0], args.worker[1:]))
+        return 0
     rows = measure(args.quick, args.python_hwloc)
     print(
         f"hostc benchmarks ({'quick' if args.quick else 'full'}; {os.cpu_count()} CPUs, "
