@@ -47,15 +47,38 @@ def _prune(value: Any) -> Any:
     return value
 
 
-def dumps(topo: Topology) -> str:
+def dumps(topo: Topology, version: int = SNAPSHOT_VERSION) -> str:
+    """The snapshot text; `version=1` writes the old one-table-per-CPU form (still read)."""
     import tomli_w
 
+    if version == 1:
+        return HEADER + tomli_w.dumps(_v1(topo))
     f = compact.to_file(topo)
     raw = _prune(attrs.asdict(f, recurse=True))
     raw["version"] = f.version  # first, and kept even where pruning would drop it
     lists = {k: raw.pop(k) for k in ("nodes", "gpus", "nics", "links") if k in raw}
     data = {"version": raw.pop("version"), **raw, **lists}
     return HEADER + tomli_w.dumps(data)
+
+
+def _v1(topo: Topology) -> dict[str, Any]:
+    """Version 1: every CPU a table; typed facts encoded in `unknown` as v1 readers expect."""
+    unknown = list(topo.unknown)
+    if topo.hidden_cpus:
+        unknown.append(f"hidden-cpus:{topo.hidden_cpus}")
+    if topo.disallowed_cpus:
+        unknown.append(f"disallowed-cpus:{topo.disallowed_cpus}")
+    v1 = attrs.evolve(
+        topo,
+        unknown=unknown + topo.notes,
+        notes=[],
+        hidden_cpus=CpuSet(),
+        disallowed_cpus=CpuSet(),
+    )
+    raw = attrs.asdict(v1, recurse=True, filter=lambda a, v: not isinstance(v, CpuSet))
+    raw = _prune(raw)
+    raw.pop("version", None)
+    return {"version": 1, **raw}
 
 
 def _nesting(text: str) -> int:
