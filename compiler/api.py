@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from hostc.activation import Step, needs_reboot
 from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
+from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
 from hostc.output import apply_manifest as _apply_manifest
 from hostc.output import diff, manifest, write
 from hostc.plan import Plan
@@ -40,13 +41,18 @@ __all__ = [
     "Step",
     "apply_manifest",
     "apply_steps",
+    "capture",
     "compile_file",
     "compile_plan",
     "diff",
+    "dumps_snapshot",
     "emit",
+    "import_source",
     "load_spec",
     "manifest",
     "needs_reboot",
+    "probe",
+    "read_source",
     "read_topology",
     "targets",
     "topology_path",
