@@ -17,6 +17,8 @@ from typing import Final, Literal
 import attrs
 
 from hostc.cpuset import CpuSet
+from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
+from hostc.quantity import Quantity
 
 
 class When(enum.StrEnum):
@@ -187,6 +189,121 @@ class Workload:
     cpus: CpuSet
     reason: Reason
     when: When = When.SERVICE
+    unit: str = ""  # the systemd unit placed (`<name>.service` unless the spec names one)
+    nics: tuple[str, ...] = ()  # closest NICs (PIX/PXB links, else the same NUMA node)
+    env: tuple[tuple[str, str], ...] = ()  # (name, value): NCCL's NIC choice
+    nics_reason: Reason | None = None
+    shared: bool = False  # may share isolated CPUs with other workloads (asked by the spec)
+
+
+@attrs.frozen
+class LeftOut:
+    """A setting other tools emit that this host deliberately does not get, and why."""
+
+    setting: str
+    reason: Reason
+
+
+@attrs.frozen
+class CpuManager:
+    """The kubelet's CPU manager.  `reserved` is the partition's housekeeping set, read
+    from the Plan, never re-derived: system daemons and the kubelet run there."""
+
+    policy: str  # static | none
+    options: tuple[str, ...]  # static-policy options, each "true"
+    alpha_gate: bool  # CPUManagerPolicyAlphaOptions must be on for an alpha option
+    reserved: CpuSet  # reservedSystemCPUs
+    reason: Reason
+    reserved_reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class TopologyManager:
+    policy: str | None  # none | best-effort | restricted | single-numa-node
+    scope: str | None  # container | pod
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class MemoryManager:
+    policy: str  # Static | None
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class KubeReservation:
+    """kubeReserved or systemReserved (no cpu: reservedSystemCPUs overrides it)."""
+
+    memory: Quantity | None
+    ephemeral_storage: Quantity | None
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class Eviction:
+    """evictionHard: `memory` is memory.available, the part reservedMemory counts."""
+
+    memory: Quantity
+    others: tuple[tuple[str, str], ...]  # (signal, threshold) as the kubelet writes them
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class MemoryReservation:
+    node: int
+    memory: Quantity
+
+
+@attrs.frozen
+class PodCapacity:
+    """What one NUMA node leaves for pods once the host has taken its share."""
+
+    node: int
+    cpus: CpuSet  # online minus reservedSystemCPUs
+    memory: Quantity | None  # node memory minus hugepages minus reservedMemory
+    hugepages: tuple[tuple[int, int], ...]  # (page size in KiB, pages): pod-allocatable
+    gpus: tuple[str, ...]
+
+
+@attrs.frozen
+class KubeletPlan:
+    """A Kubernetes node's kubelet managers, from the same partition and memory budget.
+
+    Invariant (a Plan rule): Σ reserved_memory == kube_reserved.memory +
+    system_reserved.memory + eviction.memory, the equation the kubelet checks at start.
+    """
+
+    flavor: Flavor
+    role: NodeRole | None
+    version: KubeVersion
+    unit: str  # the systemd unit whose restart applies the configuration
+    cpu: CpuManager
+    topology: TopologyManager | None
+    memory: MemoryManager | None
+    kube_reserved: KubeReservation | None
+    system_reserved: KubeReservation | None
+    eviction: Eviction
+    reserved_memory: tuple[MemoryReservation, ...]  # per NUMA node; emitted with Static
+    reserved_memory_reason: Reason
+    capacity: tuple[PodCapacity, ...]
+    max_gpus_per_pod: int | None
+    reason: Reason
+    when: When = When.SERVICE
+
+    @property
+    def memory_total(self) -> Quantity:
+        """kube-reserved + system-reserved + hard eviction memory: reservedMemory sums to it."""
+        parts = [r.memory for r in (self.kube_reserved, self.system_reserved) if r and r.memory]
+        return Quantity(sum(q.bytes for q in parts) + self.eviction.memory.bytes)
+
+    @property
+    def memory_manager_static(self) -> bool:
+        return self.memory is not None and self.memory.policy == "Static"
 
 
 @attrs.frozen
@@ -203,9 +320,164 @@ class Plan:
     sysctls: tuple[Sysctl, ...]
     limits: tuple[Limit, ...]
     workloads: tuple[Workload, ...]
+    left_out: tuple[LeftOut, ...] = ()
+    runtime: Runtime = attrs.field(factory=lambda: Runtime())
+    kubelet: KubeletPlan | None = None
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)
 
     def isolation_by(self, mechanism: str) -> Isolation | None:
         return next((x for x in self.isolation if x.mechanism == mechanism), None)
+
+
+# --- Runtime tuning (issue 10): settings the command line and sysctl cannot carry. ---
+
+
+class RuntimeOwner(enum.StrEnum):
+    """Who applies the runtime settings on the host: hostc's own systemd units, or TuneD.
+
+    Exactly one: the systemd target leaves out every runtime setting when TuneD owns
+    them, and the tuned target applies only when TuneD owns them.
+    """
+
+    SYSTEMD = "systemd"
+    TUNED = "tuned"
+
+
+class IrqOwner(enum.StrEnum):
+    """Who places interrupts: irqbalance (with the isolated CPUs banned), or hostc."""
+
+    IRQBALANCE = "irqbalance"
+    HOSTC = "hostc"
+
+
+@attrs.frozen
+class Governor:
+    """cpufreq scaling governor for every CPU."""
+
+    name: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class EnergyPreference:
+    """Energy-performance preference (EPP) of the pstate drivers' active mode."""
+
+    value: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class PstateMode:
+    """The P-state driver's mode on the command line (`amd_pstate=active`)."""
+
+    driver: str  # intel_pstate | amd_pstate
+    mode: str
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ThpDefrag:
+    """/sys/kernel/mm/transparent_hugepage/defrag: when THP allocation may compact."""
+
+    mode: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Iommu:
+    """IOMMU passthrough: `iommu=pt` (+ `intel_iommu=on` on Intel), `iommu.passthrough=1`."""
+
+    mode: str  # pt
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class DeviceIrq:
+    """A device whose interrupts hostc pins: to housekeeping CPUs on its own NUMA node."""
+
+    device: str
+    kind: str  # nic | gpu
+    pci: str
+    node: int | None
+    cpus: CpuSet
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class IrqPlan:
+    """Interrupt placement with exactly one owner (only isolated hosts get one)."""
+
+    owner: IrqOwner
+    banned: CpuSet  # the isolated CPUs: no interrupt is placed there
+    default: CpuSet  # /proc/irq/default_smp_affinity (hostc) — the housekeeping CPUs
+    irqbalance_variable: str  # IRQBALANCE_BANNED_CPULIST (≥ 1.8.0) | IRQBALANCE_BANNED_CPUS
+    variable_reason: Reason
+    devices: tuple[DeviceIrq, ...]  # hostc owner only
+    reason: Reason
+    when: When = When.RUNTIME
+
+    @property
+    def banned_value(self) -> str:
+        """The banned CPUs as the chosen irqbalance variable spells them."""
+        if self.irqbalance_variable == "IRQBALANCE_BANNED_CPUS":
+            return self.banned.mask()
+        return str(self.banned)
+
+
+@attrs.frozen
+class CpuMask:
+    """A kernel cpumask file hostc writes (workqueue, writeback): hex mask of `cpus`."""
+
+    name: str  # workqueue | writeback
+    path: str
+    cpus: CpuSet
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Module:
+    """A kernel module blacklisted (optionally hard-blocked) or given options."""
+
+    name: str
+    blacklist: bool
+    hard: bool  # `install <name> /bin/false`: even explicit loads fail
+    options: str | None
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ServiceOff:
+    """A systemd unit disabled and stopped."""
+
+    unit: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Runtime:
+    owner: RuntimeOwner = RuntimeOwner.SYSTEMD
+    owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
+    governor: Governor | None = None
+    epp: EnergyPreference | None = None
+    pstate: PstateMode | None = None
+    thp_defrag: ThpDefrag | None = None
+    iommu: Iommu | None = None
+    irq: IrqPlan | None = None
+    cpumasks: tuple[CpuMask, ...] = ()
+    modules: tuple[Module, ...] = ()
+    services_off: tuple[ServiceOff, ...] = ()
+
+    @property
+    def hostc_owned(self) -> bool:
+        return self.owner is RuntimeOwner.SYSTEMD

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hostc import kubelet_view
 from hostc.kernelargs import cmdline, kernel_args
 from hostc.plan import Plan, Workload
 from hostc.units import format_kib
@@ -63,6 +64,10 @@ def render(plan: Plan) -> str:
     lines += [f"  {s.key} = {s.value}\n      # {s.reason}" for s in plan.sysctls] or ["  (none)"]
     lines += ["", "limits:"]
     lines += [f"  {x.item} {x.value}\n      # {x.reason}" for x in plan.limits] or ["  (none)"]
+    if plan.left_out:
+        lines += ["", "left out on purpose:"]
+        lines += [f"  {x.setting}\n      # {x.reason}" for x in plan.left_out]
+    lines += kubelet_view.lines(plan)
     return "\n".join(lines) + "\n"
 
 
@@ -75,6 +80,11 @@ def to_data(v: Any) -> Any:
     from hostc.cpuset import CpuSet
 
     if isinstance(v, CpuSet):
+        return str(v)
+    from hostc.kubelet_options import KubeVersion
+    from hostc.quantity import Quantity
+
+    if isinstance(v, Quantity | KubeVersion):
         return str(v)
     if isinstance(v, enum.Enum):
         return v.value

@@ -65,11 +65,22 @@ TARGETS: dict[str, Target] = {
             "grub",
             "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX (Debian family)",
         ),
+        Target(
+            "grubby",
+            "grubby",
+            "/usr/local/sbin/hostc-kargs: grubby puts the arguments into BLS entries (RHEL family)",
+        ),
         Target("sysctl", "sysctl", "/etc/sysctl.d/90-hostc.conf"),
         Target(
             "limits",
             "limits",
             "limits.d for PAM sessions and system.conf.d for systemd services",
+        ),
+        Target(
+            "kubelet",
+            "kubelet",
+            "kubelet CPU/topology/memory managers: a KubeletConfiguration drop-in (kubeadm) "
+            "or a config.yaml.d kubelet-arg drop-in (RKE2, k3s)",
         ),
         Target(
             "cloud-init",

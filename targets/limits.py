@@ -22,13 +22,18 @@ def pam_value(limit: Limit) -> str:
     return str(limit.value)
 
 
+#: Soft limit systemd advises for services' open files: select() breaks above fd 1023,
+#: so programs that need more raise their soft limit up to the hard one themselves.
+SERVICE_NOFILE_SOFT = 1024
+
+
 def systemd_value(limit: Limit) -> str:
     """systemd takes sizes with a unit suffix and `infinity`; limits.d takes KiB and `unlimited`."""
     if limit.value == UNLIMITED:
         return "infinity"
     if limit.item == "memlock":
         return f"{limit.value}K"
-    return f"{limit.value}:{limit.value}"
+    return f"{SERVICE_NOFILE_SOFT}:{limit.value}"
 
 
 def emit(plan: Plan) -> list[Artifact]:

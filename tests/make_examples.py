@@ -15,6 +15,7 @@ from topogen import machine
 ROOT = Path(__file__).resolve().parents[1] / "examples"
 # DGX OS 6 is Ubuntu 22.04 underneath, and says so in its os-release.
 UBUNTU_2204 = OsRelease(id="ubuntu", version_id="22.04", id_like=["debian"])
+RHEL_94 = OsRelease(id="rhel", version_id="9.4", id_like=["fedora"])
 
 EXAMPLES = {
     # knobs.md: 2 sockets, GPU0/1 on node 0 (0-31,64-95), GPU2/3 on node 1 (32-63,96-127)
@@ -57,6 +58,21 @@ EXAMPLES = {
         cpu_vendor="amd",
         cpu_model="AMD EPYC 9554 64-Core Processor",
         os=UBUNTU_2204,
+    ),
+    # 2 × 64-core EPYC (Genoa) inference node on RHEL 9.4 (kernel 5.14): grubby, not
+    # GRUB drop-ins; acpi_idle's C-state limit only (intel_idle is inert on AMD)
+    "epyc-rhel9-inference": machine(
+        packages=2,
+        cores_per_node=64,
+        smt=2,
+        memory_mib=786432,
+        gpus_per_node=4,
+        nics_per_node=2,
+        kernel="5.14.0-427.13.1.el9_4.x86_64",
+        gpu_model="NVIDIA H100 NVL",
+        cpu_vendor="amd",
+        cpu_model="AMD EPYC 9534 64-Core Processor",
+        os=RHEL_94,
     ),
 }
 

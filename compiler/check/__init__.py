@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import cpu, host, kernel, memory, plan_rules, workload
+from hostc.check import cpu, host, kernel, memory, plan_rules, release, workload
+from hostc.check import kubelet as kubelet_rules
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
 from hostc.spec.model import HostSpec
@@ -18,7 +19,12 @@ from hostc.topology.model import Topology
 Rule = Callable[[HostSpec, Topology], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
+    host.names_valid,
     host.os_well_formed,
+    release.kernel_well_formed,
+    release.sysctls_exist,
+    release.nofile_within_nr_open,
+    release.isolcpus_flags_sound,
     cpu.one_housekeeping_form,
     cpu.cpus_exist,
     cpu.siblings_together,
@@ -34,6 +40,13 @@ RULES: tuple[Rule, ...] = (
     kernel.sysctls_valid,
     kernel.limits_valid,
     kernel.preset_excludes_known,
+    kubelet_rules.version_supported,
+    kubelet_rules.role_named,
+    kubelet_rules.cpu_manager_options,
+    kubelet_rules.eviction_hard_valid,
+    kubelet_rules.reserved_memory_adds_up,
+    kubelet_rules.memory_manager_has_reservations,
+    kubelet_rules.topology_admits_gpus,
 )
 
 PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
@@ -43,6 +56,9 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.nodes_keep_housekeeping,
     plan_rules.workloads_on_online_cpus,
     kernel.cmdline_fits,
+    kubelet_rules.reserved_cpus_are_housekeeping,
+    kubelet_rules.reserved_memory_equation,
+    kubelet_rules.pods_keep_memory,
 )
 
 

@@ -118,9 +118,18 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    if spec.cpu.isolation is IsolateMode.NONE:
+    if spec.cpu.isolation is IsolateMode.NONE or not topo.online:
         return
-    if not spec.workload:
+    hk = spec.cpu.housekeeping
+    if spec.cpu.isolation is IsolateMode.WORKLOAD and not spec.workload:
+        return  # partition_sound reports the missing workload
+    if hk is not None and not hk <= CpuSet(c.id for c in topo.cpus):
+        return  # cpus_exist reports it
+    if not lcpu.partition(spec, topo).isolated:
+        return  # partition_sound says nothing ends up isolated; do not contradict it
+    # the kubelet's static CPU manager pins Guaranteed pods to the CPUs outside its reserved set
+    kubelet_pins = spec.kubelet is not None and spec.kubelet.cpu_manager_policy != "none"
+    if not spec.workload and not kubelet_pins:
         yield warning(
             "cpu.isolate",
             "CPUs are isolated but no [[workload]] is pinned to them; "

@@ -138,6 +138,8 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 hint="set host.kernel when the host boots ≥ 5.16",
             )
         return
+    if version is None and spec.host.kernel is not None:
+        return  # release.kernel_well_formed reports the malformed host.kernel
     if version is None:
         yield error(
             "host.kernel",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory
+from hostc.lower import kubelet as lower_kubelet
 from hostc.plan import (
     UNLIMITED,
     CStateLimit,
@@ -105,16 +107,47 @@ def _limit_value(value: str) -> LimitValue:
     return UNLIMITED if value == UNLIMITED else int(value)
 
 
+def nr_open_for(limits: list[Limit], sysctls: list[Sysctl]) -> list[Sysctl]:
+    """fs.nr_open raised with a nofile above the kernel's default ceiling, in the same build.
+
+    Without it setrlimit fails with EPERM, pam_limits returns PAM_PERM_DENIED and
+    ssh, sudo and login are refused (systemd quietly clamps services instead).
+    """
+    nofile = next((x for x in limits if x.item == "nofile"), None)
+    if nofile is None or nofile.value == UNLIMITED or any(s.key == "fs.nr_open" for s in sysctls):
+        return []
+    if nofile.value <= kernelfacts.NR_OPEN_DEFAULT:
+        return []
+    return [
+        Sysctl(
+            "fs.nr_open",
+            str(nofile.value),
+            Reason(
+                nofile.reason.source,
+                f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
+                f"{kernelfacts.NR_OPEN_DEFAULT}: without this, setrlimit fails and "
+                "pam_limits refuses logins",
+            ),
+        )
+    ]
+
+
 def lower(spec: HostSpec, topo: Topology) -> Plan:
     part = cpu.partition(spec, topo)
     pins = cpu.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
-    merged = presets.merge(context(spec, topo, bool(pins)), overrides(spec), spec.preset.exclude)
+    ctx = context(spec, topo, bool(pins))
+    merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
     by_kind = {k: [r for r in merged if r.kind is k] for k in presets.Kind}
     thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
     cstates = next(
         (CStateLimit(int(r.value), r.reason) for r in by_kind[presets.Kind.CSTATE]), None
     )
+    limits = [
+        Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
+    ]
+    sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
+    sysctls += nr_open_for(limits, sysctls)
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
@@ -137,16 +170,16 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     return Plan(
         host=host_facts(spec, topo),
         partition=part,
-        isolation=tuple(kernel.isolation(spec, part)),
+        isolation=tuple(kernel.isolation(spec, part, ctx.kernel)),
         nodes=tuple(nodes),
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
         thp=thp,
         cstates=cstates,
         extra_args=tuple(kernel.extra_args(spec)),
-        sysctls=tuple(Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]),
-        limits=tuple(
-            Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
-        ),
+        sysctls=tuple(sysctls),
+        limits=tuple(limits),
         workloads=tuple(pins),
+        kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
+        left_out=presets.LEFT_OUT,
     )

@@ -6,6 +6,7 @@ carrier of the command line.
 
 from __future__ import annotations
 
+from hostc import kernelfacts
 from hostc.plan import CpuPartition, ExtraArg, Isolation, Reason
 from hostc.spec.model import HostSpec, Mechanism
 
@@ -60,14 +61,50 @@ def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
     return tuple(spec.cpu.mechanisms) if spec.cpu.mechanisms is not None else MECHANISMS_DEFAULT
 
 
-def isolation(spec: HostSpec, part: CpuPartition) -> list[Isolation]:
+DEFAULT_ISOLCPUS_FLAGS = ("managed_irq",)
+
+_FLAGS_WHY = {
+    "managed_irq": "keep managed (driver-affine) IRQs off the isolated CPUs; load balancing "
+    "stays on, so a multi-threaded server pinned to a range spreads over it",
+    "domain": "also take the isolated CPUs out of scheduler load balancing (asked by the "
+    "spec): each thread stays on the CPU it started on",
+    "nohz": "also stop the tick where possible (as nohz_full does)",
+}
+
+
+def isolcpus_flags(spec: HostSpec) -> tuple[str, ...]:
+    if spec.cpu.isolcpus_flags is None:
+        return DEFAULT_ISOLCPUS_FLAGS
+    return tuple(str(f) for f in spec.cpu.isolcpus_flags)
+
+
+def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:
+    """Default flags on a kernel that predates managed_irq: leave isolcpus= out entirely
+    (a bare isolcpus= would mean `domain`, and the unknown flag voids the parameter)."""
+    return (
+        spec.cpu.isolcpus_flags is None
+        and kernel is not None
+        and kernel < kernelfacts.MANAGED_IRQ_SINCE
+    )
+
+
+def isolation(
+    spec: HostSpec, part: CpuPartition, kernel: tuple[int, int] | None
+) -> list[Isolation]:
     if not part.isolated:
         return []
     src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
     out = []
     for m in mechanisms(spec):
-        flags = tuple(f.value for f in spec.cpu.isolcpus_flags) if m is Mechanism.ISOLCPUS else ()
-        out.append(Isolation(m.value, flags, Reason(src, _WHY[m])))
+        if m is Mechanism.ISOLCPUS:
+            if isolcpus_dropped(spec, kernel):
+                continue
+            flags = isolcpus_flags(spec)
+            why = "; ".join(_FLAGS_WHY[f] for f in flags)
+            flag_src = "cpu.isolcpus_flags" if spec.cpu.isolcpus_flags is not None else src
+            out.append(Isolation(m.value, flags, Reason(flag_src, why)))
+        else:
+            out.append(Isolation(m.value, (), Reason(src, _WHY[m])))
     return out
 
 

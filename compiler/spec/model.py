@@ -14,6 +14,17 @@ from typing import Literal
 import attrs
 
 from hostc.cpuset import CpuSet
+from hostc.kubelet_options import (
+    CpuManagerPolicy,
+    Flavor,
+    KubeVersion,
+    MemoryManagerPolicy,
+    NodeRole,
+    TopologyPolicy,
+    TopologyScope,
+)
+from hostc.quantity import Quantity
+from hostc.spec.text import KernelArgText, Name
 from hostc.topology.model import doc
 from hostc.units import PageSize
 
@@ -73,7 +84,7 @@ class Thp(enum.StrEnum):
 
 @attrs.frozen
 class Host:
-    name: str = attrs.field(
+    name: Name = attrs.field(
         metadata=doc("node class name, used in comments and file names", "h100-serve")
     )
     role: Role = attrs.field(
@@ -137,9 +148,13 @@ class Cpu:
             ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"],
         ),
     )
-    isolcpus_flags: list[IsolcpusFlag] = attrs.field(
-        factory=lambda: [IsolcpusFlag.MANAGED_IRQ, IsolcpusFlag.DOMAIN],
-        metadata=doc("isolcpus= flags", ["managed_irq", "domain"]),
+    isolcpus_flags: list[IsolcpusFlag] | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "isolcpus= flags (default: managed_irq only; `domain` also takes the CPUs out of "
+            "load balancing, so every thread must then be pinned to one CPU)",
+            ["managed_irq"],
+        ),
     )
     allow_node_without_housekeeping: bool = attrs.field(
         default=False,
@@ -154,9 +169,25 @@ class Cpu:
 
 @attrs.frozen
 class Workload:
-    name: str = attrs.field(metadata=doc("service name", "vllm"))
+    name: Name = attrs.field(metadata=doc("service name", "vllm"))
     gpus: list[str] = attrs.field(
-        metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
+        factory=list, metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
+    )
+    unit: str | None = attrs.field(
+        default=None,
+        metadata=doc("its systemd unit (default `<name>.service`)", "vllm.service"),
+    )
+    nodes: list[int] | None = attrs.field(
+        default=None,
+        metadata=doc("NUMA nodes to run on, for a service without GPUs (instead of gpus)", [0]),
+    )
+    share_cpus: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "share its nodes' isolated CPUs with other workloads there, on purpose "
+            "(default: each gets its own cores, split by GPU count)",
+            False,
+        ),
     )
 
 
@@ -199,8 +230,18 @@ class Kernel:
         default=None,
         metadata=doc("keep CPUs in shallow C-states (x86; preset: inference yes, others no)", True),
     )
-    extra_args: list[str] = attrs.field(
-        factory=list, metadata=doc("further kernel arguments, verbatim", ["iommu=pt"])
+    extra_args: list[KernelArgText] = attrs.field(
+        factory=list, metadata=doc("further kernel arguments, verbatim", ["nosoftlockup"])
+    )
+    transparent_hugepage_defrag: ThpDefrag | None = attrs.field(
+        default=None,
+        metadata=doc("THP defrag policy, runtime sysfs (preset: defer+madvise)", "defer+madvise"),
+    )
+    iommu: IommuMode | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "IOMMU mode: `pt` (passthrough: iommu=pt, plus intel_iommu=on on Intel)", "pt"
+        ),
     )
 
 
@@ -211,6 +252,118 @@ class Preset:
         metadata=doc(
             "preset settings to leave out, by key (sysctl name, kernel argument or limit)",
             ["net.core.somaxconn"],
+        ),
+    )
+
+
+def _to_quantity(v: Quantity | str | int | None) -> Quantity | None:
+    """API callers may pass `"1Gi"`; the loader passes Quantities (typed by cattrs)."""
+    return Quantity.parse(v) if isinstance(v, str | int) else v
+
+
+def _to_kube_version(v: KubeVersion | str) -> KubeVersion:
+    return KubeVersion.parse(v) if isinstance(v, str) else v
+
+
+def _to_reserved_memory(
+    v: dict[int, Quantity] | dict[int, str] | None,
+) -> dict[int, Quantity] | None:
+    if v is None:
+        return None
+    return {int(k): (Quantity.parse(q) if isinstance(q, str | int) else q) for k, q in v.items()}
+
+
+@attrs.frozen
+class KubeletReserved:
+    """Resources set aside from pods (kubeReserved / systemReserved).  CPUs are not here:
+    the kubelet's reserved CPUs are the housekeeping set, always."""
+
+    memory: Quantity | None = attrs.field(
+        default=None,
+        converter=_to_quantity,
+        metadata=doc("memory, a quantity (Ki, Mi, Gi, Ti or bytes)", "1Gi"),
+    )
+    ephemeral_storage: Quantity | None = attrs.field(
+        default=None,
+        converter=_to_quantity,
+        metadata=doc("local ephemeral storage (`ephemeral-storage`)", "1Gi"),
+    )
+
+
+@attrs.frozen
+class Kubelet:
+    """A Kubernetes node: kubelet CPU, topology and memory managers from the same Plan."""
+
+    flavor: Flavor = attrs.field(
+        metadata=doc("who runs the kubelet: kubeadm (kubelet.service), rke2 or k3s", "rke2")
+    )
+    version: KubeVersion = attrs.field(
+        converter=_to_kube_version,
+        metadata=doc(
+            "kubelet minor release; decides the file form and which CPU-manager options exist",
+            "1.31",
+        ),
+    )
+    role: NodeRole | None = attrs.field(
+        default=None,
+        metadata=doc("rke2/k3s: server or agent, which names the service to restart", "agent"),
+    )
+    cpu_manager_policy: CpuManagerPolicy | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "CPU manager policy (default static: Guaranteed pods get whole CPUs)", "static"
+        ),
+    )
+    cpu_manager_policy_options: list[str] = attrs.field(
+        factory=list,
+        metadata=doc("static-policy options, checked against `version`", ["full-pcpus-only"]),
+    )
+    allow_alpha_options: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "permit alpha CPU-manager options by turning on the CPUManagerPolicyAlphaOptions "
+            "feature gate",
+            False,
+        ),
+    )
+    topology_manager_policy: TopologyPolicy | None = attrs.field(
+        default=None,
+        metadata=doc("topology manager policy (unset: the kubelet's default, none)", "restricted"),
+    )
+    topology_manager_scope: TopologyScope | None = attrs.field(
+        default=None, metadata=doc("topology manager scope: container or pod", "pod")
+    )
+    memory_manager_policy: MemoryManagerPolicy | None = attrs.field(
+        default=None,
+        metadata=doc("memory manager policy: Static or None (unset: None)", "Static"),
+    )
+    kube_reserved: KubeletReserved | None = attrs.field(
+        default=None, metadata=doc("kubeReserved: for the kubelet and the container runtime")
+    )
+    system_reserved: KubeletReserved | None = attrs.field(
+        default=None, metadata=doc("systemReserved: for the OS daemons")
+    )
+    eviction_hard: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "hard eviction thresholds by signal (memory.available defaults to 100Mi; the "
+            "kubelet's other defaults are kept unless set)",
+            {"memory.available": "500Mi"},
+        ),
+    )
+    reserved_memory: dict[int, Quantity] | None = attrs.field(
+        default=None,
+        converter=_to_reserved_memory,
+        metadata=doc(
+            "memory reserved per NUMA node (default: derived so it adds up); must add up to "
+            "kube_reserved + system_reserved + eviction_hard memory",
+            {"0": "1124Mi", "1": "1024Mi"},
+        ),
+    )
+    max_gpus_per_pod: int | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "the largest GPU request a pod makes here, checked against the topology policy", 8
         ),
     )
 
@@ -232,3 +385,138 @@ class HostSpec:
     limits: Limits = attrs.field(factory=Limits, metadata=doc("resource limits"))
     kernel: Kernel = attrs.field(factory=Kernel, metadata=doc("kernel command line"))
     preset: Preset = attrs.field(factory=Preset, metadata=doc("role preset adjustments"))
+    kubelet: Kubelet | None = attrs.field(
+        default=None, metadata=doc("Kubernetes kubelet managers (absent: no kubelet output)")
+    )
+    cpufreq: Cpufreq = attrs.field(
+        factory=lambda: Cpufreq(), metadata=doc("CPU frequency: governor, EPP, P-state mode")
+    )
+    irq: Irq = attrs.field(factory=lambda: Irq(), metadata=doc("who places interrupts"))
+    modules: Modules = attrs.field(
+        factory=lambda: Modules(), metadata=doc("kernel modules to blacklist or configure")
+    )
+    services: Services = attrs.field(
+        factory=lambda: Services(), metadata=doc("systemd units to disable")
+    )
+    runtime: Runtime = attrs.field(
+        factory=lambda: Runtime(), metadata=doc("who applies the runtime settings")
+    )
+
+
+# --- Runtime tuning (issue 10) ---
+
+
+class ThpDefrag(enum.StrEnum):
+    ALWAYS = "always"
+    DEFER = "defer"
+    DEFER_MADVISE = "defer+madvise"
+    MADVISE = "madvise"
+    NEVER = "never"
+
+
+class IommuMode(enum.StrEnum):
+    PT = "pt"
+
+
+class Governor(enum.StrEnum):
+    PERFORMANCE = "performance"
+    POWERSAVE = "powersave"
+    SCHEDUTIL = "schedutil"
+    ONDEMAND = "ondemand"
+    CONSERVATIVE = "conservative"
+
+
+class Epp(enum.StrEnum):
+    """energy_performance_available_preferences (intel_pstate and amd-pstate-epp)."""
+
+    DEFAULT = "default"
+    PERFORMANCE = "performance"
+    BALANCE_PERFORMANCE = "balance_performance"
+    BALANCE_POWER = "balance_power"
+    POWER = "power"
+
+
+class PstateMode(enum.StrEnum):
+    """`intel_pstate=` / `amd_pstate=` modes (guided: amd_pstate only)."""
+
+    ACTIVE = "active"
+    PASSIVE = "passive"
+    GUIDED = "guided"
+    DISABLE = "disable"
+
+
+class IrqOwnerChoice(enum.StrEnum):
+    IRQBALANCE = "irqbalance"
+    HOSTC = "hostc"
+
+
+class RuntimeOwnerChoice(enum.StrEnum):
+    SYSTEMD = "systemd"
+    TUNED = "tuned"
+
+
+@attrs.frozen
+class Cpufreq:
+    governor: Governor | None = attrs.field(
+        default=None,
+        metadata=doc("scaling governor (preset: performance for inference and training)", "performance"),
+    )
+    energy_performance_preference: Epp | None = attrs.field(
+        default=None,
+        metadata=doc("EPP hint (preset: performance for inference and training)", "performance"),
+    )
+    pstate: PstateMode | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "P-state driver mode on the command line, spelled by CPU vendor "
+            "(preset: amd_pstate=active on AMD with Linux >= 6.3)",
+            "active",
+        ),
+    )
+
+
+@attrs.frozen
+class Irq:
+    owner: IrqOwnerChoice | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "who places interrupts on an isolated host: `irqbalance` (kept, isolated CPUs "
+            "banned; the default) or `hostc` (irqbalance off, each NIC's and GPU's IRQs on "
+            "housekeeping CPUs of its own NUMA node)",
+            "irqbalance",
+        ),
+    )
+
+
+@attrs.frozen
+class Modules:
+    blacklist: list[str] = attrs.field(
+        factory=list, metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
+    )
+    hard_block: bool = attrs.field(
+        default=False,
+        metadata=doc("also `install <module> /bin/false`: explicit loads fail too", False),
+    )
+    options: dict[str, str] = attrs.field(
+        factory=dict, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
+    )
+
+
+@attrs.frozen
+class Services:
+    disable: list[str] = attrs.field(
+        factory=list,
+        metadata=doc("systemd units to disable and stop", ["cups.service", "avahi-daemon.service"]),
+    )
+
+
+@attrs.frozen
+class Runtime:
+    owner: RuntimeOwnerChoice | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "who applies governor, EPP, THP defrag, IRQ and workqueue masks: `systemd` "
+            "(hostc-tuning.service; default) or `tuned` (the hostc TuneD profile)",
+            "systemd",
+        ),
+    )

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from hostc.plan import Reason
+from hostc.plan import LeftOut, Reason
 
 
 class Kind(enum.StrEnum):
@@ -27,6 +27,13 @@ class Kind(enum.StrEnum):
     LIMIT = "limit"
     THP = "thp"
     CSTATE = "cstate"
+    GOVERNOR = "governor"
+    EPP = "epp"
+    PSTATE = "pstate"
+    THP_DEFRAG = "thp_defrag"
+    IOMMU = "iommu"
+    IRQ_OWNER = "irq_owner"
+    RUNTIME_OWNER = "runtime_owner"
 
 
 #: Settings that are not sysctls, by name.  Any dotted name is a sysctl.
@@ -35,6 +42,13 @@ NAMED: Mapping[str, Kind] = {
     "memlock": Kind.LIMIT,
     "transparent_hugepage": Kind.THP,
     "max_cstate": Kind.CSTATE,
+    "cpu_governor": Kind.GOVERNOR,
+    "energy_performance_preference": Kind.EPP,
+    "pstate": Kind.PSTATE,
+    "transparent_hugepage_defrag": Kind.THP_DEFRAG,
+    "iommu": Kind.IOMMU,
+    "irq_owner": Kind.IRQ_OWNER,
+    "runtime_owner": Kind.RUNTIME_OWNER,
 }
 
 
@@ -103,7 +117,10 @@ def _e(layer: str, setting: str, value: object, why: str, **cond: object) -> Ent
 
 
 _CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
-_INOTIFY_WHY = "model caches and dataloaders watch many files; the default runs out"
+_INOTIFY_WHY = (
+    "model caches and dataloaders watch many files; the default (8192 before Linux 5.11) "
+    "runs out; from 5.11 the default scales with RAM and is left alone"
+)
 
 ENTRIES: tuple[Entry, ...] = (
     _e(
@@ -136,7 +153,8 @@ ENTRIES: tuple[Entry, ...] = (
             role,
             "vm.overcommit_memory",
             1,
-            "GPU runtimes reserve large virtual ranges; heuristic overcommit refuses them",
+            "the heuristic mode (0) refuses any single allocation larger than RAM plus swap, "
+            "which large mmapped weights and forked loader workers can request; 1 never refuses",
         )
         for role in ("inference", "training")
     ),
@@ -150,7 +168,7 @@ ENTRIES: tuple[Entry, ...] = (
         for role in ("inference", "training")
     ),
     *(
-        _e(role, "fs.inotify.max_user_watches", 524288, _INOTIFY_WHY)
+        _e(role, "fs.inotify.max_user_watches", 524288, _INOTIFY_WHY, kernel_below=(5, 11))
         for role in ("inference", "training")
     ),
     _e("inference", "max_cstate", 1, _CSTATE_WHY, arch=X86),
@@ -175,8 +193,9 @@ ENTRIES: tuple[Entry, ...] = (
     _e(
         "inference",
         "net.ipv4.tcp_rmem",
-        "4096 87380 268435456",
-        "TCP autotuning may grow to 256 MiB",
+        "4096 131072 268435456",
+        "TCP autotuning may grow to 256 MiB; the initial 131072 is the kernel's own "
+        "default since 4.20 (the guide's 87380 would lower it)",
     ),
     _e(
         "inference",
@@ -222,6 +241,94 @@ ENTRIES: tuple[Entry, ...] = (
         0,
         "workloads are bound to their NUMA nodes with membind, so page migration "
         "would only add jitter",
+    ),
+    # Runtime tuning (issue 10).
+    *(
+        _e(
+            role,
+            "cpu_governor",
+            "performance",
+            "5-15 % on time to first token for servers idle between requests; "
+            "GPU feeding threads never wait for a clock ramp",
+        )
+        for role in ("inference", "training")
+    ),
+    *(
+        _e(
+            role,
+            "energy_performance_preference",
+            "performance",
+            "the hardware P-state hint (HWP/CPPC EPP) biased to speed, as the governor",
+        )
+        for role in ("inference", "training")
+    ),
+    *(
+        _e(
+            role,
+            "pstate",
+            "active",
+            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33) is the mode "
+            "with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
+            arch=X86,
+            vendor=("amd",),
+            kernel_min=(6, 3),
+        )
+        for role in ("inference", "training")
+    ),
+    _e(
+        "base",
+        "transparent_hugepage_defrag",
+        "defer+madvise",
+        "direct compaction only for madvised regions (the servers that asked); "
+        "everyone else defers it to kcompactd instead of stalling",
+    ),
+    _e(
+        "base",
+        "irq_owner",
+        "irqbalance",
+        "irqbalance keeps balancing housekeeping CPUs, with the isolated CPUs banned: "
+        "one owner, no manual pinning to fight it",
+    ),
+    _e(
+        "base",
+        "runtime_owner",
+        "systemd",
+        "hostc's oneshot hostc-tuning.service applies the runtime settings (no TuneD needed)",
+    ),
+)
+
+
+def _out(setting: str, why: str) -> LeftOut:
+    return LeftOut(setting, Reason("preset:base", why))
+
+
+#: Jitter settings of low-latency profiles (OpenShift's performance profile, TuneD's
+#: realtime profiles).  The seeds warn against copying trading-desk tuning by habit:
+#: each trades safety or observability for microseconds a GPU server does not need.
+LEFT_OUT: tuple[LeftOut, ...] = (
+    _out(
+        "kernel.nmi_watchdog",
+        "0 removes the hard-lockup detector; its NMI costs microseconds per second, and a "
+        "hung GPU host without it reboots nobody (read-only in many VMs)",
+    ),
+    _out(
+        "vm.stat_interval",
+        "raising it delays vmstat refresh on every CPU; nohz_full already defers it on "
+        "isolated ones",
+    ),
+    _out(
+        "kernel.timer_migration",
+        "the kernel's default (1) already moves timers off idle CPUs, isolated ones included",
+    ),
+    _out("skew_tick", "offsets ticks for RT lock contention; no gain measured for GPU serving"),
+    _out(
+        "nosoftlockup",
+        "hides soft lockups instead of fixing them; a GPU host should report them",
+    ),
+    _out(
+        "tsc",
+        "tsc=reliable turns off the clocksource watchdog: unsafe where the TSC is not "
+        "synchronized across sockets",
     ),
 )
 

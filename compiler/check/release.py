@@ -1,0 +1,120 @@
+"""Rules that need the target's kernel release: what this kernel has, ignores or rejects.
+
+Facts come from `hostc.kernelfacts` (one table, a source per row).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from hostc import kernelfacts
+from hostc.diagnostics import Diagnostic, error, warning
+from hostc.lower import kernel as lkernel
+from hostc.lower import memory as lmem
+from hostc.spec import presets
+from hostc.spec.model import HostSpec, IsolateMode
+from hostc.topology.model import Topology
+
+_RELEASE = re.compile(r"^[0-9]+\.[0-9]+")
+
+
+def _fmt(r: kernelfacts.Release) -> str:
+    return f"{r[0]}.{r[1]}"
+
+
+def kernel_well_formed(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    if spec.host.kernel is not None and not _RELEASE.match(spec.host.kernel.strip()):
+        yield error(
+            "host.kernel",
+            f"{spec.host.kernel!r} is not a kernel release (expected e.g. 6.8 or 6.8.0-45-generic)",
+            hint=f"the snapshot says {topo.kernel}" if topo.kernel else None,
+        )
+
+
+def sysctls_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    if release is None:
+        return
+    for key in spec.sysctl:
+        fact = kernelfacts.BY_KEY.get(key)
+        if fact is None or fact.exists(release):
+            continue
+        when = (
+            f"left /proc/sys in Linux {_fmt(fact.removed)}"
+            if fact.removed is not None and release >= fact.removed
+            else f"arrived in Linux {_fmt(fact.added)}"
+            if fact.added is not None
+            else "is not there"
+        )
+        yield warning(
+            f"sysctl.{presets.quoted(key)}",
+            f"{key} {when}; on kernel {_fmt(release)} `sysctl --system` logs "
+            "'cannot stat' and the setting does nothing",
+            hint=fact.source,
+        )
+
+
+def nofile_within_nr_open(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    n = spec.limits.nofile
+    if n is None:
+        return
+    if n > kernelfacts.NR_OPEN_MAX:
+        return  # limits_valid reports the range
+    raw = spec.sysctl.get("fs.nr_open")
+    if isinstance(raw, int) and raw < n:
+        yield error(
+            'sysctl."fs.nr_open"',
+            f"fs.nr_open {raw} is below limits.nofile {n}: setrlimit fails with EPERM and "
+            "pam_limits refuses ssh, sudo and login",
+            hint=f"raise fs.nr_open to at least {n}, or drop it and hostc raises it",
+        )
+
+
+def isolcpus_flags_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    if spec.cpu.isolation is IsolateMode.NONE:
+        return
+    flags = spec.cpu.isolcpus_flags
+    if "isolcpus" not in lkernel.mechanisms(spec):
+        return
+    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    if flags is not None and not flags:
+        yield error(
+            "cpu.isolcpus_flags",
+            "an empty flag list makes a bare isolcpus=, which the kernel reads as `domain`",
+            hint='write ["domain"] if that is meant, or leave the key out for managed_irq',
+        )
+        return
+    names = lkernel.isolcpus_flags(spec)
+    if "domain" in names:
+        yield warning(
+            "cpu.isolcpus_flags",
+            "`domain` removes the isolated CPUs from load balancing: every thread of a "
+            "server bound to a range stays on the CPU it was forked on",
+            hint="pin every thread to a single CPU, or drop `domain` (cpusets keep "
+            "balancing inside the isolated set)",
+        )
+    if "managed_irq" not in names:
+        return
+    since = kernelfacts.MANAGED_IRQ_SINCE
+    if release is None:
+        yield warning(
+            "cpu.isolcpus_flags" if flags is not None else "cpu.isolate",
+            f"isolcpus=managed_irq needs Linux ≥ {_fmt(since)} and the kernel is unknown; "
+            "an older kernel ignores the whole parameter",
+            hint='set host.kernel = "6.8" (the release the host boots)',
+        )
+    elif release < since and flags is not None:
+        yield error(
+            "cpu.isolcpus_flags",
+            f"kernel {_fmt(release)} predates isolcpus' managed_irq flag ({_fmt(since)}) and "
+            "would ignore the whole isolcpus= parameter",
+            hint="drop managed_irq, or boot a newer kernel",
+        )
+    elif release < since:
+        yield warning(
+            "cpu.isolate",
+            f"kernel {_fmt(release)} predates isolcpus' managed_irq flag ({_fmt(since)}): "
+            "isolcpus= is left out (a bare one would mean `domain`); nohz_full, rcu_nocbs "
+            "and irqaffinity still apply",
+        )

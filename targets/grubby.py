@@ -1,0 +1,41 @@
+"""grubby: a script that puts hostc's kernel arguments into RHEL-family BLS boot entries.
+
+RHEL/Fedora `grub2-mkconfig` reads only /etc/default/grub (never grub.d), and
+since RHEL 9.3 it leaves the BLS entries' options alone unless given
+`--update-bls-cmdline`; the entries themselves are what boots.  grubby edits
+them: the script removes the arguments hostc added last time (recorded in
+/etc/hostc/kargs), adds the current ones to every installed kernel, and
+records them.  Kernels installed later copy the options of the running
+command line (kernel-install reads /etc/kernel/cmdline, which grubby also
+updates, or /proc/cmdline), so the arguments survive kernel updates.
+"""
+
+from __future__ import annotations
+
+from hostc.artifact import Action, Activation, Artifact, file
+from hostc.kernelargs import kernel_args
+from hostc.plan import OsFamily, Plan
+from hostc.targets._render import render
+
+PATH = "/usr/local/sbin/hostc-kargs"
+STATE = "/etc/hostc/kargs"
+
+
+def applies(plan: Plan) -> str | None:
+    if plan.host.os_family is OsFamily.RHEL:
+        return None
+    return f"grubby edits BLS entries on RHEL-family hosts; this host is {plan.host.os_family}"
+
+
+def emit(plan: Plan) -> list[Artifact]:
+    text = render("hostc-kargs.sh.j2", plan=plan, args=kernel_args(plan), state=STATE)
+    return [
+        file(
+            "grubby",
+            PATH,
+            text,
+            Activation(Action.RUN),
+            Activation(Action.REBOOT),
+            mode=0o755,
+        )
+    ]
