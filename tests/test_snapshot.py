@@ -41,7 +41,14 @@ def rich_topologies(draw: st.DrawFn) -> Topology:
         topo,
         cpus=cpus,
         links=links,
-        cmdline=draw(st.one_of(st.none(), st.text(min_size=1).filter(str.strip))),
+        cmdline=draw(
+            st.one_of(
+                st.none(),
+                st.text(
+                    st.characters(min_codepoint=32, blacklist_categories=("Cc", "Cs")), min_size=1
+                ).filter(str.strip),
+            )
+        ),
         unknown=draw(st.lists(st.sampled_from(["smt", "memory", "devices"]), unique=True)),
     )
 

@@ -157,6 +157,22 @@ def cpu_vendor(raw: str | None) -> str | None:
     return _X86_VENDORS.get(key) or _ARM_IMPLEMENTERS.get(key) or key
 
 
+def vendor_of_model(model: str | None) -> str | None:
+    """The vendor a model name spells out (`Intel(R) Xeon(R) …`, `AMD EPYC …`), if it does.
+
+    Some hwloc exports carry CPUModel but no CPUVendor; the name is as good a source.
+    """
+    if model is None:
+        return None
+    if model.startswith(("Intel", "13th Gen Intel", "12th Gen Intel", "Genuine Intel")):
+        return "intel"
+    if model.startswith("AMD "):
+        return "amd"
+    if model.startswith("Hygon "):
+        return "hygon"
+    return None
+
+
 @attrs.frozen
 class Topology:
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""

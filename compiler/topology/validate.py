@@ -8,12 +8,15 @@ hugepage sizes the kernel has.  Every check is linear in the CPUs, so an
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from hostc.cpuset import MAX_CPU, CpuSet
 from hostc.diagnostics import Diagnostic, error
 from hostc.topology.model import Topology, valid_os_id
 
+# uname -r: ASCII digits (int() would take Arabic-Indic ones), no spaces or controls.
+_KERNEL = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}[\x21-\x7e]{0,100}")
 _SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M"}
 #: ACPI SLIT: 10 is local, 11-254 remote, 255 unreachable (never written by Linux for a node).
 _LOCAL, _FARTHEST = 10, 254
@@ -181,6 +184,10 @@ def validate(topo: Topology) -> list[Diagnostic]:
                     hint="write sizes as the kernel does: 2M, 1G",
                 )
             )
+    if topo.kernel is not None and _KERNEL.fullmatch(topo.kernel) is None:
+        out.append(
+            error("kernel", f"{topo.kernel[:40]!r} is not a kernel release like 6.8.0-45-generic")
+        )
     if topo.os is not None:
         for path, value in [("os.id", topo.os.id)] + [
             (f"os.id_like[{i}]", v) for i, v in enumerate(topo.os.id_like)

@@ -32,7 +32,7 @@ from hostc.topology.importers.hwloc_xml import (
     objects,
     type_of,
 )
-from hostc.topology.model import Topology, cpu_vendor
+from hostc.topology.model import Topology, cpu_vendor, vendor_of_model
 
 
 def _cpu_identity(tree: Tree, arch: str) -> tuple[str | None, str | None]:
@@ -41,7 +41,7 @@ def _cpu_identity(tree: Tree, arch: str) -> tuple[str | None, str | None]:
     raw_vendor = next((v for el in holders if (v := info(el, "CPUVendor"))), None)
     implementer = next((v for el in holders if (v := info(el, "CPUImplementer"))), None)
     model = next((v.strip() for el in holders if (v := info(el, "CPUModel")) and v.strip()), None)
-    vendor = cpu_vendor(raw_vendor) or cpu_vendor(implementer)
+    vendor = cpu_vendor(raw_vendor) or cpu_vendor(implementer) or vendor_of_model(model)
     if vendor is None and arch.startswith("ppc64"):
         vendor = "ibm"  # POWER exports carry a CPUModel but no vendor
     return vendor, model

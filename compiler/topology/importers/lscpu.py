@@ -15,7 +15,7 @@ import attrs
 from hostc.cpuset import MAX_CPU
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish, number
-from hostc.topology.model import Cpu, NumaNode, Topology, cpu_vendor
+from hostc.topology.model import Cpu, NumaNode, Topology, cpu_vendor, vendor_of_model
 
 # lscpu translates ONLINE (`lscpu -e` in a Chinese locale prints 是); accept the common ones.
 _YES = frozenset({"yes", "y", "是", "ja", "oui", "sí", "si", "sim", "да"})
@@ -251,7 +251,7 @@ def parse(text: str, file: str) -> Topology:
     topo = attrs.evolve(
         topo,
         arch=arch if _ARCH.fullmatch(arch) else topo.arch,
-        cpu_vendor=cpu_vendor(facts.get("vendor")),
+        cpu_vendor=cpu_vendor(facts.get("vendor")) or vendor_of_model(facts.get("model")),
         cpu_model=facts.get("model"),
     )
     return finish(topo, file)
