@@ -1,7 +1,9 @@
 """The `hostc` command: the only module that prints or exits.
 
 Exit codes: 0 success, 1 `--check` found a difference, 2 invalid input or
-usage (diagnostics on stderr, nothing written).  A traceback is a bug.
+usage (diagnostics on stderr, nothing written), 3 internal error (a bug in
+hostc: one line on stderr, the traceback with HOSTC_DEBUG=1).  A traceback is
+a bug.
 """
 
 from __future__ import annotations
@@ -41,17 +43,53 @@ TopologyOpt = Annotated[
 ]
 
 
+#: The longest message, hint or key path printed (a value quoted in it is cut first).
+SHOW_MAX = 1000
+#: The longest source line shown under a diagnostic.
+LINE_MAX = 120
+
+
+def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
+    """One printable line: control characters escaped, cut to `limit` with an ellipsis."""
+    if text is None:
+        return None
+    from hostc.spec.text import control_char
+
+    if control_char(text) is not None:
+        text = "".join(f"\\x{ord(c):02x}" if control_char(c) else c for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _show(d: Diagnostic) -> str:
-    """The raw form, plus the offending source line (Butane's snippet, without carets)."""
+    """The raw form, plus the offending source line (Butane's snippet, without carets).
+
+    The line is shown only for a diagnostic with a key path: the file parsed as
+    TOML and is the spec or a snapshot.  An error about a file that is not
+    hostc's (a syntax error, a file that is not text, an import source that is
+    not what it claims) shows no content from it: it may be a secret.
+    """
+    import attrs
+
+    d = attrs.evolve(
+        d,
+        path=_clean(d.path) or "",
+        message=_clean(d.message) or "",
+        hint=_clean(d.hint),
+        file=_clean(d.file),
+    )
     text = d.render()
-    if d.file and d.line:
+    if d.file and d.line and d.path:
+        from hostc.topology.readfile import read_text_bounded
+
         try:
-            lines = Path(d.file).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            source = read_text_bounded(Path(d.file), limit=8 << 20, what="file")
+        except HostcError:
             return text
+        lines = source.splitlines()
         if 0 < d.line <= len(lines):
+            line = _clean(lines[d.line - 1].rstrip(), LINE_MAX)
             head, sep, rest = text.partition("\n")
-            text = f"{head}\n  {d.line:>4} | {lines[d.line - 1].rstrip()}{sep}{rest}"
+            text = f"{head}\n  {d.line:>4} | {line}{sep}{rest}"
     return text
 
 
@@ -97,7 +135,15 @@ def build(
             help="compare with --out instead of writing; exit 1 and print a diff on difference",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print a JSON manifest")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="print a JSON manifest (with --check: the differences as JSON)"
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="no summary line on stderr after --out")
+    ] = False,
 ) -> None:
     """Compile SPEC into OS artifacts."""
     from hostc import api
@@ -108,22 +154,40 @@ def build(
     if check:
         if out is None:
             _usage("--check needs --out DIR to compare against")
-        delta = api.diff(artifacts, out)
-        if delta:
-            sys.stdout.write(delta)
+        from hostc.output import differences
+
+        found = differences(artifacts, out)
+        if as_json:
+            doc = {
+                "ok": not found,
+                "differences": [{"path": rel, "diff": text} for rel, text in found],
+                "warnings": [d.to_json() for d in warnings],
+            }
+            typer.echo(json.dumps(doc, indent=2))
+        elif found:
+            sys.stdout.write("".join(text for _, text in found))
+        if found:
             raise typer.Exit(1)
+        if not quiet and not as_json:
+            typer.echo(f"{out} is up to date", err=True)
         return
     if out is not None:
         try:
-            api.write(artifacts, out)
+            written = _guard(lambda: api.write(artifacts, out))
         except OSError as e:
             from hostc.diagnostics import file_error
 
-            _fail([file_error(str(out), f"cannot write: {e}")])
+            _fail([file_error(str(out), f"cannot write: {e.strerror or e}")])
         if as_json:
             rows = api.manifest(artifacts, out)
-            doc = {"artifacts": rows, **api.apply_manifest(plan, artifacts)}
+            doc = {
+                "artifacts": rows,
+                **api.apply_manifest(plan, artifacts),
+                "warnings": [d.to_json() for d in warnings],
+            }
             typer.echo(json.dumps(doc, indent=2))
+        if not quiet:
+            typer.echo(f"wrote {len(written)} files under {out}", err=True)
         return
     if as_json:
         typer.echo(
@@ -208,10 +272,13 @@ def _emit_snapshot(topo: Topology, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
+        if output.is_dir():  # `-o .`: the snapshot goes into the directory
+            output = output / "topology.toml"
         try:
             write_text(output, text)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
+        typer.echo(f"wrote {output}", err=True)
 
 
 def _read_input(path: Path) -> str:

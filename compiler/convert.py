@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 
 from hostc.diagnostics import Diagnostic, Severity
+from hostc.spec.text import shown, toml_key
+
+#: The longest message a diagnostic carries from a converter (values in it are cut first).
+MESSAGE_MAX = 300
 
 T = TypeVar("T")
 
@@ -29,9 +39,71 @@ def _strict_int(v: Any, _: type) -> int:
 
 
 def _strict_str(v: Any, _: type) -> str:
+    from hostc.spec.text import control_char
+
     if not isinstance(v, str):
         raise TypeError(f"expected a string, got {_kind(v)}")
+    if (c := control_char(v)) is not None:
+        raise ValueError(f"the string contains a control character ({c})")
     return v
+
+
+def _checked(problem: Callable[[str], str | None]) -> Callable[[Any, Any], str]:
+    """A hook for one of hostc.spec.text's typed strings: a string, and no problem with it."""
+
+    def hook(v: Any, _: Any) -> str:
+        if not isinstance(v, str):
+            raise TypeError(f"expected a string, got {_kind(v)}")
+        if (msg := problem(v)) is not None:
+            raise ValueError(msg)
+        return v
+
+    return hook
+
+
+def _sysctls(v: Any, _: Any) -> dict[str, int | str]:
+    """`[sysctl]`: keys in the dotted form (`vm/swappiness` is `vm.swappiness`), values one
+    line each; two spellings of one key are an error naming both."""
+    from hostc.spec import text
+
+    if not isinstance(v, dict):
+        raise TypeError(f"expected a table, got {_kind(v)}")
+    out: dict[str, int | str] = {}
+    first: dict[str, str] = {}
+    errors: list[Exception] = []
+
+    def bad(key: str, message: str) -> None:
+        e = ValueError(message)
+        e.__notes__ = [IterableValidationNote(f"sysctl {key!r}", key, str)]
+        errors.append(e)
+
+    for key, value in v.items():
+        if (msg := text.sysctl_key_problem(key)) is not None:
+            bad(key, msg)
+            continue
+        try:
+            value = _int_or_str(value, object)
+        except TypeError as e:
+            bad(key, str(e))
+            continue
+        if (msg := text.sysctl_value_problem(value)) is not None:
+            bad(key, msg)
+            continue
+        norm = text.normalize_sysctl_key(key)
+        if norm in first:
+            bad(key, f"names the same sysctl as sysctl.{_quoted(first[norm])} ({norm})")
+            continue
+        first[norm] = key
+        out[norm] = value
+    if errors:
+        raise IterableValidationError("invalid sysctl table", errors, dict)
+    return out
+
+
+def _quoted(key: str) -> str:
+    from hostc.spec.text import shown
+
+    return '"' + shown(key)[1:-1] + '"'
 
 
 def _strict_bool(v: Any, _: type) -> bool:
@@ -40,7 +112,7 @@ def _strict_bool(v: Any, _: type) -> bool:
     return v
 
 
-def _int_or_str(v: Any, _: type) -> int | str:
+def _int_or_str(v: Any, _: Any) -> int | str:
     if isinstance(v, bool) or not isinstance(v, int | str):
         raise TypeError(f"expected an integer or a string, got {_kind(v)}")
     return v
@@ -51,7 +123,7 @@ def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
         return cls(v)
     except ValueError:
         choices = ", ".join(repr(m.value) for m in cls)
-        raise ValueError(f"{v!r} is not one of {choices}") from None
+        raise ValueError(f"{shown(v)} is not one of {choices}") from None
 
 
 def _int_keys(v: Any, _: type) -> dict[int, int]:
@@ -65,7 +137,7 @@ def _int_keys(v: Any, _: type) -> dict[int, int]:
             continue
         out[int(k)] = _strict_int(n, int)
     if bad:
-        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(repr, bad))}")
+        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(shown, bad[:5]))}")
     return out
 
 
@@ -110,7 +182,7 @@ def _memlock(v: Any, _: Any) -> Any:
     if isinstance(v, str):
         if v.strip().lower() in ("unlimited", "infinity"):
             return "unlimited"
-        raise ValueError(f'{v!r} is neither a number of KiB nor "unlimited"')
+        raise ValueError(f'{shown(v)} is neither a number of KiB nor "unlimited"')
     n = _strict_int(v, int)
     if n == -1:
         return "unlimited"
@@ -181,6 +253,12 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook_func(lambda t: t in (Isolate, Isolate | None), _isolate)
         c.register_structure_hook_func(lambda t: t in (PageSize, PageSize | None), _page_size)
         c.register_structure_hook_func(lambda t: t in (Memlock, Memlock | None), _memlock)
+        from hostc.spec.text import KernelArgText, Name, kernel_arg_problem, name_problem
+
+        c.register_structure_hook(Name, _checked(name_problem))
+        c.register_structure_hook(KernelArgText, _checked(kernel_arg_problem))
+        # `[sysctl]` is the one dict[str, int | str] of the spec
+        c.register_structure_hook_func(lambda t: t == dict[str, int | str], _sysctls)
         c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
         c.register_structure_hook_func(
             lambda t: t == dict[int, int] | None,
@@ -209,12 +287,12 @@ def _dotted(path: str) -> str:
 def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
     if isinstance(exc, ForbiddenExtraKeysError):
         for key in sorted(exc.extra_fields):
-            full = f"{path}.{key}" if path else key
+            full = f"{path}.{toml_key(key)}" if path else toml_key(key)
             out.append(
                 Diagnostic(
                     Severity.ERROR,
                     full,
-                    f"unknown key {key!r}",
+                    f"unknown key {shown(key)}",
                     hint=_known(exc.cl),
                 )
             )
@@ -228,11 +306,7 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
                 # dict keys come as index notes on mappings; attribute names as names
                 sub_path = f"{path}.{name}" if path else str(name)
             elif idx is not None:
-                if isinstance(idx, str):
-                    key = f'"{idx}"' if "." in idx else idx
-                    sub_path = f"{path}.{key}"
-                else:
-                    sub_path = f"{path}[{idx}]"
+                sub_path = f"{path}.{toml_key(idx)}" if isinstance(idx, str) else f"{path}[{idx}]"
             else:
                 sub_path = path
             _walk(sub, sub_path, out)
@@ -240,16 +314,18 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
             _walk(sub, path, out)
         return
     if isinstance(exc, KeyError):
-        key = str(exc.args[0]) if exc.args else "?"
+        key = toml_key(str(exc.args[0])) if exc.args else "?"
         # cattrs notes the attribute name already; do not repeat it
         full = path if path.split(".")[-1] == key else (f"{path}.{key}" if path else key)
         out.append(Diagnostic(Severity.ERROR, full, "required key is missing"))
         return
     msg = str(exc) or type(exc).__name__
     if isinstance(exc, ValueError) and "is not a valid" in msg:
-        m = re.match(r"'?(.*?)'? is not a valid (\w+)", msg)
+        m = re.match(r"'?(.*?)'? is not a valid (\w+)", msg, re.S)
         if m:
-            msg = f"{m.group(1)!r} is not a valid {m.group(2)}"
+            msg = f"{shown(m.group(1))} is not a valid {m.group(2)}"
+    if len(msg) > MESSAGE_MAX:  # a message quoting a huge value stays readable
+        msg = msg[: MESSAGE_MAX - 1] + "…"
     out.append(Diagnostic(Severity.ERROR, path, msg))
 
 

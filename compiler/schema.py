@@ -23,6 +23,10 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
 
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
+    from hostc.spec.text import json_schema
+
+    if (text := json_schema(tp)) is not None:
+        return text
     if tp is CpuSet:
         return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
     if tp is PageSize:

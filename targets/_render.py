@@ -1,4 +1,22 @@
-"""The one jinja2 environment: StrictUndefined, keep_trailing_newline, quoting filters."""
+"""The one jinja2 environment: StrictUndefined, keep_trailing_newline, quoting filters.
+
+Every value a template prints comes from the Plan, and most of it from a user's
+spec or a snapshot.  The loader and check refuse unsafe text already; the
+templates escape again for their own format, so one missed check cannot forge a
+line:
+
+- `finalize` refuses any `{{ … }}` output holding a control character (a newline
+  in a value would start a new line: a shell command, a sysctl, a limit);
+- `comment` / `oneline` make any text one printable line (control characters
+  dropped, whitespace collapsed);
+- `grubarg` passes a kernel argument only if every character is one that sh
+  (inside double quotes) and GRUB's script language (unquoted) take literally;
+- `sysctl_key`, `sysctl_value` and `word` refuse what sysctl.d and limits.d
+  would read as a comment, a separator or a second field;
+- `shell` quotes for sh.
+
+A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +26,39 @@ from typing import Any
 
 import jinja2
 
+from hostc.targets._escape import (
+    UnsafeValue,
+    comment,
+    finalize,
+    grubarg,
+    oneline,
+    sysctl_key,
+    sysctl_value,
+    word,
+)
 
-def _comment(text: str, prefix: str = "# ") -> str:
-    """A reason as a comment: one line, no newlines that would end the comment."""
-    return prefix + " ".join(str(text).split())
+__all__ = ["UnsafeValue", "env", "render"]
 
 
 @functools.cache
 def env() -> jinja2.Environment:
     e = jinja2.Environment(
         loader=jinja2.PackageLoader("hostc.targets", "templates"),
+        auto_reload=False,  # templates ship with the package: no stat per get_template
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=finalize,
     )
     e.filters["shell"] = shlex.quote
-    e.filters["comment"] = _comment
+    e.filters["comment"] = comment
+    e.filters["oneline"] = oneline
+    e.filters["grubarg"] = grubarg
+    e.filters["sysctl_key"] = sysctl_key
+    e.filters["sysctl_value"] = sysctl_value
+    e.filters["word"] = word
     return e
 
 

@@ -116,7 +116,7 @@ CASES: list[Case] = [
     ),
     Case("host-not-a-table", "version = 1\nhost = 3\n", key="host", at="host = 3", message="table"),
     Case("empty-spec", "", key="host", message="missing"),
-    Case("spec-not-utf8", HEAD + "# caf\udcff\n", message="cannot read"),
+    Case("spec-not-utf8", HEAD + "# caf\udcff\n", message="not UTF-8"),
     Case(
         "bad-enum",
         HEAD.replace('role = "inference"', 'role = "inferenc"'),
@@ -320,7 +320,7 @@ CASES: list[Case] = [
     Case(
         "sysctl-bad-name",
         HEAD + '\n[sysctl]\n"swappiness" = 1\n',
-        key='sysctl."swappiness"',
+        key="sysctl.swappiness",
         at='"swappiness" = 1',
         message="not a sysctl name",
     ),

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
 from hostc.kernelargs import cmdline
 from hostc.lower import kernel as lkernel
 from hostc.plan import Plan
-from hostc.spec import presets
+from hostc.spec import presets, text
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
-# Characters that break the GRUB drop-in (sh) or get pasted unescaped into grub.cfg.
-_UNSAFE = re.compile(r"[\"'$`\\\s;&|<>]")
-_SYSCTL_KEY = re.compile(r"^[a-zA-Z0-9_\-]+([./][a-zA-Z0-9_\-*]+)+$")
 NR_OPEN_MAX = 1073741816
 
 
@@ -23,16 +19,16 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     seen: dict[str, int] = {}
     for i, arg in enumerate(spec.kernel.extra_args):
         path = f"kernel.extra_args[{i}]"
-        key, sep, value = arg.partition("=")
-        if not key or (sep and not value):
-            yield error(path, f"{arg!r} has an empty key or value")
-            continue
-        if _UNSAFE.search(arg):
+        problem = text.kernel_arg_problem(arg)
+        if problem is not None:
             yield error(
                 path,
-                f"{arg!r} contains a quote, space, $, backslash or shell character",
-                hint="GRUB pastes arguments into grub.cfg unescaped; write them plainly",
+                problem,
+                hint="GRUB pastes arguments into grub.cfg unescaped and the drop-in is "
+                "sourced by a shell; write them plainly",
             )
+            continue
+        key = arg.partition("=")[0]
         if key in lkernel.OWNED:
             yield error(
                 path,
@@ -45,12 +41,20 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """The loader already refuses these; a HostSpec built in Python gets the same rules."""
+    first: dict[str, str] = {}
     for key, value in spec.sysctl.items():
-        path = f'sysctl."{key}"'
-        if not _SYSCTL_KEY.match(key):
-            yield error(path, f"{key!r} is not a sysctl name", hint="e.g. vm.swappiness")
-        if isinstance(value, str) and (not value.strip() or "\n" in value or "#" in value):
-            yield error(path, f"value {value!r} is empty or has a newline or #")
+        path = f"sysctl.{text.toml_key(key)}"
+        problem = text.sysctl_key_problem(key) or text.sysctl_value_problem(value)
+        if problem is not None:
+            yield error(path, problem, hint='e.g. "vm.swappiness" = 1')
+            continue
+        norm = text.normalize_sysctl_key(key)
+        if norm in first:
+            yield error(
+                path, f"names the same sysctl as sysctl.{text.toml_key(first[norm])} ({norm})"
+            )
+        first.setdefault(norm, key)
 
 
 def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -65,7 +69,7 @@ def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
         if key not in known:
             yield error(
                 f"preset.exclude[{i}]",
-                f"{key!r} is not a preset setting",
+                f"{text.shown(key)} is not a preset setting",
                 hint="preset keys: " + ", ".join(sorted(known)),
             )
 

@@ -1,0 +1,81 @@
+"""Escaping for every output format hostc writes; no jinja2 here (the cmdline target and
+the CLI use it without loading templates).  `hostc.targets._render` explains the layers."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+
+class UnsafeValue(ValueError):
+    """A value a template would have to print, but cannot print safely."""
+
+
+def _is_control(ch: str) -> bool:
+    return ch in "\u2028\u2029" or unicodedata.category(ch) == "Cc"
+
+
+def _has_control(text: str) -> bool:
+    return any(_is_control(ch) for ch in text)
+
+
+def _short(text: str) -> str:
+    r = repr(text)
+    return r if len(r) <= 80 else r[:79] + "…"
+
+
+def oneline(text: object) -> str:
+    """Any text as one printable line: control characters dropped, whitespace collapsed."""
+    s = "".join(" " if _is_control(ch) else ch for ch in str(text))
+    return " ".join(s.split())
+
+
+def comment(text: object, prefix: str = "# ") -> str:
+    """A reason as a comment: one line, nothing that would end the comment."""
+    return prefix + oneline(text)
+
+
+_GRUB_ARG = re.compile(r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/=+@%-]+)?$")
+
+
+def grubarg(arg: object) -> str:
+    """A kernel argument as it may stand inside sh double quotes and unquoted in grub.cfg."""
+    s = str(arg)
+    if not _GRUB_ARG.match(s):
+        raise UnsafeValue(f"kernel argument {_short(s)} is not safe for GRUB or sh")
+    return s
+
+
+_SYSCTL_KEY = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_*/-]+)+$")
+
+
+def sysctl_key(key: object) -> str:
+    s = str(key)
+    if not _SYSCTL_KEY.match(s):
+        raise UnsafeValue(f"sysctl key {_short(s)} is not safe for sysctl.d")
+    return s
+
+
+def sysctl_value(value: object) -> str:
+    s = str(value)
+    if _has_control(s) or "#" in s or ";" in s or not s.strip():
+        raise UnsafeValue(f"sysctl value {_short(s)} is not safe for sysctl.d")
+    return s
+
+
+_WORD = re.compile(r"^[A-Za-z0-9_.:@%+=/-]+$")
+
+
+def word(value: object) -> str:
+    """One field of a whitespace-separated line (limits.d, system.conf)."""
+    s = str(value)
+    if not _WORD.match(s):
+        raise UnsafeValue(f"value {_short(s)} is not one plain word")
+    return s
+
+
+def finalize(value: object) -> object:
+    """Every `{{ … }}` output: no control character, whatever the filters did."""
+    if isinstance(value, str) and _has_control(value):
+        raise UnsafeValue(f"a template value holds a control character: {_short(value)}")
+    return value
