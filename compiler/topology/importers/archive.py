@@ -9,14 +9,17 @@ million empty members is refused in about a second with little memory.
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 
 from hostc.diagnostics import HostcError, file_error
 
@@ -61,19 +64,96 @@ def _bad(archive: Path, message: str) -> HostcError:
     return HostcError([file_error(str(archive), message, hint=_HINT)])
 
 
-def _check(archive: Path) -> None:
-    """One streaming pass: refuse the archive before anything is unpacked."""
+_CHUNK = 1 << 20
+
+
+def _plain_chunks(f: BinaryIO) -> Iterator[bytes]:
+    """The archive's tar bytes, at most 1 MiB at a time whatever the compression ratio."""
+    head = f.read(6)
+    f.seek(0)
+    d: Any
+    if head[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(47)
+        while chunk := f.read(_CHUNK):
+            while chunk:
+                yield d.decompress(chunk, _CHUNK)
+                chunk = d.unconsumed_tail
+            if d.eof:
+                return
+        return
+    if head[:3] == b"BZh" or head == b"\xfd7zXZ\x00":
+        d = bz2.BZ2Decompressor() if head[:3] == b"BZh" else lzma.LZMADecompressor()
+        while not d.eof:
+            data = d.decompress(f.read(_CHUNK) if d.needs_input else b"", _CHUNK)
+            if not data and d.needs_input and not f.peek(1):  # type: ignore[attr-defined]
+                return
+            yield data
+        return
+    while chunk := f.read(_CHUNK):
+        yield chunk
+
+
+def _size(header: bytes) -> int:
+    field = header[124:136]
+    if field[0] & 0x80:  # GNU base-256
+        return int.from_bytes(field[1:], "big")
+    text = field.split(b"\0", 1)[0].strip()
+    return int(text, 8) if text else 0
+
+
+def _count(archive: Path) -> None:
+    """Count members and their sizes from the raw headers, before tarfile sees any.
+
+    tarfile spends about 0.1 ms on each header; walking them here costs a few
+    microseconds, so two million empty members are refused in well under a second.
+    """
     count = total = 0
+    skip = 0
+    pending = bytearray()
+    with archive.open("rb") as f:
+        for chunk in _plain_chunks(f):
+            view = memoryview(chunk)
+            if skip:
+                step = min(skip, len(view))
+                view, skip = view[step:], skip - step
+            while len(view):
+                if pending or len(view) < 512:
+                    take = 512 - len(pending)
+                    pending += view[:take]
+                    view = view[take:]
+                    if len(pending) < 512:
+                        break
+                    header, pending = bytes(pending), bytearray()
+                else:
+                    header, view = bytes(view[:512]), view[512:]
+                if not any(header):
+                    continue  # end-of-archive blocks
+                try:
+                    size = _size(header)
+                except ValueError:
+                    raise _bad(archive, "has a damaged tar header") from None
+                count += 1
+                total += size
+                if count > MAX_ARCHIVE_MEMBERS:
+                    raise _bad(
+                        archive, f"has more than {MAX_ARCHIVE_MEMBERS} members; not a capture"
+                    )
+                if total > MAX_ARCHIVE_BYTES:
+                    raise _bad(
+                        archive, f"holds more than {MAX_ARCHIVE_BYTES >> 20} MiB; not a capture"
+                    )
+                skip = -(-size // 512) * 512
+                step = min(skip, len(view))
+                view, skip = view[step:], skip - step
+
+
+def _check(archive: Path) -> None:
+    """Refuse the archive before anything is unpacked: counts first, then every member."""
+    _count(archive)
     with tarfile.open(archive, "r|*") as tar:
         for m in tar:
             # streaming: keep no list of what was seen (typeshed lacks the attribute)
             tar.members.clear()  # type: ignore[attr-defined]
-            count += 1
-            if count > MAX_ARCHIVE_MEMBERS:
-                raise _bad(archive, f"has more than {MAX_ARCHIVE_MEMBERS} members; not a capture")
-            total += m.size
-            if total > MAX_ARCHIVE_BYTES:
-                raise _bad(archive, f"holds more than {MAX_ARCHIVE_BYTES >> 20} MiB; not a capture")
             parts = PurePosixPath(m.name).parts
             if m.name.startswith("/") or ".." in parts:
                 raise _bad(archive, f"member {m.name[:80]!r} points outside the archive")
