@@ -102,3 +102,60 @@ def machine(
         cpu_model=cpu_model,
         os=os,
     )
+
+
+def _hwloc_mask(ids: range) -> str:
+    """hwloc's form: 32-bit words, most significant first, zero words left empty."""
+    from hostc.cpuset import CpuSet
+
+    words = CpuSet(ids).mask().split(",")
+    return ",".join("" if w == "00000000" and i else f"0x{w}" for i, w in enumerate(words))
+
+
+def hwloc_xml(*, packages: int, numa: int, cores: int, pus: int, memory: int = 1 << 30) -> str:
+    """An hwloc v2 export like `lstopo --if synthetic --input "pack:P numa:N core:C pu:T"`.
+
+    PUs are numbered in order (core k holds PUs k*T … k*T+T-1), each NUMA node is
+    the memory child of a Group holding its cores, as lstopo writes it.
+    """
+    total = packages * numa * cores * pus
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<!DOCTYPE topology SYSTEM "hwloc2.dtd">',
+        '<topology version="2.0">',
+        f'  <object type="Machine" os_index="0" cpuset="{_hwloc_mask(range(total))}" '
+        f'complete_cpuset="{_hwloc_mask(range(total))}" '
+        f'allowed_cpuset="{_hwloc_mask(range(total))}">',
+    ]
+    pu = 0
+    core_id = 0
+    for p in range(packages):
+        per_pkg = numa * cores * pus
+        lines.append(
+            f'    <object type="Package" os_index="{p}" '
+            f'cpuset="{_hwloc_mask(range(p * per_pkg, (p + 1) * per_pkg))}">'
+        )
+        for n in range(numa):
+            node = p * numa + n
+            span = range(pu, pu + cores * pus)
+            lines.append(f'      <object type="Group" cpuset="{_hwloc_mask(span)}">')
+            lines.append(
+                f'        <object type="NUMANode" os_index="{node}" '
+                f'cpuset="{_hwloc_mask(span)}" local_memory="{memory}"/>'
+            )
+            for _ in range(cores):
+                threads = range(pu, pu + pus)
+                lines.append(
+                    f'        <object type="Core" os_index="{core_id}" '
+                    f'cpuset="{_hwloc_mask(threads)}">'
+                )
+                for t in threads:
+                    mask = _hwloc_mask(range(t, t + 1))
+                    lines.append(f'          <object type="PU" os_index="{t}" cpuset="{mask}"/>')
+                lines.append("        </object>")
+                pu += pus
+                core_id += 1
+            lines.append("      </object>")
+        lines.append("    </object>")
+    lines += ["  </object>", "</topology>", ""]
+    return "\n".join(lines)
