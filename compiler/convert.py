@@ -191,6 +191,33 @@ def _memlock(v: Any, _: Any) -> Any:
     return n
 
 
+def _quantity(v: Any, _: Any) -> Any:
+    from hostc.quantity import Quantity
+
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise TypeError(f'expected a quantity like "1Gi" or a number of bytes, got {_kind(v)}')
+    return Quantity.parse(v)
+
+
+def _kube_version(v: Any, _: Any) -> Any:
+    from hostc.kubelet_options import KubeVersion
+
+    return KubeVersion.parse(_strict_str(v, str))
+
+
+def _node_quantities(v: Any, _: Any) -> Any:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise TypeError(f"expected a table, got {_kind(v)}")
+    bad = [k for k in v if not (isinstance(k, str) and k.isdigit() and k.isascii())]
+    if bad:
+        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(repr, bad))}")
+    return {int(k): _quantity(q, None) for k, q in v.items()}
+
+
 def _is_list(t: Any) -> bool:
     return getattr(t, "__origin__", None) is list
 
@@ -269,6 +296,15 @@ def converter() -> cattrs.Converter:
         c.register_structure_hook(enum.Enum, _enum)
         c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
         c.register_structure_hook_factory(attrs.has, _table)
+        # after attrs.has: these attrs value types are TOML scalars, not tables
+        from hostc.kubelet_options import KubeVersion
+        from hostc.quantity import Quantity
+
+        c.register_structure_hook_func(lambda t: t in (Quantity, Quantity | None), _quantity)
+        c.register_structure_hook_func(lambda t: t is KubeVersion, _kube_version)
+        c.register_structure_hook_func(
+            lambda t: t in (dict[int, Quantity], dict[int, Quantity] | None), _node_quantities
+        )
         _converter = c
     return _converter
 

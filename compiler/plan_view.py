@@ -105,6 +105,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     """
     data: dict[str, Any] = to_data(plan)
     data["partition"]["cores"] = " ".join(data["partition"]["cores"])  # one line per PR diff
+    if data.get("kubelet") is None:
+        data.pop("kubelet", None)  # only Kubernetes nodes have one
     data["views"] = {
         "cmdline": cmdline(plan),
         "numactl": {w.name: numactl(w) for w in plan.workloads},

@@ -31,6 +31,18 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
     if tp is PageSize:
         return {"type": "string", "pattern": "^[0-9]+[KMGTkmgt][Bb]?$"}
+    from hostc.kubelet_options import KubeVersion
+    from hostc.quantity import Quantity
+
+    if tp is Quantity:
+        return {
+            "anyOf": [
+                {"type": "string", "pattern": "^[0-9]+(Ki|Mi|Gi|Ti)?$"},
+                {"type": "integer", "minimum": 0},
+            ]
+        }
+    if tp is KubeVersion:
+        return {"type": "string", "pattern": "^v?[0-9]+[.][0-9]+([.][0-9]+)?$"}
     if origin is typing.Literal:
         return {"enum": list(args)}
     if origin in (typing.Union, types.UnionType):
