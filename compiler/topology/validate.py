@@ -17,6 +17,8 @@ from hostc.topology.model import Topology, valid_os_id
 
 # uname -r: ASCII digits (int() would take Arabic-Indic ones), no spaces or controls.
 _KERNEL = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}[\x21-\x7e]{0,100}")
+# `unknown` holds plain fact names (smt, memory, …); CPU lists and notes have their own fields.
+_FACT = re.compile(r"[a-z][a-z0-9-]{0,40}")
 _SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M"}
 #: ACPI SLIT: 10 is local, 11-254 remote, 255 unreachable (never written by Linux for a node).
 _LOCAL, _FARTHEST = 10, 254
@@ -182,6 +184,15 @@ def validate(topo: Topology) -> list[Diagnostic]:
                     f"hugepage_sizes[{i}]",
                     f"unknown hugepage size {s!r}",
                     hint="write sizes as the kernel does: 2M, 1G",
+                )
+            )
+    for i, word in enumerate(topo.unknown):
+        if _FACT.fullmatch(word) is None:
+            out.append(
+                error(
+                    f"unknown[{i}]",
+                    f"{word[:40]!r} is not a fact name (smt, memory, distances, …)",
+                    hint="CPU lists go in hidden_cpus/disallowed_cpus, remarks in notes",
                 )
             )
     if topo.kernel is not None and _KERNEL.fullmatch(topo.kernel) is None:
