@@ -364,7 +364,17 @@ def probe_cmd(
 
 
 def main() -> None:
-    """Console entry point: a traceback never reaches the user."""
+    """Console entry point: a traceback never reaches the user.
+
+    The cyclic garbage collector is off while the command runs: a short-lived
+    process frees its memory by reference counting, and the collections that
+    building ~100 attrs classes and cattrs/jinja2 code would trigger cost about a
+    tenth of a cold `hostc build` (benchmarks/run.py, P1).
+    """
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         app()
     except SystemExit:
@@ -380,3 +390,6 @@ def main() -> None:
             err=True,
         )
         sys.exit(3)
+    finally:
+        if collecting:
+            gc.enable()

@@ -29,7 +29,7 @@ MESSAGE_MAX = 300
 
 T = TypeVar("T")
 
-_converter: cattrs.Converter | None = None
+_converters: dict[bool, cattrs.Converter] = {}
 
 
 def _strict_int(v: Any, _: type) -> int:
@@ -261,56 +261,69 @@ def _kind(v: Any) -> str:
     }.get(type(v), type(v).__name__)
 
 
-def converter() -> cattrs.Converter:
-    global _converter
-    if _converter is None:
-        c = cattrs.Converter(forbid_extra_keys=True)
-        c.register_structure_hook(int, _strict_int)
-        c.register_structure_hook(str, _strict_str)
-        c.register_structure_hook(bool, _strict_bool)
-        c.register_structure_hook(int | str, _int_or_str)
-        c.register_structure_hook(
-            int | str | None, lambda v, t: None if v is None else _int_or_str(v, t)
-        )
-        from hostc.cpuset import CpuSet
-        from hostc.spec.model import Isolate, Memlock
-        from hostc.units import PageSize
+def converter(detailed: bool = True) -> cattrs.Converter:
+    """The converter; `detailed=False` is the fast one `structure` tries first (its
+    generated code is smaller and cheaper to build, and it stops at the first error)."""
+    c = _converters.get(detailed)
+    if c is None:
+        c = _converters[detailed] = _make_converter(detailed)
+    return c
 
-        c.register_structure_hook_func(lambda t: t in (CpuSet, CpuSet | None), _cpuset)
-        c.register_structure_hook_func(lambda t: t in (Isolate, Isolate | None), _isolate)
-        c.register_structure_hook_func(lambda t: t in (PageSize, PageSize | None), _page_size)
-        c.register_structure_hook_func(lambda t: t in (Memlock, Memlock | None), _memlock)
-        from hostc.spec.text import KernelArgText, Name, kernel_arg_problem, name_problem
 
-        c.register_structure_hook(Name, _checked(name_problem))
-        c.register_structure_hook(KernelArgText, _checked(kernel_arg_problem))
-        # `[sysctl]` is the one dict[str, int | str] of the spec
-        c.register_structure_hook_func(lambda t: t == dict[str, int | str], _sysctls)
-        c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
-        c.register_structure_hook_func(
-            lambda t: t == dict[int, int] | None,
-            lambda v, t: None if v is None else _int_keys(v, t),
-        )
-        # StrEnum before str in the MRO, so enums are checked, not passed as strings.
-        c.register_structure_hook(enum.StrEnum, _enum)
-        c.register_structure_hook(enum.Enum, _enum)
-        c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
-        c.register_structure_hook_factory(attrs.has, _table)
-        # after attrs.has: these attrs value types are TOML scalars, not tables
-        from hostc.kubelet_options import KubeVersion
-        from hostc.quantity import Quantity
+def _make_converter(detailed: bool) -> cattrs.Converter:
+    c = cattrs.Converter(forbid_extra_keys=True, detailed_validation=detailed)
+    c.register_structure_hook(int, _strict_int)
+    c.register_structure_hook(str, _strict_str)
+    c.register_structure_hook(bool, _strict_bool)
+    c.register_structure_hook(int | str, _int_or_str)
+    c.register_structure_hook(
+        int | str | None, lambda v, t: None if v is None else _int_or_str(v, t)
+    )
+    from hostc.cpuset import CpuSet
+    from hostc.spec.model import Isolate, Memlock
+    from hostc.units import PageSize
 
-        c.register_structure_hook_func(lambda t: t in (Quantity, Quantity | None), _quantity)
-        c.register_structure_hook_func(lambda t: t is KubeVersion, _kube_version)
-        c.register_structure_hook_func(
-            lambda t: t in (dict[int, Quantity], dict[int, Quantity] | None), _node_quantities
-        )
-        _converter = c
-    return _converter
+    c.register_structure_hook_func(lambda t: t in (CpuSet, CpuSet | None), _cpuset)
+    c.register_structure_hook_func(lambda t: t in (Isolate, Isolate | None), _isolate)
+    c.register_structure_hook_func(lambda t: t in (PageSize, PageSize | None), _page_size)
+    c.register_structure_hook_func(lambda t: t in (Memlock, Memlock | None), _memlock)
+    from hostc.spec.text import KernelArgText, Name, kernel_arg_problem, name_problem
+
+    c.register_structure_hook(Name, _checked(name_problem))
+    c.register_structure_hook(KernelArgText, _checked(kernel_arg_problem))
+    # `[sysctl]` is the one dict[str, int | str] of the spec
+    c.register_structure_hook_func(lambda t: t == dict[str, int | str], _sysctls)
+    c.register_structure_hook_func(lambda t: t == dict[int, int], _int_keys)
+    c.register_structure_hook_func(
+        lambda t: t == dict[int, int] | None,
+        lambda v, t: None if v is None else _int_keys(v, t),
+    )
+    # StrEnum before str in the MRO, so enums are checked, not passed as strings.
+    c.register_structure_hook(enum.StrEnum, _enum)
+    c.register_structure_hook(enum.Enum, _enum)
+    c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
+    c.register_structure_hook_factory(attrs.has, _table)
+    # after attrs.has: these attrs value types are TOML scalars, not tables
+    from hostc.kubelet_options import KubeVersion
+    from hostc.quantity import Quantity
+
+    c.register_structure_hook_func(lambda t: t in (Quantity, Quantity | None), _quantity)
+    c.register_structure_hook_func(lambda t: t is KubeVersion, _kube_version)
+    c.register_structure_hook_func(
+        lambda t: t in (dict[int, Quantity], dict[int, Quantity] | None), _node_quantities
+    )
+    return c
 
 
 def structure(data: Any, cls: type[T]) -> T:
-    return converter().structure(data, cls)
+    """Structure fast first; only on failure again with detailed validation, whose
+    exception groups carry the key path of every problem (what `diagnostics` reads).
+    Both converters run the same hooks, so they accept exactly the same data."""
+    try:
+        return converter(detailed=False).structure(data, cls)
+    except Exception:
+        pass
+    return converter(detailed=True).structure(data, cls)
 
 
 def _dotted(path: str) -> str:

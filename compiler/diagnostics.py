@@ -66,12 +66,12 @@ def with_file(
     diags: Iterable[Diagnostic], file: str, source: str | None = None
 ) -> list[Diagnostic]:
     """Attach the file name and, when the TOML source is known, the line of the key path."""
-    from hostc.locate import locate
-
     out = []
     for d in diags:
         line = d.line
         if line is None and source is not None and d.path:
+            from hostc.locate import locate  # only where a line is looked for
+
             line = locate(d.path, source)
         out.append(attrs.evolve(d, file=d.file or file, line=line))
     return out
