@@ -1,0 +1,312 @@
+"""Kubelet rules: refuse what the kubelet itself would refuse at start-up, with the numbers.
+
+The kubelet checks its reserved-memory sum, its CPU-manager options and their
+feature gates only when it starts, on the node, after the image was built;
+these rules run the same checks at compile time (anchors E2, E3, E8).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+from hostc import kubelet_options as ko
+from hostc.diagnostics import Diagnostic, error, warning
+from hostc.lower import cpu as lcpu
+from hostc.plan import KubeletPlan, Plan
+from hostc.quantity import Quantity, QuantityError
+from hostc.spec.model import HostSpec, Kubelet
+from hostc.topology.model import Topology
+
+_PERCENT = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3})?%$")
+
+
+def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None:
+        return
+    if k.version.major != 1 or k.version < ko.OLDEST:
+        yield error(
+            "kubelet.version",
+            f"kubelet {k.version} is not supported: hostc writes for kubelet "
+            f"{ko.OLDEST} and later (the memory manager is on by default from {ko.OLDEST})",
+        )
+    elif k.flavor is ko.Flavor.KUBEADM:
+        if k.version < ko.CONFIG_DIR_SINCE:
+            yield warning(
+                "kubelet.version",
+                f"kubelet {k.version} has no configuration drop-in directory (beta in "
+                f"{ko.CONFIG_DIR_SINCE}): hostc writes a whole KubeletConfiguration file, "
+                "which the kubelet reads only once --config points at it",
+            )
+        else:
+            yield warning(
+                "kubelet.version",
+                "the kubelet reads /etc/kubernetes/kubelet.conf.d only when it runs with "
+                "--config-dir=/etc/kubernetes/kubelet.conf.d; kubeadm's unit does not pass it",
+                hint="add it to KUBELET_EXTRA_ARGS in /etc/default/kubelet (Debian family) "
+                "or /etc/sysconfig/kubelet (RHEL family)",
+            )
+
+
+def role_named(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None:
+        return
+    if k.flavor is not ko.Flavor.KUBEADM and k.role is None:
+        yield error(
+            "kubelet.role",
+            f"{k.flavor} runs the kubelet inside {k.flavor}-server or {k.flavor}-agent: say "
+            "which, so the right service is restarted",
+            hint='role = "agent" for a GPU worker',
+        )
+    elif k.flavor is ko.Flavor.KUBEADM and k.role is not None:
+        yield warning(
+            "kubelet.role", "role applies to rke2 and k3s; kubeadm's kubelet is kubelet.service"
+        )
+
+
+def _smt(topo: Topology) -> bool:
+    return any(len(c) > 1 for c in topo.cores().values())
+
+
+def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None or not k.cpu_manager_policy_options:
+        return
+    base = "kubelet.cpu_manager_policy_options"
+    if k.cpu_manager_policy is ko.CpuManagerPolicy.NONE:
+        yield error(
+            base, "CPU-manager options belong to the static policy; the policy here is none"
+        )
+        return
+    opts = k.cpu_manager_policy_options
+    for i, opt in enumerate(opts):
+        at = f"{base}[{i}]"
+        first = ko.first_release(opt)
+        st = ko.stage(opt, k.version)
+        if first is None:
+            yield error(
+                at,
+                f"unknown CPU-manager option {opt!r}",
+                hint="known: " + ", ".join(ko.CPU_OPTIONS),
+            )
+        elif st is None:
+            yield error(at, f"{opt!r} arrived in kubelet {first}; this node runs {k.version}")
+        elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
+            yield error(
+                at,
+                f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
+                f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
+                f'enabled, but option "{opt}" provided',
+                hint="set kubelet.allow_alpha_options = true to turn the gate on",
+            )
+    for a, b in ko.CPU_OPTION_CONFLICTS:
+        if a in opts and b in opts:
+            yield error(base, f"the kubelet refuses {a} and {b} together")
+    if "align-by-socket" in opts and (
+        k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
+    ):
+        yield error(base, "align-by-socket contradicts topology_manager_policy single-numa-node")
+    if "full-pcpus-only" in opts and not _smt(topo):
+        yield warning(
+            f"{base}[{opts.index('full-pcpus-only')}]",
+            "full-pcpus-only has no effect on a host without SMT: every core is one CPU",
+        )
+
+
+def eviction_hard_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None:
+        return
+    for signal, value in k.eviction_hard.items():
+        at = f'kubelet.eviction_hard."{signal}"'
+        if signal not in ko.EVICTION_SIGNALS:
+            yield error(
+                at,
+                f"unknown eviction signal {signal!r}",
+                hint="signals: " + ", ".join(ko.EVICTION_SIGNALS),
+            )
+            continue
+        if signal == "memory.available":
+            try:
+                Quantity.parse(value)
+            except QuantityError as e:
+                hint = None
+                if _PERCENT.match(value.strip()):
+                    hint = "hostc needs an amount to make reservedMemory add up: give e.g. 500Mi"
+                yield error(at, str(e), hint=hint)
+            continue
+        if _PERCENT.match(value.strip()):
+            continue
+        try:
+            Quantity.parse(value)
+        except QuantityError as e:
+            yield error(at, f"{e} (or a percentage such as 10%)")
+
+
+def _total(k: Kubelet) -> Quantity | None:
+    """kube-reserved + system-reserved + evictionHard memory.available, or None if unreadable."""
+    try:
+        evict = Quantity.parse(k.eviction_hard.get("memory.available", ko.DEFAULT_EVICTION_MEMORY))
+    except QuantityError:
+        return None
+    parts = [r.memory for r in (k.kube_reserved, k.system_reserved) if r and r.memory]
+    return Quantity(sum(q.bytes for q in parts) + evict.bytes)
+
+
+def equation(k: Kubelet, total: Quantity) -> str:
+    """`kube_reserved.memory 1Gi + system_reserved.memory 1Gi + eviction_hard
+    memory.available 100Mi (default) = 2148Mi`: the right-hand side, spelled out."""
+    terms = []
+    for key, r in (("kube_reserved", k.kube_reserved), ("system_reserved", k.system_reserved)):
+        terms.append(f"{key}.memory {r.memory if r and r.memory else 0}")
+    ev = k.eviction_hard.get("memory.available")
+    terms.append(
+        f"eviction_hard memory.available {ev}"
+        if ev
+        else f"eviction_hard memory.available {ko.DEFAULT_EVICTION_MEMORY} (default)"
+    )
+    return " + ".join(terms) + f" = {total.in_mib}"
+
+
+def reserved_memory_adds_up(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None or k.reserved_memory is None:
+        return
+    nodes = {n.id: n for n in topo.nodes}
+    for node in sorted(k.reserved_memory):
+        if node not in nodes:
+            yield error(
+                f"kubelet.reserved_memory.{node}",
+                f"NUMA node {node} is not in the topology",
+                hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
+            )
+        elif nodes[node].memory_mib == 0 and k.reserved_memory[node].bytes:
+            yield error(f"kubelet.reserved_memory.{node}", f"NUMA node {node} has no memory")
+    total = _total(k)
+    if total is None:
+        return
+    got = Quantity(sum(q.bytes for q in k.reserved_memory.values()))
+    if got != total:
+        lhs = " + ".join(f"{n}:{q}" for n, q in sorted(k.reserved_memory.items())) or "nothing"
+        yield error(
+            "kubelet.reserved_memory",
+            f"reserved memory per NUMA node adds up to {lhs} = {got.in_mib}, but "
+            f"{equation(k, total)}; the kubelet refuses to start: the total amount "
+            f'"{got}" of type "memory" is not equal to the value "{total}" determined by '
+            "Node Allocatable feature",
+            hint="leave reserved_memory out and hostc splits the sum over the NUMA nodes",
+        )
+    if k.memory_manager_policy is not ko.MemoryManagerPolicy.STATIC:
+        yield warning(
+            "kubelet.reserved_memory",
+            "only the Static memory manager reads reservedMemory; it is left out",
+        )
+
+
+def memory_manager_has_reservations(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None or k.memory_manager_policy is not ko.MemoryManagerPolicy.STATIC:
+        return
+    total = _total(k)
+    if total is not None and total.bytes == 0:
+        yield error(
+            "kubelet.memory_manager_policy",
+            f"the Static memory manager needs memory reserved for the system, but "
+            f"{equation(k, total)}; the kubelet refuses to start (you should specify the "
+            "system reserved memory)",
+            hint="set kubelet.system_reserved.memory (and kube_reserved.memory)",
+        )
+
+
+def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None or k.topology_manager_policy is not ko.TopologyPolicy.SINGLE_NUMA_NODE:
+        return
+    for i, w in enumerate(spec.workload):
+        nodes = lcpu.gpu_nodes(topo, w.gpus)
+        if len(nodes) > 1:
+            yield error(
+                f"workload[{i}].gpus",
+                f"{w.name} uses GPUs on NUMA nodes {','.join(map(str, nodes))}, but the "
+                "topology manager policy single-numa-node admits only pods that fit on one "
+                "node: the pod fails with TopologyAffinityError",
+                hint="use topology_manager_policy restricted, or GPUs of one node",
+            )
+    per_node = Counter(g.node for g in topo.gpus if g.node is not None)
+    most = max(per_node.values(), default=0)
+    if k.max_gpus_per_pod is not None and k.max_gpus_per_pod > most:
+        yield warning(
+            "kubelet.max_gpus_per_pod",
+            f"a pod asking for {k.max_gpus_per_pod} GPUs cannot be admitted under "
+            f"single-numa-node: no NUMA node has more than {most} GPUs, so it fails with "
+            "TopologyAffinityError (and its controller recreates it in a loop)",
+            hint="use topology_manager_policy restricted for pods that span NUMA nodes",
+        )
+
+
+# Rules on the finished Plan: what lowering built by construction, checked again.
+
+
+def _kubelet(plan: Plan) -> KubeletPlan | None:
+    return plan.kubelet
+
+
+def reserved_cpus_are_housekeeping(plan: Plan) -> Iterator[Diagnostic]:
+    k = _kubelet(plan)
+    if k is None:
+        return
+    if k.cpu.reserved != plan.partition.housekeeping:
+        yield error(
+            "plan.kubelet.cpu",
+            f"reservedSystemCPUs {k.cpu.reserved} is not the housekeeping set "
+            f"{plan.partition.housekeeping}",
+        )
+    if k.cpu.policy == "static" and not (plan.partition.online - k.cpu.reserved):
+        yield error(
+            "cpu.isolate",
+            f"the static CPU manager would reserve every online CPU ({k.cpu.reserved}) for "
+            "the system and leave none for pods",
+            hint='isolate the CPUs pods should get: cpu.isolate = "rest" or "workload"',
+        )
+    for w in plan.workloads:
+        both = w.cpus & k.cpu.reserved
+        if both:
+            yield error(
+                "cpu.isolate",
+                f"workload {w.name} runs on CPUs {both} that the kubelet reserves for the "
+                "system; pods get only CPUs outside reservedSystemCPUs",
+                hint='isolate its NUMA node\'s CPUs: cpu.isolate = "workload" or "rest"',
+            )
+
+
+def reserved_memory_equation(plan: Plan) -> Iterator[Diagnostic]:
+    k = _kubelet(plan)
+    if k is None or not k.memory_manager_static:
+        return
+    got = Quantity(sum(r.memory.bytes for r in k.reserved_memory))
+    if got != k.memory_total:
+        yield error(
+            "plan.kubelet.reserved_memory",
+            f"reservedMemory sums to {got.in_mib}, not {k.memory_total.in_mib}",
+        )
+
+
+def pods_keep_memory(plan: Plan) -> Iterator[Diagnostic]:
+    k = _kubelet(plan)
+    if k is None:
+        return
+    for r in k.reserved_memory:
+        node = next((n for n in plan.nodes if n.id == r.node), None)
+        if node is None or node.memory_mib is None:
+            continue
+        huge = sum(s * p for s, p in node.hugepages) // 1024
+        left = node.memory_mib - huge
+        if r.memory.bytes > left * 1024**2:
+            yield error(
+                "kubelet",
+                f"NUMA node {r.node} has {node.memory_mib} MiB, {huge} MiB of it hugepages; "
+                f"reserving {r.memory.in_mib} more for the system leaves nothing for pods",
+            )

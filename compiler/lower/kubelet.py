@@ -1,0 +1,211 @@
+"""Lower `[kubelet]` into a KubeletPlan, from the partition and memory budget already resolved.
+
+Consistency by construction: reservedSystemCPUs is `plan.partition.housekeeping`
+itself; reservedMemory is split from the one total the kubelet checks it
+against (kube-reserved + system-reserved + evictionHard memory.available), so
+the equation holds by arithmetic, not by a user adding numbers by hand.
+"""
+
+from __future__ import annotations
+
+from hostc import kubelet_options as ko
+from hostc.cpuset import CpuSet
+from hostc.plan import (
+    CpuManager,
+    CpuPartition,
+    Eviction,
+    KubeletPlan,
+    KubeReservation,
+    MemoryManager,
+    MemoryReservation,
+    NodeView,
+    PodCapacity,
+    Reason,
+    TopologyManager,
+)
+from hostc.quantity import Quantity
+from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
+
+MIB = 1024**2
+
+
+def eviction(k: Kubelet) -> Eviction:
+    text = k.eviction_hard.get("memory.available", ko.DEFAULT_EVICTION_MEMORY)
+    memory = Quantity.parse(text)
+    others = {s: v for s, v in k.eviction_hard.items() if s != "memory.available"}
+    kept = {s: v for s, v in ko.DEFAULT_EVICTION_OTHERS.items() if s not in others}
+    rows = tuple(sorted({**kept, **others}.items()))
+    if k.eviction_hard:
+        why = (
+            "hard eviction thresholds as set; setting any replaces the kubelet's whole default "
+            f"map, so its defaults for {', '.join(sorted(kept)) or 'nothing else'} are restated"
+        )
+        if "memory.available" not in k.eviction_hard:
+            why += f", and memory.available keeps its default {ko.DEFAULT_EVICTION_MEMORY}"
+        return Eviction(memory, rows, Reason("kubelet.eviction_hard", why))
+    return Eviction(
+        memory,
+        rows,
+        Reason(
+            "kubelet",
+            f"the kubelet's default hard eviction thresholds, written out: memory.available "
+            f"{memory} counts in the reserved-memory sum",
+        ),
+    )
+
+
+def _reservation(r: KubeletReserved | None, key: str, who: str) -> KubeReservation | None:
+    if r is None or (r.memory is None and r.ephemeral_storage is None):
+        return None
+    return KubeReservation(r.memory, r.ephemeral_storage, Reason(f"kubelet.{key}", who))
+
+
+def split_memory(total: Quantity, weights: dict[int, int]) -> tuple[MemoryReservation, ...]:
+    """`total` over nodes in proportion to `weights`, exactly: whole MiB when the total is
+    whole MiB (else bytes), the rounding remainder one unit at a time from the lowest node."""
+    weights = {n: w for n, w in weights.items() if w > 0}
+    if total.bytes == 0 or not weights:
+        return ()
+    unit = MIB if total.bytes % MIB == 0 else 1
+    units = total.bytes // unit
+    whole = sum(weights.values())
+    shares = {n: units * w // whole for n, w in sorted(weights.items())}
+    left = units - sum(shares.values())
+    for n in sorted(shares):
+        if left == 0:
+            break
+        shares[n] += 1
+        left -= 1
+    return tuple(MemoryReservation(n, Quantity(s * unit)) for n, s in sorted(shares.items()) if s)
+
+
+def reserved_memory(
+    k: Kubelet, total: Quantity, part: CpuPartition, nodes: tuple[NodeView, ...]
+) -> tuple[tuple[MemoryReservation, ...], Reason]:
+    if k.reserved_memory is not None:
+        rows = tuple(
+            MemoryReservation(n, q) for n, q in sorted(k.reserved_memory.items()) if q.bytes
+        )
+        return rows, Reason(
+            "kubelet.reserved_memory",
+            f"memory reserved per NUMA node as given; adds up to {total.in_mib}",
+        )
+    weights = {n.id: len(n.housekeeping) for n in nodes if n.memory_mib != 0}
+    rows = split_memory(total, weights)
+    spread = ", ".join(f"node {r.node}: {r.memory}" for r in rows) or "nothing"
+    return rows, Reason(
+        "kubelet",
+        f"kube-reserved + system-reserved + hard eviction = {total.in_mib}, split over NUMA "
+        f"nodes in proportion to their housekeeping CPUs ({len(part.housekeeping)} in all), "
+        f"since the host's daemons allocate where they run: {spread}",
+    )
+
+
+def capacity(
+    nodes: tuple[NodeView, ...], reserved: CpuSet, memory: tuple[MemoryReservation, ...]
+) -> tuple[PodCapacity, ...]:
+    by_node = {r.node: r.memory.bytes for r in memory}
+    out = []
+    for n in nodes:
+        mem = None
+        if n.memory_mib is not None:
+            huge = sum(size_kib * 1024 * pages for size_kib, pages in n.hugepages)
+            mem = Quantity(max(n.memory_mib * MIB - huge - by_node.get(n.id, 0), 0))
+        out.append(PodCapacity(n.id, n.cpus - reserved, mem, n.hugepages, n.gpus))
+    return tuple(out)
+
+
+def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
+    policy = k.cpu_manager_policy.value if k.cpu_manager_policy else "static"
+    src = "kubelet.cpu_manager_policy" if k.cpu_manager_policy else "kubelet"
+    why = (
+        "Guaranteed pods with whole CPUs get exclusive CPUs outside the reserved set"
+        if policy == "static"
+        else "every pod shares the CPUs outside the reserved set"
+    )
+    options = tuple(sorted(set(k.cpu_manager_policy_options))) if policy == "static" else ()
+    alpha = [o for o in options if ko.stage(o, k.version) is ko.Stage.ALPHA]
+    if options:
+        why += f"; options {', '.join(options)}"
+    if alpha:
+        why += f" ({', '.join(alpha)} alpha in {k.version}: {ko.ALPHA_GATE} turned on)"
+    return CpuManager(
+        policy=policy,
+        options=options,
+        alpha_gate=bool(alpha) and k.allow_alpha_options,
+        reserved=part.housekeeping,
+        reason=Reason(
+            "kubelet.cpu_manager_policy_options" if options and not k.cpu_manager_policy else src,
+            why,
+        ),
+        reserved_reason=Reason(
+            part.housekeeping_reason.source,
+            "reservedSystemCPUs is the housekeeping set itself: the kubelet and system "
+            "daemons run there, pods get the isolated CPUs",
+        ),
+    )
+
+
+def _topology(k: Kubelet) -> TopologyManager | None:
+    if k.topology_manager_policy is None and k.topology_manager_scope is None:
+        return None
+    policy = k.topology_manager_policy
+    src = "kubelet.topology_manager_policy" if policy else "kubelet.topology_manager_scope"
+    why = {
+        None: "the kubelet's default policy (none), scope as set",
+        ko.TopologyPolicy.NONE: "no NUMA alignment",
+        ko.TopologyPolicy.BEST_EFFORT: "prefer NUMA-aligned CPUs, memory and GPUs; admit anyway",
+        ko.TopologyPolicy.RESTRICTED: "admit a pod only on its preferred (fewest) NUMA nodes",
+        ko.TopologyPolicy.SINGLE_NUMA_NODE: "admit a pod only if it fits on one NUMA node",
+    }[policy]
+    return TopologyManager(
+        policy.value if policy else None,
+        k.topology_manager_scope.value if k.topology_manager_scope else None,
+        Reason(src, why),
+    )
+
+
+def lower(spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...]) -> KubeletPlan | None:
+    k = spec.kubelet
+    if k is None:
+        return None
+    kube = _reservation(k.kube_reserved, "kube_reserved", "for the kubelet and container runtime")
+    system = _reservation(k.system_reserved, "system_reserved", "for the OS daemons")
+    evict = eviction(k)
+    total = Quantity(
+        sum(r.memory.bytes for r in (kube, system) if r and r.memory) + evict.memory.bytes
+    )
+    rows, rows_reason = reserved_memory(k, total, part, nodes)
+    cpu = _cpu_manager(k, part)
+    memory = None
+    if k.memory_manager_policy is not None:
+        memory = MemoryManager(
+            k.memory_manager_policy.value,
+            Reason(
+                "kubelet.memory_manager_policy",
+                "Guaranteed pods get memory and hugepages from their NUMA node(s)"
+                if k.memory_manager_policy is ko.MemoryManagerPolicy.STATIC
+                else "no NUMA memory guarantees",
+            ),
+        )
+    unit = ko.kubelet_unit(k.flavor, k.role)
+    return KubeletPlan(
+        flavor=k.flavor,
+        role=k.role,
+        version=k.version,
+        unit=unit,
+        cpu=cpu,
+        topology=_topology(k),
+        memory=memory,
+        kube_reserved=kube,
+        system_reserved=system,
+        eviction=evict,
+        reserved_memory=rows,
+        reserved_memory_reason=rows_reason,
+        capacity=capacity(nodes, cpu.reserved, rows),
+        max_gpus_per_pod=k.max_gpus_per_pod,
+        reason=Reason(
+            "kubelet.flavor",
+            f"{k.flavor} kubelet {k.version}, applied by restarting {unit}",
+        ),
+    )

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Managed by hostc for h100-kubeadm (role inference); regenerate, do not edit.
+# Installs the files of the rootfs tree next to this script (owner root:root,
+# hostc's modes), then applies them on this debian-family host.  Run as root:
+#     sudo sh apply.sh
+# With DESTDIR=/path/to/image set, it installs under DESTDIR only and runs no
+# step: the steps act on the running host.  Safe to run twice.
+set -eu
+src=$(dirname -- "$0")
+install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${DESTDIR:-}"/etc/default/grub.d/90-hostc.cfg
+install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/kubernetes/kubelet.conf.d/90-hostc.conf "${DESTDIR:-}"/etc/kubernetes/kubelet.conf.d/90-hostc.conf
+if [ -n "${DESTDIR:-}" ]; then
+    echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
+    exit 0
+fi
+# stale state in /var/lib/kubelet/cpu_manager_state would be restored
+rm -f -- /var/lib/kubelet/cpu_manager_state
+# stale state in /var/lib/kubelet/memory_manager_state would be restored
+rm -f -- /var/lib/kubelet/memory_manager_state
+# the manager rereads system.conf.d
+systemctl daemon-reexec
+# load sysctl.d now (systemd-sysctl ran before)
+sysctl --system
+# a running kubelet.service rereads its config
+systemctl try-restart kubelet.service
+# regenerate the boot configuration
+update-grub
+echo "hostc: reboot to apply the kernel command line" >&2
