@@ -51,6 +51,7 @@ ORDER = (
     Action.START,
     Action.RESTART,
     Action.INITRAMFS,
+    Action.TUNED_PROFILE,
     Action.BOOTLOADER,
 )
 
@@ -75,6 +76,8 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
     if action is Action.INITRAMFS:
         argv = _INITRAMFS[family]
         return None if argv is None else Step(argv, "modules loaded from the initramfs")
+    if action is Action.TUNED_PROFILE and unit:
+        return Step(("tuned-adm", "profile", unit), f"TuneD applies profile {unit}")
     if action is Action.BOOTLOADER:
         argv = _BOOTLOADER[family]
         return None if argv is None else Step(argv, "regenerate the boot configuration")

@@ -32,6 +32,7 @@ class Action(enum.StrEnum):
     NEW_SESSION = "new-session"  # pam_limits: takes effect for sessions opened afterwards
     REMOVE = "remove"  # delete `unit` (a path) before the next start: a stale state file
     REBOOT = "reboot"  # only a reboot makes it take effect (kernel command line)
+    TUNED_PROFILE = "tuned-profile"  # tuned-adm profile <unit>: select and apply a TuneD profile
 
 
 @attrs.frozen

@@ -111,6 +111,21 @@ def _guard(fn: Callable[[], T]) -> T:
         _fail(e.diagnostics)
 
 
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="treat warnings as errors (exit 2, nothing written)")
+]
+
+
+def _strict(warnings: list[Diagnostic], strict: bool) -> None:
+    """With --strict a warning is an error: reported as one, and nothing is written."""
+    if strict and warnings:
+        import attrs
+
+        from hostc.diagnostics import Severity
+
+        _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
+
+
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Any, list[Diagnostic]]:
     from hostc import api
 
@@ -144,11 +159,13 @@ def build(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="no summary line on stderr after --out")
     ] = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Compile SPEC into OS artifacts."""
     from hostc import api
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
+    _strict(warnings, strict)
     artifacts = _guard(lambda: api.emit(plan, target or ["all"]))
     _warn(warnings)
     if check:
@@ -217,9 +234,10 @@ def _usage(message: str) -> NoReturn:
 
 
 @app.command("check")
-def check_cmd(spec: SpecArg, topology: TopologyOpt = None) -> None:
+def check_cmd(spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False) -> None:
     """Validate SPEC against its topology; print every problem."""
     _, warnings = _guard(lambda: _compile(spec, topology))
+    _strict(warnings, strict)
     _warn(warnings)
     typer.echo(f"{spec}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
 
@@ -229,11 +247,13 @@ def plan_cmd(
     spec: SpecArg,
     topology: TopologyOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
     from hostc import plan_view
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
+    _strict(warnings, strict)
     _warn(warnings)
     if as_json:
         sys.stdout.write(plan_view.dumps(plan))

@@ -37,6 +37,33 @@ def cstate_args(plan: Plan) -> list[tuple[str, str]]:
     return [("processor.max_cstate", n)]
 
 
+def iommu_args(plan: Plan) -> list[tuple[str, str]]:
+    """`iommu=pt` on x86 (+ `intel_iommu=on` where the CPU may be Intel: the Intel IOMMU is
+    off by default on many distro kernels); `iommu.passthrough=1` elsewhere.
+    `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1)."""
+    io = plan.runtime.iommu
+    if io is None:
+        return []
+    if not plan.host.x86:
+        return [("iommu.passthrough", "1")]
+    out = [("iommu", io.mode)]
+    if plan.host.cpu_vendor in ("intel", None):
+        out.append(("intel_iommu", "on"))
+    return out
+
+
+def runtime_args(plan: Plan) -> list[KernelArg]:
+    """The P-state driver mode and the IOMMU: boot-time halves of the runtime settings."""
+    out = []
+    ps = plan.runtime.pstate
+    if ps is not None:
+        out.append(KernelArg(ps.driver, ps.mode, ps.reason))
+    io = plan.runtime.iommu
+    if io is not None:
+        out += [KernelArg(k, v, io.reason) for k, v in iommu_args(plan)]
+    return out
+
+
 def kernel_args(plan: Plan) -> list[KernelArg]:
     out: list[KernelArg] = []
     part = plan.partition
@@ -66,6 +93,7 @@ def kernel_args(plan: Plan) -> list[KernelArg]:
         out.append(KernelArg("transparent_hugepage", plan.thp.mode, plan.thp.reason))
     if plan.cstates is not None:
         out += [KernelArg(k, v, plan.cstates.reason) for k, v in cstate_args(plan)]
+    out += runtime_args(plan)
     out += [KernelArg(a.key, a.value, a.reason) for a in plan.extra_args]
     return out
 

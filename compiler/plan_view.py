@@ -9,7 +9,7 @@ from typing import Any
 
 from hostc import kubelet_view
 from hostc.kernelargs import cmdline, kernel_args
-from hostc.plan import Plan, Workload
+from hostc.plan import Plan, Reason, Workload
 from hostc.units import format_kib
 
 
@@ -17,6 +17,71 @@ def numactl(w: Workload) -> str:
     """The equivalent command for people starting a server by hand."""
     nodes = ",".join(str(n) for n in w.nodes)
     return f"numactl --physcpubind={w.cpus} --membind={nodes}"
+
+
+def origin(r: Reason) -> str:
+    """Who chose a value: the preset, the spec, or a fact of the topology/host."""
+    if r.source.startswith("preset:"):
+        return "preset"
+    if r.source.startswith("topology:") or r.source == "host":
+        return "topology"
+    return "spec"
+
+
+def _why(r: Reason) -> str:
+    return f"      # ({origin(r)}) {r}"
+
+
+def workload_lines(w: Workload) -> list[str]:
+    """Unit, CPUs, memory node(s), NICs and NCCL variables of one workload."""
+    out = [
+        f"  unit {w.unit or '-'}  cpus {w.cpus} ({len(w.cpus)})  "
+        f"memory node(s) {','.join(map(str, w.nodes)) or '-'}"
+        + ("  shared on purpose" if w.shared else ""),
+        f"  nics {','.join(w.nics) or '-'}",
+    ]
+    if w.nics_reason is not None:
+        out.append(f"  # {w.nics_reason}")
+    out += [f"  {k}={v}" for k, v in w.env]
+    return out
+
+
+def runtime_lines(plan: Plan) -> list[str]:
+    """Runtime settings: who applies them, then each with its reason and origin."""
+    rt = plan.runtime
+    lines = ["", f"runtime settings (applied by {rt.owner}):", _why(rt.owner_reason)]
+    items: list[tuple[str, Reason]] = []
+    if rt.governor:
+        items.append((f"cpufreq governor {rt.governor.name}", rt.governor.reason))
+    if rt.epp:
+        items.append((f"energy_performance_preference {rt.epp.value}", rt.epp.reason))
+    if rt.pstate:
+        items.append((f"{rt.pstate.driver}={rt.pstate.mode} (command line)", rt.pstate.reason))
+    if rt.thp_defrag:
+        items.append((f"transparent_hugepage defrag {rt.thp_defrag.mode}", rt.thp_defrag.reason))
+    if rt.iommu:
+        items.append((f"iommu {rt.iommu.mode} (command line)", rt.iommu.reason))
+    for m in rt.cpumasks:
+        items.append((f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason))
+    irq = rt.irq
+    if irq is not None:
+        items.append((f"interrupts owned by {irq.owner}; banned {irq.banned}", irq.reason))
+        if irq.owner == "irqbalance":
+            items.append(
+                (f"irqbalance {irq.irqbalance_variable}={irq.banned_value}", irq.variable_reason)
+            )
+        else:
+            items.append((f"default_smp_affinity {irq.default.mask()} ({irq.default})", irq.reason))
+            items += [
+                (f"{d.kind} {d.device} ({d.pci}) IRQs -> {d.cpus}", d.reason) for d in irq.devices
+            ]
+    for mod in rt.modules:
+        what = ("blacklist" + (" (hard)" if mod.hard else "")) if mod.blacklist else "module"
+        opts = f" options {mod.options}" if mod.options else ""
+        items.append((f"{what} {mod.name}{opts}", mod.reason))
+    items += [(f"disable {x.unit}", x.reason) for x in rt.services_off]
+    lines += [f"  {text}\n{_why(r)}" for text, r in items] or ["  (none)"]
+    return lines
 
 
 def _mib(v: int | None) -> str:
@@ -57,6 +122,7 @@ def render(plan: Plan) -> str:
     lines.append(f"isolated:     {p.isolated_reason}")
     for w in plan.workloads:
         lines += ["", f"workload {w.name}: {numactl(w)} <server>", f"  # {w.reason}"]
+        lines += workload_lines(w)
     line = cmdline(plan)
     lines += ["", f"kernel command line ({len(line)} of {plan.host.cmdline_budget} bytes):"]
     lines += [f"  {a}\n      # {a.reason}" for a in kernel_args(plan)] or ["  (none)"]
@@ -68,6 +134,7 @@ def render(plan: Plan) -> str:
         lines += ["", "left out on purpose:"]
         lines += [f"  {x.setting}\n      # {x.reason}" for x in plan.left_out]
     lines += kubelet_view.lines(plan)
+    lines += runtime_lines(plan)
     return "\n".join(lines) + "\n"
 
 

@@ -83,6 +83,19 @@ TARGETS: dict[str, Target] = {
             "or a config.yaml.d kubelet-arg drop-in (RKE2, k3s)",
         ),
         Target(
+            "systemd",
+            "systemd",
+            "workload drop-ins (CPUs, NUMA memory, NCCL), hostc-tuning.service, irqbalance "
+            "drop-in, manager CPUAffinity, service presets",
+        ),
+        Target(
+            "tuned",
+            "tuned",
+            "/etc/tuned/hostc/tuned.conf: the Plan as a self-contained TuneD profile "
+            '(only with [runtime] owner = "tuned")',
+        ),
+        Target("modprobe", "modprobe", "/etc/modprobe.d/90-hostc.conf: blacklists and options"),
+        Target(
             "cloud-init",
             "cloud_init",
             "user-data: #cloud-config writing every host file, its apply steps, one reboot",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import cpu, host, kernel, memory, plan_rules, release, workload
+from hostc.check import cpu, host, kernel, memory, plan_rules, release, runtime, workload
 from hostc.check import kubelet as kubelet_rules
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
@@ -33,6 +33,9 @@ RULES: tuple[Rule, ...] = (
     cpu.partition_sound,
     cpu.isolation_has_users,
     workload.gpus_exist,
+    runtime.names_valid,
+    runtime.owners_agree,
+    runtime.pstate_spelled,
     memory.hugepages_shape,
     memory.hugepages_fit,
     memory.hugepages_kernel,
@@ -56,6 +59,11 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.nodes_keep_housekeeping,
     plan_rules.workloads_on_online_cpus,
     kernel.cmdline_fits,
+    runtime.isolated_cpus_pinned,
+    runtime.nohz_full_not_shared,
+    runtime.workload_one_node,
+    runtime.thp_not_always_for_inference,
+    runtime.nohz_full_with_intel_pstate,
     kubelet_rules.reserved_cpus_are_housekeeping,
     kubelet_rules.reserved_memory_equation,
     kubelet_rules.pods_keep_memory,

@@ -15,8 +15,26 @@ def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for i, w in enumerate(spec.workload):
         if names.count(w.name) > 1:
             yield error(f"workload[{i}].name", f"workload {w.name!r} is defined twice")
-        if not w.gpus:
-            yield error(f"workload[{i}].gpus", "a workload needs at least one GPU")
+        if not w.gpus and not w.nodes:
+            yield error(
+                f"workload[{i}].gpus",
+                "gpus is missing or empty: a workload needs at least one GPU (or the NUMA nodes "
+                "it runs on)",
+                hint='gpus = ["GPU0"] or nodes = [0]',
+            )
+        if w.gpus and w.nodes is not None:
+            yield error(
+                f"workload[{i}].nodes",
+                "give gpus or nodes, not both: the nodes follow from the GPUs",
+            )
+        node_ids = set(topo.node_ids())
+        for j, n in enumerate(w.nodes or []):
+            if n not in node_ids:
+                yield error(
+                    f"workload[{i}].nodes[{j}]",
+                    f"NUMA node {n} is not in the topology",
+                    hint="nodes in the snapshot: " + ", ".join(map(str, sorted(node_ids))),
+                )
         for j, name in enumerate(w.gpus):
             gpu = gpus.get(name)
             if gpu is None:

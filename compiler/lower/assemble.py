@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from hostc import kernelfacts
-from hostc.lower import cpu, kernel, memory
+from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.plan import (
     UNLIMITED,
@@ -45,7 +45,30 @@ def overrides(spec: HostSpec) -> list[presets.Override]:
     if spec.kernel.limit_cstates is not None:
         value = "1" if spec.kernel.limit_cstates else None
         out.append(presets.Override("max_cstate", value, "kernel.limit_cstates"))
+    out += runtime_overrides(spec)
     return out
+
+
+def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
+    """Runtime settings (issue 10): spec key → setting name."""
+    keys = (
+        ("cpu_governor", spec.cpufreq.governor, "cpufreq.governor"),
+        (
+            "energy_performance_preference",
+            spec.cpufreq.energy_performance_preference,
+            "cpufreq.energy_performance_preference",
+        ),
+        ("pstate", spec.cpufreq.pstate, "cpufreq.pstate"),
+        (
+            "transparent_hugepage_defrag",
+            spec.kernel.transparent_hugepage_defrag,
+            "kernel.transparent_hugepage_defrag",
+        ),
+        ("iommu", spec.kernel.iommu, "kernel.iommu"),
+        ("irq_owner", spec.irq.owner, "irq.owner"),
+        ("runtime_owner", spec.runtime.owner, "runtime.owner"),
+    )
+    return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
 def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
@@ -134,7 +157,7 @@ def nr_open_for(limits: list[Limit], sysctls: list[Sysctl]) -> list[Sysctl]:
 
 def lower(spec: HostSpec, topo: Topology) -> Plan:
     part = cpu.partition(spec, topo)
-    pins = cpu.workloads(spec, topo, part)
+    pins = placement.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
     ctx = context(spec, topo, bool(pins))
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
@@ -180,6 +203,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         sysctls=tuple(sysctls),
         limits=tuple(limits),
         workloads=tuple(pins),
+        runtime=runtime.runtime(spec, topo, part, host_facts(spec, topo), merged),
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
         left_out=presets.LEFT_OUT,
     )

@@ -36,7 +36,8 @@ def gpu_nodes(topo: Topology, names: Iterable[str]) -> list[int]:
 
 
 def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
-    return gpu_nodes(topo, (name for w in spec.workload for name in w.gpus))
+    named = {n for w in spec.workload if w.nodes is not None and not w.gpus for n in w.nodes}
+    return sorted(set(gpu_nodes(topo, (name for w in spec.workload for name in w.gpus))) | named)
 
 
 def partition(spec: HostSpec, topo: Topology) -> CpuPartition:

@@ -36,6 +36,12 @@ OWNED = (
     "transparent_hugepage",
     "intel_idle.max_cstate",
     "processor.max_cstate",
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "iommu.passthrough",
+    "intel_pstate",
+    "amd_pstate",
 )
 
 MECHANISMS_DEFAULT = (
@@ -49,7 +55,9 @@ _WHY = {
     Mechanism.ISOLCPUS: "keep the scheduler's load balancing off the isolated CPUs",
     Mechanism.NOHZ_FULL: "no timer tick on an isolated CPU running a single thread",
     Mechanism.RCU_NOCBS: "RCU callbacks run on housekeeping CPUs, not isolated ones",
-    Mechanism.IRQAFFINITY: "default IRQ affinity: the housekeeping CPUs",
+    Mechanism.IRQAFFINITY: "default affinity of interrupts set up after boot: the "
+    "housekeeping CPUs; it moves neither managed IRQs nor ones already placed (the IRQ "
+    "owner, irqbalance or hostc-tuning, places those)",
 }
 
 

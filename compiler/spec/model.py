@@ -459,7 +459,9 @@ class RuntimeOwnerChoice(enum.StrEnum):
 class Cpufreq:
     governor: Governor | None = attrs.field(
         default=None,
-        metadata=doc("scaling governor (preset: performance for inference and training)", "performance"),
+        metadata=doc(
+            "scaling governor (preset: performance for inference and training)", "performance"
+        ),
     )
     energy_performance_preference: Epp | None = attrs.field(
         default=None,

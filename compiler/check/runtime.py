@@ -1,0 +1,166 @@
+"""Runtime tuning and GPU-local workloads (issue 10): names, owners, and the traps of
+knobs.md as warnings (errors with `--strict`).  One function per rule."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from hostc.diagnostics import Diagnostic, error, warning
+from hostc.plan import Plan
+from hostc.spec import text
+from hostc.spec.model import HostSpec, IrqOwnerChoice, Role, RuntimeOwnerChoice
+from hostc.topology.model import Topology
+
+#: modprobe.d(5) module names (`-` and `_` are the same to modprobe).
+MODULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: One `options` word: key or key=value, nothing a modprobe.d line would split or comment.
+MODULE_OPTION = re.compile(r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/+@-]+)?$")
+#: systemd.unit(5): "[A-Za-z0-9:_.\\-]" plus one "@" for templates, a known type
+#: suffix, at most 255 characters.  hostc refuses `\\` (escapes) to stay literal.
+UNIT_TYPES = (
+    "service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer",
+    "slice", "scope",
+)  # fmt: skip
+UNIT = re.compile(r"^[A-Za-z0-9:_.-]+(@[A-Za-z0-9:_.-]*)?\.(" + "|".join(UNIT_TYPES) + r")$")
+
+
+def unit_problem(name: str) -> str | None:
+    if len(name) > 255 or UNIT.fullmatch(name) is None:
+        return (
+            f"{text.shown(name)} is not a systemd unit name (letters, digits, `:_.-`, one `@`, "
+            "and a type suffix such as .service)"
+        )
+    return None
+
+
+def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    for i, m in enumerate(spec.modules.blacklist):
+        if MODULE.fullmatch(m) is None:
+            yield error(f"modules.blacklist[{i}]", f"{text.shown(m)} is not a module name")
+    for m, opts in spec.modules.options.items():
+        path = f"modules.options.{m}"
+        if MODULE.fullmatch(m) is None:
+            yield error(path, f"{text.shown(m)} is not a module name")
+        words = opts.split(" ")
+        if not opts.strip() or any(MODULE_OPTION.fullmatch(w) is None for w in words):
+            yield error(
+                path,
+                f"{text.shown(opts)} is not a list of key=value options separated by single spaces",
+            )
+    for i, u in enumerate(spec.services.disable):
+        problem = unit_problem(u)
+        if problem is not None:
+            yield error(f"services.disable[{i}]", problem)
+    for i, w in enumerate(spec.workload):
+        unit = w.unit if w.unit is not None else f"{w.name}.service"
+        problem = unit_problem(unit)
+        if problem is None and not unit.endswith(".service"):
+            problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
+        if problem is not None:
+            yield error(f"workload[{i}].unit" if w.unit else f"workload[{i}].name", problem)
+    units = [w.unit or f"{w.name}.service" for w in spec.workload]
+    for i, u in enumerate(units):
+        if units.index(u) != i:
+            yield error(f"workload[{i}].unit", f"unit {u} is placed by two workloads")
+
+
+def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    if spec.irq.owner is IrqOwnerChoice.HOSTC and spec.runtime.owner is RuntimeOwnerChoice.TUNED:
+        yield error(
+            "irq.owner",
+            'irq.owner = "hostc" pins each device\'s interrupts with hostc-tuning.service, '
+            'which runtime.owner = "tuned" turns off',
+            hint='keep irq.owner = "irqbalance" (TuneD bans the isolated CPUs) or '
+            'runtime.owner = "systemd"',
+        )
+
+
+def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    mode = spec.cpufreq.pstate
+    if mode is None:
+        return
+    x86 = topo.arch in ("x86_64", "i686", "i386", "amd64")
+    if not x86 or topo.cpu_vendor not in ("intel", "amd"):
+        yield warning(
+            "cpufreq.pstate",
+            f"left out: the P-state mode is spelled intel_pstate= or amd_pstate=, and this "
+            f"host is {topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}",
+        )
+    elif topo.cpu_vendor == "intel" and mode.value == "guided":
+        yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
+
+
+# --- Plan rules: the traps of knobs.md -----------------------------------------
+
+
+def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
+    if not plan.workloads or not plan.partition.isolated:
+        return
+    used = plan.partition.isolated & plan.partition.isolated  # copy
+    for w in plan.workloads:
+        used = used - w.cpus
+    if used:
+        yield warning(
+            "cpu.isolate",
+            f"isolated CPUs {used} run no workload: isolating without pinning is worse than "
+            "not isolating",
+            hint='isolate only the workloads\' nodes (isolate = "workload") or add a workload',
+        )
+
+
+def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
+    if plan.isolation_by("nohz_full") is None:
+        return
+    ws = plan.workloads
+    for i, a in enumerate(ws):
+        for b in ws[i + 1 :]:
+            both = a.cpus & b.cpus & plan.partition.isolated
+            if both:
+                yield warning(
+                    f"workload[{i}]",
+                    f"{a.name} and {b.name} share isolated CPUs {both} under nohz_full: the "
+                    "tick stops only with one runnable thread per CPU",
+                    hint="drop share_cpus, or give each its own GPUs' node",
+                )
+
+
+def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:
+    for i, w in enumerate(plan.workloads):
+        if len(w.nodes) > 1:
+            yield warning(
+                f"workload[{i}].gpus",
+                f"{w.name}'s GPUs span NUMA nodes {','.join(map(str, w.nodes))}: half its "
+                "traffic crosses the socket link",
+                hint="split it into one workload per node",
+            )
+
+
+def thp_not_always_for_inference(plan: Plan) -> Iterator[Diagnostic]:
+    if plan.thp is not None and plan.thp.mode == "always" and plan.host.role == Role.INFERENCE:
+        yield warning(
+            "kernel.transparent_hugepage",
+            "THP `always` on an inference host: 50-100 ms compaction stalls land in the tail "
+            "latency",
+            hint='use "madvise" (the preset)',
+        )
+
+
+def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
+    """intel_pstate picks P-states from scheduler utilization callbacks that run from the
+    tick; a nohz_full CPU has no tick while it runs one thread, so a dynamic governor can
+    leave it slow.  `performance` pins the highest P-state and needs no callback.  Checked:
+    nohz_full on, x86 CPU that is Intel (or unknown), governor not `performance`."""
+    if plan.isolation_by("nohz_full") is None or not plan.host.x86:
+        return
+    if plan.host.cpu_vendor not in ("intel", None):
+        return
+    gov = plan.runtime.governor
+    if gov is None or gov.name != "performance":
+        yield warning(
+            "cpufreq.governor",
+            "nohz_full with intel_pstate and governor "
+            f"{gov.name if gov else '(unset)'}: intel_pstate updates P-states from the "
+            "scheduler tick, which nohz_full stops on isolated CPUs",
+            hint='set cpufreq.governor = "performance" (the inference/training preset)',
+        )

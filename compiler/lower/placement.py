@@ -1,0 +1,153 @@
+"""GPU-local workloads: CPUs, memory nodes, closest NICs and NCCL's environment.
+
+Each `[[workload]]` runs on the NUMA node(s) of its GPUs (or the nodes it
+names).  On an isolated host it gets isolated CPUs of those nodes; workloads
+that share a node split its isolated cores (whole cores, in proportion to the
+GPUs each has there, spec order) unless one of them asks to share on purpose.
+NICs are the ones on a PIX/PXB path to its GPUs when the snapshot has the link
+matrix, else the ones on the same NUMA node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hostc.cpuset import CpuSet
+from hostc.lower.cpu import gpu_nodes
+from hostc.plan import CpuPartition, Reason, Workload
+from hostc.spec.model import HostSpec
+from hostc.spec.model import Workload as SpecWorkload
+from hostc.topology.model import Nic, Topology
+
+#: Link types meaning "behind the same PCIe switch(es)": the path GPUDirect RDMA wants.
+CLOSE_LINKS = ("PIX", "PXB")
+
+
+def nodes_of(topo: Topology, w: SpecWorkload) -> list[int]:
+    if w.nodes is not None and not w.gpus:
+        return sorted(set(w.nodes))
+    return gpu_nodes(topo, w.gpus)
+
+
+def unit_of(w: SpecWorkload) -> str:
+    return w.unit if w.unit is not None else f"{w.name}.service"
+
+
+def _weights(topo: Topology, w: SpecWorkload, node: int) -> int:
+    gpus = {g.name: g.node for g in topo.gpus}
+    return max(1, sum(1 for g in w.gpus if gpus.get(g) == node))
+
+
+def split(cores: Sequence[CpuSet], weights: Sequence[int]) -> list[CpuSet]:
+    """Whole cores, contiguous, in proportion to `weights` (largest remainder, in order)."""
+    total = sum(weights)
+    n = len(cores)
+    exact = [n * w / total for w in weights]
+    counts = [int(x) for x in exact]
+    left = n - sum(counts)
+    for i in sorted(range(len(weights)), key=lambda i: (-(exact[i] - counts[i]), i))[:left]:
+        counts[i] += 1
+    out, at = [], 0
+    for c in counts:
+        out.append(CpuSet(set().union(*(x.ids for x in cores[at : at + c]))))
+        at += c
+    return out
+
+
+def isolated_shares(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[CpuSet]:
+    """Each workload's isolated CPUs (empty where its nodes have none)."""
+    shares = [CpuSet() for _ in spec.workload]
+    nodes = [nodes_of(topo, w) for w in spec.workload]
+    for node in topo.node_ids():
+        iso = topo.node_cpus(node) & part.isolated
+        if not iso:
+            continue
+        here = [i for i, w in enumerate(spec.workload) if node in nodes[i]]
+        own = [i for i in here if not spec.workload[i].share_cpus]
+        for i in here:
+            if spec.workload[i].share_cpus:
+                shares[i] = shares[i] | iso
+        if not own:
+            continue
+        cores = sorted((c for c in part.cores if c <= iso), key=lambda c: c.min())
+        if len(cores) < len(own):  # too few cores to split: they share (check warns)
+            for i in own:
+                shares[i] = shares[i] | iso
+            continue
+        parts = split(cores, [_weights(topo, spec.workload[i], node) for i in own])
+        for i, cpus in zip(own, parts, strict=True):
+            shares[i] = shares[i] | cpus
+    return shares
+
+
+def closest_nics(
+    topo: Topology, gpus: Sequence[str], nodes: Sequence[int]
+) -> tuple[list[Nic], str]:
+    def names(n: Nic) -> set[str]:
+        return {x for x in (n.name, n.rdma, n.netdev) if x}
+
+    if topo.links and gpus:
+        wanted = set(gpus)
+        close: set[str] = set()
+        for link in topo.links:
+            if link.kind.upper() not in CLOSE_LINKS:
+                continue
+            if link.a in wanted:
+                close.add(link.b)
+            elif link.b in wanted:
+                close.add(link.a)
+        found = [n for n in topo.nics if names(n) & close]
+        if found:
+            return found, "on a PIX/PXB path to its GPUs (the snapshot's link matrix)"
+    on_node = [n for n in topo.nics if n.node is not None and n.node in nodes]
+    return on_node, "on the same NUMA node as its GPUs (no PIX/PXB link in the snapshot)"
+
+
+def nccl_env(nics: Sequence[Nic]) -> list[tuple[str, str]]:
+    """`=` asks NCCL for exact names: a bare `mlx5_1` would also match mlx5_10 … mlx5_17."""
+    out = []
+    hcas = [n.rdma for n in nics if n.rdma]
+    if hcas:
+        out.append(("NCCL_IB_HCA", "=" + ",".join(hcas)))
+    ifs = [n.netdev for n in nics if n.netdev]
+    if ifs:
+        out.append(("NCCL_SOCKET_IFNAME", "=" + ",".join(ifs)))
+    return out
+
+
+def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Workload]:
+    shares = isolated_shares(spec, topo, part)
+    out = []
+    for i, w in enumerate(spec.workload):
+        nodes = nodes_of(topo, w)
+        node_list = ",".join(map(str, nodes))
+        iso = shares[i]
+        if iso:
+            cpus = iso
+            what = "isolated CPUs" + (" (shared on purpose)" if w.share_cpus else "")
+        else:
+            cpus = topo.cpus_of_nodes(nodes)
+            what = "CPUs"
+        if w.gpus:
+            src, whom = f"workload[{i}].gpus", f"{', '.join(w.gpus)} sit"
+        else:
+            src, whom = f"workload[{i}].nodes", "it asks to run"
+        nics, how = closest_nics(topo, w.gpus, nodes)
+        out.append(
+            Workload(
+                w.name,
+                tuple(w.gpus),
+                tuple(nodes),
+                cpus,
+                Reason(
+                    src,
+                    f"{whom} on NUMA node(s) {node_list}: run on its {what} and bind memory there",
+                ),
+                unit=unit_of(w),
+                nics=tuple(n.name for n in nics),
+                env=tuple(nccl_env(nics)),
+                nics_reason=Reason("topology:nics", f"NICs {how}") if nics else None,
+                shared=w.share_cpus,
+            )
+        )
+    return out

@@ -1,0 +1,234 @@
+"""Runtime settings: CPU frequency, THP defrag, IOMMU, interrupts, kernel cpumasks,
+modules and services (issue 10).
+
+They come out of the one preset merge (setting names `cpu_governor`,
+`energy_performance_preference`, `pstate`, `transparent_hugepage_defrag`,
+`iommu`, `irq_owner`, `runtime_owner`), so `preset.exclude` and the spec
+override or remove them like any other setting.  The CPU sets they need are
+resolved here, from the partition and the topology, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hostc.cpuset import CpuSet
+from hostc.plan import (
+    CpuMask,
+    CpuPartition,
+    DeviceIrq,
+    EnergyPreference,
+    Governor,
+    HostFacts,
+    Iommu,
+    IrqOwner,
+    IrqPlan,
+    Module,
+    PstateMode,
+    Reason,
+    Runtime,
+    RuntimeOwner,
+    ServiceOff,
+    ThpDefrag,
+)
+from hostc.spec import presets
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+
+#: The irqbalance each distribution release ships.  IRQBALANCE_BANNED_CPULIST is read
+#: since irqbalance 1.8.0; 1.9 still reads the old hex IRQBALANCE_BANNED_CPUS first
+#: and logs "IRQBALANCE_BANNED_CPUS is discarded, Use IRQBALANCE_BANNED_CPULIST
+#: instead" (cputree.c setup_banned_cpus).  Sources: packages.ubuntu.com (focal
+#: 1.6.0, jammy 1.8.0, noble 1.9.3), packages.debian.org (bullseye 1.7.0, bookworm
+#: 1.9.2, also run on the reference host of targets.md), RHEL 9 AppStream/BaseOS
+#: irqbalance-1.9.x.  RHEL 8 minors shipped 1.4 to 1.9 [unverified per minor], so
+#: RHEL 8 and unknown releases get the hex variable, which every version reads.
+IRQBALANCE_VERSIONS: dict[tuple[str, str], tuple[int, int, int]] = {
+    ("ubuntu", "20.04"): (1, 6, 0),
+    ("ubuntu", "22.04"): (1, 8, 0),
+    ("ubuntu", "24.04"): (1, 9, 3),
+    ("debian", "11"): (1, 7, 0),
+    ("debian", "12"): (1, 9, 2),
+    ("rhel", "9"): (1, 9, 0),
+}
+CPULIST_SINCE = (1, 8, 0)
+_RHEL_LIKE = ("rhel", "rocky", "almalinux", "centos", "ol")
+
+CPUMASKS = (
+    (
+        "workqueue",
+        "/sys/devices/virtual/workqueue/cpumask",
+        "unbound kernel workqueues run on housekeeping CPUs, not on isolated ones",
+    ),
+    (
+        "writeback",
+        "/sys/bus/workqueue/devices/writeback/cpumask",
+        "page-cache writeback workers run on housekeeping CPUs, not on isolated ones",
+    ),
+)
+
+
+def irqbalance_version(os_id: str | None) -> tuple[int, int, int] | None:
+    """The irqbalance the OS ships, by os-release `ID-VERSION_ID` (None: unknown)."""
+    if os_id is None:
+        return None
+    name, _, version = os_id.partition("-")
+    if name in _RHEL_LIKE:
+        name, version = "rhel", version.split(".")[0]
+    if name == "debian":
+        version = version.split(".")[0]
+    return IRQBALANCE_VERSIONS.get((name, version))
+
+
+def irqbalance_variable(os_id: str | None, src: str) -> tuple[str, Reason]:
+    """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
+    ver = irqbalance_version(os_id)
+    if ver is not None and ver >= CPULIST_SINCE:
+        shown = ".".join(map(str, ver))
+        return "IRQBALANCE_BANNED_CPULIST", Reason(
+            src, f"{os_id} ships irqbalance {shown}, which reads the cpulist variable"
+        )
+    if ver is not None:
+        shown = ".".join(map(str, ver))
+        why = f"{os_id} ships irqbalance {shown}, older than 1.8.0: only the hex mask exists"
+    else:
+        why = (
+            f"irqbalance version of {os_id or 'an unknown OS'} not in hostc's table: the hex "
+            "mask is read by every version (1.9 logs it as deprecated)"
+        )
+    return "IRQBALANCE_BANNED_CPUS", Reason(src if os_id else "preset:base", why)
+
+
+def _one(merged: Sequence[presets.Resolved], kind: presets.Kind) -> presets.Resolved | None:
+    return next((r for r in merged if r.kind is kind), None)
+
+
+def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
+    """The mode by vendor: intel_pstate or amd_pstate; none elsewhere (check says so)."""
+    if r is None or not host.x86:
+        return None
+    driver = {"intel": "intel_pstate", "amd": "amd_pstate"}.get(host.cpu_vendor or "")
+    if driver is None or (driver == "intel_pstate" and r.value == "guided"):
+        return None
+    return PstateMode(driver, r.value, r.reason)
+
+
+def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
+    out = []
+    devices = [("nic", n.name, n.pci, n.node) for n in topo.nics] + [
+        ("gpu", g.name, g.pci, g.node) for g in topo.gpus
+    ]
+    for kind, name, pci, node in devices:
+        if pci is None:
+            continue
+        local = part.housekeeping & topo.node_cpus(node) if node is not None else CpuSet()
+        if local:
+            why = (
+                f"{name} sits on NUMA node {node}: its interrupts go to that node's "
+                "housekeeping CPUs"
+            )
+            cpus = local
+        else:
+            where = f"node {node}" if node is not None else "an unknown node"
+            why = f"{name} sits on {where}, which has no housekeeping CPU: all housekeeping CPUs"
+            cpus = part.housekeeping
+        out.append(DeviceIrq(name, kind, pci, node, cpus, Reason(f"topology:{name}", why)))
+    return out
+
+
+def irq_plan(
+    spec: HostSpec,
+    host: HostFacts,
+    topo: Topology,
+    part: CpuPartition,
+    r: presets.Resolved | None,
+) -> IrqPlan | None:
+    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default."""
+    if not part.isolated:
+        return None
+    owner = IrqOwner(r.value) if r is not None else IrqOwner.IRQBALANCE
+    reason = (
+        r.reason
+        if r is not None
+        else Reason("preset:base", "irqbalance stays, with the isolated CPUs banned")
+    )
+    src = "host.os" if spec.host.os is not None else "topology:os"
+    variable, var_reason = irqbalance_variable(host.os, src)
+    devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
+    return IrqPlan(
+        owner=owner,
+        banned=part.isolated,
+        default=part.housekeeping,
+        irqbalance_variable=variable,
+        variable_reason=var_reason,
+        devices=devices,
+        reason=reason,
+    )
+
+
+def modules(spec: HostSpec) -> list[Module]:
+    out: dict[str, Module] = {}
+    hard = spec.modules.hard_block
+    for i, name in enumerate(spec.modules.blacklist):
+        why = "not needed on a GPU server: smaller attack surface, faster boot" + (
+            "; hard-blocked, explicit loads fail too" if hard else ""
+        )
+        out[name] = Module(name, True, hard, None, Reason(f"modules.blacklist[{i}]", why))
+    for name, opts in spec.modules.options.items():
+        prev = out.get(name)
+        src = f"modules.options.{name}"
+        if prev is not None:
+            out[name] = Module(name, True, prev.hard, opts, prev.reason)
+        else:
+            out[name] = Module(name, False, False, opts, Reason(src, "options given by the spec"))
+    return [out[k] for k in sorted(out)]
+
+
+def services(spec: HostSpec, irq: IrqPlan | None) -> list[ServiceOff]:
+    out = [
+        ServiceOff(u, Reason(f"services.disable[{i}]", "not needed on a GPU server"))
+        for i, u in enumerate(spec.services.disable)
+    ]
+    hostc_irq = irq is not None and irq.owner is IrqOwner.HOSTC
+    if irq is not None and hostc_irq and all(s.unit != "irqbalance.service" for s in out):
+        out.append(
+            ServiceOff(
+                "irqbalance.service",
+                Reason(irq.reason.source, "hostc places interrupts: irqbalance would fight it"),
+            )
+        )
+    return out
+
+
+def runtime(
+    spec: HostSpec,
+    topo: Topology,
+    part: CpuPartition,
+    host: HostFacts,
+    merged: Sequence[presets.Resolved],
+) -> Runtime:
+    gov = _one(merged, presets.Kind.GOVERNOR)
+    epp = _one(merged, presets.Kind.EPP)
+    defrag = _one(merged, presets.Kind.THP_DEFRAG)
+    iommu = _one(merged, presets.Kind.IOMMU)
+    owner = _one(merged, presets.Kind.RUNTIME_OWNER)
+    irq = irq_plan(spec, host, topo, part, _one(merged, presets.Kind.IRQ_OWNER))
+    masks = (
+        tuple(CpuMask(n, p, part.housekeeping, Reason("cpu.isolate", w)) for n, p, w in CPUMASKS)
+        if part.isolated
+        else ()
+    )
+    base = Runtime()
+    return Runtime(
+        owner=RuntimeOwner(owner.value) if owner else base.owner,
+        owner_reason=owner.reason if owner else base.owner_reason,
+        governor=Governor(gov.value, gov.reason) if gov else None,
+        epp=EnergyPreference(epp.value, epp.reason) if epp else None,
+        pstate=pstate(host, _one(merged, presets.Kind.PSTATE)),
+        thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
+        iommu=Iommu(iommu.value, iommu.reason) if iommu else None,
+        irq=irq,
+        cpumasks=masks,
+        modules=tuple(modules(spec)),
+        services_off=tuple(services(spec, irq)),
+    )

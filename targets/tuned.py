@@ -1,0 +1,60 @@
+"""tuned: /etc/tuned/hostc/tuned.conf, the same Plan as a self-contained TuneD profile.
+
+Self-contained on purpose (targets.md §7, the host-time evaluation trap): no
+include of cpu-partitioning or realtime, whose functions would run on the
+machine loading the profile; every CPU list is literal, computed here once.
+
+Ownership: the profile applies only when the spec gives TuneD the runtime
+settings (`[runtime] owner = "tuned"`); then the systemd target leaves them out
+(hostc.targets.systemd), so the two never set the same knob.  Interrupts owned
+by hostc (per-device pinning) need hostc-tuning: check refuses that combination.
+The boot arguments are `cmdline_hostc`, byte for byte `kernelargs.cmdline(plan)`.
+"""
+
+from __future__ import annotations
+
+from hostc.artifact import Action, Activation, Artifact, file
+from hostc.kernelargs import cmdline
+from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.targets._render import render
+
+PROFILE = "hostc"
+PATH = f"/etc/tuned/{PROFILE}/tuned.conf"
+
+
+def force_latency(max_cstate: int) -> str:
+    """`cstate.id_no_zero:N|3`: PM QoS latency = the exit latency of cpuidle state N (C1
+    for N = 1), so no deeper state is entered; `no_zero` keeps a zero latency from meaning
+    polling; 3 µs when the states cannot be read.  TuneD holds /dev/cpu_dma_latency open
+    while it runs."""
+    return f"cstate.id_no_zero:{max_cstate}|3" if max_cstate > 0 else "0"
+
+
+def applies(plan: Plan) -> str | None:
+    if plan.runtime.owner is RuntimeOwner.TUNED:
+        return None
+    return (
+        f"runtime.owner is {plan.runtime.owner}: hostc-tuning.service applies the runtime "
+        'settings (set [runtime] owner = "tuned" to hand them to TuneD)'
+    )
+
+
+def emit(plan: Plan) -> list[Artifact]:
+    irq = plan.runtime.irq
+    text = render(
+        "tuned.conf.j2",
+        plan=plan,
+        rt=plan.runtime,
+        cmdline=cmdline(plan),
+        force_latency=force_latency(plan.cstates.max_cstate) if plan.cstates else None,
+        banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
+    )
+    return [
+        file(
+            "tuned",
+            PATH,
+            text,
+            Activation(Action.TUNED_PROFILE, PROFILE),
+            Activation(Action.REBOOT),
+        )
+    ]
