@@ -84,7 +84,7 @@ def test_governor_preset_spec_and_exclude() -> None:
     assert plan.runtime.governor is not None
     assert plan.runtime.governor.name == "performance"
     assert plan.runtime.governor.reason.source == "preset:inference"
-    assert "put performance \"$f\"" in files(plan, "systemd")[SCRIPT]
+    assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     tplan = compile_(spec(**TUNED_OWNED))
     assert tuned_ini(tplan)["cpu"]["governor"] == "performance"
     mine = compile_(spec(cpufreq=m.Cpufreq(governor=m.Governor.SCHEDUTIL)))
@@ -106,7 +106,7 @@ def test_general_role_gets_no_governor() -> None:
 def test_epp() -> None:
     plan = compile_(spec())
     assert plan.runtime.epp is not None and plan.runtime.epp.value == "performance"
-    assert "put performance \"$f\"" in files(plan, "systemd")[SCRIPT]
+    assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     assert "energy_performance_preference" in files(plan, "systemd")[SCRIPT]
     cpu = tuned_ini(compile_(spec(**TUNED_OWNED)))["cpu"]
     assert cpu["energy_performance_preference"] == "performance"
@@ -145,8 +145,9 @@ def test_thp_defrag() -> None:
     plan = compile_(spec())
     assert plan.runtime.thp_defrag is not None
     assert plan.runtime.thp_defrag.mode == "defer+madvise"
-    assert "put defer+madvise /sys/kernel/mm/transparent_hugepage/defrag" in (
-        files(plan, "systemd")[SCRIPT]
+    assert (
+        "put defer+madvise /sys/kernel/mm/transparent_hugepage/defrag"
+        in (files(plan, "systemd")[SCRIPT])
     )
     vm = tuned_ini(compile_(spec(**TUNED_OWNED)))["vm"]
     assert vm["transparent_hugepage.defrag"] == "defer+madvise"
@@ -163,9 +164,10 @@ def test_irqbalance_owner_bans_isolated_cpus_with_the_shipped_variable() -> None
     assert irq.banned == plan.partition.isolated
     dropin = files(plan, "systemd")["/etc/systemd/system/irqbalance.service.d/90-hostc.conf"]
     assert "Environment=IRQBALANCE_BANNED_CPULIST=2-31,66-95\n" in dropin
-    assert "Conflicts=irqbalance" not in files(plan, "systemd")[
-        "/etc/systemd/system/hostc-tuning.service"
-    ]
+    assert (
+        "Conflicts=irqbalance"
+        not in files(plan, "systemd")["/etc/systemd/system/hostc-tuning.service"]
+    )
     old = compile_(spec(), h100(os=OsRelease("debian", "11", [])))
     dropin = files(old, "systemd")["/etc/systemd/system/irqbalance.service.d/90-hostc.conf"]
     mask = CpuSet.parse("2-31,66-95").mask()
@@ -182,7 +184,7 @@ def test_hostc_owner_pins_devices_to_their_node_and_stops_irqbalance() -> None:
     assert by["mlx5_1"].cpus == CpuSet.parse("32-63,96-127")  # node 1 is all housekeeping
     out = files(plan, "systemd")
     script = out[SCRIPT]
-    assert f"pin_device 0000:18:00.0 0-1,64-65\n" in script
+    assert "pin_device 0000:18:00.0 0-1,64-65\n" in script
     assert f"put {CpuSet.parse('0-1,32-65,96-127').mask()} /proc/irq/default_smp_affinity" in script
     unit = out["/etc/systemd/system/hostc-tuning.service"]
     assert "Conflicts=irqbalance.service" in unit
@@ -293,7 +295,7 @@ def test_tuned_and_systemd_never_own_the_same_knob() -> None:
     ini = tuned_ini(theirs)
     assert ini["irqbalance"]["banned_cpus"] == "2-31,66-95"
     assert ini["bootloader"]["cmdline_hostc"] == cmdline(theirs)
-    with pytest.raises(HostcError, match="irq.owner"):
+    with pytest.raises(HostcError, match=r"irq\.owner"):
         compile_(spec(irq=m.Irq(m.IrqOwnerChoice.HOSTC), **TUNED_OWNED))
 
 
@@ -659,7 +661,9 @@ def test_systemd_analyze_verify_accepts_every_unit(tmp_path: Path) -> None:
             unit.write_text(unit.read_text().replace(f"ExecStart={SCRIPT}", f"ExecStart={script}"))
         names = [p.name for p in units.glob("*.service")]
         for w in plan.workloads:  # a stub for the workload's own unit
-            (units / w.unit).write_text("[Unit]\nDescription=stub\n[Service]\nExecStart=/bin/true\n")
+            (units / w.unit).write_text(
+                "[Unit]\nDescription=stub\n[Service]\nExecStart=/bin/true\n"
+            )
             names.append(w.unit)
         env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:", "SYSTEMD_LOG_LEVEL": "notice"}
         r = subprocess.run(
