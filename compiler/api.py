@@ -14,6 +14,7 @@ Every input problem raises HostcError carrying all Diagnostics.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,8 +102,30 @@ def compile_plan(
 def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
     spec, source = load_spec(spec_path)
-    topo = read_topology(topology_path(spec, spec_path, topology, source))
+    topo = _read_topology(topology_path(spec, spec_path, topology, source))
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+
+
+def _read_topology(path: Path) -> Topology:
+    """`read_topology`, remembered by the file's content: a fleet compiles many specs
+    against the few snapshots of its hardware models, and parsing and validating a
+    snapshot is most of a build.  The file is read every time, so an edit is seen."""
+    from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
+
+    try:
+        text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
+    except HostcError:
+        return read_topology(path)  # its own messages for a missing or unreadable file
+    return _parsed_snapshot(text, str(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_snapshot(text: str, file: str) -> Topology:
+    """A Topology is frozen and nothing downstream changes it, so one can be shared.
+    Only successes are remembered: a HostcError propagates and is not cached."""
+    from hostc.topology.snapshot import loads
+
+    return loads(text, file)
 
 
 def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:

@@ -4,19 +4,24 @@ the CLI use it without loading templates).  `hostc.targets._render` explains the
 from __future__ import annotations
 
 import re
-import unicodedata
 
 
 class UnsafeValue(ValueError):
     """A value a template would have to print, but cannot print safely."""
 
 
+#: Unicode category Cc (exactly U+0000-U+001F and U+007F-U+009F, fixed by Unicode's
+#: stability policy) and the line and paragraph separators; one regex, not a Python
+#: loop per character (this check runs on every value of every template).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _is_control(ch: str) -> bool:
-    return ch in "\u2028\u2029" or unicodedata.category(ch) == "Cc"
+    return _CONTROL.fullmatch(ch) is not None
 
 
 def _has_control(text: str) -> bool:
-    return any(_is_control(ch) for ch in text)
+    return _CONTROL.search(text) is not None
 
 
 def _short(text: str) -> str:
@@ -26,7 +31,7 @@ def _short(text: str) -> str:
 
 def oneline(text: object) -> str:
     """Any text as one printable line: control characters dropped, whitespace collapsed."""
-    s = "".join(" " if _is_control(ch) else ch for ch in str(text))
+    s = _CONTROL.sub(" ", str(text))
     return " ".join(s.split())
 
 
