@@ -11,6 +11,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${
 install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/tuned/hostc/tuned.conf "${DESTDIR:-}"/etc/tuned/hostc/tuned.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -19,6 +20,8 @@ fi
 systemctl daemon-reexec
 # load sysctl.d now (systemd-sysctl ran before)
 sysctl --system
+# TuneD applies profile hostc
+tuned-adm profile hostc
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2
