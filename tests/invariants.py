@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hostc.check import check_plan
+from hostc.diagnostics import Severity
 from hostc.kernelargs import cmdline
 from hostc.plan import Plan
 from hostc.topology.model import Topology
@@ -20,4 +21,5 @@ def assert_partition_sound(topo: Topology, plan: Plan, *, every_node_keeps: bool
             cpus = topo.node_cpus(node)
             assert not cpus or cpus & p.housekeeping, f"node {node} has no housekeeping"
     assert len(cmdline(plan)) <= plan.host.cmdline_budget
-    assert check_plan(plan) == []
+    # plan warnings (the traps of knobs.md) are advice; no plan rule may find an error
+    assert [d for d in check_plan(plan) if d.severity is Severity.ERROR] == []
