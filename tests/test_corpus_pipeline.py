@@ -5,6 +5,7 @@ partition; where it does not, hostc must refuse with the siblings diagnostic."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -46,11 +47,16 @@ def test_corpus_present() -> None:
     assert len(_files()) >= 30
 
 
+def _name(path: Path) -> str:
+    """The file's stem as a host name (names are one word of [A-Za-z0-9._-], at most 63)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:63]
+
+
 @pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
 def test_isolating_all_but_one_core_per_node(path: Path) -> None:
     topo = _import(path)
     spec = m.HostSpec(
-        host=m.Host(name=path.stem, role=m.Role.INFERENCE, kernel="6.8"),
+        host=m.Host(name=_name(path), role=m.Role.INFERENCE, kernel="6.8"),
         cpu=m.Cpu(housekeeping_per_node=1, isolate="rest"),
     )
     smt_known = all(c.core is not None for c in topo.cpus if c.online)
@@ -71,7 +77,7 @@ def test_isolating_all_but_one_core_per_node(path: Path) -> None:
 def test_hugepages_where_memory_is_known(path: Path) -> None:
     topo = _import(path)
     spec = m.HostSpec(
-        host=m.Host(name=path.stem, role=m.Role.TRAINING, kernel="6.8"),
+        host=m.Host(name=_name(path), role=m.Role.TRAINING, kernel="6.8"),
         hugepages=m.Hugepages(size="2M", total=512),
     )
     cpu_nodes = [n for n in topo.nodes if topo.node_cpus(n.id)]
