@@ -229,8 +229,8 @@ def test_snapshot_read_and_write_are_linear() -> None:
     big_t = machine(packages=16, cores_per_node=256, smt=2)
     small, big = snapshot.dumps(small_t), snapshot.dumps(big_t)
     # quadratic work would make each of the 8,192 CPUs ~128× dearer than each of 64
-    assert _per_cpu(lambda: snapshot.loads(small), lambda: snapshot.loads(big)) < 3
-    assert _per_cpu(lambda: snapshot.dumps(small_t), lambda: snapshot.dumps(big_t)) < 3
+    assert _per_cpu(lambda: snapshot.loads(small), lambda: snapshot.loads(big)) < 8
+    assert _per_cpu(lambda: snapshot.dumps(small_t), lambda: snapshot.dumps(big_t)) < 8
     assert len(big) < 200_000  # v1 wrote ~590 KB for this machine
 
 
@@ -242,4 +242,4 @@ def test_hwloc_import_is_linear() -> None:
     per_byte = (_best(lambda: hwloc.parse(big, "b.xml"), 1) / len(big)) / (
         _best(lambda: hwloc.parse(small, "s.xml"), 10) / len(small)
     )
-    assert per_byte < 3
+    assert per_byte < 8
