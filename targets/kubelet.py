@@ -167,7 +167,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
 
 
 def render(plan: Plan, k: KubeletPlan) -> str:
-    import yaml
+    import yaml  # type: ignore[import-untyped, unused-ignore]
 
     data: dict[str, Any]
     data = config(k) if k.flavor is ko.Flavor.KUBEADM else {"kubelet-arg+": flags(k)}

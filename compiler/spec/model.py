@@ -273,6 +273,26 @@ def _to_reserved_memory(
     return {int(k): (Quantity.parse(q) if isinstance(q, str | int) else q) for k, q in v.items()}
 
 
+def _to_role(v: NodeRole | str | None) -> NodeRole | None:
+    return None if v is None else NodeRole(v)
+
+
+def _to_cpu_policy(v: CpuManagerPolicy | str | None) -> CpuManagerPolicy | None:
+    return None if v is None else CpuManagerPolicy(v)
+
+
+def _to_topology_policy(v: TopologyPolicy | str | None) -> TopologyPolicy | None:
+    return None if v is None else TopologyPolicy(v)
+
+
+def _to_topology_scope(v: TopologyScope | str | None) -> TopologyScope | None:
+    return None if v is None else TopologyScope(v)
+
+
+def _to_memory_policy(v: MemoryManagerPolicy | str | None) -> MemoryManagerPolicy | None:
+    return None if v is None else MemoryManagerPolicy(v)
+
+
 @attrs.frozen
 class KubeletReserved:
     """Resources set aside from pods (kubeReserved / systemReserved).  CPUs are not here:
@@ -295,7 +315,8 @@ class Kubelet:
     """A Kubernetes node: kubelet CPU, topology and memory managers from the same Plan."""
 
     flavor: Flavor = attrs.field(
-        metadata=doc("who runs the kubelet: kubeadm (kubelet.service), rke2 or k3s", "rke2")
+        converter=Flavor,
+        metadata=doc("who runs the kubelet: kubeadm (kubelet.service), rke2 or k3s", "rke2"),
     )
     version: KubeVersion = attrs.field(
         converter=_to_kube_version,
@@ -306,10 +327,12 @@ class Kubelet:
     )
     role: NodeRole | None = attrs.field(
         default=None,
+        converter=_to_role,
         metadata=doc("rke2/k3s: server or agent, which names the service to restart", "agent"),
     )
     cpu_manager_policy: CpuManagerPolicy | None = attrs.field(
         default=None,
+        converter=_to_cpu_policy,
         metadata=doc(
             "CPU manager policy (default static: Guaranteed pods get whole CPUs)", "static"
         ),
@@ -328,13 +351,17 @@ class Kubelet:
     )
     topology_manager_policy: TopologyPolicy | None = attrs.field(
         default=None,
+        converter=_to_topology_policy,
         metadata=doc("topology manager policy (unset: the kubelet's default, none)", "restricted"),
     )
     topology_manager_scope: TopologyScope | None = attrs.field(
-        default=None, metadata=doc("topology manager scope: container or pod", "pod")
+        default=None,
+        converter=_to_topology_scope,
+        metadata=doc("topology manager scope: container or pod", "pod"),
     )
     memory_manager_policy: MemoryManagerPolicy | None = attrs.field(
         default=None,
+        converter=_to_memory_policy,
         metadata=doc("memory manager policy: Static or None (unset: None)", "Static"),
     )
     kube_reserved: KubeletReserved | None = attrs.field(
