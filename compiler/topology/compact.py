@@ -210,7 +210,7 @@ def _links_to_file(links: list[Link]) -> dict[str, str]:
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
 # A core group is almost always plain ids ("0,112"); those skip the cpulist parser.
-_PLAIN_GROUP = re.compile(r"[0-9]{1,5}(?:,[0-9]{1,5})*")
+_PLAIN_GROUP = re.compile(r"[0-9]{1,5}(?:-[0-9]{1,5})?(?:,[0-9]{1,5}(?:-[0-9]{1,5})?)*")
 
 
 class _Problems:
@@ -219,8 +219,11 @@ class _Problems:
 
     def group(self, text: str, path: str) -> list[int]:
         if _PLAIN_GROUP.fullmatch(text):
-            ids = [int(x) for x in text.split(",")]
-            if max(ids) <= MAX_CPU and len(set(ids)) == len(ids):
+            ids: list[int] = []
+            for part in text.split(","):
+                lo, _, hi = part.partition("-")
+                ids.extend(range(int(lo), int(hi or lo) + 1))
+            if ids and max(ids) <= MAX_CPU and len(set(ids)) == len(ids):
                 return sorted(ids)
         return list(self.cpulist(text, path))
 
