@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
 APPLY = ROOT.parent / "shared" / "tools" / "ignition-apply"
 #: what Ignition itself writes besides the config's files
-IGNITION_OWN = ("/etc/.ignition-result.json", "/etc/systemd/system-preset/", "/.kargs")
+IGNITION_OWN = (
+    "/etc/.ignition-result.json",
+    "/etc/systemd/system-preset/20-ignition.preset",
+    "/.kargs",
+)
 
 
 def _plan(name: str) -> api.Plan:

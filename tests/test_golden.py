@@ -1,9 +1,9 @@
 """Golden files: every example × every target equals golden/.  Stale golden fails.
 
 Regenerate after an intended change (then read the diff as a reviewer would):
-    for s in examples/*/node.toml; do d=$(dirname "$s")
-      hostc build "$s" --out "golden/$(basename "$d")"
-      hostc build "$s" -t cloud-init -t ignition -t rootfs -t rootfs-tar --out "golden/$(basename "$d")"
+    for s in examples/*/node.toml; do g=golden/$(basename "$(dirname "$s")")
+      hostc build "$s" --out "$g"
+      hostc build "$s" -t cloud-init -t ignition -t rootfs -t rootfs-tar --out "$g"
     done
 """
 
