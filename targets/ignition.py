@@ -5,11 +5,14 @@ base64 otherwise) with a decimal `mode` and `overwrite: true`; systemd units
 and their `<unit>.d/*.conf` drop-ins go to `systemd.units` (`enabled` when a
 file asks for the unit to be enabled).  The kernel arguments travel in
 `kernelArguments.shouldExist`, straight from `hostc.kernelargs`: CoreOS has
-no GRUB drop-in to regenerate, so a file that carries the command line (one
-that takes effect through the boot loader or only after a reboot: the GRUB
-drop-in, the grubby script) is not carried.  Ignition runs
-once, in the initramfs of the first boot, before any of these files is read:
-nothing needs an apply step.  Built as dicts, serialized by json.
+no GRUB drop-in to regenerate, so a file that takes effect through the boot
+loader (Action.BOOTLOADER: the GRUB drop-in) is not carried.  Ignition runs
+once, in the initramfs of the first boot, before systemd reads any of these
+files: units, sysctl.d, system.conf.d and modprobe.d take effect on that boot
+without an apply step, and Ignition reboots for the kernel arguments itself.
+It runs no command, so a script hostc means to be run (Action.RUN, such as the
+RHEL-family grubby script) lands but is not run: the arguments it would add
+are in kernelArguments already.  Built as dicts, serialized by json.
 """
 
 from __future__ import annotations
@@ -53,17 +56,12 @@ def data_url(data: bytes) -> str:
     return "data:;base64," + base64.b64encode(data).decode("ascii")
 
 
-#: Files that carry the kernel command line (the GRUB drop-in, the grubby script):
-#: Ignition carries the arguments themselves, so these are left out.
-KARGS_CARRIERS = (Action.BOOTLOADER, Action.REBOOT)
-
-
 def carried(files: Sequence[Artifact]) -> list[Artifact]:
-    """The host files Ignition carries: all but the kernel command line's carriers."""
+    """The host files Ignition carries: all but those the boot loader reads (GRUB drop-in)."""
     return [
         a
         for a in files
-        if a.kind is Kind.FILE and not any(x.action in KARGS_CARRIERS for x in a.activation)
+        if a.kind is Kind.FILE and not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
 
 

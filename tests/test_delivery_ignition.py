@@ -2,8 +2,8 @@
 
 `../shared/tools/ignition-apply` runs Ignition's fetch-offline, files and kargs
 stages into a directory: every carried file lands with its bytes and mode, and
-ROOT/.kargs records exactly the Plan's kernel arguments.  The command line's own
-carriers (GRUB drop-in, grubby script) are not carried: Ignition has kargs.
+ROOT/.kargs records exactly the Plan's kernel arguments.  The GRUB drop-in
+(Action.BOOTLOADER) is not carried: Ignition has kernelArguments.
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ def _plan(name: str) -> api.Plan:
 
 def _carried(plan: api.Plan) -> list[Artifact]:
     return [
-        a
-        for a in host_files(plan)
-        if not {x.action for x in a.activation} & {Action.BOOTLOADER, Action.REBOOT}
+        a for a in host_files(plan) if not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
 
 

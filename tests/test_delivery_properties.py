@@ -44,7 +44,7 @@ def test_wrappers_carry_the_file_targets_byte_for_byte(case: tuple[Topology, m.H
     assert user_data_files(user_data(out["cloud-init", "user-data"].text)) == want
 
     doc = json.loads(out["ignition", "config.ign"].text)
-    kargs_carriers = {Action.BOOTLOADER, Action.REBOOT}
+    kargs_carriers = {Action.BOOTLOADER}
     assert ignition_files(doc) == {
         a.path: (a.mode, a.data)
         for a in files
