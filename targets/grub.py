@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
-from hostc.plan import OsFamily, Plan
+from hostc.plan import OsFamily, Plan, RuntimeOwner
 from hostc.targets._render import render
 
 PATH = "/etc/default/grub.d/90-hostc.cfg"
+
+#: One owner for the kernel arguments: with TuneD in charge, its [bootloader] carries them.
+TUNED_OWNS = 'runtime.owner is "tuned": the TuneD profile\'s [bootloader] carries the arguments'
+
 
 #: Families whose grub-mkconfig sources /etc/default/grub.d/*.cfg.
 READS_DROPINS = (OsFamily.DEBIAN, OsFamily.UNKNOWN)
 
 
 def applies(plan: Plan) -> str | None:
+    if plan.runtime.owner is RuntimeOwner.TUNED:
+        return TUNED_OWNS
     if plan.host.os_family in READS_DROPINS:
         return None
     return (

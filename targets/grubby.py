@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
-from hostc.plan import OsFamily, Plan
+from hostc.plan import OsFamily, Plan, RuntimeOwner
 from hostc.targets._render import render
+from hostc.targets.grub import TUNED_OWNS
 
 PATH = "/usr/local/sbin/hostc-kargs"
 STATE = "/etc/hostc/kargs"
 
 
 def applies(plan: Plan) -> str | None:
+    if plan.runtime.owner is RuntimeOwner.TUNED:
+        return TUNED_OWNS
     if plan.host.os_family is OsFamily.RHEL:
         return None
     return f"grubby edits BLS entries on RHEL-family hosts; this host is {plan.host.os_family}"

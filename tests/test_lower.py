@@ -46,7 +46,7 @@ def test_knobs_example_partition() -> None:
     assert str(p.nodes[1].housekeeping) == "32-63,96-127"
     assert numactl(p.workloads[0]) == "numactl --physcpubind=2-31,66-95 --membind=0"
     args = {a.key: a.value for a in kernel_args(p)}
-    assert args["isolcpus"] == "managed_irq,domain,2-31,66-95"
+    assert args["isolcpus"] == "managed_irq,2-31,66-95"
     assert args["irqaffinity"] == "0-1,32-65,96-127"
     assert {s.key: s.value for s in p.sysctls}["kernel.numa_balancing"] == "0"
 

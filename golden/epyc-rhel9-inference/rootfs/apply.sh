@@ -1,0 +1,42 @@
+#!/bin/sh
+# Managed by hostc for epyc-serve (role inference); regenerate, do not edit.
+# Installs the files of the rootfs tree next to this script (owner root:root,
+# hostc's modes), then applies them on this rhel-family host.  Run as root:
+#     sudo sh apply.sh
+# With DESTDIR=/path/to/image set, it installs under DESTDIR only and runs no
+# step: the steps act on the running host.  Safe to run twice.
+set -eu
+src=$(dirname -- "$0")
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-kargs "${DESTDIR:-}"/usr/local/sbin/hostc-kargs
+install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/triton-a.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/triton-a.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/triton-b.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/triton-b.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+if [ -n "${DESTDIR:-}" ]; then
+    echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
+    exit 0
+fi
+# systemd rereads units and drop-ins
+systemctl daemon-reload
+# the manager rereads system.conf.d
+systemctl daemon-reexec
+# load sysctl.d now (systemd-sysctl ran before)
+sysctl --system
+# /usr/local/sbin/hostc-kargs applies what it carries
+/usr/local/sbin/hostc-kargs
+# start hostc-tuning.service at every boot
+systemctl enable hostc-tuning.service
+# apply hostc-tuning.service now
+systemctl restart hostc-tuning.service
+# a running triton-a.service rereads its config
+systemctl try-restart triton-a.service
+# a running triton-b.service rereads its config
+systemctl try-restart triton-b.service
+# a running irqbalance.service rereads its config
+systemctl try-restart irqbalance.service
+echo "hostc: reboot to apply the kernel command line" >&2
