@@ -25,7 +25,7 @@ class CpuListError(ValueError):
 
 
 def _to_frozenset(value: Iterable[int]) -> frozenset[int]:
-    return frozenset(value)
+    return value if type(value) is frozenset else frozenset(value)
 
 
 @attrs.frozen(order=False)
@@ -35,9 +35,8 @@ class CpuSet:
     ids: frozenset[int] = attrs.field(converter=_to_frozenset, factory=frozenset)
 
     def __attrs_post_init__(self) -> None:
-        for i in self.ids:
-            if i < 0:
-                raise ValueError(f"negative CPU id {i}")
+        if self.ids and (low := min(self.ids)) < 0:
+            raise ValueError(f"negative CPU id {low}")
 
     @classmethod
     def parse(cls, text: str) -> CpuSet:

@@ -17,15 +17,19 @@ from hostc.topology.model import Topology
 
 def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
     """The first N cores of each NUMA node, whole cores, the boot CPU's core first."""
-    cores = topo.cores()
-    boot_core = next(c for c in cores.values() if topo.boot_cpu in c)
+    boot = topo.boot_cpu
+    # one pass: a core lies in its first CPU's node, so only those cores are candidates
+    node_of = {c.id: c.node for c in topo.cpus}
+    by_node: dict[int | None, list[tuple[bool, int, frozenset[int]]]] = {}
+    for core in topo.cores().values():
+        first = min(core.ids)
+        by_node.setdefault(node_of[first], []).append((boot not in core.ids, first, core.ids))
     picked: set[int] = set()
     for node in topo.node_ids():
-        node_cpus = topo.node_cpus(node)
-        node_cores = [c for c in cores.values() if c <= node_cpus]
-        node_cores.sort(key=lambda c: (c != boot_core, c.min()))
-        for core in node_cores[:cores_per_node]:
-            picked |= core.ids
+        node_cpus = topo.node_cpus(node).ids
+        node_cores = sorted(c for c in by_node.get(node, ()) if c[2] <= node_cpus)
+        for _, _, ids in node_cores[:cores_per_node]:
+            picked |= ids
     return CpuSet(picked)
 
 

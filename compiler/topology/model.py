@@ -8,11 +8,16 @@ documentation that `hostc schema topology` publishes.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
 from hostc.cpuset import CpuSet
+
+#: id(Topology) → its derived views; an entry goes when its Topology does.
+_MEMO: dict[int, dict[object, Any]] = {}
 
 
 def doc(text: str, example: object = None) -> dict[str, object]:
@@ -230,9 +235,20 @@ class Topology:
     # Derived views.  cached_property needs a __dict__, which frozen slotted
     # attrs classes lack, so these are plain (cheap) methods and properties.
 
+    def _memo(self) -> dict[object, Any]:
+        """Derived views, computed once per Topology (frozen: they cannot go stale)."""
+        memo = _MEMO.get(id(self))
+        if memo is None:
+            memo = _MEMO[id(self)] = {}
+            weakref.finalize(self, _MEMO.pop, id(self), None)
+        return memo
+
     @property
     def online(self) -> CpuSet:
-        return CpuSet(c.id for c in self.cpus if c.online)
+        m = self._memo()
+        if "online" not in m:
+            m["online"] = CpuSet(c.id for c in self.cpus if c.online)
+        return m["online"]  # type: ignore[no-any-return]
 
     @property
     def boot_cpu(self) -> int:
@@ -243,8 +259,18 @@ class Topology:
         return self.cpus_of_nodes((node,))
 
     def cpus_of_nodes(self, nodes: Iterable[int]) -> CpuSet:
+        m = self._memo()
+        by_node = m.get("by_node")
+        if by_node is None:
+            ids: dict[int | None, list[int]] = {}
+            for c in self.cpus:
+                if c.online:
+                    ids.setdefault(c.node, []).append(c.id)
+            by_node = m["by_node"] = {n: CpuSet(v) for n, v in ids.items()}
         wanted = set(nodes)
-        return CpuSet(c.id for c in self.cpus if c.online and c.node in wanted)
+        if len(wanted) == 1:
+            return by_node.get(next(iter(wanted)), CpuSet())  # type: ignore[no-any-return]
+        return CpuSet(i for n in wanted if n in by_node for i in by_node[n].ids)
 
     def node_ids(self) -> list[int]:
         return sorted(n.id for n in self.nodes)
@@ -257,9 +283,12 @@ class Topology:
         return next((core for core in self.cores().values() if cpu in core), CpuSet([cpu]))
 
     def cores(self) -> dict[int, CpuSet]:
-        """Online cores: core id → its online threads."""
-        out: dict[int, set[int]] = {}
-        for c in self.cpus:
-            if c.online:
-                out.setdefault(c.core if c.core is not None else c.id, set()).add(c.id)
-        return {k: CpuSet(v) for k, v in sorted(out.items())}
+        """Online cores: core id → its online threads (a fresh dict; the sets are shared)."""
+        m = self._memo()
+        if "cores" not in m:
+            out: dict[int, set[int]] = {}
+            for c in self.cpus:
+                if c.online:
+                    out.setdefault(c.core if c.core is not None else c.id, set()).add(c.id)
+            m["cores"] = {k: CpuSet(v) for k, v in sorted(out.items())}
+        return dict(m["cores"])
