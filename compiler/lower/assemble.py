@@ -161,7 +161,9 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     pools = memory.pools(spec, topo)
     ctx = context(spec, topo, bool(pins))
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    by_kind = {k: [r for r in merged if r.kind is k] for k in presets.Kind}
+    by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
+    for r in merged:
+        by_kind[r.kind].append(r)
     thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
     cstates = next(
         (CStateLimit(int(r.value), r.reason) for r in by_kind[presets.Kind.CSTATE]), None

@@ -16,7 +16,18 @@ from hostc.topology.model import Topology
 
 
 def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
-    """The first N cores of each NUMA node, whole cores, the boot CPU's core first."""
+    """The first N cores of each NUMA node, whole cores, the boot CPU's core first.
+
+    A pure function of the (frozen) topology: computed once per snapshot and count."""
+    memo = topo.memo()
+    key = ("per_node_housekeeping", cores_per_node)
+    if key not in memo:
+        memo[key] = _per_node_housekeeping(topo, cores_per_node)
+    found: CpuSet = memo[key]
+    return found
+
+
+def _per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
     boot = topo.boot_cpu
     # one pass: a core lies in its first CPU's node, so only those cores are candidates
     node_of = {c.id: c.node for c in topo.cpus}

@@ -235,8 +235,9 @@ class Topology:
     # Derived views.  cached_property needs a __dict__, which frozen slotted
     # attrs classes lack, so these are plain (cheap) methods and properties.
 
-    def _memo(self) -> dict[object, Any]:
-        """Derived views, computed once per Topology (frozen: they cannot go stale)."""
+    def memo(self) -> dict[object, Any]:
+        """Derived views, computed once per Topology (frozen: they cannot go stale);
+        lower keeps its own pure functions of the topology here too."""
         memo = _MEMO.get(id(self))
         if memo is None:
             memo = _MEMO[id(self)] = {}
@@ -245,7 +246,7 @@ class Topology:
 
     @property
     def online(self) -> CpuSet:
-        m = self._memo()
+        m = self.memo()
         if "online" not in m:
             m["online"] = CpuSet(c.id for c in self.cpus if c.online)
         return m["online"]  # type: ignore[no-any-return]
@@ -259,7 +260,7 @@ class Topology:
         return self.cpus_of_nodes((node,))
 
     def cpus_of_nodes(self, nodes: Iterable[int]) -> CpuSet:
-        m = self._memo()
+        m = self.memo()
         by_node = m.get("by_node")
         if by_node is None:
             ids: dict[int | None, list[int]] = {}
@@ -284,7 +285,7 @@ class Topology:
 
     def cores(self) -> dict[int, CpuSet]:
         """Online cores: core id → its online threads (a fresh dict; the sets are shared)."""
-        m = self._memo()
+        m = self.memo()
         if "cores" not in m:
             out: dict[int, set[int]] = {}
             for c in self.cpus:
