@@ -21,21 +21,12 @@ import pytest
 from hostc.topology import snapshot
 from hostc.topology.model import Topology
 
-from topogen import machine
+from topogen import H100_KW, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
-# The h100 example's machine: 2 sockets x 32 cores x SMT2; node 0 is 0-31,64-95,
-# node 1 is 32-63,96-127; GPU0/1 on node 0, GPU2/3 on node 1; 512 GiB per node.
-H100 = {
-    "packages": 2,
-    "cores_per_node": 32,
-    "smt": 2,
-    "memory_mib": 524288,
-    "gpus_per_node": 2,
-    "nics_per_node": 1,
-}
+H100 = H100_KW  # the h100 example's machine
 
 HEAD = """\
 version = 1

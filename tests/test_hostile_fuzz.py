@@ -32,18 +32,11 @@ from hostc.cli import _show
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
-from topogen import machine
+from topogen import H100_KW, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "examples/h100-4gpu-inference/node.toml").read_text()
-H100 = {
-    "packages": 2,
-    "cores_per_node": 32,
-    "smt": 2,
-    "memory_mib": 524288,
-    "gpus_per_node": 2,
-    "nics_per_node": 1,
-}
+H100 = H100_KW
 TOPOLOGY = snapshot.dumps(machine(**H100))  # type: ignore[arg-type]
 
 settings.register_profile(

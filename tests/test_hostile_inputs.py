@@ -19,17 +19,10 @@ from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
-from topogen import machine
+from topogen import H100_KW, machine
 
 ROOT = Path(__file__).resolve().parents[1]
-H100 = {
-    "packages": 2,
-    "cores_per_node": 32,
-    "smt": 2,
-    "memory_mib": 524288,
-    "gpus_per_node": 2,
-    "nics_per_node": 1,
-}
+H100 = H100_KW
 
 
 def spec_text(name: str = "t", extra: str = "") -> str:

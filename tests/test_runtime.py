@@ -66,7 +66,7 @@ def files(plan: Plan, *targets: str) -> dict[str, str]:
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 TUNED = "/etc/tuned/hostc/tuned.conf"
-TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwnerChoice.TUNED)}
+TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
 
 
 def tuned_ini(plan: Plan) -> configparser.ConfigParser:
@@ -176,7 +176,7 @@ def test_irqbalance_owner_bans_isolated_cpus_with_the_shipped_variable() -> None
 
 
 def test_hostc_owner_pins_devices_to_their_node_and_stops_irqbalance() -> None:
-    plan = compile_(spec(irq=m.Irq(m.IrqOwnerChoice.HOSTC)))
+    plan = compile_(spec(irq=m.Irq(m.IrqOwner.HOSTC)))
     irq = plan.runtime.irq
     assert irq is not None and irq.owner is IrqOwner.HOSTC
     by = {d.device: d for d in irq.devices}
@@ -194,7 +194,7 @@ def test_hostc_owner_pins_devices_to_their_node_and_stops_irqbalance() -> None:
 
 def test_device_on_a_node_without_housekeeping_falls_back_to_all() -> None:
     s = spec(
-        irq=m.Irq(m.IrqOwnerChoice.HOSTC),
+        irq=m.Irq(m.IrqOwner.HOSTC),
         cpu=m.Cpu(housekeeping="0-1,64-65", isolate="rest", allow_node_without_housekeeping=True),
         workload=[m.Workload("a", ["GPU0"]), m.Workload("b", ["GPU2"])],
     )
@@ -296,7 +296,7 @@ def test_tuned_and_systemd_never_own_the_same_knob() -> None:
     assert ini["irqbalance"]["banned_cpus"] == "2-31,66-95"
     assert ini["bootloader"]["cmdline_hostc"] == cmdline(theirs)
     with pytest.raises(HostcError, match=r"irq\.owner"):
-        compile_(spec(irq=m.Irq(m.IrqOwnerChoice.HOSTC), **TUNED_OWNED))
+        compile_(spec(irq=m.Irq(m.IrqOwner.HOSTC), **TUNED_OWNED))
 
 
 def test_force_latency_follows_the_cstate_limit() -> None:
@@ -513,7 +513,7 @@ def placed(draw: st.DrawFn) -> tuple[Topology, m.HostSpec]:
         host=m.Host(name="prop", role=m.Role.INFERENCE),
         cpu=m.Cpu(housekeeping_per_node=1, isolate=draw(st.sampled_from(["workload", "rest"]))),
         workload=workloads,
-        irq=m.Irq(draw(st.sampled_from(list(m.IrqOwnerChoice)))),
+        irq=m.Irq(draw(st.sampled_from(list(m.IrqOwner)))),
     )
     return topo, s
 

@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error, warning
-from hostc.plan import Plan
+from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import text
-from hostc.spec.model import HostSpec, IrqOwnerChoice, Role, RuntimeOwnerChoice
+from hostc.spec.model import HostSpec, Role
 from hostc.topology.model import Topology
 
 #: modprobe.d(5) module names (`-` and `_` are the same to modprobe).
@@ -66,7 +66,7 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 
 def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    if spec.irq.owner is IrqOwnerChoice.HOSTC and spec.runtime.owner is RuntimeOwnerChoice.TUNED:
+    if spec.irq.owner is IrqOwner.HOSTC and spec.runtime.owner is RuntimeOwner.TUNED:
         yield error(
             "irq.owner",
             'irq.owner = "hostc" pins each device\'s interrupts with hostc-tuning.service, '

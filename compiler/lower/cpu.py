@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
-from hostc.plan import CpuPartition, Reason, Workload
+from hostc.plan import CpuPartition, Reason
 from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology
 
@@ -108,27 +108,3 @@ def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
         hk_reason,
         Reason("cpu.isolate", why),
     )
-
-
-def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Workload]:
-    out = []
-    for i, w in enumerate(spec.workload):
-        nodes = gpu_nodes(topo, w.gpus)
-        node_cpus = topo.cpus_of_nodes(nodes)
-        iso = node_cpus & part.isolated
-        cpus = iso if iso else node_cpus
-        what = "isolated CPUs" if iso else "CPUs"
-        out.append(
-            Workload(
-                w.name,
-                tuple(w.gpus),
-                tuple(nodes),
-                cpus,
-                Reason(
-                    f"workload[{i}].gpus",
-                    f"{', '.join(w.gpus)} sit on NUMA node(s) {','.join(map(str, nodes))}: "
-                    f"run on its {what} and bind memory there",
-                ),
-            )
-        )
-    return out

@@ -23,6 +23,7 @@ from hostc.kubelet_options import (
     TopologyPolicy,
     TopologyScope,
 )
+from hostc.plan import IrqOwner, RuntimeOwner
 from hostc.quantity import Quantity
 from hostc.spec.text import KernelArgText, Name
 from hostc.topology.model import doc
@@ -472,16 +473,6 @@ class PstateMode(enum.StrEnum):
     DISABLE = "disable"
 
 
-class IrqOwnerChoice(enum.StrEnum):
-    IRQBALANCE = "irqbalance"
-    HOSTC = "hostc"
-
-
-class RuntimeOwnerChoice(enum.StrEnum):
-    SYSTEMD = "systemd"
-    TUNED = "tuned"
-
-
 @attrs.frozen
 class Cpufreq:
     governor: Governor | None = attrs.field(
@@ -506,7 +497,7 @@ class Cpufreq:
 
 @attrs.frozen
 class Irq:
-    owner: IrqOwnerChoice | None = attrs.field(
+    owner: IrqOwner | None = attrs.field(
         default=None,
         metadata=doc(
             "who places interrupts on an isolated host: `irqbalance` (kept, isolated CPUs "
@@ -541,7 +532,7 @@ class Services:
 
 @attrs.frozen
 class Runtime:
-    owner: RuntimeOwnerChoice | None = attrs.field(
+    owner: RuntimeOwner | None = attrs.field(
         default=None,
         metadata=doc(
             "who applies governor, EPP, THP defrag, IRQ and workqueue masks: `systemd` "
