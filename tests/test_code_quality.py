@@ -93,6 +93,65 @@ def test_targets_read_only_the_plan(path: Path) -> None:
     assert not bad, f"{path.name} imports {bad}: targets may read only the Plan"
 
 
+def _module_name(path: Path) -> str:
+    if path.is_relative_to(ROOT / "targets"):
+        rel = ("targets", *path.relative_to(ROOT / "targets").with_suffix("").parts)
+        parts = ["hostc", *rel]
+    else:
+        parts = ["hostc", *path.relative_to(ROOT / "compiler").with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _module_imports(path: Path) -> set[str]:
+    """Modules imported at module level (function-level imports are lazy by design)."""
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` is not an import at run time
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = {f"{node.module}.{a.name}" for a in node.names}
+            # `from pkg import mod` needs pkg/__init__ only when a name is not a module
+            known = {_module_name(p) for p in SOURCES if p.suffix == ".py"}
+            out |= subs & known
+            if subs - known:
+                out.add(node.module)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    """A module graph without cycles: each stage can be read, and imported, on its own."""
+    paths = [p for p in SOURCES if p.suffix == ".py"]
+    names = {_module_name(p): p for p in paths}
+    graph = {
+        name: {m for m in _module_imports(p) if m in names and m != name}
+        for name, p in names.items()
+    }
+    assert "hostc.targets.grub" in graph and graph["hostc.api"], "the graph is not empty"
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                cycle = [*stack[stack.index(m) :], m]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_module_size(path: Path) -> None:
     assert len(path.read_text().splitlines()) <= 600

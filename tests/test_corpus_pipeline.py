@@ -11,8 +11,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api
+from hostc import api, kernelfacts
 from hostc.diagnostics import HostcError
+from hostc.kernelargs import cmdline
+from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Topology
@@ -61,16 +63,48 @@ def test_isolating_all_but_one_core_per_node(path: Path) -> None:
     )
     smt_known = all(c.core is not None for c in topo.cpus if c.online)
     try:
-        plan, _ = api.compile_plan(spec, topo, spec_file="corpus.toml")
+        plan, warnings = api.compile_plan(spec, topo, spec_file="corpus.toml")
     except HostcError as e:
         assert not smt_known, f"{path.name}: {e}"
         assert [d.path for d in e.errors] == ["cpu.isolate"]
         return
     assert smt_known
     assert_partition_sound(topo, plan)
+    _right_for_the_host(plan)
+    if plan.host.cpu_vendor is None and plan.host.x86:
+        assert any("does not say the CPU vendor" in w.message for w in warnings)
     arts = api.emit(plan)
     want = {n for n, t in api.targets().items() if t.role == "file" and t.applies(plan) is None}
     assert {a.target for a in arts} == want
+
+
+def _right_for_the_host(plan: Plan) -> None:
+    """The "right on every real host" promises, on real machines."""
+    line = cmdline(plan)
+    assert "domain" not in line  # the spec did not ask for it
+    if plan.host.cpu_vendor not in ("intel", None):  # unknown vendor: both, with a warning
+        assert "intel_idle" not in line, plan.host.cpu_vendor
+    if not plan.host.x86:
+        assert "max_cstate" not in line
+    version = plan.host.kernel_version
+    for s in plan.sysctls:
+        fact = kernelfacts.BY_KEY.get(s.key)
+        if fact is None or not fact.limit or fact.default(version) is None:
+            continue
+        values = tuple(int(v) for v in s.value.split())
+        assert all(v >= d for v, d in zip(values, fact.default(version) or (), strict=True)), s
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_nofile_above_the_ceiling_raises_nr_open_on_every_host(path: Path) -> None:
+    topo = _import(path)
+    spec = m.HostSpec(
+        host=m.Host(name=_name(path), role=m.Role.TRAINING, kernel="6.8"),
+        limits=m.Limits(nofile=4194304),
+    )
+    plan, _ = api.compile_plan(spec, topo, spec_file="corpus.toml")
+    _right_for_the_host(plan)
+    assert {s.key: s.value for s in plan.sysctls}["fs.nr_open"] == "4194304"
 
 
 @pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)

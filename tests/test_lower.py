@@ -17,7 +17,9 @@ from hostc.topology.model import Topology
 
 from topogen import machine
 
-H100 = machine(packages=2, cores_per_node=32, smt=2, memory_mib=524288, gpus_per_node=2)
+H100 = machine(
+    packages=2, cores_per_node=32, smt=2, memory_mib=524288, gpus_per_node=2, cpu_vendor="intel"
+)
 
 
 def spec(**kw: object) -> m.HostSpec:

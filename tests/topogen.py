@@ -163,11 +163,12 @@ def hwloc_xml(*, packages: int, numa: int, cores: int, pus: int, memory: int = 1
 
 #: The h100 example's machine: 2 sockets x 32 cores x SMT2; node 0 is 0-31,64-95,
 #: node 1 is 32-63,96-127; GPU0/1 on node 0, GPU2/3 on node 1; 512 GiB per node.
-H100_KW: dict[str, int] = {
+H100_KW: dict[str, int | str] = {
     "packages": 2,
     "cores_per_node": 32,
     "smt": 2,
     "memory_mib": 524288,
     "gpus_per_node": 2,
     "nics_per_node": 1,
+    "cpu_vendor": "intel",
 }

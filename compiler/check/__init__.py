@@ -58,6 +58,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.boot_cpu_housekeeping,
     plan_rules.nodes_keep_housekeeping,
     plan_rules.workloads_on_online_cpus,
+    plan_rules.cstate_vendor_known,
     kernel.cmdline_fits,
     runtime.isolated_cpus_pinned,
     runtime.nohz_full_not_shared,

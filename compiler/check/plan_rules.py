@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, error
+from hostc.diagnostics import Diagnostic, error, warning
 from hostc.plan import Plan
 
 
@@ -52,3 +52,16 @@ def workloads_on_online_cpus(plan: Plan) -> Iterator[Diagnostic]:
     for w in plan.workloads:
         if not w.cpus <= plan.partition.online:
             yield error("plan.workloads", f"workload {w.name} runs on CPUs not online: {w.cpus}")
+
+
+def cstate_vendor_known(plan: Plan) -> Iterator[Diagnostic]:
+    """intel_idle exists only on Intel; without the vendor both arguments go out."""
+    if plan.cstates is None or not plan.host.x86 or plan.host.cpu_vendor is not None:
+        return
+    yield warning(
+        "host.topology",
+        "the snapshot does not say the CPU vendor, so both intel_idle.max_cstate and "
+        "processor.max_cstate are emitted (one of them is inert on this host)",
+        hint="capture with `hostc probe`, or import lscpu's full output or hwloc XML "
+        "(they carry the vendor)",
+    )
