@@ -13,13 +13,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 
 from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
+    from hostc.plan import Plan
     from hostc.topology.model import Topology
 
 app = typer.Typer(
@@ -126,7 +127,7 @@ def _strict(warnings: list[Diagnostic], strict: bool) -> None:
         _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
 
 
-def _compile(spec_path: Path, topology: Path | None) -> tuple[Any, list[Diagnostic]]:
+def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
     from hostc import api
 
     return api.compile_file(spec_path, topology)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import attrs
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hostc.topology import snapshot
-from hostc.topology.model import OsRelease
+from hostc.topology.model import Link, OsRelease
 
 from topogen import machine
 
@@ -75,6 +77,17 @@ EXAMPLES = {
         os=RHEL_94,
     ),
 }
+
+
+def _dgx_links() -> list[Link]:
+    """DGX H100: every GPU shares a PCIe switch with one ConnectX-7 (PIX); GPUs talk over
+    NVLink (NV18); the rest of the matrix (NODE/SYS) does not change NIC choice."""
+    links = [Link(f"GPU{i}", f"mlx5_{i}", "PIX") for i in range(8)]
+    links += [Link(f"GPU{i}", f"GPU{j}", "NV18") for i in range(8) for j in range(i + 1, 8)]
+    return links
+
+
+EXAMPLES["dgx-h100-inference"] = attrs.evolve(EXAMPLES["dgx-h100-inference"], links=_dgx_links())
 
 if __name__ == "__main__":
     for name, topo in EXAMPLES.items():

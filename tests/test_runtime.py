@@ -706,3 +706,20 @@ def test_tuning_script_runs_and_is_idempotent(tmp_path: Path) -> None:
     (fake / "defrag").write_text("always defer [defer+madvise] madvise never\n")
     second = subprocess.run(["sh", str(script)], capture_output=True, check=False)
     assert second.returncode == 0 and b"hostc-tuning: set" not in second.stdout
+
+
+def test_dgx_example_pins_each_gpu_pair_to_its_own_pix_nics() -> None:
+    """The DGX-like example: one server per GPU pair, each with the NICs on its PCIe switch."""
+    from pathlib import Path
+
+    plan, _ = api.compile_file(Path(__file__).parents[1] / "examples/dgx-h100-inference/node.toml")
+    got = {w.name: (w.gpus, w.nics, w.nodes) for w in plan.workloads}
+    assert got == {
+        "serve-a": (("GPU0", "GPU1"), ("mlx5_0", "mlx5_1"), (0,)),
+        "serve-b": (("GPU2", "GPU3"), ("mlx5_2", "mlx5_3"), (0,)),
+        "serve-c": (("GPU4", "GPU5"), ("mlx5_4", "mlx5_5"), (1,)),
+        "serve-d": (("GPU6", "GPU7"), ("mlx5_6", "mlx5_7"), (1,)),
+    }
+    for w in plan.workloads:
+        assert dict(w.env)["NCCL_IB_HCA"] == "=" + ",".join(w.nics)
+        assert w.cpus <= plan.partition.isolated
