@@ -171,7 +171,7 @@ def render(plan: Plan, k: KubeletPlan) -> str:
 
     data: dict[str, Any]
     data = config(k) if k.flavor is ko.Flavor.KUBEADM else {"kubelet-arg+": flags(k)}
-    body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000)
+    body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000)
     return "\n".join(header(plan, k)) + "\n" + body
 
 
