@@ -148,6 +148,15 @@ MANAGED_IRQ_SINCE: Release = (5, 6)
 #: Per-node counts in `hugepages=` (commit b5389086ad7b).
 HUGEPAGES_NODE_FORM_SINCE: Release = (5, 16)
 
+#: Build options an isolation mechanism needs: without them the kernel ignores the
+#: parameter (nohz_full= needs CONFIG_NO_HZ_FULL; rcu_nocbs= CONFIG_RCU_NOCB_CPU;
+#: isolcpus= CONFIG_CPU_ISOLATION), per Documentation/admin-guide/kernel-parameters.txt.
+KERNEL_CONFIG = {
+    "isolcpus": "CONFIG_CPU_ISOLATION",
+    "nohz_full": "CONFIG_NO_HZ_FULL",
+    "rcu_nocbs": "CONFIG_RCU_NOCB_CPU",
+}
+
 #: The kernel's default ceiling for RLIMIT_NOFILE (fs.nr_open); a larger nofile
 #: needs fs.nr_open raised, or setrlimit fails with EPERM and pam_limits refuses
 #: the session.

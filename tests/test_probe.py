@@ -372,3 +372,34 @@ def test_property_cpu_mapping(
         topo = probe(build(host, Path(tmp)))
     assert {c.id: (c.core, c.package, c.node) for c in topo.cpus} == want
     assert topo.node_ids() == list(range(nodes))
+
+
+def test_kernel_build_options_are_read_from_boot_config(tmp_path: Path) -> None:
+    """Only the options hostc consults are kept; `is not set` reads as n."""
+    root = build(smt_host(1, 2, 2, 1), tmp_path)
+    config = root / "boot/config-6.8.0-45-generic"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "CONFIG_SMP=y\nCONFIG_NO_HZ_FULL=y\n# CONFIG_RCU_NOCB_CPU is not set\n"
+        'CONFIG_CPU_ISOLATION=y\nCONFIG_SECRET_THING="x"\n'
+    )
+    topo = probe(root)
+    assert topo.kernel_config == {
+        "CONFIG_NO_HZ_FULL": "y",
+        "CONFIG_RCU_NOCB_CPU": "n",
+        "CONFIG_CPU_ISOLATION": "y",
+    }
+    back = snapshot.loads(snapshot.dumps(topo), "s.toml")
+    assert back.kernel_config == topo.kernel_config
+    # a capture carries the options (and only them) to the machine that compiles
+    archive = tmp_path / "c.tar.gz"
+    assert "boot/config-6.8.0-45-generic" in capture(archive, root)
+    assert probe(archive).kernel_config == topo.kernel_config
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("boot/config-6.8.0-45-generic")
+        assert member is not None
+        assert b"SECRET" not in member.read()
+
+
+def test_no_boot_config_means_unknown_options(tmp_path: Path) -> None:
+    assert probe(build(smt_host(1, 2, 2, 1), tmp_path)).kernel_config == {}

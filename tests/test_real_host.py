@@ -436,3 +436,24 @@ def test_examples_are_right_for_their_host(example: Path) -> None:
         assert int({s.key: s.value for s in plan.sysctls}["fs.nr_open"]) >= nofile.value
     for d in [*(api.compile_file(example / "node.toml")[1])]:
         assert d.severity is Severity.WARNING
+
+
+# CONFIG_NO_HZ_FULL / CONFIG_RCU_NOCB_CPU where probe read the kernel's build options
+
+
+def test_mechanism_the_kernel_was_built_without_is_refused() -> None:
+    topo = attrs.evolve(
+        host(), kernel_config={"CONFIG_NO_HZ_FULL": "n", "CONFIG_RCU_NOCB_CPU": "y"}
+    )
+    assert errors_of(isolating(), topo) == [
+        "cpu.isolate: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the kernel "
+        "ignores nohz_full="
+    ]
+    s = isolating(mechanisms=["isolcpus", "rcu_nocbs", "irqaffinity"])
+    plan, _ = plan_of(s, topo)
+    assert "nohz_full" not in cmdline(plan) and "rcu_nocbs=" in cmdline(plan)
+
+
+def test_unknown_build_options_are_not_guessed() -> None:
+    plan, _ = plan_of(isolating(), host())
+    assert "nohz_full=" in cmdline(plan)

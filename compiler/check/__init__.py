@@ -25,6 +25,7 @@ RULES: tuple[Rule, ...] = (
     release.sysctls_exist,
     release.nofile_within_nr_open,
     release.isolcpus_flags_sound,
+    release.kernel_built_for_isolation,
     cpu.one_housekeeping_form,
     cpu.cpus_exist,
     cpu.siblings_together,

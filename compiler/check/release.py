@@ -118,3 +118,20 @@ def isolcpus_flags_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
             "isolcpus= is left out (a bare one would mean `domain`); nohz_full, rcu_nocbs "
             "and irqaffinity still apply",
         )
+
+
+def kernel_built_for_isolation(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """A mechanism the kernel was built without is ignored silently at boot: refuse it."""
+    if spec.cpu.isolation is IsolateMode.NONE or not topo.kernel_config:
+        return
+    release = topo.kernel or "the snapshot's kernel"
+    for mech in lkernel.mechanisms(spec):
+        option = kernelfacts.KERNEL_CONFIG.get(str(mech))
+        if option is None or option not in topo.kernel_config:
+            continue
+        if topo.kernel_config[option] != "y":
+            yield error(
+                "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate",
+                f"{release} is built without {option}, so the kernel ignores {mech}=",
+                hint=f"leave {mech} out of cpu.mechanisms, or boot a kernel built with it",
+            )

@@ -9,6 +9,7 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import Literal
 
 import attrs
@@ -116,6 +117,15 @@ class Host:
     )
 
 
+def _to_mechanisms(v: Iterable[Mechanism | str] | None) -> list[Mechanism] | None:
+    """API callers may pass plain strings; the loader passes enums (checked by cattrs)."""
+    return None if v is None else [Mechanism(x) for x in v]
+
+
+def _to_flags(v: Iterable[IsolcpusFlag | str] | None) -> list[IsolcpusFlag] | None:
+    return None if v is None else [IsolcpusFlag(x) for x in v]
+
+
 @attrs.frozen
 class Cpu:
     housekeeping_per_node: int | None = attrs.field(
@@ -144,6 +154,7 @@ class Cpu:
     )
     mechanisms: list[Mechanism] | None = attrs.field(
         default=None,
+        converter=_to_mechanisms,
         metadata=doc(
             "how isolated CPUs are isolated (default: all four)",
             ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"],
@@ -151,6 +162,7 @@ class Cpu:
     )
     isolcpus_flags: list[IsolcpusFlag] | None = attrs.field(
         default=None,
+        converter=_to_flags,
         metadata=doc(
             "isolcpus= flags (default: managed_irq only; `domain` also takes the CPUs out of "
             "load balancing, so every thread must then be pinned to one CPU)",

@@ -78,6 +78,13 @@ class SnapshotFile:
         default=None, metadata=doc("CPU vendor: intel, amd, hygon; arm64 implementer", "intel")
     )
     cpu_model: str | None = attrs.field(default=None, metadata=doc("CPU model name"))
+    kernel_config: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "the kernel build options hostc consults (from /boot/config-<release>): y, m or n",
+            {"CONFIG_NO_HZ_FULL": "y", "CONFIG_RCU_NOCB_CPU": "y"},
+        ),
+    )
     cmdline: str | None = attrs.field(
         default=None, metadata=doc("/proc/cmdline at capture, for auditing")
     )
@@ -181,6 +188,7 @@ def to_file(topo: Topology) -> SnapshotFile:
         kernel=topo.kernel,
         cpu_vendor=topo.cpu_vendor,
         cpu_model=topo.cpu_model,
+        kernel_config=dict(topo.kernel_config),
         cmdline=topo.cmdline,
         hugepage_sizes=list(topo.hugepage_sizes),
         offline=_group_str(offline),
@@ -327,6 +335,7 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
         unknown=list(f.unknown),
         cpu_vendor=f.cpu_vendor,
         cpu_model=f.cpu_model,
+        kernel_config=dict(f.kernel_config),
         os=f.os,
         hidden_cpus=p.cpulist(f.hidden_cpus, "hidden_cpus"),
         disallowed_cpus=p.cpulist(f.disallowed_cpus, "disallowed_cpus"),

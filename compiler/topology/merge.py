@@ -160,6 +160,7 @@ def merge(base: Topology, new: Topology, *, base_file: str, new_file: str) -> To
         cpu_vendor=m.pick("cpu vendor", base.cpu_vendor, new.cpu_vendor),
         cpu_model=m.pick("cpu model", base.cpu_model, new.cpu_model),
         os=m.pick("os", base.os, new.os),
+        kernel_config={**base.kernel_config, **new.kernel_config},
         hidden_cpus=base.hidden_cpus | new.hidden_cpus,
         disallowed_cpus=base.disallowed_cpus | new.disallowed_cpus,
         notes=base.notes + [n for n in new.notes if n not in base.notes],

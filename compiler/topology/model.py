@@ -225,6 +225,13 @@ class Topology:
         factory=CpuSet,
         metadata=doc("CPUs present but outside the capturing process's cgroup"),
     )
+    kernel_config: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "the kernel build options hostc consults (from /boot/config-<release>): y, m or n",
+            {"CONFIG_NO_HZ_FULL": "y", "CONFIG_RCU_NOCB_CPU": "y"},
+        ),
+    )
     notes: list[str] = attrs.field(
         factory=list,
         metadata=doc(

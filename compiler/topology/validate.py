@@ -162,6 +162,9 @@ def _devices(topo: Topology, out: list[Diagnostic]) -> None:
                 out.append(error(f"links[{i}]", f"{end} is no GPU or NIC of the snapshot"))
 
 
+_CONFIG_KEY = re.compile(r"CONFIG_[A-Z0-9_]{1,64}")
+
+
 def validate(topo: Topology) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     if not topo.cpus:
@@ -205,6 +208,11 @@ def validate(topo: Topology) -> list[Diagnostic]:
         ]:
             if not valid_os_id(value):
                 out.append(error(path, f"{value[:40]!r} is not an os-release ID (a-z, 0-9, `._-`)"))
+    for key, value in topo.kernel_config.items():
+        if _CONFIG_KEY.fullmatch(key) is None:
+            out.append(error("kernel_config", f"{key[:40]!r} is not a CONFIG_ option name"))
+        elif value not in ("y", "m", "n"):
+            out.append(error(f"kernel_config.{key}", f"{value[:20]!r} is not y, m or n"))
     known = CpuSet(c.id for c in topo.cpus)
     for name, cpus in (
         ("hidden_cpus", topo.hidden_cpus),

@@ -377,6 +377,37 @@ def _devices(r: Reader, sole_node: int | None) -> tuple[list[Gpu], list[Nic]]:
     return gpus, nics
 
 
+#: The kernel build options hostc consults (kernelfacts.KERNEL_CONFIG); the rest of
+#: /boot/config-* is never kept.
+_CONFIG_LINE = re.compile(
+    r"^(?:(CONFIG_NO_HZ_FULL|CONFIG_RCU_NOCB_CPU|CONFIG_CPU_ISOLATION)=([ymn])"
+    r"|# (CONFIG_NO_HZ_FULL|CONFIG_RCU_NOCB_CPU|CONFIG_CPU_ISOLATION) is not set)$"
+)
+
+
+def _config_only(text: str) -> str:
+    return "".join(
+        line for line in text.splitlines(keepends=True) if _CONFIG_LINE.match(line.strip())
+    )
+
+
+def _kernel_config(r: Reader, kernel: str | None) -> dict[str, str]:
+    """Build options from /boot/config-<release> (Debian and RHEL install it)."""
+    if kernel is None or "/" in kernel:
+        return {}
+    rel = f"boot/config-{kernel}"
+    if not (r.root / rel).exists():
+        return {}
+    out: dict[str, str] = {}
+    for line in (r.text(rel, keep=_config_only) or "").splitlines():
+        if m := _CONFIG_LINE.match(line.strip()):
+            if m.group(1):
+                out[m.group(1)] = m.group(2)
+            else:
+                out[m.group(3)] = "n"
+    return out
+
+
 def _strip(text: str | None) -> str | None:
     return None if text is None else text.strip() or None
 
@@ -455,6 +486,7 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         cpu_vendor=vendor,
         cpu_model=model,
         os=_os_release(r),
+        kernel_config=_kernel_config(r, kernel),
     )
     return topo, r.text(SMI_FILE)
 
