@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from hostc import api
@@ -337,3 +338,24 @@ def test_exit_code_3_is_documented() -> None:
 
     assert "3 internal error" in (hostc.cli.__doc__ or "")
     assert "`3`" in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("pci", "0000:17:00.0;reboot"),
+        ("pci", "../../../../tmp"),
+        ("netdev", 'eth0" x'),
+        ("rdma", "mlx5_0 mlx5_1"),
+        ("name", "$(touch /tmp/PWNED)"),
+    ],
+)
+def test_snapshot_device_fields_that_reach_scripts_are_refused(field: str, value: str) -> None:
+    """Device names and PCI addresses go into the tuning script, unit files and NCCL
+    variables: a snapshot cannot smuggle shell words or paths through them."""
+    from hostc.topology.validate import validate
+
+    topo = machine(**H100)  # type: ignore[arg-type]
+    nic = attrs.evolve(topo.nics[0], **{field: value})
+    bad = attrs.evolve(topo, nics=[nic, *topo.nics[1:]])
+    assert [d.path for d in validate(bad)] == [f"nics[0].{field}"]

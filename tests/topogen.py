@@ -67,7 +67,7 @@ def machine(
             gpus.append(
                 Gpu(
                     name=f"GPU{len(gpus)}",
-                    pci=f"0000:{bus:02x}:00.0",
+                    pci=f"{bus // 256:04x}:{bus % 256:02x}:00.0",
                     node=n,
                     vendor="NVIDIA",
                     model=gpu_model,
@@ -81,7 +81,7 @@ def machine(
             nics.append(
                 Nic(
                     name=f"mlx5_{i}",
-                    pci=f"0000:{bus:02x}:00.0",
+                    pci=f"{bus // 256:04x}:{bus % 256:02x}:00.0",
                     node=n,
                     netdev=f"ibp{bus}s0",
                     rdma=f"mlx5_{i}",

@@ -150,6 +150,20 @@ def _devices(topo: Topology, out: list[Diagnostic]) -> None:
         for name, n in Counter(d for d, _ in devs).items():
             if n > 1:
                 out.append(error(kind, f"device name {name!r} is listed {n} times"))
+    for kind, objs in (("gpus", topo.gpus), ("nics", topo.nics)):
+        for i, dev in enumerate(objs):
+            for field in ("name", "netdev", "rdma", "pci"):
+                value = getattr(dev, field, None)
+                pattern = _PCI if field == "pci" else _DEVICE
+                if value is not None and pattern.fullmatch(value) is None:
+                    out.append(
+                        error(
+                            f"{kind}[{i}].{field}",
+                            f"{value[:40]!r} is not a {_WHAT[field == 'pci']}",
+                            hint="PCI addresses look like 0000:17:00.0; names like GPU0, "
+                            "mlx5_0, ens1f0np0",
+                        )
+                    )
     for i, g in enumerate(topo.gpus):
         if g.cpus is not None:
             try:
@@ -163,6 +177,11 @@ def _devices(topo: Topology, out: list[Diagnostic]) -> None:
 
 
 _CONFIG_KEY = re.compile(r"CONFIG_[A-Z0-9_]{1,64}")
+#: Device names go into unit files, scripts and NCCL variables: one plain word each
+#: (netdevs: at most 15 characters in the kernel; RDMA and nvidia-smi names are short too).
+_DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}")
+_WHAT = {True: "PCI address", False: "device name"}
+_PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 
 
 def validate(topo: Topology) -> list[Diagnostic]:
