@@ -20,6 +20,7 @@ import typer
 from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
+    from hostc.artifact import Artifact
     from hostc.plan import Plan
     from hostc.topology.model import Topology
 
@@ -127,6 +128,17 @@ def _strict(warnings: list[Diagnostic], strict: bool) -> None:
         _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
 
 
+def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
+    """Target errors name the spec they were asked for (never a bare `<input>`)."""
+    from hostc import api
+    from hostc.diagnostics import with_file
+
+    try:
+        return api.emit(plan, names)
+    except HostcError as e:
+        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
+
+
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
     from hostc import api
 
@@ -167,7 +179,7 @@ def build(
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
-    artifacts = _guard(lambda: api.emit(plan, target or ["all"]))
+    artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
     _warn(warnings)
     if check:
         if out is None:
