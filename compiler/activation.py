@@ -70,7 +70,8 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
     if action is Action.RESTART and unit:
         return Step(("systemctl", "try-restart", unit), f"a running {unit} rereads its config")
     if action is Action.RUN:
-        return Step((art.path,), f"{art.path} applies what it carries")
+        script = unit or art.path
+        return Step((script,), f"{script} applies what it carries")
     if action is Action.REMOVE and unit:
         return Step(("rm", "-f", "--", unit), f"stale state in {unit} would be restored")
     if action is Action.INITRAMFS:

@@ -22,7 +22,7 @@ class Action(enum.StrEnum):
 
     SYSCTL = "sysctl"  # sysctl --system
     BOOTLOADER = "bootloader"  # regenerate the boot configuration (update-grub, grubby, …)
-    RUN = "run"  # run the file itself (a script that applies what it carries)
+    RUN = "run"  # run the file itself, or the script named by `unit` (its own artifact)
     DAEMON_RELOAD = "daemon-reload"  # systemctl daemon-reload: units and drop-ins
     DAEMON_REEXEC = "daemon-reexec"  # systemctl daemon-reexec: system.conf.d
     ENABLE = "enable"  # systemctl enable <unit>

@@ -5,9 +5,11 @@ kubeadm ≥ 1.30: a KubeletConfiguration drop-in in /etc/kubernetes/kubelet.conf
 file to point `--config` at.  RKE2 and k3s: a config.yaml.d drop-in whose
 `kubelet-arg+` list appends kubelet flags (a plain `kubelet-arg` would replace
 every kubelet-arg set in config.yaml).  Built as data and serialized by PyYAML;
-the reasons go in a comment block on top.  Every file removes the managers'
-state files before the kubelet restarts: a changed policy or reserved set with
-a stale checkpoint makes the kubelet crash-loop.
+the reasons go in a comment block on top.  A second artifact,
+/usr/local/sbin/hostc-kubelet-reset, takes the config into effect: it stops the
+kubelet (when running), removes the managers' checkpoints and starts it again.
+A changed policy or reserved set with a stale checkpoint makes the kubelet
+crash-loop, and removing the checkpoint under a running kubelet races with it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ TARGET = "kubelet"
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 DROPIN = "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
 WHOLE = "/etc/kubernetes/hostc-kubelet-config.yaml"
+RESET = "/usr/local/sbin/hostc-kubelet-reset"
 
 
 def rancher_path(flavor: ko.Flavor) -> str:
@@ -175,16 +178,25 @@ def render(plan: Plan, k: KubeletPlan) -> str:
     return "\n".join(header(plan, k)) + "\n" + body
 
 
-def activation(k: KubeletPlan) -> list[Activation]:
-    out = [Activation(Action.REMOVE, ko.CPU_STATE)]
-    if k.memory is not None:
-        out.append(Activation(Action.REMOVE, ko.MEMORY_STATE))
-    out.append(Activation(Action.RESTART, k.unit))
-    return out
+def state_files(k: KubeletPlan) -> list[str]:
+    """The managers' checkpoints a new policy or reservation must not meet."""
+    return [ko.CPU_STATE] + ([ko.MEMORY_STATE] if k.memory is not None else [])
+
+
+def reset_script(plan: Plan, k: KubeletPlan) -> str:
+    from hostc.targets._render import render as render_template
+
+    return render_template(
+        "hostc-kubelet-reset.sh.j2", plan=plan, unit=k.unit, files=state_files(k)
+    )
 
 
 def emit(plan: Plan) -> list[Artifact]:
     k = plan.kubelet
     if k is None:
         return []
-    return [file(TARGET, path(k), render(plan, k), *activation(k))]
+    takes_effect = Activation(Action.RUN, RESET)
+    return [
+        file(TARGET, path(k), render(plan, k), takes_effect),
+        file(TARGET, RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755),
+    ]

@@ -7,6 +7,7 @@ RKE2/k3s flags against the kubelet's documented flag names (`kubelet --help`).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from hostc.lower.kubelet import split_memory
 from hostc.plan import OsFamily, Plan
 from hostc.quantity import Quantity, QuantityError
 from hostc.spec import model as m
+from hostc.targets.kubelet import RESET
 from hostc.topology.model import Topology
 
 from test_properties import cases
@@ -147,7 +149,7 @@ def memory_total_from_flags(f: dict[str, list[str]]) -> Quantity:
 
 def test_rke2_example_reserves_the_housekeeping_set_and_adds_up() -> None:
     plan, _ = api.compile_file(RKE2)
-    [art] = api.emit(plan, ["kubelet"])
+    art, reset = api.emit(plan, ["kubelet"])
     assert art.path == "/etc/rancher/rke2/config.yaml.d/90-hostc.yaml"
     f = flag_values(art.text)
     assert CpuSet.parse(f["reserved-cpus"][0]) == plan.partition.housekeeping
@@ -157,16 +159,15 @@ def test_rke2_example_reserves_the_housekeeping_set_and_adds_up() -> None:
         "4Gi"
     ) + Quantity.parse("500Mi")
     assert f["cpu-manager-policy-options"] == ["full-pcpus-only=true"]
-    assert art.activation == (
-        Activation(Action.REMOVE, CPU_STATE),
-        Activation(Action.REMOVE, MEMORY_STATE),
-        Activation(Action.RESTART, "rke2-agent.service"),
-    )
+    assert art.activation == (Activation(Action.RUN, RESET),)
+    assert (reset.path, reset.mode, reset.activation) == (RESET, 0o755, (Activation(Action.RUN),))
+    assert "unit=rke2-agent.service\n" in reset.text
+    assert f"rm -f -- {CPU_STATE} {MEMORY_STATE}\n" in reset.text
 
 
 def test_kubeadm_example_is_a_v1beta1_dropin() -> None:
     plan, _ = api.compile_file(KUBEADM)
-    [art] = api.emit(plan, ["kubelet"])
+    art, _ = api.emit(plan, ["kubelet"])
     assert art.path == "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
     doc = yaml.safe_load(art.text)
     assert_v1beta1(doc)
@@ -177,17 +178,39 @@ def test_kubeadm_example_is_a_v1beta1_dropin() -> None:
     assert "featureGates" not in doc  # both options are beta or GA in 1.33
 
 
-def test_state_files_are_removed_before_the_kubelet_restarts_in_every_wrapper() -> None:
+def test_state_files_are_removed_before_the_kubelet_restarts_in_every_wrapper(
+    tmp_path: Path,
+) -> None:
     plan, _ = api.compile_file(RKE2)
     arts = api.emit(plan, ["all"])
     argv = [s.argv for s in steps(arts, OsFamily.DEBIAN)]
-    rm_cpu = argv.index(("rm", "-f", "--", CPU_STATE))
-    rm_mem = argv.index(("rm", "-f", "--", MEMORY_STATE))
-    restart = argv.index(("systemctl", "try-restart", "rke2-agent.service"))
-    assert rm_cpu < restart and rm_mem < restart
+    assert argv.count((RESET,)) == 1  # the config and the script share one step
     user_data = api.emit(plan, ["cloud-init"])[0].text
-    runcmd = yaml.safe_load(user_data.split("\n", 1)[1])["runcmd"]
-    assert ["rm", "-f", "--", CPU_STATE] in runcmd
+    doc = yaml.safe_load(user_data.split("\n", 1)[1])
+    assert [RESET] in doc["runcmd"]
+    assert RESET in {f["path"] for f in doc["write_files"]}
+    # the script stops a running kubelet, removes the checkpoints, then starts it
+    reset = next(a for a in arts if a.path == RESET)
+    log = tmp_path / "log"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "systemctl"
+    fake.write_text(f'#!/bin/sh\necho "systemctl $*" >> {log}\n[ "$1" != is-active ] || exit 0\n')
+    fake.chmod(0o755)
+    rm = bindir / "rm"
+    rm.write_text(f'#!/bin/sh\necho "rm $*" >> {log}\n')
+    rm.chmod(0o755)
+    script = tmp_path / "reset"
+    script.write_bytes(reset.data)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
+    r = subprocess.run(["sh", str(script)], env=env, capture_output=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert log.read_text().splitlines() == [
+        "systemctl is-active --quiet rke2-agent.service",
+        "systemctl stop rke2-agent.service",
+        f"rm -f -- {CPU_STATE} {MEMORY_STATE}",
+        "systemctl start rke2-agent.service",
+    ]
 
 
 def _kubelet_plan(spec: m.HostSpec, topo: Topology) -> Plan:
@@ -207,7 +230,7 @@ def _spec(**kubelet: Any) -> m.HostSpec:
 def test_kubeadm_before_130_gets_a_whole_config_file() -> None:
     topo = machine(gpus_per_node=2)
     plan = _kubelet_plan(_spec(version="1.29"), topo)
-    [art] = api.emit(plan, ["kubelet"])
+    art, _ = api.emit(plan, ["kubelet"])
     assert art.path == "/etc/kubernetes/hostc-kubelet-config.yaml"
     assert "--config=/etc/kubernetes/hostc-kubelet-config.yaml" in art.text
     assert_v1beta1(yaml.safe_load(art.text))
@@ -242,10 +265,10 @@ def test_alpha_option_needs_the_gate_and_gets_it() -> None:
             allow_alpha_options=True,
         ),
     )
-    [art] = api.emit(_kubelet_plan(spec, topo), ["kubelet"])
+    art, reset = api.emit(_kubelet_plan(spec, topo), ["kubelet"])
     assert art.path == "/etc/rancher/k3s/config.yaml.d/90-hostc.yaml"
     assert flag_values(art.text)["feature-gates"] == ["CPUManagerPolicyAlphaOptions=true"]
-    assert art.activation[-1] == Activation(Action.RESTART, "k3s.service")
+    assert "unit=k3s.service\n" in reset.text
 
 
 def test_mismatched_reserved_memory_exits_2_with_the_arithmetic(tmp_path: Path) -> None:
@@ -480,7 +503,7 @@ def test_kubelet_reads_back_to_the_plan(case: tuple[Topology, m.HostSpec]) -> No
         return
     k = plan.kubelet
     assert k is not None
-    [art] = api.emit(plan, ["kubelet"])
+    art, _ = api.emit(plan, ["kubelet"])
     if k.flavor is m.Flavor.KUBEADM:
         doc = yaml.safe_load(art.text)
         assert_v1beta1(doc)
@@ -509,4 +532,4 @@ def test_kubelet_reads_back_to_the_plan(case: tuple[Topology, m.HostSpec]) -> No
         assert set(rows) <= {n.id for n in plan.nodes if n.memory_mib != 0}
     else:
         assert rows == {}
-    assert Action.REMOVE in {a.action for a in art.activation}
+    assert art.activation == (Activation(Action.RUN, RESET),)

@@ -12,6 +12,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTD
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/kubernetes/kubelet.conf.d/90-hostc.conf "${DESTDIR:-}"/etc/kubernetes/kubelet.conf.d/90-hostc.conf
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-kubelet-reset "${DESTDIR:-}"/usr/local/sbin/hostc-kubelet-reset
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
@@ -20,22 +21,18 @@ if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
-# stale state in /var/lib/kubelet/cpu_manager_state would be restored
-rm -f -- /var/lib/kubelet/cpu_manager_state
-# stale state in /var/lib/kubelet/memory_manager_state would be restored
-rm -f -- /var/lib/kubelet/memory_manager_state
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
 systemctl daemon-reexec
 # load sysctl.d now (systemd-sysctl ran before)
 sysctl --system
+# /usr/local/sbin/hostc-kubelet-reset applies what it carries
+/usr/local/sbin/hostc-kubelet-reset
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
-# a running kubelet.service rereads its config
-systemctl try-restart kubelet.service
 # a running irqbalance.service rereads its config
 systemctl try-restart irqbalance.service
 # regenerate the boot configuration
