@@ -157,6 +157,16 @@ KERNEL_CONFIG = {
     "rcu_nocbs": "CONFIG_RCU_NOCB_CPU",
 }
 
+#: `amd_pstate=` modes by the release that added them (the parameter itself: 6.1;
+#: active, with EPP: 6.3; guided: 6.4; Documentation/admin-guide/pm/amd-pstate.rst).
+#: An older kernel ignores an unknown mode and keeps its default driver.
+AMD_PSTATE_SINCE: dict[str, Release] = {
+    "passive": (6, 1),
+    "disable": (6, 1),
+    "active": (6, 3),
+    "guided": (6, 4),
+}
+
 #: The kernel's default ceiling for RLIMIT_NOFILE (fs.nr_open); a larger nofile
 #: needs fs.nr_open raised, or setrlimit fails with EPERM and pam_limits refuses
 #: the session.

@@ -457,3 +457,18 @@ def test_mechanism_the_kernel_was_built_without_is_refused() -> None:
 def test_unknown_build_options_are_not_guessed() -> None:
     plan, _ = plan_of(isolating(), host())
     assert "nohz_full=" in cmdline(plan)
+
+
+@pytest.mark.parametrize(
+    ("mode", "kernel", "ok"),
+    [("guided", "6.4.0", True), ("guided", "6.3.0", False), ("active", "6.2.0", False)],
+)
+def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -> None:
+    s = spec(cpufreq=m.Cpufreq(pstate=m.PstateMode(mode)))
+    topo = host(vendor="amd", kernel=kernel)
+    if ok:
+        plan, _ = plan_of(s, topo)
+        assert f"amd_pstate={mode}" in cmdline(plan)
+    else:
+        [e] = errors_of(s, topo)
+        assert e.startswith(f"cpufreq.pstate: amd_pstate={mode} needs Linux ≥ 6.")

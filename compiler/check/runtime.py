@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from hostc import kernelfacts
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.lower import memory as lmem
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
@@ -89,6 +91,16 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
     elif topo.cpu_vendor == "intel" and mode.value == "guided":
         yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
+    elif topo.cpu_vendor == "amd":
+        release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+        since = kernelfacts.AMD_PSTATE_SINCE.get(mode.value)
+        if release is not None and since is not None and release < since:
+            yield error(
+                "cpufreq.pstate",
+                f"amd_pstate={mode.value} needs Linux ≥ {since[0]}.{since[1]}; kernel "
+                f"{release[0]}.{release[1]} ignores it and keeps its default driver",
+                hint="leave cpufreq.pstate out, or boot a newer kernel",
+            )
 
 
 # --- Plan rules: the traps of knobs.md -----------------------------------------
