@@ -101,9 +101,28 @@ def compile_plan(
 
 def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
-    spec, source = load_spec(spec_path)
+    spec, source = _read_spec(spec_path)
     topo = _read_topology(topology_path(spec, spec_path, topology, source))
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+
+
+def _read_spec(path: Path) -> tuple[HostSpec, str]:
+    """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
+    per node class and compiles it for every machine of the class."""
+    from hostc.spec.load import SPEC_LIMIT
+    from hostc.topology.readfile import read_text_bounded
+
+    text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
+    return _parsed_spec(text, str(path)), text
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_spec(text: str, file: str) -> HostSpec:
+    """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
+    Only successes are remembered: a HostcError propagates and is not cached."""
+    from hostc.spec.load import loads
+
+    return loads(text, file)
 
 
 def _read_topology(path: Path) -> Topology:

@@ -33,6 +33,10 @@ class CpuSet:
     """CPU ids; ``str()`` gives the canonical cpulist (``0-3,8-11``)."""
 
     ids: frozenset[int] = attrs.field(converter=_to_frozenset, factory=frozenset)
+    #: the canonical text, computed on first use (a frozen value: it cannot go stale)
+    _text: str | None = attrs.field(
+        default=None, init=False, eq=False, hash=False, repr=False, alias="_text"
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.ids and (low := min(self.ids)) < 0:
@@ -117,7 +121,11 @@ class CpuSet:
         return out
 
     def __str__(self) -> str:
-        return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in self.ranges())
+        if self._text is None:
+            text = ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in self.ranges())
+            object.__setattr__(self, "_text", text)  # a cache on a frozen value
+            return text
+        return self._text
 
     def __repr__(self) -> str:
         return f"CpuSet({str(self)!r})"

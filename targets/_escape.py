@@ -31,7 +31,9 @@ def _short(text: str) -> str:
 
 def oneline(text: object) -> str:
     """Any text as one printable line: control characters dropped, whitespace collapsed."""
-    s = _CONTROL.sub(" ", str(text))
+    s = str(text)
+    if not s.isprintable():  # C-speed fast path: most reasons are plain printable text
+        s = _CONTROL.sub(" ", s)
     return " ".join(s.split())
 
 
@@ -81,6 +83,8 @@ def word(value: object) -> str:
 
 def finalize(value: object) -> object:
     """Every `{{ … }}` output: no control character, whatever the filters did."""
-    if isinstance(value, str) and _has_control(value):
+    # isprintable() is False for every control character (and some harmless ones,
+    # which the regex then lets through): the common case costs one C call.
+    if isinstance(value, str) and not value.isprintable() and _has_control(value):
         raise UnsafeValue(f"a template value holds a control character: {_short(value)}")
     return value

@@ -7,6 +7,7 @@ spec that passed the parse rules in `check.cpu`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
@@ -56,6 +57,21 @@ def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
 
 
 def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
+    """The partition of `topo` that `spec` asks for; check and lower both need it.
+
+    A pure function of two frozen values, so it is remembered on the snapshot for
+    the spec it was computed for (a weak reference: a new spec never sees it)."""
+    memo = topo.memo()
+    hit = memo.get("partition")
+    if hit is not None and hit[0]() is spec:
+        found: CpuPartition = hit[1]
+        return found
+    part = _partition(spec, topo)
+    memo["partition"] = (weakref.ref(spec), part)
+    return part
+
+
+def _partition(spec: HostSpec, topo: Topology) -> CpuPartition:
     online = topo.online
     cores = tuple(topo.cores().values())
     boot = topo.boot_cpu if online else None
