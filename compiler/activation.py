@@ -29,7 +29,7 @@ _BOOTLOADER: dict[OsFamily, tuple[str, ...] | None] = {
     OsFamily.UNKNOWN: ("update-grub",),
     OsFamily.RHEL: None,  # the grubby script (Action.RUN) edits the BLS entries itself
     OsFamily.COREOS: None,  # kernel arguments travel in Ignition's kernelArguments
-    OsFamily.SUSE: ("grub2-mkconfig", "-o", "/boot/grub2/grub.cfg"),
+    OsFamily.SUSE: None,  # no carrier (plan.boot): the kernel-cmdline deliverable only
 }
 _INITRAMFS: dict[OsFamily, tuple[str, ...] | None] = {
     OsFamily.DEBIAN: ("update-initramfs", "-u"),

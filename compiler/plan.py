@@ -306,6 +306,23 @@ class KubeletPlan:
         return self.memory is not None and self.memory.policy == "Static"
 
 
+class BootCarrier(enum.StrEnum):
+    """The one artifact that puts the kernel arguments into this host's boot entries."""
+
+    GRUB = "grub"  # /etc/default/grub.d drop-in, update-grub (Debian family)
+    GRUBBY = "grubby"  # grubby edits the BLS entries (RHEL family)
+    TUNED = "tuned"  # the TuneD profile's [bootloader] (runtime.owner = tuned)
+    IGNITION = "ignition"  # Ignition's kernelArguments (CoreOS family)
+    NONE = "none"  # no file target: the kernel-cmdline deliverable only
+
+
+@attrs.frozen
+class Boot:
+    carrier: BootCarrier
+    reason: Reason
+    when: When = When.BOOT
+
+
 @attrs.frozen
 class Plan:
     host: HostFacts
@@ -323,6 +340,7 @@ class Plan:
     left_out: tuple[LeftOut, ...] = ()
     runtime: Runtime = attrs.field(factory=lambda: Runtime())
     kubelet: KubeletPlan | None = None
+    boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)

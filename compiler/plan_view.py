@@ -124,7 +124,12 @@ def render(plan: Plan) -> str:
         lines += ["", f"workload {w.name}: {numactl(w)} <server>", f"  # {w.reason}"]
         lines += workload_lines(w)
     line = cmdline(plan)
-    lines += ["", f"kernel command line ({len(line)} of {plan.host.cmdline_budget} bytes):"]
+    lines += [
+        "",
+        f"kernel command line ({len(line)} of {plan.host.cmdline_budget} bytes), "
+        f"carried by {plan.boot.carrier}:",
+        f"  # {plan.boot.reason}",
+    ]
     lines += [f"  {a}\n      # {a.reason}" for a in kernel_args(plan)] or ["  (none)"]
     lines += ["", "sysctl:"]
     lines += [f"  {s.key} = {s.value}\n      # {s.reason}" for s in plan.sysctls] or ["  (none)"]

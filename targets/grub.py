@@ -11,28 +11,17 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
-from hostc.plan import OsFamily, Plan, RuntimeOwner
+from hostc.plan import BootCarrier, Plan
 from hostc.targets._render import render
 
 PATH = "/etc/default/grub.d/90-hostc.cfg"
 
-#: One owner for the kernel arguments: with TuneD in charge, its [bootloader] carries them.
-TUNED_OWNS = 'runtime.owner is "tuned": the TuneD profile\'s [bootloader] carries the arguments'
-
-
-#: Families whose grub-mkconfig sources /etc/default/grub.d/*.cfg.
-READS_DROPINS = (OsFamily.DEBIAN, OsFamily.UNKNOWN)
-
 
 def applies(plan: Plan) -> str | None:
-    if plan.runtime.owner is RuntimeOwner.TUNED:
-        return TUNED_OWNS
-    if plan.host.os_family in READS_DROPINS:
+    """The Plan names the one carrier of the kernel arguments (`plan.boot`)."""
+    if plan.boot.carrier is BootCarrier.GRUB:
         return None
-    return (
-        f"{plan.host.os or plan.host.os_family} ({plan.host.os_family} family) does not read "
-        "/etc/default/grub.d"
-    )
+    return f"the kernel arguments go by {plan.boot.carrier}: {plan.boot.reason.why}"
 
 
 def emit(plan: Plan) -> list[Artifact]:

@@ -14,20 +14,18 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
-from hostc.plan import OsFamily, Plan, RuntimeOwner
+from hostc.plan import BootCarrier, Plan
 from hostc.targets._render import render
-from hostc.targets.grub import TUNED_OWNS
 
 PATH = "/usr/local/sbin/hostc-kargs"
 STATE = "/etc/hostc/kargs"
 
 
 def applies(plan: Plan) -> str | None:
-    if plan.runtime.owner is RuntimeOwner.TUNED:
-        return TUNED_OWNS
-    if plan.host.os_family is OsFamily.RHEL:
+    """The Plan names the one carrier of the kernel arguments (`plan.boot`)."""
+    if plan.boot.carrier is BootCarrier.GRUBBY:
         return None
-    return f"grubby edits BLS entries on RHEL-family hosts; this host is {plan.host.os_family}"
+    return f"the kernel arguments go by {plan.boot.carrier}: {plan.boot.reason.why}"
 
 
 def emit(plan: Plan) -> list[Artifact]:

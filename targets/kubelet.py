@@ -19,6 +19,7 @@ from typing import Any
 from hostc import kubelet_options as ko
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import KubeletPlan, Plan, Reason
+from hostc.targets._escape import comment
 
 TARGET = "kubelet"
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
@@ -109,7 +110,8 @@ def flags(k: KubeletPlan) -> list[str]:
 
 
 def _line(text: str) -> str:
-    return "# " + " ".join(str(text).split())
+    """One YAML comment line: control characters and line breaks cannot end it."""
+    return comment(text)
 
 
 def _reasons(k: KubeletPlan) -> list[tuple[str, Reason]]:
@@ -134,11 +136,11 @@ def _reasons(k: KubeletPlan) -> list[tuple[str, Reason]]:
 
 def header(plan: Plan, k: KubeletPlan) -> list[str]:
     lines = [
-        f"# Managed by hostc for {plan.host.name}; regenerate, do not edit.",
+        _line(f"Managed by hostc for {plan.host.name}; regenerate, do not edit."),
         _line(
-            f"Apply: drain the node, stop {k.unit}, remove {ko.CPU_STATE}"
-            + (f" and {ko.MEMORY_STATE}" if k.memory is not None else "")
-            + f", start {k.unit} (a changed policy with a stale checkpoint crash-loops)."
+            f"Apply: drain the node, then run {RESET}: it stops {k.unit}, removes "
+            + " and ".join(state_files(k))
+            + " and starts it again (a changed policy with a stale checkpoint crash-loops)."
         ),
     ]
     if k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:

@@ -27,13 +27,18 @@ def pam_value(limit: Limit) -> str:
 SERVICE_NOFILE_SOFT = 1024
 
 
-def systemd_value(limit: Limit) -> str:
-    """systemd takes sizes with a unit suffix and `infinity`; limits.d takes KiB and `unlimited`."""
+def systemd_value(limit: Limit, *, nofile_soft: int | None = SERVICE_NOFILE_SOFT) -> str:
+    """systemd takes sizes with a unit suffix and `infinity`; limits.d takes KiB and `unlimited`.
+
+    `nofile_soft` is the soft open-files limit to pair with the hard one (None: the same
+    as the hard one, for a GPU server that wants every descriptor from the start)."""
     if limit.value == UNLIMITED:
         return "infinity"
     if limit.item == "memlock":
         return f"{limit.value}K"
-    return f"{SERVICE_NOFILE_SOFT}:{limit.value}"
+    if nofile_soft is None:
+        return str(limit.value)
+    return f"{nofile_soft}:{limit.value}"
 
 
 def emit(plan: Plan) -> list[Artifact]:

@@ -12,10 +12,15 @@ Ownership (one owner per setting, the rule `--target all` follows):
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
-from hostc.plan import UNLIMITED, IrqOwner, Limit, Plan, ServiceOff, Workload
-from hostc.targets._render import render
+import re
 
+from hostc.artifact import Action, Activation, Artifact, file
+from hostc.plan import IrqOwner, Limit, Plan, ServiceOff, Workload
+from hostc.targets._escape import UnsafeValue
+from hostc.targets._render import render
+from hostc.targets.limits import systemd_value
+
+_UNIT = re.compile(r"[A-Za-z0-9:_-][A-Za-z0-9:_.-]*(@[A-Za-z0-9:_.-]*)?\.service")
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 UNIT = "hostc-tuning.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
@@ -25,6 +30,10 @@ PRESET_PATH = "/etc/systemd/system-preset/90-hostc.preset"
 
 
 def dropin_path(unit: str) -> str:
+    """check refuses bad unit names; the path refuses them again (one missed check must
+    not let a name climb out of /etc/systemd/system)."""
+    if not _UNIT.fullmatch(unit):
+        raise UnsafeValue(f"unit name {unit[:80]!r} is not safe in a path")
     return f"/etc/systemd/system/{unit}.d/90-hostc.conf"
 
 
@@ -34,19 +43,18 @@ def env_assignment(name: str, value: str) -> str:
     return f'"{inner}"'
 
 
+#: systemd.exec(5) per-service names of the Plan's limits.
+_SERVICE_KEY = {"nofile": "LimitNOFILE", "memlock": "LimitMEMLOCK"}
+
+
 def _limit_rows(plan: Plan) -> list[tuple[Limit, str, str]]:
-    rows = []
-    for lim in plan.limits:
-        if lim.value == UNLIMITED:
-            value = "infinity"
-        elif lim.item == "memlock":
-            value = f"{lim.value}K"
-        else:
-            value = str(lim.value)  # the server itself wants the high soft limit too
-        key = {"nofile": "LimitNOFILE", "memlock": "LimitMEMLOCK"}.get(lim.item)
-        if key is not None:
-            rows.append((lim, key, value))
-    return rows
+    """The limits for one workload's service: the same spelling as the manager's
+    defaults, except that the server gets the high soft nofile limit too."""
+    return [
+        (lim, _SERVICE_KEY[lim.item], systemd_value(lim, nofile_soft=None))
+        for lim in plan.limits
+        if lim.item in _SERVICE_KEY
+    ]
 
 
 def services(plan: Plan) -> list[ServiceOff]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import io
 import os
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,18 @@ from hostc.plan import Plan
 from conftest import IN_CI
 
 Files = dict[str, tuple[int, bytes]]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_cli(example: str, target: str) -> subprocess.CompletedProcess[bytes]:
+    """`hostc build examples/<example>/node.toml --target <target>` as a pipeline runs it."""
+    return hostc_cli("build", str(ROOT / "examples" / example / "node.toml"), "--target", target)
+
+
+def hostc_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "hostc", *args], capture_output=True, cwd=ROOT, timeout=120
+    )
 
 
 def host_files(plan: Plan) -> list[api.Artifact]:

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from delivery_read import as_files, host_files, need_root, tree_files, user_data, user_data_files
 
 from hostc import api
 from hostc.activation import needs_reboot, steps
@@ -22,6 +21,15 @@ from hostc.artifact import Action, Activation, Artifact
 from hostc.targets import cloud_init
 
 from conftest import need_tool
+from delivery_read import (
+    as_files,
+    build_cli,
+    host_files,
+    need_root,
+    tree_files,
+    user_data,
+    user_data_files,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
@@ -49,13 +57,7 @@ def _schema(path: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_cli_user_data_passes_cloud_init_schema(name: str, tmp_path: Path) -> None:
     """The acceptance command: `hostc build … --target cloud-init > user-data`."""
-    spec = ROOT / "examples" / name / "node.toml"
-    r = subprocess.run(
-        ["python", "-m", "hostc", "build", str(spec), "--target", "cloud-init"],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    r = build_cli(name, "cloud-init")
     assert r.returncode == 0, r.stderr
     path = tmp_path / "user-data"
     path.write_bytes(r.stdout)

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from delivery_read import as_files, host_files, ignition_files, need_root, tree_files
 
 from hostc import api
 from hostc.artifact import Action, Activation, Artifact
@@ -22,6 +21,7 @@ from hostc.kernelargs import kernel_args
 from hostc.targets import ignition
 
 from conftest import need_tool
+from delivery_read import as_files, build_cli, host_files, ignition_files, need_root, tree_files
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
@@ -71,13 +71,7 @@ def _kargs(root: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_cli_config_passes_ignition_validate(name: str, tmp_path: Path) -> None:
-    spec = ROOT / "examples" / name / "node.toml"
-    r = subprocess.run(
-        ["python", "-m", "hostc", "build", str(spec), "--target", "ignition"],
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    r = build_cli(name, "ignition")
     assert r.returncode == 0, r.stderr
     path = tmp_path / "config.ign"
     path.write_bytes(r.stdout)

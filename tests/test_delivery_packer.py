@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from delivery_read import as_files, host_files, tree_files
-
 from hostc import api
 from hostc.artifact import Kind
 
 from conftest import need_tool
+from delivery_read import as_files, host_files, tree_files
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE_DIR = ROOT / "examples" / "packer"

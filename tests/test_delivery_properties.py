@@ -6,14 +6,6 @@ from __future__ import annotations
 
 import json
 
-from delivery_read import (
-    as_files,
-    host_files,
-    ignition_files,
-    tar_files,
-    user_data,
-    user_data_files,
-)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +16,14 @@ from hostc.spec import model as m
 from hostc.targets import cloud_init, ignition, rootfs_tar
 from hostc.topology.model import Topology
 
+from delivery_read import (
+    as_files,
+    host_files,
+    ignition_files,
+    tar_files,
+    user_data,
+    user_data_files,
+)
 from test_properties import _compile, cases
 
 WRAPPERS = ["cloud-init", "ignition", "rootfs", "rootfs-tar"]

@@ -17,7 +17,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from delivery_read import as_files, host_files, need_root, tar_files, tree_files
 
 from hostc import api
 from hostc.activation import needs_reboot, steps
@@ -25,6 +24,7 @@ from hostc.artifact import Kind
 from hostc.targets import rootfs_tar
 
 from conftest import need_tool
+from delivery_read import as_files, host_files, hostc_cli, need_root, tar_files, tree_files
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
@@ -38,10 +38,7 @@ def _spec(name: str) -> str:
     return str(ROOT / "examples" / name / "node.toml")
 
 
-def _hostc(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["python", "-m", "hostc", *args], capture_output=True, cwd=ROOT, timeout=120
-    )
+_hostc = hostc_cli
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

@@ -472,3 +472,57 @@ def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -
     else:
         [e] = errors_of(s, topo)
         assert e.startswith(f"cpufreq.pstate: amd_pstate={mode} needs Linux ≥ 6.")
+
+
+def test_unknown_vendor_names_every_intel_only_argument() -> None:
+    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt")))
+    _, warnings = plan_of(s, host(vendor=None))  # type: ignore[arg-type]
+    [w] = [w for w in warnings if "CPU vendor" in w]
+    assert "intel_idle.max_cstate, intel_iommu" in w
+    _, known = plan_of(s, host(vendor="amd"))
+    assert not [w for w in known if "CPU vendor" in w]
+
+
+@pytest.mark.parametrize(
+    ("os_release", "warned"),
+    [
+        (OsRelease("rhel", "8.9", ["fedora"]), True),
+        (OsRelease("ubuntu", "18.04", ["debian"]), True),
+        (RHEL9, False),
+        (UBUNTU, False),
+        (OsRelease("gentoo", "2.15"), False),  # unknown release: nothing guessed
+    ],
+    ids=["rhel8", "ubuntu1804", "rhel9", "ubuntu2404", "unknown"],
+)
+def test_workload_memory_binding_needs_systemd_243(os_release: OsRelease, warned: bool) -> None:
+    _, warnings = plan_of(isolating(), host(os=os_release))
+    hits = [w for w in warnings if "ignores NUMAPolicy=" in w]
+    assert bool(hits) == warned, warnings
+    if warned:
+        assert "memory is not bound" in hits[0]
+
+
+def test_spec_os_decides_the_systemd_release() -> None:
+    s = attrs.evolve(isolating(), host=m.Host(name="t", role=m.Role.INFERENCE, os="rocky-8.10"))
+    _, warnings = plan_of(s, host(os=UBUNTU))
+    assert any(w.startswith("host.os: rocky 8.10 ships systemd 239") for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("os_release", "carrier", "targets"),
+    [
+        (UBUNTU, "grub", {"grub"}),
+        (RHEL9, "grubby", {"grubby"}),
+        (COREOS, "ignition", set()),
+        (OsRelease("sles", "15.5", ["suse"]), "none", set()),
+    ],
+    ids=["debian", "rhel", "coreos", "suse"],
+)
+def test_one_carrier_of_the_kernel_arguments_per_host(
+    os_release: OsRelease, carrier: str, targets: set[str]
+) -> None:
+    plan, warnings = plan_of(isolating(), host(os=os_release))
+    assert plan.boot.carrier == carrier
+    assert {a.target for a in api.emit(plan, ["all"])} & {"grub", "grubby", "tuned"} == targets
+    silent = [w for w in warnings if "no file target carries the kernel arguments" in w]
+    assert bool(silent) == (carrier == "none")

@@ -21,6 +21,7 @@ Rule = Callable[[HostSpec, Topology], Iterable[Diagnostic]]
 RULES: tuple[Rule, ...] = (
     host.names_valid,
     host.os_well_formed,
+    host.systemd_binds_memory,
     release.kernel_well_formed,
     release.sysctls_exist,
     release.nofile_within_nr_open,
@@ -59,7 +60,8 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.boot_cpu_housekeeping,
     plan_rules.nodes_keep_housekeeping,
     plan_rules.workloads_on_online_cpus,
-    plan_rules.cstate_vendor_known,
+    plan_rules.vendor_known,
+    plan_rules.kernel_args_carried,
     kernel.cmdline_fits,
     runtime.isolated_cpus_pinned,
     runtime.nohz_full_not_shared,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, error
-from hostc.lower.assemble import split_os
+from hostc import osfacts
+from hostc.diagnostics import Diagnostic, error, warning
+from hostc.lower.assemble import os_release, split_os
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
@@ -31,3 +32,26 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for path, name in named:
         if (problem := name_problem(name)) is not None:
             yield error(path, problem)
+
+
+def systemd_binds_memory(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """The workload drop-ins bind memory with NUMAPolicy=/NUMAMask= (systemd ≥ 243)."""
+    if not spec.workload:
+        return
+    try:
+        rel = os_release(spec, topo)
+    except ValueError:
+        return  # os_well_formed reports it
+    if rel is None:
+        return
+    version = osfacts.systemd_version(rel.id, rel.version_id)
+    if version is None or version >= osfacts.NUMA_POLICY_SINCE:
+        return
+    yield warning(
+        "host.os" if spec.host.os is not None else "host.topology",
+        f"{rel.id} {rel.version_id} ships systemd {version}, which ignores NUMAPolicy= and "
+        f"NUMAMask= (systemd {osfacts.NUMA_POLICY_SINCE}): the workloads get their CPUs, "
+        "but their memory is not bound to the GPUs' node",
+        hint="start the servers under `numactl --membind` (hostc plan prints the line), "
+        "or boot a newer release",
+    )

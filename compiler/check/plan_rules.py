@@ -54,14 +54,39 @@ def workloads_on_online_cpus(plan: Plan) -> Iterator[Diagnostic]:
             yield error("plan.workloads", f"workload {w.name} runs on CPUs not online: {w.cpus}")
 
 
-def cstate_vendor_known(plan: Plan) -> Iterator[Diagnostic]:
-    """intel_idle exists only on Intel; without the vendor both arguments go out."""
-    if plan.cstates is None or not plan.host.x86 or plan.host.cpu_vendor is not None:
+def kernel_args_carried(plan: Plan) -> Iterator[Diagnostic]:
+    """Kernel arguments no file target carries reach the host only if someone applies them."""
+    from hostc.kernelargs import kernel_args
+    from hostc.plan import BootCarrier
+
+    if plan.boot.carrier is not BootCarrier.NONE or not kernel_args(plan):
+        return
+    yield warning(
+        "host.os" if plan.host.os else "host.topology",
+        f"no file target carries the kernel arguments on {plan.host.os or 'this host'} "
+        f"({plan.boot.reason.why}); only the kernel-cmdline deliverable has them",
+        hint="apply kernel-cmdline with the host's own tooling (e.g. yast bootloader), or "
+        'hand the tuning to TuneD: [runtime] owner = "tuned"',
+    )
+
+
+#: Kernel arguments only Intel CPUs act on; hostc emits them when the vendor is unknown.
+INTEL_ONLY = ("intel_idle.max_cstate", "intel_iommu")
+
+
+def vendor_known(plan: Plan) -> Iterator[Diagnostic]:
+    """Without the vendor, Intel-only arguments go out beside the generic ones: say so."""
+    if not plan.host.x86 or plan.host.cpu_vendor is not None:
+        return
+    from hostc.kernelargs import kernel_args
+
+    inert = [a.key for a in kernel_args(plan) if a.key in INTEL_ONLY]
+    if not inert:
         return
     yield warning(
         "host.topology",
-        "the snapshot does not say the CPU vendor, so both intel_idle.max_cstate and "
-        "processor.max_cstate are emitted (one of them is inert on this host)",
+        f"the snapshot does not say the CPU vendor, so the Intel-only {', '.join(inert)} "
+        "go out too (inert on a non-Intel host)",
         hint="capture with `hostc probe`, or import lscpu's full output or hwloc XML "
         "(they carry the vendor)",
     )

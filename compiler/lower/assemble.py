@@ -9,6 +9,8 @@ from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.plan import (
     UNLIMITED,
+    Boot,
+    BootCarrier,
     CStateLimit,
     HostFacts,
     Limit,
@@ -17,6 +19,7 @@ from hostc.plan import (
     OsFamily,
     Plan,
     Reason,
+    RuntimeOwner,
     Sysctl,
     Thp,
 )
@@ -155,12 +158,44 @@ def nr_open_for(limits: list[Limit], sysctls: list[Sysctl]) -> list[Sysctl]:
     ]
 
 
+_CARRIER = {
+    OsFamily.DEBIAN: (BootCarrier.GRUB, "Debian's grub-mkconfig sources /etc/default/grub.d"),
+    OsFamily.UNKNOWN: (
+        BootCarrier.GRUB,
+        "the OS is not known: the GRUB drop-in, as Debian and Ubuntu read it (set host.os)",
+    ),
+    OsFamily.RHEL: (
+        BootCarrier.GRUBBY,
+        "RHEL-family hosts boot BLS entries that grubby edits; their grub2-mkconfig does "
+        "not read /etc/default/grub.d",
+    ),
+    OsFamily.COREOS: (BootCarrier.IGNITION, "CoreOS-family hosts take kernelArguments in Ignition"),
+    OsFamily.SUSE: (
+        BootCarrier.NONE,
+        "SUSE's grub2-mkconfig reads only /etc/default/grub, which hostc does not edit",
+    ),
+}
+
+
+def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
+    """Exactly one carrier of the kernel arguments per host, decided here once."""
+    if owner is RuntimeOwner.TUNED:
+        return Boot(
+            BootCarrier.TUNED,
+            Reason("runtime.owner", "TuneD owns the tuning, its [bootloader] the arguments"),
+        )
+    carrier, why = _CARRIER[host.os_family]
+    return Boot(carrier, Reason("host", f"{host.os or host.os_family}: {why}"))
+
+
 def lower(spec: HostSpec, topo: Topology) -> Plan:
     part = cpu.partition(spec, topo)
     pins = placement.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
+    host = host_facts(spec, topo)
     ctx = context(spec, topo, bool(pins))
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
+    runtime_plan = runtime.runtime(spec, topo, part, host, merged)
     by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
     for r in merged:
         by_kind[r.kind].append(r)
@@ -193,7 +228,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
             )
         )
     return Plan(
-        host=host_facts(spec, topo),
+        host=host,
         partition=part,
         isolation=tuple(kernel.isolation(spec, part, ctx.kernel)),
         nodes=tuple(nodes),
@@ -205,7 +240,8 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         sysctls=tuple(sysctls),
         limits=tuple(limits),
         workloads=tuple(pins),
-        runtime=runtime.runtime(spec, topo, part, host_facts(spec, topo), merged),
+        runtime=runtime_plan,
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
         left_out=presets.LEFT_OUT,
+        boot=boot(host, runtime_plan.owner),
     )
