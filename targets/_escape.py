@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from hostc import charsets
+
 
 class UnsafeValue(ValueError):
     """A value a template would have to print, but cannot print safely."""
@@ -13,7 +15,7 @@ class UnsafeValue(ValueError):
 #: Unicode category Cc (exactly U+0000-U+001F and U+007F-U+009F, fixed by Unicode's
 #: stability policy) and the line and paragraph separators; one regex, not a Python
 #: loop per character (this check runs on every value of every template).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = charsets.CONTROL
 
 
 def _is_control(ch: str) -> bool:
@@ -42,7 +44,7 @@ def comment(text: object, prefix: str = "# ") -> str:
     return prefix + oneline(text)
 
 
-_GRUB_ARG = re.compile(r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/=+@%-]+)?$")
+_GRUB_ARG = charsets.KERNEL_ARG
 
 
 def grubarg(arg: object) -> str:
@@ -53,7 +55,7 @@ def grubarg(arg: object) -> str:
     return s
 
 
-_SYSCTL_KEY = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_*/-]+)+$")
+_SYSCTL_KEY = charsets.SYSCTL_KEY
 
 
 def sysctl_key(key: object) -> str:

@@ -12,15 +12,13 @@ Ownership (one owner per setting, the rule `--target all` follows):
 
 from __future__ import annotations
 
-import re
-
+from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import IrqOwner, Limit, Plan, ServiceOff, Workload
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 from hostc.targets.limits import systemd_value
 
-_UNIT = re.compile(r"[A-Za-z0-9:_-][A-Za-z0-9:_.-]*(@[A-Za-z0-9:_.-]*)?\.service")
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 UNIT = "hostc-tuning.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
@@ -32,7 +30,7 @@ PRESET_PATH = "/etc/systemd/system-preset/90-hostc.preset"
 def dropin_path(unit: str) -> str:
     """check refuses bad unit names; the path refuses them again (one missed check must
     not let a name climb out of /etc/systemd/system)."""
-    if not _UNIT.fullmatch(unit):
+    if not (charsets.UNIT.fullmatch(unit) and unit.endswith(".service")):
         raise UnsafeValue(f"unit name {unit[:80]!r} is not safe in a path")
     return f"/etc/systemd/system/{unit}.d/90-hostc.conf"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from hostc import kernelfacts
+from hostc import charsets, kernelfacts
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import memory as lmem
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
@@ -18,13 +18,7 @@ from hostc.topology.model import Topology
 MODULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 #: One `options` word: key or key=value, nothing a modprobe.d line would split or comment.
 MODULE_OPTION = re.compile(r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/+@-]+)?$")
-#: systemd.unit(5): "[A-Za-z0-9:_.\\-]" plus one "@" for templates, a known type
-#: suffix, at most 255 characters.  hostc refuses `\\` (escapes) to stay literal.
-UNIT_TYPES = (
-    "service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer",
-    "slice", "scope",
-)  # fmt: skip
-UNIT = re.compile(r"^[A-Za-z0-9:_.-]+(@[A-Za-z0-9:_.-]*)?\.(" + "|".join(UNIT_TYPES) + r")$")
+UNIT = charsets.UNIT  # at most 255 characters, checked beside it
 
 
 def unit_problem(name: str) -> str | None:

@@ -15,8 +15,9 @@ than `shown()` allows of the offending value.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import NewType
+
+from hostc import charsets
 
 #: Host and workload names: a DNS-label-like word.
 Name = NewType("Name", str)
@@ -29,17 +30,17 @@ _NAME = re.compile(NAME_PATTERN)
 #: A kernel argument: characters both the kernel's parser and GRUB's script
 #: language take literally when unquoted (no quoting, braces, globs, comments,
 #: variables, separators or whitespace).
-KERNEL_ARG_PATTERN = r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/=+@%-]+)?$"
-_ARG_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
-_ARG_VALUE = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]+$")
+KERNEL_ARG_PATTERN = charsets.KERNEL_ARG.pattern
+_ARG_KEY = re.compile(rf"^{charsets.KERNEL_ARG_KEY}$")
+_ARG_VALUE = re.compile(rf"^{charsets.KERNEL_ARG_VALUE}$")
 #: Longest single argument (the whole command line is budgeted separately).
 KERNEL_ARG_MAX = 1024
 
 #: A sysctl key in its canonical dotted form (after `normalize_sysctl_key`):
 #: lowercase words, `/` standing for a literal dot inside a component
 #: (`net.ipv4.conf.eth0/100.rp_filter`), `*` as sysctl.d's glob.
-SYSCTL_KEY_PATTERN = r"^[a-z0-9_-]+(\.[a-z0-9_*/-]+)+$"
-_SYSCTL_KEY = re.compile(SYSCTL_KEY_PATTERN)
+SYSCTL_KEY_PATTERN = charsets.SYSCTL_KEY.pattern
+_SYSCTL_KEY = charsets.SYSCTL_KEY
 #: A value is one line of words; /proc/sys takes at most a page.
 SYSCTL_VALUE_MAX = 4096
 
@@ -59,10 +60,8 @@ def control_char(text: str) -> str | None:
     C0 (NUL, tab, LF, CR …), DEL, C1, and the Unicode line and paragraph
     separators: each either ends a line in some reader or is invisible in review.
     """
-    for ch in text:
-        if ch in "\u2028\u2029" or unicodedata.category(ch) == "Cc":
-            return f"U+{ord(ch):04X}"
-    return None
+    m = charsets.CONTROL.search(text)
+    return None if m is None else f"U+{ord(m.group()):04X}"
 
 
 def name_problem(text: str) -> str | None:
