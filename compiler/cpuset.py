@@ -38,9 +38,24 @@ class CpuSet:
         default=None, init=False, eq=False, hash=False, repr=False, alias="_text"
     )
 
+    #: the hex mask, computed on first use like the text
+    _mask: str | None = attrs.field(
+        default=None, init=False, eq=False, hash=False, repr=False, alias="_mask"
+    )
+
     def __attrs_post_init__(self) -> None:
         if self.ids and (low := min(self.ids)) < 0:
             raise ValueError(f"negative CPU id {low}")
+
+    @classmethod
+    def _of(cls, ids: frozenset[int]) -> CpuSet:
+        """A set of ids already known to be valid (the union, intersection or difference
+        of CpuSets): no conversion, no check.  Lowering makes thousands of these."""
+        new = object.__new__(cls)
+        object.__setattr__(new, "ids", ids)
+        object.__setattr__(new, "_text", None)
+        object.__setattr__(new, "_mask", None)
+        return new
 
     @classmethod
     def parse(cls, text: str) -> CpuSet:
@@ -132,6 +147,11 @@ class CpuSet:
 
     def mask(self) -> str:
         """Hex mask as ``/proc/irq/*/smp_affinity`` writes it: 32-bit words, comma-separated."""
+        if self._mask is None:
+            object.__setattr__(self, "_mask", self._make_mask())  # a cache, like _text
+        return self._mask  # type: ignore[return-value]
+
+    def _make_mask(self) -> str:
         words = [0] * (max(self.ids, default=0) // 32 + 1)
         for i in self.ids:
             words[i >> 5] |= 1 << (i & 31)
@@ -156,13 +176,13 @@ class CpuSet:
         return bool(self.ids)
 
     def __or__(self, other: CpuSet) -> CpuSet:
-        return CpuSet(self.ids | other.ids)
+        return CpuSet._of(self.ids | other.ids)
 
     def __and__(self, other: CpuSet) -> CpuSet:
-        return CpuSet(self.ids & other.ids)
+        return CpuSet._of(self.ids & other.ids)
 
     def __sub__(self, other: CpuSet) -> CpuSet:
-        return CpuSet(self.ids - other.ids)
+        return CpuSet._of(self.ids - other.ids)
 
     def __le__(self, other: CpuSet) -> bool:
         return self.ids <= other.ids

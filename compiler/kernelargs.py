@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from hostc.memo import memo_of
 from hostc.plan import Plan, Reason
 from hostc.units import format_kib
 
@@ -65,6 +66,15 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
 
 
 def kernel_args(plan: Plan) -> list[KernelArg]:
+    """Spelled once per Plan: every carrier, check and `hostc plan` ask for them."""
+    memo = memo_of(plan)
+    found: tuple[KernelArg, ...] | None = memo.get("kernel_args")
+    if found is None:
+        found = memo["kernel_args"] = tuple(_kernel_args(plan))
+    return list(found)
+
+
+def _kernel_args(plan: Plan) -> list[KernelArg]:
     out: list[KernelArg] = []
     part = plan.partition
     if part.isolated:
@@ -99,4 +109,8 @@ def kernel_args(plan: Plan) -> list[KernelArg]:
 
 
 def cmdline(plan: Plan) -> str:
-    return " ".join(str(a) for a in kernel_args(plan))
+    memo = memo_of(plan)
+    found: str | None = memo.get("cmdline")
+    if found is None:
+        found = memo["cmdline"] = " ".join(str(a) for a in kernel_args(plan))
+    return found

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from hostc.plan import Plan
 
 
+#: target modules already imported (import_module's own lookup costs more than a dict's)
+_LOADED: dict[str, ModuleType] = {}
+
+
 class Role(enum.StrEnum):
     FILE = "file"  # pure function of the Plan; part of `--target all`
     WRAPPER = "wrapper"  # composes every applicable file target's artifacts
@@ -37,7 +41,10 @@ class Target:
     role: Role = Role.FILE
 
     def load(self) -> ModuleType:
-        return importlib.import_module(f"hostc.targets.{self.module}")
+        mod = _LOADED.get(self.module)
+        if mod is None:
+            mod = _LOADED[self.module] = importlib.import_module(f"hostc.targets.{self.module}")
+        return mod
 
     def applies(self, plan: Plan) -> str | None:
         fn = getattr(self.load(), "applies", None)

@@ -34,7 +34,13 @@ def _short(text: str) -> str:
 def oneline(text: object) -> str:
     """Any text as one printable line: control characters dropped, whitespace collapsed."""
     s = str(text)
-    if not s.isprintable():  # C-speed fast path: most reasons are plain printable text
+    if s.isprintable():
+        # the only whitespace a printable string can hold is the ASCII space, so a
+        # string without a doubled, leading or trailing one is already collapsed
+        # (most reasons: this path is a few C calls)
+        if "  " not in s and s[:1] != " " and s[-1:] != " ":
+            return s
+    else:
         s = _CONTROL.sub(" ", s)
     return " ".join(s.split())
 

@@ -52,6 +52,9 @@ def env() -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=finalize,
     )
+    # No globals (range, dict, lipsum, …): a template prints only what its target
+    # passes in, and each render no longer copies them into a fresh context.
+    e.globals.clear()
     e.filters["shell"] = shlex.quote
     e.filters["comment"] = comment
     e.filters["oneline"] = oneline

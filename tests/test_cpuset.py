@@ -42,6 +42,12 @@ def test_set_algebra(a: list[int], b: list[int]) -> None:
     assert (x | y).ids == set(a) | set(b)
     assert (x & y).ids == set(a) & set(b)
     assert (x - y).ids == set(a) - set(b)
+    # results take a fast path past the constructor: they must be ordinary CpuSets
+    for got, want in ((x | y, set(a) | set(b)), (x & y, set(a) & set(b)), (x - y, set(a) - set(b))):
+        built = CpuSet(want)
+        assert got == built and hash(got) == hash(built)
+        assert str(got) == str(built) and got.mask() == built.mask()
+        assert CpuSet.parse(str(got)) == got
 
 
 @pytest.mark.parametrize(

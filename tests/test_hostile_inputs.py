@@ -15,6 +15,8 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hostc import api
 from hostc.diagnostics import HostcError
@@ -150,6 +152,16 @@ def test_template_filters_refuse_what_checks_might_miss() -> None:
         word("1 2")
     with pytest.raises(UnsafeValue):  # finalize: any {{ }} output with a control char
         env().from_string("{{ x }}").render(x="a\nb")
+
+
+@given(st.text())
+def test_oneline_fast_path_is_the_plain_definition(text: str) -> None:
+    """`oneline` skips the regex and the re-join for printable collapsed text; it must
+    still be exactly: control characters to spaces, whitespace runs collapsed."""
+    from hostc import charsets
+    from hostc.targets._escape import oneline
+
+    assert oneline(text) == " ".join(charsets.CONTROL.sub(" ", text).split())
 
 
 # ---- unbounded reads and deep nesting ------------------------------------------------------

@@ -27,7 +27,7 @@ def _named(spec: HostSpec) -> Iterator[tuple[str, CpuSet]]:
 
 
 def cpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    known = CpuSet(c.id for c in topo.cpus)
+    known = topo.present
     online = topo.online
     for path, cpus in _named(spec):
         missing = cpus - known
@@ -70,7 +70,7 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             hint="add [[workload]] with its gpus, or isolate a cpulist",
         )
         return
-    known = CpuSet(c.id for c in topo.cpus)
+    known = topo.present
     if hk is not None and not hk <= known:
         return  # cpus_exist reported it
     part = lcpu.partition(spec, topo)
@@ -123,7 +123,7 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     hk = spec.cpu.housekeeping
     if spec.cpu.isolation is IsolateMode.WORKLOAD and not spec.workload:
         return  # partition_sound reports the missing workload
-    if hk is not None and not hk <= CpuSet(c.id for c in topo.cpus):
+    if hk is not None and not hk <= topo.present:
         return  # cpus_exist reports it
     if not lcpu.partition(spec, topo).isolated:
         return  # partition_sound says nothing ends up isolated; do not contradict it

@@ -29,7 +29,8 @@ def partition_covers_online(plan: Plan) -> Iterator[Diagnostic]:
 
 def siblings_never_split(plan: Plan) -> Iterator[Diagnostic]:
     p = plan.partition
-    split = [c for c in p.cores if not (c <= p.housekeeping or c <= p.isolated)]
+    hk, iso = p.housekeeping.ids, p.isolated.ids
+    split = [c for c in p.cores if not (c.ids <= hk or c.ids <= iso)]
     if split:
         yield error("plan.partition", f"SMT siblings split: {', '.join(map(str, split[:4]))}")
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.lower.cpu import gpu_nodes
+from hostc.memo import memo_of
 from hostc.plan import CpuPartition, Reason, Workload
 from hostc.spec.model import HostSpec
 from hostc.spec.model import Workload as SpecWorkload
@@ -33,12 +34,11 @@ def unit_of(w: SpecWorkload) -> str:
     return w.unit if w.unit is not None else f"{w.name}.service"
 
 
-def _weights(topo: Topology, w: SpecWorkload, node: int) -> int:
-    gpus = {g.name: g.node for g in topo.gpus}
-    return max(1, sum(1 for g in w.gpus if gpus.get(g) == node))
+def _weights(gpu_node: dict[str, int | None], w: SpecWorkload, node: int) -> int:
+    return max(1, sum(1 for g in w.gpus if gpu_node.get(g) == node))
 
 
-def split(cores: Sequence[CpuSet], weights: Sequence[int]) -> list[CpuSet]:
+def split(cores: Sequence[frozenset[int]], weights: Sequence[int]) -> list[CpuSet]:
     """Whole cores, contiguous, in proportion to `weights` (largest remainder, in order)."""
     total = sum(weights)
     n = len(cores)
@@ -49,15 +49,26 @@ def split(cores: Sequence[CpuSet], weights: Sequence[int]) -> list[CpuSet]:
         counts[i] += 1
     out, at = [], 0
     for c in counts:
-        out.append(CpuSet(set().union(*(x.ids for x in cores[at : at + c]))))
+        out.append(CpuSet._of(frozenset().union(*cores[at : at + c])))
         at += c
     return out
+
+
+def cores_in_order(part: CpuPartition) -> list[tuple[int, frozenset[int]]]:
+    """The partition's cores by their first CPU, once per (frozen) partition."""
+    memo = memo_of(part)
+    found: list[tuple[int, frozenset[int]]] | None = memo.get("cores_in_order")
+    if found is None:
+        found = memo["cores_in_order"] = sorted((min(c.ids), c.ids) for c in part.cores)
+    return found
 
 
 def isolated_shares(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[CpuSet]:
     """Each workload's isolated CPUs (empty where its nodes have none)."""
     shares = [CpuSet() for _ in spec.workload]
     nodes = [nodes_of(topo, w) for w in spec.workload]
+    gpu_node = {g.name: g.node for g in topo.gpus}
+    by_first = cores_in_order(part)
     for node in topo.node_ids():
         iso = topo.node_cpus(node) & part.isolated
         if not iso:
@@ -69,15 +80,30 @@ def isolated_shares(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[
                 shares[i] = shares[i] | iso
         if not own:
             continue
-        cores = sorted((c for c in part.cores if c <= iso), key=lambda c: c.min())
+        cores = [ids for _, ids in by_first if ids <= iso.ids]
         if len(cores) < len(own):  # too few cores to split: they share (check warns)
             for i in own:
                 shares[i] = shares[i] | iso
             continue
-        parts = split(cores, [_weights(topo, spec.workload[i], node) for i in own])
+        parts = split(cores, [_weights(gpu_node, spec.workload[i], node) for i in own])
         for i, cpus in zip(own, parts, strict=True):
             shares[i] = shares[i] | cpus
     return shares
+
+
+def close_peers(topo: Topology) -> dict[str, frozenset[str]]:
+    """Device → the devices on a PIX/PXB path to it: a view of the (frozen) snapshot's
+    link matrix, built once per snapshot rather than scanned once per workload."""
+    memo = topo.memo()
+    found: dict[str, frozenset[str]] | None = memo.get("close_peers")
+    if found is None:
+        peers: dict[str, set[str]] = {}
+        for link in topo.links:
+            if link.kind.upper() in CLOSE_LINKS:
+                peers.setdefault(link.a, set()).add(link.b)
+                peers.setdefault(link.b, set()).add(link.a)
+        found = memo["close_peers"] = {k: frozenset(v) for k, v in peers.items()}
+    return found
 
 
 def closest_nics(
@@ -87,15 +113,8 @@ def closest_nics(
         return {x for x in (n.name, n.rdma, n.netdev) if x}
 
     if topo.links and gpus:
-        wanted = set(gpus)
-        close: set[str] = set()
-        for link in topo.links:
-            if link.kind.upper() not in CLOSE_LINKS:
-                continue
-            if link.a in wanted:
-                close.add(link.b)
-            elif link.b in wanted:
-                close.add(link.a)
+        peers = close_peers(topo)
+        close = frozenset().union(*(peers.get(g, ()) for g in gpus))
         found = [n for n in topo.nics if names(n) & close]
         if found:
             return found, "on a PIX/PXB path to its GPUs (the snapshot's link matrix)"

@@ -99,8 +99,12 @@ def irqbalance_variable(os_id: str | None, src: str) -> tuple[str, Reason]:
     return "IRQBALANCE_BANNED_CPUS", Reason(src if os_id else "preset:base", why)
 
 
-def _one(merged: Sequence[presets.Resolved], kind: presets.Kind) -> presets.Resolved | None:
-    return next((r for r in merged if r.kind is kind), None)
+def _first_of_kind(merged: Sequence[presets.Resolved]) -> dict[presets.Kind, presets.Resolved]:
+    """Each kind's first setting: runtime settings are one per kind."""
+    out: dict[presets.Kind, presets.Resolved] = {}
+    for r in merged:
+        out.setdefault(r.kind, r)
+    return out
 
 
 def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
@@ -118,10 +122,16 @@ def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
     devices = [("nic", n.name, n.pci, n.node) for n in topo.nics] + [
         ("gpu", g.name, g.pci, g.node) for g in topo.gpus
     ]
+    local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
     for kind, name, pci, node in devices:
         if pci is None:
             continue
-        local = part.housekeeping & topo.node_cpus(node) if node is not None else CpuSet()
+        if node is None:
+            local = CpuSet()
+        elif node in local_of:
+            local = local_of[node]
+        else:
+            local = local_of[node] = part.housekeeping & topo.node_cpus(node)
         if local:
             why = (
                 f"{name} sits on NUMA node {node}: its interrupts go to that node's "
@@ -207,12 +217,13 @@ def runtime(
     host: HostFacts,
     merged: Sequence[presets.Resolved],
 ) -> Runtime:
-    gov = _one(merged, presets.Kind.GOVERNOR)
-    epp = _one(merged, presets.Kind.EPP)
-    defrag = _one(merged, presets.Kind.THP_DEFRAG)
-    iommu = _one(merged, presets.Kind.IOMMU)
-    owner = _one(merged, presets.Kind.RUNTIME_OWNER)
-    irq = irq_plan(spec, host, topo, part, _one(merged, presets.Kind.IRQ_OWNER))
+    one = _first_of_kind(merged).get
+    gov = one(presets.Kind.GOVERNOR)
+    epp = one(presets.Kind.EPP)
+    defrag = one(presets.Kind.THP_DEFRAG)
+    iommu = one(presets.Kind.IOMMU)
+    owner = one(presets.Kind.RUNTIME_OWNER)
+    irq = irq_plan(spec, host, topo, part, one(presets.Kind.IRQ_OWNER))
     masks = (
         tuple(CpuMask(n, p, part.housekeeping, Reason("cpu.isolate", w)) for n, p, w in CPUMASKS)
         if part.isolated
@@ -224,7 +235,7 @@ def runtime(
         owner_reason=owner.reason if owner else base.owner_reason,
         governor=Governor(gov.value, gov.reason) if gov else None,
         epp=EnergyPreference(epp.value, epp.reason) if epp else None,
-        pstate=pstate(host, _one(merged, presets.Kind.PSTATE)),
+        pstate=pstate(host, one(presets.Kind.PSTATE)),
         thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
         iommu=Iommu(iommu.value, iommu.reason) if iommu else None,
         irq=irq,

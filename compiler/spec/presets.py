@@ -350,10 +350,16 @@ class Resolved:
     setting: str
     value: str
     reason: Reason
+    #: what the setting is, from its name (computed once: every stage sorts by it)
+    kind: Kind = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def kind(self) -> Kind:
+    @kind.default
+    def _kind(self) -> Kind:
         return kind_of(self.setting)
+
+
+def _by_layer() -> tuple[tuple[str, tuple[Entry, ...]], ...]:
+    return tuple((layer, tuple(e for e in ENTRIES if e.layer == layer)) for layer in LAYERS)
 
 
 def merge(
@@ -365,9 +371,9 @@ def merge(
     layer that set it last.
     """
     out: dict[str, Resolved] = {}
-    for layer in LAYERS:
-        for e in ENTRIES:
-            if e.layer == layer and e.cond.holds(ctx):
+    for layer, entries in _BY_LAYER:
+        for e in entries:
+            if e.cond.holds(ctx):
                 out[e.setting] = Resolved(e.setting, e.value, Reason(f"preset:{layer}", e.why))
     for name in exclude:
         out.pop(name, None)
@@ -378,6 +384,9 @@ def merge(
         why = f"set by the spec (preset had {prev.value})" if prev else "set by the spec"
         out[o.setting] = Resolved(o.setting, o.value, Reason(o.source, why))
     return list(out.values())
+
+
+_BY_LAYER = _by_layer()
 
 
 def preset_settings() -> set[str]:

@@ -8,16 +8,13 @@ documentation that `hostc schema topology` publishes.
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from hostc.cpuset import CpuSet
-
-#: id(Topology) → its derived views; an entry goes when its Topology does.
-_MEMO: dict[int, dict[object, Any]] = {}
+from hostc.memo import memo_of
 
 
 def doc(text: str, example: object = None) -> dict[str, object]:
@@ -245,11 +242,7 @@ class Topology:
     def memo(self) -> dict[object, Any]:
         """Derived views, computed once per Topology (frozen: they cannot go stale);
         lower keeps its own pure functions of the topology here too."""
-        memo = _MEMO.get(id(self))
-        if memo is None:
-            memo = _MEMO[id(self)] = {}
-            weakref.finalize(self, _MEMO.pop, id(self), None)
-        return memo
+        return memo_of(self)
 
     @property
     def online(self) -> CpuSet:
@@ -257,6 +250,14 @@ class Topology:
         if "online" not in m:
             m["online"] = CpuSet(c.id for c in self.cpus if c.online)
         return m["online"]  # type: ignore[no-any-return]
+
+    @property
+    def present(self) -> CpuSet:
+        """Every CPU the snapshot lists, online or not."""
+        m = self.memo()
+        if "present" not in m:
+            m["present"] = CpuSet(c.id for c in self.cpus)
+        return m["present"]  # type: ignore[no-any-return]
 
     @property
     def boot_cpu(self) -> int:
