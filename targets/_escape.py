@@ -47,7 +47,10 @@ def oneline(text: object) -> str:
 
 def comment(text: object, prefix: str = "# ") -> str:
     """A reason as a comment: one line, nothing that would end the comment."""
-    return prefix + oneline(text)
+    s = str(text)
+    if s.isprintable() and "  " not in s and s[:1] != " " and s[-1:] != " ":
+        return prefix + s  # oneline's fast path, inlined: every reason passes here
+    return prefix + oneline(s)
 
 
 _GRUB_ARG = charsets.KERNEL_ARG

@@ -89,14 +89,16 @@ def applies(plan: Plan) -> str | None:
     return "no workload to place and no runtime setting for hostc to apply"
 
 
-def _workload(plan: Plan, w: Workload, tuning: bool) -> Artifact:
+def _workload(
+    plan: Plan, w: Workload, tuning: bool, limits: list[tuple[Limit, str, str]]
+) -> Artifact:
     text = render(
         "workload-dropin.conf.j2",
         plan=plan,
         w=w,
         nodes=",".join(map(str, w.nodes)),
         env=[env_assignment(k, v) for k, v in w.env],
-        limits=_limit_rows(plan),
+        limits=limits,
         tuning=tuning,
     )
     return file(
@@ -147,8 +149,9 @@ def emit(plan: Plan) -> list[Artifact]:
                 mode=0o755,
             )
         )
+    limits = _limit_rows(plan)
     for w in plan.workloads:
-        out.append(_workload(plan, w, bool(parts)))
+        out.append(_workload(plan, w, bool(parts), limits))
     if irq is not None and irq.owner is IrqOwner.IRQBALANCE and _owned(plan):
         out.append(
             file(

@@ -148,7 +148,10 @@ def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """Isolation without SMT facts could split a core; refuse rather than guess."""
     if spec.cpu.isolation is IsolateMode.NONE:
         return
-    unknown = CpuSet(c.id for c in topo.cpus if c.online and c.core is None)
+    memo = topo.memo()  # a view of the frozen snapshot: worked out once per snapshot
+    if "smt_unknown" not in memo:
+        memo["smt_unknown"] = CpuSet(c.id for c in topo.cpus if c.online and c.core is None)
+    unknown: CpuSet = memo["smt_unknown"]
     if unknown:
         yield error(
             "cpu.isolate",

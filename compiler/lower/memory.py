@@ -8,6 +8,7 @@ each node's memory first.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from hostc.plan import DefaultHugepageSize, HugepagePool, Reason
@@ -29,10 +30,15 @@ def headroom_mib(memory_mib: int) -> int:
     return max(HEADROOM_MIN_MIB, int(memory_mib * HEADROOM_FRACTION))
 
 
+_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
+
+
+@functools.lru_cache(maxsize=256)
 def kernel_version(release: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a release string; check and lower ask for it many times a build."""
     if not release:
         return None
-    m = re.match(r"^([0-9]+)\.([0-9]+)", release.strip())
+    m = _VERSION.match(release.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -46,16 +52,24 @@ def memory_nodes(topo: Topology) -> list[int]:
     CPU-less nodes (HBM, MCDRAM, GPU memory, CXL) are left out: pages there are
     far from every CPU, and such memory is usually reserved for its device.
     """
-    return [
-        n.id
-        for n in sorted(topo.nodes, key=lambda n: n.id)
-        if n.memory_mib != 0 and topo.node_cpus(n.id)
-    ]
+    memo = topo.memo()
+    if "memory_nodes" not in memo:
+        memo["memory_nodes"] = [
+            n.id
+            for n in sorted(topo.nodes, key=lambda n: n.id)
+            if n.memory_mib != 0 and topo.node_cpus(n.id)
+        ]
+    return list(memo["memory_nodes"])
 
 
 def cpuless_memory_nodes(topo: Topology) -> list[int]:
     """Nodes with memory but no CPUs (HBM, MCDRAM, GPU memory, CXL)."""
-    return [n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)]
+    memo = topo.memo()
+    if "cpuless_memory_nodes" not in memo:
+        memo["cpuless_memory_nodes"] = [
+            n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)
+        ]
+    return list(memo["cpuless_memory_nodes"])
 
 
 def requested(spec: HostSpec, topo: Topology) -> dict[int, int]:

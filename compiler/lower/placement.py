@@ -63,32 +63,35 @@ def cores_in_order(part: CpuPartition) -> list[tuple[int, frozenset[int]]]:
     return found
 
 
-def isolated_shares(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[CpuSet]:
-    """Each workload's isolated CPUs (empty where its nodes have none)."""
-    shares = [CpuSet() for _ in spec.workload]
-    nodes = [nodes_of(topo, w) for w in spec.workload]
+def isolated_shares(
+    spec: HostSpec, topo: Topology, part: CpuPartition, nodes: Sequence[Sequence[int]]
+) -> list[CpuSet]:
+    """Each workload's isolated CPUs (empty where its nodes have none); `nodes[i]` are
+    workload i's NUMA nodes.  Worked in plain frozensets, one CpuSet per workload."""
+    shares: list[frozenset[int]] = [frozenset()] * len(spec.workload)
     gpu_node = {g.name: g.node for g in topo.gpus}
     by_first = cores_in_order(part)
+    isolated = part.isolated.ids
     for node in topo.node_ids():
-        iso = topo.node_cpus(node) & part.isolated
+        iso = topo.node_cpus(node).ids & isolated
         if not iso:
             continue
-        here = [i for i, w in enumerate(spec.workload) if node in nodes[i]]
+        here = [i for i in range(len(spec.workload)) if node in nodes[i]]
         own = [i for i in here if not spec.workload[i].share_cpus]
         for i in here:
             if spec.workload[i].share_cpus:
                 shares[i] = shares[i] | iso
         if not own:
             continue
-        cores = [ids for _, ids in by_first if ids <= iso.ids]
+        cores = [ids for _, ids in by_first if ids <= iso]
         if len(cores) < len(own):  # too few cores to split: they share (check warns)
             for i in own:
                 shares[i] = shares[i] | iso
             continue
         parts = split(cores, [_weights(gpu_node, spec.workload[i], node) for i in own])
         for i, cpus in zip(own, parts, strict=True):
-            shares[i] = shares[i] | cpus
-    return shares
+            shares[i] = shares[i] | cpus.ids
+    return [CpuSet._of(s) for s in shares]
 
 
 def close_peers(topo: Topology) -> dict[str, frozenset[str]]:
@@ -106,16 +109,24 @@ def close_peers(topo: Topology) -> dict[str, frozenset[str]]:
     return found
 
 
+def nic_names(topo: Topology) -> list[tuple[Nic, frozenset[str]]]:
+    """Each NIC with every name the link matrix may use for it, once per snapshot."""
+    memo = topo.memo()
+    if "nic_names" not in memo:
+        memo["nic_names"] = [
+            (n, frozenset(x for x in (n.name, n.rdma, n.netdev) if x)) for n in topo.nics
+        ]
+    found: list[tuple[Nic, frozenset[str]]] = memo["nic_names"]
+    return found
+
+
 def closest_nics(
     topo: Topology, gpus: Sequence[str], nodes: Sequence[int]
 ) -> tuple[list[Nic], str]:
-    def names(n: Nic) -> set[str]:
-        return {x for x in (n.name, n.rdma, n.netdev) if x}
-
     if topo.links and gpus:
         peers = close_peers(topo)
         close = frozenset().union(*(peers.get(g, ()) for g in gpus))
-        found = [n for n in topo.nics if names(n) & close]
+        found = [n for n, names in nic_names(topo) if not names.isdisjoint(close)]
         if found:
             return found, "on a PIX/PXB path to its GPUs (the snapshot's link matrix)"
     on_node = [n for n in topo.nics if n.node is not None and n.node in nodes]
@@ -135,10 +146,11 @@ def nccl_env(nics: Sequence[Nic]) -> list[tuple[str, str]]:
 
 
 def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Workload]:
-    shares = isolated_shares(spec, topo, part)
+    nodes_each = [nodes_of(topo, w) for w in spec.workload]
+    shares = isolated_shares(spec, topo, part, nodes_each)
     out = []
     for i, w in enumerate(spec.workload):
-        nodes = nodes_of(topo, w)
+        nodes = nodes_each[i]
         node_list = ",".join(map(str, nodes))
         iso = shares[i]
         if iso:

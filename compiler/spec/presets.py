@@ -13,6 +13,7 @@ is a pure function, and no kind of setting is special-cased.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -370,11 +371,7 @@ def merge(
     Order: preset order, then settings only the spec sets.  Each value keeps the
     layer that set it last.
     """
-    out: dict[str, Resolved] = {}
-    for layer, entries in _BY_LAYER:
-        for e in entries:
-            if e.cond.holds(ctx):
-                out[e.setting] = Resolved(e.setting, e.value, Reason(f"preset:{layer}", e.why))
+    out = dict(_presets_for(ctx))
     for name in exclude:
         out.pop(name, None)
     for o in overrides:
@@ -387,6 +384,18 @@ def merge(
 
 
 _BY_LAYER = _by_layer()
+
+
+@functools.lru_cache(maxsize=64)
+def _presets_for(ctx: Context) -> tuple[tuple[str, Resolved], ...]:
+    """What the preset layers set for one context: a pure function of the (constant)
+    table and five facts, so each context's answer is worked out once."""
+    out: dict[str, Resolved] = {}
+    for layer, entries in _BY_LAYER:
+        for e in entries:
+            if e.cond.holds(ctx):
+                out[e.setting] = Resolved(e.setting, e.value, Reason(f"preset:{layer}", e.why))
+    return tuple(out.items())
 
 
 def preset_settings() -> set[str]:
