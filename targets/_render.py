@@ -21,7 +21,10 @@ A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
 from __future__ import annotations
 
 import functools
+import os
 import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -40,10 +43,44 @@ from hostc.targets._escape import (
 __all__ = ["UnsafeValue", "env", "render"]
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept the way Python keeps .pyc files, so a cold `hostc build`
+    does not compile its templates again (13 of them: about 20 ms, a tenth of a build).
+
+    Beside the templates in `__pycache__`, or under `sys.pycache_prefix`; written only
+    where Python would write bytecode (not under PYTHONDONTWRITEBYTECODE); keyed by
+    the jinja2 version and, inside, by Python's version and the template's checksum.
+    A cache that cannot be read or written only means compiling again."""
+
+    def __init__(self, templates: Path) -> None:
+        if sys.pycache_prefix:
+            where = Path(sys.pycache_prefix) / templates.relative_to(templates.anchor)
+        else:
+            where = templates / "__pycache__"
+        super().__init__(str(where), f"jinja2-{jinja2.__version__}-%s.cache")
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if sys.dont_write_bytecode:
+            return
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
 @functools.cache
 def env() -> jinja2.Environment:
+    templates = Path(__file__).resolve().parent / "templates"
     e = jinja2.Environment(
-        loader=jinja2.PackageLoader("hostc.targets", "templates"),
+        loader=jinja2.FileSystemLoader(str(templates)),
+        bytecode_cache=_CompiledTemplates(templates),
         auto_reload=False,  # templates ship with the package: no stat per get_template
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -65,5 +102,11 @@ def env() -> jinja2.Environment:
     return e
 
 
+@functools.cache
+def _template(name: str) -> jinja2.Template:
+    """Templates ship with the package and never change under a running hostc."""
+    return env().get_template(name)
+
+
 def render(template: str, **context: Any) -> str:
-    return env().get_template(template).render(**context)
+    return _template(template).render(**context)

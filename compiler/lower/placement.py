@@ -83,7 +83,8 @@ def isolated_shares(
                 shares[i] = shares[i] | iso
         if not own:
             continue
-        cores = [ids for _, ids in by_first if ids <= iso]
+        # a core outside iso fails on its first CPU: one lookup instead of a subset test
+        cores = [ids for first, ids in by_first if first in iso and ids <= iso]
         if len(cores) < len(own):  # too few cores to split: they share (check warns)
             for i in own:
                 shares[i] = shares[i] | iso
