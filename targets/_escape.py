@@ -4,6 +4,7 @@ the CLI use it without loading templates).  `hostc.targets._render` explains the
 from __future__ import annotations
 
 import re
+import shlex
 
 from hostc import charsets
 
@@ -59,7 +60,7 @@ _GRUB_ARG = charsets.KERNEL_ARG
 def grubarg(arg: object) -> str:
     """A kernel argument as it may stand inside sh double quotes and unquoted in grub.cfg."""
     s = str(arg)
-    if not _GRUB_ARG.match(s):
+    if not _GRUB_ARG.fullmatch(s):  # fullmatch: `$` alone lets a trailing newline by
         raise UnsafeValue(f"kernel argument {_short(s)} is not safe for GRUB or sh")
     return s
 
@@ -69,7 +70,7 @@ _SYSCTL_KEY = charsets.SYSCTL_KEY
 
 def sysctl_key(key: object) -> str:
     s = str(key)
-    if not _SYSCTL_KEY.match(s):
+    if not _SYSCTL_KEY.fullmatch(s):
         raise UnsafeValue(f"sysctl key {_short(s)} is not safe for sysctl.d")
     return s
 
@@ -87,9 +88,26 @@ _WORD = re.compile(r"^[A-Za-z0-9_.:@%+=/-]+$")
 def word(value: object) -> str:
     """One field of a whitespace-separated line (limits.d, system.conf)."""
     s = str(value)
-    if not _WORD.match(s):
+    if not _WORD.fullmatch(s):
         raise UnsafeValue(f"value {_short(s)} is not one plain word")
     return s
+
+
+def shell(value: object) -> str:
+    """One sh word: single-quoted where needed (shlex.quote), control characters refused
+    (a newline inside quotes is valid sh, but not a line a reviewer can read)."""
+    s = str(value)
+    if not s.isprintable() and _has_control(s):
+        raise UnsafeValue(f"a shell word holds a control character: {_short(s)}")
+    return shlex.quote(s)
+
+
+#: Filters whose output is a str with no control character (each refuses or drops
+#: them; tests check every one with arbitrary text): their `{{ … }}` output needs no
+#: `finalize`.  Every other output goes through it.
+ESCAPING = frozenset(
+    {"comment", "oneline", "grubarg", "sysctl_key", "sysctl_value", "word", "shell"}
+)
 
 
 def finalize(value: object) -> object:

@@ -20,27 +20,41 @@ A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
 
 from __future__ import annotations
 
+import builtins
 import functools
+import hashlib
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from hostc.targets import _escape
 from hostc.targets._escape import (
+    ESCAPING,
     UnsafeValue,
     comment,
     finalize,
     grubarg,
     oneline,
+    shell,
     sysctl_key,
     sysctl_value,
     word,
 )
 
 __all__ = ["UnsafeValue", "env", "render"]
+
+
+def _generation() -> str:
+    """What else shapes the compiled code: this module (environment options, the code
+    generator) and the escaping module (which filters skip `finalize`).  A change to
+    either starts a new cache instead of loading code compiled the old way."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for module in (__file__, _escape.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
@@ -57,7 +71,7 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             where = Path(sys.pycache_prefix) / templates.relative_to(templates.anchor)
         else:
             where = templates / "__pycache__"
-        super().__init__(str(where), f"jinja2-{jinja2.__version__}-%s.cache")
+        super().__init__(str(where), f"jinja2-{jinja2.__version__}-{_generation()}-%s.cache")
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         try:
@@ -75,10 +89,38 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             pass
 
 
+class _CodeGenerator(jinja2.compiler.CodeGenerator):
+    """`{{ x | comment }}` and the other escaping filters return a str that holds no
+    control character, so their output skips `finalize` (and `str()`); every other
+    `{{ … }}` output still passes through `finalize`.  Should jinja2 stop calling
+    these hooks, every output gets `finalize` again: slower, never less safe."""
+
+    def _output_child_pre(self, node: Any, frame: Any, finalize: Any) -> None:
+        if isinstance(node, jinja2.nodes.Filter) and node.name in ESCAPING:
+            self.write("(")
+        else:
+            super()._output_child_pre(node, frame, finalize)
+
+    def _output_child_post(self, node: Any, frame: Any, finalize: Any) -> None:
+        if isinstance(node, jinja2.nodes.Filter) and node.name in ESCAPING:
+            self.write(")")
+        else:
+            super()._output_child_post(node, frame, finalize)
+
+
+class _Environment(jinja2.Environment):
+    """Templates print the Plan's typed values, so `a.b` is Python's own attribute
+    access (a C call; no fallback to `a["b"]`) and a missing attribute fails at once,
+    as StrictUndefined would on use."""
+
+    getattr = staticmethod(builtins.getattr)  # type: ignore[assignment]
+    code_generator_class = _CodeGenerator
+
+
 @functools.cache
 def env() -> jinja2.Environment:
     templates = Path(__file__).resolve().parent / "templates"
-    e = jinja2.Environment(
+    e = _Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
         bytecode_cache=_CompiledTemplates(templates),
         auto_reload=False,  # templates ship with the package: no stat per get_template
@@ -92,7 +134,7 @@ def env() -> jinja2.Environment:
     # No globals (range, dict, lipsum, …): a template prints only what its target
     # passes in, and each render no longer copies them into a fresh context.
     e.globals.clear()
-    e.filters["shell"] = shlex.quote
+    e.filters["shell"] = shell
     e.filters["comment"] = comment
     e.filters["oneline"] = oneline
     e.filters["grubarg"] = grubarg

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from hostc import api
 from hostc.diagnostics import HostcError
+from hostc.targets._escape import ESCAPING as ESCAPING_FILTERS
 from hostc.topology import snapshot
 
 from topogen import H100_KW, machine
@@ -162,6 +163,34 @@ def test_oneline_fast_path_is_the_plain_definition(text: str) -> None:
     from hostc.targets._escape import oneline
 
     assert oneline(text) == " ".join(charsets.CONTROL.sub(" ", text).split())
+
+
+@given(st.text(), st.sampled_from(sorted(ESCAPING_FILTERS)))
+def test_escaping_filters_never_pass_a_control_character(text: str, name: str) -> None:
+    """Their output skips `finalize`, so each must refuse or drop control characters."""
+    from hostc import charsets
+    from hostc.targets._escape import UnsafeValue
+    from hostc.targets._render import env
+
+    try:
+        out = env().filters[name](text)
+    except UnsafeValue:
+        return
+    assert type(out) is str
+    assert charsets.CONTROL.search(out) is None, (name, text, out)
+
+
+def test_finalize_guards_every_other_output() -> None:
+    from hostc.targets._escape import UnsafeValue
+    from hostc.targets._render import env
+
+    e = env()
+    for source in ("{{ x }}", "{{ x | string }}", "{{ x | upper }}", "{{ [x] | join }}"):
+        with pytest.raises(UnsafeValue):
+            e.from_string(source).render(x="a\nb")
+    # the escaping filters' output is compiled without finalize (what makes it cheap)
+    assert "finalize" not in e.compile("{{ x | comment }}{{ x | shell }}", raw=True)
+    assert "finalize" in e.compile("{{ x }}", raw=True)
 
 
 # ---- unbounded reads and deep nesting ------------------------------------------------------

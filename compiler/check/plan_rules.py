@@ -29,8 +29,8 @@ def partition_covers_online(plan: Plan) -> Iterator[Diagnostic]:
 
 def siblings_never_split(plan: Plan) -> Iterator[Diagnostic]:
     p = plan.partition
-    hk, iso = p.housekeeping.ids, p.isolated.ids
-    split = [c for c in p.cores if not (c.ids <= hk or c.ids <= iso)]
+    off_hk, off_iso = ~p.housekeeping.bits, ~p.isolated.bits  # a core must avoid one
+    split = [c for c in p.cores if c.bits & off_hk and c.bits & off_iso]
     if split:
         yield error("plan.partition", f"SMT siblings split: {', '.join(map(str, split[:4]))}")
 

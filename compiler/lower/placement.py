@@ -38,8 +38,9 @@ def _weights(gpu_node: dict[str, int | None], w: SpecWorkload, node: int) -> int
     return max(1, sum(1 for g in w.gpus if gpu_node.get(g) == node))
 
 
-def split(cores: Sequence[frozenset[int]], weights: Sequence[int]) -> list[CpuSet]:
-    """Whole cores, contiguous, in proportion to `weights` (largest remainder, in order)."""
+def split(cores: Sequence[int], weights: Sequence[int]) -> list[CpuSet]:
+    """Whole cores (as masks), contiguous, in proportion to `weights` (largest
+    remainder, in order)."""
     total = sum(weights)
     n = len(cores)
     exact = [n * w / total for w in weights]
@@ -49,17 +50,20 @@ def split(cores: Sequence[frozenset[int]], weights: Sequence[int]) -> list[CpuSe
         counts[i] += 1
     out, at = [], 0
     for c in counts:
-        out.append(CpuSet._of(frozenset().union(*cores[at : at + c])))
+        bits = 0
+        for core in cores[at : at + c]:
+            bits |= core
+        out.append(CpuSet._from_bits(bits))
         at += c
     return out
 
 
-def cores_in_order(part: CpuPartition) -> list[tuple[int, frozenset[int]]]:
-    """The partition's cores by their first CPU, once per (frozen) partition."""
+def cores_in_order(part: CpuPartition) -> list[tuple[int, int]]:
+    """The partition's cores (first CPU, mask) by first CPU, once per (frozen) partition."""
     memo = memo_of(part)
-    found: list[tuple[int, frozenset[int]]] | None = memo.get("cores_in_order")
+    found: list[tuple[int, int]] | None = memo.get("cores_in_order")
     if found is None:
-        found = memo["cores_in_order"] = sorted((min(c.ids), c.ids) for c in part.cores)
+        found = memo["cores_in_order"] = sorted((c.min(), c.bits) for c in part.cores)
     return found
 
 
@@ -67,32 +71,32 @@ def isolated_shares(
     spec: HostSpec, topo: Topology, part: CpuPartition, nodes: Sequence[Sequence[int]]
 ) -> list[CpuSet]:
     """Each workload's isolated CPUs (empty where its nodes have none); `nodes[i]` are
-    workload i's NUMA nodes.  Worked in plain frozensets, one CpuSet per workload."""
-    shares: list[frozenset[int]] = [frozenset()] * len(spec.workload)
+    workload i's NUMA nodes.  Worked in masks, one CpuSet per workload at the end."""
+    shares = [0] * len(spec.workload)
     gpu_node = {g.name: g.node for g in topo.gpus}
     by_first = cores_in_order(part)
-    isolated = part.isolated.ids
+    isolated = part.isolated.bits
     for node in topo.node_ids():
-        iso = topo.node_cpus(node).ids & isolated
+        iso = topo.node_cpus(node).bits & isolated
         if not iso:
             continue
         here = [i for i in range(len(spec.workload)) if node in nodes[i]]
         own = [i for i in here if not spec.workload[i].share_cpus]
         for i in here:
             if spec.workload[i].share_cpus:
-                shares[i] = shares[i] | iso
+                shares[i] |= iso
         if not own:
             continue
-        # a core outside iso fails on its first CPU: one lookup instead of a subset test
-        cores = [ids for first, ids in by_first if first in iso and ids <= iso]
+        outside = ~iso
+        cores = [bits for _, bits in by_first if not bits & outside]
         if len(cores) < len(own):  # too few cores to split: they share (check warns)
             for i in own:
-                shares[i] = shares[i] | iso
+                shares[i] |= iso
             continue
         parts = split(cores, [_weights(gpu_node, spec.workload[i], node) for i in own])
         for i, cpus in zip(own, parts, strict=True):
-            shares[i] = shares[i] | cpus.ids
-    return [CpuSet._of(s) for s in shares]
+            shares[i] |= cpus.bits
+    return [CpuSet._from_bits(s) for s in shares]
 
 
 def close_peers(topo: Topology) -> dict[str, frozenset[str]]:

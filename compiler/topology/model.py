@@ -279,7 +279,11 @@ class Topology:
         wanted = set(nodes)
         if len(wanted) == 1:
             return by_node.get(next(iter(wanted)), CpuSet())  # type: ignore[no-any-return]
-        return CpuSet(i for n in wanted if n in by_node for i in by_node[n].ids)
+        bits = 0
+        for n in wanted:
+            if n in by_node:
+                bits |= by_node[n].bits
+        return CpuSet._from_bits(bits)
 
     def node_ids(self) -> list[int]:
         return sorted(n.id for n in self.nodes)

@@ -232,7 +232,7 @@ def validate(topo: Topology) -> list[Diagnostic]:
             out.append(error("kernel_config", f"{key[:40]!r} is not a CONFIG_ option name"))
         elif value not in ("y", "m", "n"):
             out.append(error(f"kernel_config.{key}", f"{value[:20]!r} is not y, m or n"))
-    known = CpuSet(c.id for c in topo.cpus)
+    known = CpuSet(c.id for c in topo.cpus if 0 <= c.id <= MAX_CPU)  # others: reported above
     for name, cpus in (
         ("hidden_cpus", topo.hidden_cpus),
         ("disallowed_cpus", topo.disallowed_cpus),
