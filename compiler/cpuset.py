@@ -28,9 +28,6 @@ class CpuListError(ValueError):
     """A cpulist that does not follow the kernel's syntax."""
 
 
-_RUNS = re.compile("1+")
-
-
 def _bits_of(ids: Iterable[int]) -> int:
     """The bitmask of `ids`: through a bytearray, so the cost is linear in the ids and
     the mask's size, not ids × size as `bits |= 1 << i` would be."""
@@ -98,12 +95,10 @@ class CpuSet:
         return self._ids  # type: ignore[return-value]
 
     def _positions(self) -> list[int]:
-        """Set bits, ascending: one `find` per CPU over the binary digits (C speed)."""
-        digits = bin(self._bits)[:1:-1]  # least significant first
-        out, at = [], digits.find("1")
-        while at >= 0:
-            out.append(at)
-            at = digits.find("1", at + 1)
+        """Set bits, ascending, from the runs (a full node is one run, one C extend)."""
+        out: list[int] = []
+        for a, b in self.ranges():
+            out.extend(range(a, b + 1))
         return out
 
     @classmethod
@@ -167,9 +162,19 @@ class CpuSet:
         return cls._from_bits(int("".join(digits), 16))
 
     def ranges(self) -> list[tuple[int, int]]:
-        """Runs of consecutive CPUs, ascending: the runs of 1s in the binary digits."""
-        digits = bin(self._bits)[:1:-1]
-        return [(m.start(), m.end() - 1) for m in _RUNS.finditer(digits)]
+        """Runs of consecutive CPUs, ascending: work per run, not per possible CPU (a
+        core's two CPUs near CPU 8191 are two steps, not a walk over 8,192 digits)."""
+        out: list[tuple[int, int]] = []
+        bits, at = self._bits, 0
+        while bits:
+            skip = (bits & -bits).bit_length() - 1  # zeros below the next run
+            bits >>= skip
+            at += skip
+            run = (~bits & (bits + 1)).bit_length() - 1  # ones at the bottom
+            out.append((at, at + run - 1))
+            bits >>= run
+            at += run
+        return out
 
     def __str__(self) -> str:
         if self._text is None:

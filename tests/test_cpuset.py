@@ -8,9 +8,41 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hostc.cpuset import CpuListError, CpuSet
+from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 
 ids = st.frozensets(st.integers(min_value=0, max_value=1023), max_size=200)
+#: anywhere up to the cap: masks are bitmasks, so high ids are where size bugs hide
+wide = st.frozensets(st.integers(min_value=0, max_value=MAX_CPU), max_size=64) | st.builds(
+    lambda lo, n, step: frozenset(range(lo, min(lo + n * step, MAX_CPU + 1), step)),
+    st.integers(0, MAX_CPU),
+    st.integers(0, 3000),
+    st.integers(1, 3),
+)
+
+
+@given(wide)
+def test_bitmask_views_agree_with_the_ids(cpus: frozenset[int]) -> None:
+    s = CpuSet(cpus)
+    assert list(s) == sorted(cpus) and s.ids == cpus and len(s) == len(cpus)
+    assert all(c in s for c in cpus) and -1 not in s and (MAX_CPU + 1) not in s
+    expected, prev = [], None
+    for c in sorted(cpus):  # runs of consecutive ids, the slow obvious way
+        if prev is not None and c == prev + 1:
+            expected[-1] = (expected[-1][0], c)
+        else:
+            expected.append((c, c))
+        prev = c
+    assert s.ranges() == expected
+    assert CpuSet.parse(str(s)) == s and CpuSet.from_mask(s.mask()) == s
+    if cpus:
+        assert s.min() == min(cpus)
+
+
+def test_ids_past_the_cap_are_refused() -> None:
+    with pytest.raises(ValueError):
+        CpuSet([MAX_CPU + 1])
+    with pytest.raises(ValueError):
+        CpuSet([-1])
 
 
 @given(ids)
