@@ -8,6 +8,8 @@ major version.
 
 from __future__ import annotations
 
+import re
+
 #: systemd per release.  NUMAPolicy= and NUMAMask= (a workload's memory binding)
 #: arrived in systemd 243 (systemd NEWS); older managers log "Unknown key" and start
 #: the service unbound.
@@ -34,3 +36,58 @@ def systemd_version(os_id: str, version_id: str | None) -> int | None:
         return None
     key = version_id.split(".")[0] if os_id in _BY_MAJOR else version_id
     return SYSTEMD.get((os_id, key))
+
+
+_OS = re.compile(r"^(?P<id>[a-z0-9._-]+?)(?:-(?P<version>[0-9][a-z0-9._~-]*))?$")
+
+
+def split_os(text: str) -> tuple[str, str | None]:
+    """`rhel-9.4` → (rhel, 9.4); `fedora-coreos-40` → (fedora-coreos, 40).  ValueError if not."""
+    m = _OS.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not an os-release ID-VERSION_ID such as rhel-9.4")
+    return m.group("id"), m.group("version")
+
+
+#: Where TuneD reads an administrator's profiles.  TuneD 2.23 moved them from
+#: /etc/tuned/<name> to /etc/tuned/profiles/<name> and stopped reading the old place
+#: (a profile left there is not listed, and `tuned-adm profile` says it does not exist);
+#: RHEL 8 and 9 keep the old directory whatever TuneD they ship.
+TUNED_LEGACY_DIR = "/etc/tuned"
+TUNED_PROFILES_DIR = "/etc/tuned/profiles"
+
+#: Per release: the old directory up to `old_until`, the new one from `new_since`
+#: (the TuneD each ships: Debian 12 2.20, 13 2.25; Ubuntu 24.04 2.21, 25.04 2.24;
+#: Fedora 39 2.21, 41 2.24).  Releases between, or not listed, get both directories.
+_TUNED_DIRS: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
+    "debian": ((12,), (13,)),
+    "ubuntu": ((24, 10), (25, 4)),
+    "fedora": ((39,), (41,)),
+    **{rhel: ((9,), None) for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
+}
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    parts = re.findall(r"[0-9]+", text or "")
+    return tuple(int(p) for p in parts[:2]) or None
+
+
+def tuned_profile_dirs(os: str | None) -> tuple[str, ...]:
+    """The directories a host's TuneD reads profiles from: one where hostc knows the
+    release's TuneD, both where it does not (each TuneD ignores the other's)."""
+    both = (TUNED_LEGACY_DIR, TUNED_PROFILES_DIR)
+    if os is None:
+        return both
+    try:
+        os_id, version_id = split_os(os)
+    except ValueError:
+        return both
+    known, version = _TUNED_DIRS.get(os_id), _version(version_id)
+    if known is None or version is None:
+        return both
+    old_until, new_since = known
+    if version[: len(old_until)] <= old_until:
+        return (TUNED_LEGACY_DIR,)
+    if new_since is not None and version[: len(new_since)] >= new_since:
+        return (TUNED_PROFILES_DIR,)
+    return both

@@ -98,8 +98,8 @@ TARGETS: dict[str, Target] = {
         Target(
             "tuned",
             "tuned",
-            "/etc/tuned/hostc/tuned.conf: the Plan as a self-contained TuneD profile "
-            '(only with [runtime] owner = "tuned")',
+            "/etc/tuned[/profiles]/hostc/tuned.conf (where the host's TuneD reads it): the "
+            'Plan as a self-contained TuneD profile (only with [runtime] owner = "tuned")',
         ),
         Target("modprobe", "modprobe", "/etc/modprobe.d/90-hostc.conf: blacklists and options"),
         Target(

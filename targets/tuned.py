@@ -1,4 +1,8 @@
-"""tuned: /etc/tuned/hostc/tuned.conf, the same Plan as a self-contained TuneD profile.
+"""tuned: the hostc TuneD profile, the same Plan as a self-contained TuneD profile.
+
+Written where the host's TuneD reads profiles: /etc/tuned/hostc/tuned.conf before
+TuneD 2.23, /etc/tuned/profiles/hostc/tuned.conf from it, both where hostc does not
+know the release's TuneD (hostc.osfacts.tuned_profile_dirs).
 
 Self-contained on purpose (targets.md §7, the host-time evaluation trap): no
 include of cpu-partitioning or realtime, whose functions would run on the
@@ -15,11 +19,15 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import cmdline
+from hostc.osfacts import tuned_profile_dirs
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.targets._render import render
 
 PROFILE = "hostc"
-PATH = f"/etc/tuned/{PROFILE}/tuned.conf"
+
+
+def paths(plan: Plan) -> list[str]:
+    return [f"{d}/{PROFILE}/tuned.conf" for d in tuned_profile_dirs(plan.host.os)]
 
 
 def force_latency(max_cstate: int) -> str:
@@ -52,9 +60,10 @@ def emit(plan: Plan) -> list[Artifact]:
     return [
         file(
             "tuned",
-            PATH,
+            path,
             text,
             Activation(Action.TUNED_PROFILE, PROFILE),
             Activation(Action.REBOOT),
         )
+        for path in paths(plan)
     ]

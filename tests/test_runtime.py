@@ -65,7 +65,7 @@ def files(plan: Plan, *targets: str) -> dict[str, str]:
 
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
-TUNED = "/etc/tuned/hostc/tuned.conf"
+TUNED = "/etc/tuned/hostc/tuned.conf"  # the h100() host's release (before TuneD 2.23)
 TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
 
 
@@ -278,6 +278,41 @@ def test_iommu_typed() -> None:
     for arg in ("iommu=pt", "intel_iommu=on", "amd_iommu=on"):
         with pytest.raises(HostcError, match="derived by hostc"):
             compile_(spec(kernel=m.Kernel(extra_args=[arg])))
+
+
+LEGACY, PROFILES = "/etc/tuned", "/etc/tuned/profiles"
+
+
+@pytest.mark.parametrize(
+    ("os", "dirs"),
+    [
+        ("ubuntu-22.04", (LEGACY,)),
+        ("ubuntu-24.10", (LEGACY,)),
+        ("ubuntu-25.04", (PROFILES,)),
+        ("debian-12", (LEGACY,)),
+        ("debian-13", (PROFILES,)),
+        ("rhel-8.10", (LEGACY,)),
+        ("rocky-9.4", (LEGACY,)),
+        ("fedora-39", (LEGACY,)),
+        ("fedora-41", (PROFILES,)),
+        ("fedora-40", (LEGACY, PROFILES)),  # between: hostc does not know its TuneD
+        ("rhel-10.0", (LEGACY, PROFILES)),
+        ("arch", (LEGACY, PROFILES)),
+        (None, (LEGACY, PROFILES)),
+    ],
+)
+def test_tuned_profile_goes_where_the_release_s_tuned_reads_it(
+    os: str | None, dirs: tuple[str, ...]
+) -> None:
+    """TuneD 2.23 moved user profiles to /etc/tuned/profiles and stopped reading
+    /etc/tuned/<name>: a profile in the wrong one is a profile that does not exist."""
+    plan = compile_(spec(**TUNED_OWNED))
+    plan = attrs.evolve(plan, host=attrs.evolve(plan.host, os=os))
+    arts = api.emit(plan, ["tuned"])
+    assert [a.path for a in arts] == [f"{d}/hostc/tuned.conf" for d in dirs]
+    assert len({a.data for a in arts}) == 1  # the same profile wherever it goes
+    steps = [list(s.argv) for s in api.apply_steps(plan, arts)]
+    assert steps.count(["tuned-adm", "profile", "hostc"]) == 1
 
 
 def test_tuned_and_systemd_never_own_the_same_knob() -> None:

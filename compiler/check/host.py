@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from hostc import osfacts
 from hostc.diagnostics import Diagnostic, error, warning
-from hostc.lower.assemble import os_release, split_os
+from hostc.lower.assemble import os_release
+from hostc.osfacts import split_os
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
+from hostc.osfacts import split_os
 from hostc.plan import (
     UNLIMITED,
     Boot,
@@ -108,17 +107,6 @@ def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
         return topo.os
     os_id, version = split_os(spec.host.os)
     return OsRelease(os_id, version)
-
-
-_OS = re.compile(r"^(?P<id>[a-z0-9._-]+?)(?:-(?P<version>[0-9][a-z0-9._~-]*))?$")
-
-
-def split_os(text: str) -> tuple[str, str | None]:
-    """`rhel-9.4` → (rhel, 9.4); `fedora-coreos-40` → (fedora-coreos, 40).  ValueError if not."""
-    m = _OS.match(text)
-    if m is None:
-        raise ValueError(f"{text!r} is not an os-release ID-VERSION_ID such as rhel-9.4")
-    return m.group("id"), m.group("version")
 
 
 def os_of(spec: HostSpec, topo: Topology) -> tuple[str | None, OsFamily]:
