@@ -4,7 +4,6 @@ the CLI use it without loading templates).  `hostc.targets._render` explains the
 from __future__ import annotations
 
 import re
-import shlex
 
 from hostc import charsets
 
@@ -93,13 +92,22 @@ def word(value: object) -> str:
     return s
 
 
+#: What shlex.quote leaves unquoted: ASCII word characters and @%+=:,./-
+_SHELL_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
+
+
 def shell(value: object) -> str:
-    """One sh word: single-quoted where needed (shlex.quote), control characters refused
-    (a newline inside quotes is valid sh, but not a line a reviewer can read)."""
+    """One sh word, quoted as shlex.quote quotes it (single quotes where needed), control
+    characters refused: a newline inside quotes is valid sh, but not a line a reviewer
+    can read.  Text of plain characters (every CPU list and PCI address) is itself."""
     s = str(value)
+    if not s:
+        return "''"
+    if _SHELL_UNSAFE(s) is None:
+        return s
     if not s.isprintable() and _has_control(s):
         raise UnsafeValue(f"a shell word holds a control character: {_short(s)}")
-    return shlex.quote(s)
+    return "'" + s.replace("'", "'\"'\"'") + "'"
 
 
 #: Filters whose output is a str with no control character (each refuses or drops

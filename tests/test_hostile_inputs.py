@@ -180,6 +180,20 @@ def test_escaping_filters_never_pass_a_control_character(text: str, name: str) -
     assert charsets.CONTROL.search(out) is None, (name, text, out)
 
 
+@given(st.text())
+def test_shell_quotes_exactly_as_shlex_does(text: str) -> None:
+    import shlex
+
+    from hostc import charsets
+    from hostc.targets._escape import UnsafeValue, shell
+
+    if charsets.CONTROL.search(text):
+        with pytest.raises(UnsafeValue):
+            shell(text)
+    else:
+        assert shell(text) == shlex.quote(text)
+
+
 def test_finalize_guards_every_other_output() -> None:
     from hostc.targets._escape import UnsafeValue
     from hostc.targets._render import env
