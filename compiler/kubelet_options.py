@@ -110,17 +110,39 @@ CPU_OPTION_CONFLICTS: tuple[tuple[str, str], ...] = (
 ALPHA_GATE = "CPUManagerPolicyAlphaOptions"
 
 
-def stage(option: str, version: KubeVersion) -> Stage | None:
+#: Topology-manager policy options, the same way (kubelet topologymanager
+#: policy_options.go; the options themselves are beta, on by default, from 1.28).
+TOPOLOGY_OPTIONS: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = {
+    "prefer-closest-numa-nodes": (
+        (KubeVersion(1, 26), Stage.ALPHA),
+        (KubeVersion(1, 28), Stage.BETA),
+        (KubeVersion(1, 32), Stage.GA),
+    ),
+    "max-allowable-numa-nodes": ((KubeVersion(1, 31), Stage.BETA),),
+}
+#: The topology manager refuses to start on a host with more NUMA nodes than this
+#: ("unsupported on machines with more than 8 NUMA Nodes") unless a policy of none,
+#: or max-allowable-numa-nodes raises the limit; that option takes no lower value.
+MAX_NUMA_NODES = 8
+
+
+def stage(
+    option: str,
+    version: KubeVersion,
+    table: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = CPU_OPTIONS,
+) -> Stage | None:
     """The option's maturity in that kubelet, or None when that kubelet does not know it."""
     found = None
-    for since, st in CPU_OPTIONS.get(option, ()):
+    for since, st in table.get(option, ()):
         if version >= since:
             found = st
     return found
 
 
-def first_release(option: str) -> KubeVersion | None:
-    rows = CPU_OPTIONS.get(option)
+def first_release(
+    option: str, table: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = CPU_OPTIONS
+) -> KubeVersion | None:
+    rows = table.get(option)
     return rows[0][0] if rows else None
 
 

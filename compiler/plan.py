@@ -223,6 +223,8 @@ class TopologyManager:
     policy: str | None  # none | best-effort | restricted | single-numa-node
     scope: str | None  # container | pod
     reason: Reason
+    #: topologyManagerPolicyOptions, in the kubelet's spelling (name, value), sorted
+    options: tuple[tuple[str, str], ...] = ()
     when: When = When.SERVICE
 
 

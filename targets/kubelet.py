@@ -69,6 +69,8 @@ def config(k: KubeletPlan) -> dict[str, Any]:
             out["topologyManagerPolicy"] = k.topology.policy
         if k.topology.scope is not None:
             out["topologyManagerScope"] = k.topology.scope
+        if k.topology.options:
+            out["topologyManagerPolicyOptions"] = dict(k.topology.options)
     if k.memory is not None:
         out["memoryManagerPolicy"] = k.memory.policy
     for key, r in (("kubeReserved", k.kube_reserved), ("systemReserved", k.system_reserved)):
@@ -94,6 +96,11 @@ def flags(k: KubeletPlan) -> list[str]:
             out.append(f"topology-manager-policy={k.topology.policy}")
         if k.topology.scope is not None:
             out.append(f"topology-manager-scope={k.topology.scope}")
+        if k.topology.options:
+            out.append(
+                "topology-manager-policy-options="
+                + ",".join(f"{name}={value}" for name, value in k.topology.options)
+            )
     if k.memory is not None:
         out.append(f"memory-manager-policy={k.memory.policy}")
     if k.memory_manager_static:

@@ -94,6 +94,7 @@ KUBELET_FLAGS = {
     "cpu-manager-policy-options",
     "topology-manager-policy",
     "topology-manager-scope",
+    "topology-manager-policy-options",
     "memory-manager-policy",
     "reserved-memory",
     "kube-reserved",
@@ -271,6 +272,22 @@ def test_alpha_option_needs_the_gate_and_gets_it() -> None:
     assert "unit=k3s.service\n" in reset.text
 
 
+def test_topology_options_raise_the_numa_limit_in_both_forms() -> None:
+    """A GH200-like host: its GPU memory appears as CPU-less NUMA nodes, 10 in all."""
+    topo = machine(gpus_per_node=2, cpuless_nodes=8)
+    options = {"max-allowable-numa-nodes": "16", "prefer-closest-numa-nodes": "true"}
+    keys = {"topology_manager_policy": "restricted", "topology_manager_policy_options": options}
+    plan = _kubelet_plan(_spec(**keys), topo)
+    assert plan.kubelet is not None and plan.kubelet.topology is not None
+    assert dict(plan.kubelet.topology.options) == options
+    doc = yaml.safe_load(api.emit(plan, ["kubelet"])[0].text)
+    assert doc["topologyManagerPolicyOptions"] == options
+    assert_v1beta1(doc)
+    spec = _spec(flavor="rke2", role="agent", **keys)
+    flags = flag_values(api.emit(_kubelet_plan(spec, topo), ["kubelet"])[0].text)
+    assert [_kv(v) for v in flags["topology-manager-policy-options"]] == [options]
+
+
 def test_mismatched_reserved_memory_exits_2_with_the_arithmetic(tmp_path: Path) -> None:
     shutil.copy(KUBEADM.parent / "topology.toml", tmp_path / "topology.toml")
     text = KUBEADM.read_text() + '\n[kubelet.reserved_memory]\n0 = "1Gi"\n1 = "1Gi"\n'
@@ -365,6 +382,85 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], Severity, str, str]] = [
         "refuses full-pcpus-only and distribute-cpus-across-cores together",
     ),
     (
+        "an unknown topology-manager option",
+        {"topology_manager_policy": "restricted", "topology_manager_policy_options": {"x": "1"}},
+        {},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy_options.x",
+        "unknown topology-manager option 'x'",
+    ),
+    (
+        "a topology-manager option this kubelet does not know yet",
+        {
+            "version": "1.30",
+            "topology_manager_policy": "restricted",
+            "topology_manager_policy_options": {"max-allowable-numa-nodes": "16"},
+        },
+        {},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy_options.max-allowable-numa-nodes",
+        "arrived in kubelet 1.31",
+    ),
+    (
+        "a topology-manager option still alpha",
+        {
+            "version": "1.27",
+            "topology_manager_policy": "restricted",
+            "topology_manager_policy_options": {"prefer-closest-numa-nodes": "true"},
+        },
+        {},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy_options.prefer-closest-numa-nodes",
+        "is alpha in kubelet 1.27",
+    ),
+    (
+        "max-allowable-numa-nodes below the kubelet's floor",
+        {
+            "topology_manager_policy": "restricted",
+            "topology_manager_policy_options": {"max-allowable-numa-nodes": "4"},
+        },
+        {},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy_options.max-allowable-numa-nodes",
+        "a count of at least 8",
+    ),
+    (
+        "topology-manager options under the policy none",
+        {"topology_manager_policy_options": {"prefer-closest-numa-nodes": "true"}},
+        {},
+        Severity.WARNING,
+        "kubelet.topology_manager_policy_options",
+        "change nothing under the policy none",
+    ),
+    (
+        "more than 8 NUMA nodes (GPU-memory nodes count) under a topology policy",
+        {"topology_manager_policy": "restricted"},
+        {"cpuless_nodes": 8},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy",
+        "this host has 10 NUMA nodes (CPU-less memory nodes count too) and the topology "
+        "manager allows 8",
+    ),
+    (
+        "more than 8 NUMA nodes on a kubelet that cannot raise the limit",
+        {"version": "1.30", "topology_manager_policy": "best-effort"},
+        {"cpuless_nodes": 8},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy",
+        "the kubelet refuses to start with policy best-effort",
+    ),
+    (
+        "a raised limit still below the host's nodes",
+        {
+            "topology_manager_policy": "restricted",
+            "topology_manager_policy_options": {"max-allowable-numa-nodes": "9"},
+        },
+        {"cpuless_nodes": 8},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy",
+        "the topology manager allows 9",
+    ),
+    (
         "rke2 without a role",
         {"flavor": "rke2"},
         {},
@@ -402,7 +498,9 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], Severity, str, str]] = [
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
 def test_bad_input(case: tuple[str, dict[str, Any], dict[str, Any], Severity, str, str]) -> None:
     _, keys, extra, severity, path, part = case
-    topo = machine(gpus_per_node=2, smt=extra.get("smt", 2))
+    topo = machine(
+        gpus_per_node=2, smt=extra.get("smt", 2), cpuless_nodes=extra.get("cpuless_nodes", 0)
+    )
     spec = _spec(**keys)
     spec = m.HostSpec(
         host=spec.host,

@@ -51,6 +51,8 @@ RULES: tuple[Rule, ...] = (
     kubelet_rules.eviction_hard_valid,
     kubelet_rules.reserved_memory_adds_up,
     kubelet_rules.memory_manager_has_reservations,
+    kubelet_rules.topology_manager_options,
+    kubelet_rules.topology_manager_fits_nodes,
     kubelet_rules.topology_admits_gpus,
 )
 

@@ -221,6 +221,87 @@ def memory_manager_has_reservations(spec: HostSpec, topo: Topology) -> Iterator[
         )
 
 
+_COUNT = re.compile(r"[0-9]{1,4}")
+
+
+def _option_problem(name: str, value: str) -> str | None:
+    if name == "prefer-closest-numa-nodes" and value not in ("true", "false"):
+        return f'prefer-closest-numa-nodes takes "true" or "false", not {value[:20]!r}'
+    if name == "max-allowable-numa-nodes" and not (
+        _COUNT.fullmatch(value) and int(value) >= ko.MAX_NUMA_NODES
+    ):
+        return (
+            f"max-allowable-numa-nodes takes a count of at least {ko.MAX_NUMA_NODES} (the "
+            f"kubelet refuses a lower one), not {value[:20]!r}"
+        )
+    return None
+
+
+def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    k = spec.kubelet
+    if k is None or not k.topology_manager_policy_options:
+        return
+    base = "kubelet.topology_manager_policy_options"
+    for name, value in k.topology_manager_policy_options.items():
+        at = f"{base}.{name}"
+        first = ko.first_release(name, ko.TOPOLOGY_OPTIONS)
+        st = ko.stage(name, k.version, ko.TOPOLOGY_OPTIONS)
+        if first is None:
+            yield error(
+                at,
+                f"unknown topology-manager option {name!r}",
+                hint="known: " + ", ".join(ko.TOPOLOGY_OPTIONS),
+            )
+        elif st is None:
+            yield error(at, f"{name!r} arrived in kubelet {first}; this node runs {k.version}")
+        elif st is ko.Stage.ALPHA:
+            yield error(
+                at,
+                f"{name!r} is alpha in kubelet {k.version}, behind feature gates hostc does not "
+                "turn on; it is beta, and on by default, from kubelet 1.28",
+            )
+        elif (problem := _option_problem(name, value)) is not None:
+            yield error(at, problem)
+    if k.topology_manager_policy in (None, ko.TopologyPolicy.NONE):
+        yield warning(
+            base,
+            "topology-manager options change nothing under the policy none (the kubelet's default)",
+        )
+
+
+def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """More than 8 NUMA nodes (GH200 and its GPU-memory nodes, 4-socket SNC hosts): the
+    kubelet's topology manager refuses to start unless the limit is raised."""
+    k = spec.kubelet
+    if k is None or k.topology_manager_policy in (None, ko.TopologyPolicy.NONE):
+        return
+    nodes = len(topo.nodes)
+    raised = k.topology_manager_policy_options.get("max-allowable-numa-nodes", "")
+    limit = int(raised) if _COUNT.fullmatch(raised) else ko.MAX_NUMA_NODES
+    if nodes <= limit:
+        return
+    why = (
+        f"this host has {nodes} NUMA nodes (CPU-less memory nodes count too) and the "
+        f"topology manager allows {limit}: the kubelet refuses to start with policy "
+        f"{k.topology_manager_policy}"
+    )
+    since = ko.first_release("max-allowable-numa-nodes", ko.TOPOLOGY_OPTIONS)
+    if since is not None and k.version >= since:
+        yield error(
+            "kubelet.topology_manager_policy",
+            why,
+            hint=f'set topology_manager_policy_options = {{ max-allowable-numa-nodes = "{nodes}" '
+            "} (admission takes longer with more nodes), or the policy none",
+        )
+    else:
+        yield error(
+            "kubelet.topology_manager_policy",
+            why,
+            hint=f"kubelet {since} and later can raise the limit (max-allowable-numa-nodes); "
+            f"kubelet {k.version} needs the policy none",
+        )
+
+
 def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None or k.topology_manager_policy is not ko.TopologyPolicy.SINGLE_NUMA_NODE:

@@ -147,7 +147,11 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
 
 
 def _topology(k: Kubelet) -> TopologyManager | None:
-    if k.topology_manager_policy is None and k.topology_manager_scope is None:
+    if (
+        k.topology_manager_policy is None
+        and k.topology_manager_scope is None
+        and not k.topology_manager_policy_options
+    ):
         return None
     policy = k.topology_manager_policy
     src = "kubelet.topology_manager_policy" if policy else "kubelet.topology_manager_scope"
@@ -162,6 +166,7 @@ def _topology(k: Kubelet) -> TopologyManager | None:
         policy.value if policy else None,
         k.topology_manager_scope.value if k.topology_manager_scope else None,
         Reason(src, why),
+        tuple(sorted(k.topology_manager_policy_options.items())),
     )
 
 

@@ -372,6 +372,15 @@ class Kubelet:
         converter=_to_topology_scope,
         metadata=doc("topology manager scope: container or pod", "pod"),
     )
+    topology_manager_policy_options: dict[str, str] = attrs.field(
+        factory=dict,
+        metadata=doc(
+            "topology-manager options, checked against `version`: prefer-closest-numa-nodes "
+            '("true") and max-allowable-numa-nodes (a count above 8, for hosts with more '
+            "NUMA nodes)",
+            {"max-allowable-numa-nodes": "16"},
+        ),
+    )
     memory_manager_policy: MemoryManagerPolicy | None = attrs.field(
         default=None,
         converter=_to_memory_policy,
