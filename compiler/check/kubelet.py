@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from hostc import kubelet_options as ko
 from hostc.diagnostics import Diagnostic, error, warning
@@ -71,6 +71,23 @@ def _smt(topo: Topology) -> bool:
     return any(len(c) > 1 for c in topo.cores().values())
 
 
+def _option_stage(
+    at: str,
+    name: str,
+    what: str,
+    table: Mapping[str, tuple[tuple[ko.KubeVersion, ko.Stage], ...]],
+    version: ko.KubeVersion,
+) -> Diagnostic | ko.Stage:
+    """The option's maturity in this kubelet, or the error for one it does not have."""
+    first = ko.first_release(name, table)
+    if first is None:
+        return error(at, f"unknown {what} option {name!r}", hint="known: " + ", ".join(table))
+    st = ko.stage(name, version, table)
+    if st is None:
+        return error(at, f"{name!r} arrived in kubelet {first}; this node runs {version}")
+    return st
+
+
 def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None or not k.cpu_manager_policy_options:
@@ -84,16 +101,9 @@ def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     opts = k.cpu_manager_policy_options
     for i, opt in enumerate(opts):
         at = f"{base}[{i}]"
-        first = ko.first_release(opt)
-        st = ko.stage(opt, k.version)
-        if first is None:
-            yield error(
-                at,
-                f"unknown CPU-manager option {opt!r}",
-                hint="known: " + ", ".join(ko.CPU_OPTIONS),
-            )
-        elif st is None:
-            yield error(at, f"{opt!r} arrived in kubelet {first}; this node runs {k.version}")
+        st = _option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
+        if isinstance(st, Diagnostic):
+            yield st
         elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
             yield error(
                 at,
@@ -244,16 +254,9 @@ def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnos
     base = "kubelet.topology_manager_policy_options"
     for name, value in k.topology_manager_policy_options.items():
         at = f"{base}.{name}"
-        first = ko.first_release(name, ko.TOPOLOGY_OPTIONS)
-        st = ko.stage(name, k.version, ko.TOPOLOGY_OPTIONS)
-        if first is None:
-            yield error(
-                at,
-                f"unknown topology-manager option {name!r}",
-                hint="known: " + ", ".join(ko.TOPOLOGY_OPTIONS),
-            )
-        elif st is None:
-            yield error(at, f"{name!r} arrived in kubelet {first}; this node runs {k.version}")
+        st = _option_stage(at, name, "topology-manager", ko.TOPOLOGY_OPTIONS, k.version)
+        if isinstance(st, Diagnostic):
+            yield st
         elif st is ko.Stage.ALPHA:
             yield error(
                 at,
