@@ -5,15 +5,17 @@ spec or a snapshot.  The loader and check refuse unsafe text already; the
 templates escape again for their own format, so one missed check cannot forge a
 line:
 
-- `finalize` refuses any `{{ … }}` output holding a control character (a newline
-  in a value would start a new line: a shell command, a sysctl, a limit);
 - `comment` / `oneline` make any text one printable line (control characters
   dropped, whitespace collapsed);
 - `grubarg` passes a kernel argument only if every character is one that sh
   (inside double quotes) and GRUB's script language (unquoted) take literally;
 - `sysctl_key`, `sysctl_value` and `word` refuse what sysctl.d and limits.d
   would read as a comment, a separator or a second field;
-- `shell` quotes for sh.
+- `shell` quotes for sh and refuses control characters;
+- `finalize` refuses any other `{{ … }}` output holding a control character (a
+  newline in a value would start a new line: a shell command, a sysctl, a limit).
+  The filters above guarantee that already, so their output skips it
+  (`_CodeGenerator`); tests feed each of them arbitrary text.
 
 A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
 """
