@@ -23,9 +23,11 @@ def lines(plan: Plan) -> list[str]:
     opts = f" options {','.join(k.cpu.options)}" if k.cpu.options else ""
     out.append(f"  cpuManagerPolicy {k.cpu.policy}{opts}\n      # {k.cpu.reason}")
     if k.topology is not None:
+        topts = ",".join(f"{name}={value}" for name, value in k.topology.options)
         out.append(
             f"  topologyManagerPolicy {k.topology.policy or '(default)'} scope "
-            f"{k.topology.scope or '(default)'}\n      # {k.topology.reason}"
+            f"{k.topology.scope or '(default)'}{f' options {topts}' if topts else ''}"
+            f"\n      # {k.topology.reason}"
         )
     if k.memory is not None:
         out.append(f"  memoryManagerPolicy {k.memory.policy}\n      # {k.memory.reason}")

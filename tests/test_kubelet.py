@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostc import api
+from hostc import api, kubelet_view
 from hostc.activation import steps
 from hostc.artifact import Action, Activation
 from hostc.cpuset import CpuSet
@@ -280,6 +280,8 @@ def test_topology_options_raise_the_numa_limit_in_both_forms() -> None:
     plan = _kubelet_plan(_spec(**keys), topo)
     assert plan.kubelet is not None and plan.kubelet.topology is not None
     assert dict(plan.kubelet.topology.options) == options
+    shown = "\n".join(kubelet_view.lines(plan))
+    assert "options max-allowable-numa-nodes=16,prefer-closest-numa-nodes=true" in shown
     doc = yaml.safe_load(api.emit(plan, ["kubelet"])[0].text)
     assert doc["topologyManagerPolicyOptions"] == options
     assert_v1beta1(doc)
