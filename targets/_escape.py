@@ -4,6 +4,7 @@ the CLI use it without loading templates).  `hostc.targets._render` explains the
 from __future__ import annotations
 
 import re
+import shlex
 
 from hostc import charsets
 
@@ -47,10 +48,7 @@ def oneline(text: object) -> str:
 
 def comment(text: object, prefix: str = "# ") -> str:
     """A reason as a comment: one line, nothing that would end the comment."""
-    s = str(text)
-    if s.isprintable() and "  " not in s and s[:1] != " " and s[-1:] != " ":
-        return prefix + s  # oneline's fast path, inlined: every reason passes here
-    return prefix + oneline(s)
+    return prefix + oneline(text)
 
 
 _GRUB_ARG = charsets.KERNEL_ARG
@@ -92,22 +90,13 @@ def word(value: object) -> str:
     return s
 
 
-#: What shlex.quote leaves unquoted: ASCII word characters and @%+=:,./-
-_SHELL_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII).search
-
-
 def shell(value: object) -> str:
-    """One sh word, quoted as shlex.quote quotes it (single quotes where needed), control
-    characters refused: a newline inside quotes is valid sh, but not a line a reviewer
-    can read.  Text of plain characters (every CPU list and PCI address) is itself."""
+    """One sh word, as shlex.quote quotes it, with control characters refused: a newline
+    inside quotes is valid sh, but not a line a reviewer can read."""
     s = str(value)
-    if not s:
-        return "''"
-    if _SHELL_UNSAFE(s) is None:
-        return s
     if not s.isprintable() and _has_control(s):
         raise UnsafeValue(f"a shell word holds a control character: {_short(s)}")
-    return "'" + s.replace("'", "'\"'\"'") + "'"
+    return shlex.quote(s)
 
 
 #: Filters whose output is a str with no control character (each refuses or drops
