@@ -62,6 +62,9 @@ class HostFacts:
     os_family: OsFamily
     cmdline_budget: int  # bytes of kernel command line hostc may use on this arch
     reason: Reason
+    #: where this host's TuneD reads an administrator's profiles: /etc/tuned before
+    #: TuneD 2.23, /etc/tuned/profiles from it, both where the release's TuneD is unknown
+    tuned_profile_dirs: tuple[str, ...] = ()
 
     @property
     def x86(self) -> bool:

@@ -1,8 +1,8 @@
 """tuned: the hostc TuneD profile, the same Plan as a self-contained TuneD profile.
 
-Written where the host's TuneD reads profiles: /etc/tuned/hostc/tuned.conf before
-TuneD 2.23, /etc/tuned/profiles/hostc/tuned.conf from it, both where hostc does not
-know the release's TuneD (hostc.osfacts.tuned_profile_dirs).
+Written where the host's TuneD reads profiles (`plan.host.tuned_profile_dirs`, decided
+in lower from the OS release): /etc/tuned/hostc/tuned.conf before TuneD 2.23,
+/etc/tuned/profiles/hostc/tuned.conf from it, both where the release's TuneD is unknown.
 
 Self-contained on purpose (targets.md §7, the host-time evaluation trap): no
 include of cpu-partitioning or realtime, whose functions would run on the
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import cmdline
-from hostc.osfacts import tuned_profile_dirs
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.targets._render import render
 
@@ -27,7 +26,7 @@ PROFILE = "hostc"
 
 
 def paths(plan: Plan) -> list[str]:
-    return [f"{d}/{PROFILE}/tuned.conf" for d in tuned_profile_dirs(plan.host.os)]
+    return [f"{d}/{PROFILE}/tuned.conf" for d in plan.host.tuned_profile_dirs]
 
 
 def force_latency(max_cstate: int) -> str:

@@ -306,13 +306,23 @@ def test_tuned_profile_goes_where_the_release_s_tuned_reads_it(
 ) -> None:
     """TuneD 2.23 moved user profiles to /etc/tuned/profiles and stopped reading
     /etc/tuned/<name>: a profile in the wrong one is a profile that does not exist."""
-    plan = compile_(spec(**TUNED_OWNED))
-    plan = attrs.evolve(plan, host=attrs.evolve(plan.host, os=os))
+    host = m.Host(name="t", role=m.Role.INFERENCE, os=os)  # host.os, as a spec says it
+    plan = compile_(spec(host=host, **TUNED_OWNED), h100(os=None))
+    assert plan.host.tuned_profile_dirs == dirs
     arts = api.emit(plan, ["tuned"])
     assert [a.path for a in arts] == [f"{d}/hostc/tuned.conf" for d in dirs]
     assert len({a.data for a in arts}) == 1  # the same profile wherever it goes
     steps = [list(s.argv) for s in api.apply_steps(plan, arts)]
     assert steps.count(["tuned-adm", "profile", "hostc"]) == 1
+
+
+def test_a_hand_built_tuned_plan_without_a_profile_dir_is_refused() -> None:
+    from hostc.check import check_plan
+
+    plan = compile_(spec(**TUNED_OWNED))
+    bare = attrs.evolve(plan, host=attrs.evolve(plan.host, tuned_profile_dirs=()))
+    [d] = [d for d in check_plan(bare) if d.path == "plan.host.tuned_profile_dirs"]
+    assert d.severity.value == "error"
 
 
 def test_tuned_and_systemd_never_own_the_same_knob() -> None:

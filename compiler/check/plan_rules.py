@@ -55,6 +55,18 @@ def workloads_on_online_cpus(plan: Plan) -> Iterator[Diagnostic]:
             yield error("plan.workloads", f"workload {w.name} runs on CPUs not online: {w.cpus}")
 
 
+def tuned_has_a_profile_dir(plan: Plan) -> Iterator[Diagnostic]:
+    """A Plan built by hand that hands the tuning to TuneD must say where its TuneD reads
+    profiles, or the tuned target would have nowhere to write the profile."""
+    from hostc.plan import RuntimeOwner
+
+    if plan.runtime.owner is RuntimeOwner.TUNED and not plan.host.tuned_profile_dirs:
+        yield error(
+            "plan.host.tuned_profile_dirs",
+            "runtime.owner is tuned but the Plan names no TuneD profile directory",
+        )
+
+
 def kernel_args_carried(plan: Plan) -> Iterator[Diagnostic]:
     """Kernel arguments no file target carries reach the host only if someone applies them."""
     from hostc.kernelargs import kernel_args

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
-from hostc.osfacts import split_os
+from hostc.osfacts import split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
     Boot,
@@ -98,6 +98,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         os_family=family,
         cmdline_budget=kernel.budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
+        tuned_profile_dirs=tuned_profile_dirs(os_id),
     )
 
 
