@@ -37,6 +37,20 @@ def force_latency(max_cstate: int) -> str:
     return f"cstate.id_no_zero:{max_cstate}|3" if max_cstate > 0 else "0"
 
 
+#: TuneD's energy_perf_bias keywords for the EPP values that have one.  EPB is an
+#: Intel register (MSR_IA32_ENERGY_PERF_BIAS); AMD has no such knob, so TuneD can only
+#: log an error there, and the balance_* preferences have no EPB keyword.
+_EPB = {"performance": "performance", "power": "powersave"}
+
+
+def energy_perf_bias(plan: Plan) -> str | None:
+    """EPB beside EPP, for older Intel CPUs whose HWP lacks EPP; None where it is not taken."""
+    epp = plan.runtime.epp
+    if epp is None or plan.host.cpu_vendor != "intel":
+        return None
+    return _EPB.get(epp.value)
+
+
 def applies(plan: Plan) -> str | None:
     if plan.runtime.owner is RuntimeOwner.TUNED:
         return None
@@ -54,6 +68,7 @@ def emit(plan: Plan) -> list[Artifact]:
         rt=plan.runtime,
         cmdline=cmdline(plan),
         force_latency=force_latency(plan.cstates.max_cstate) if plan.cstates else None,
+        epb=energy_perf_bias(plan),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
     )
     return [

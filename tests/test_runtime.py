@@ -111,6 +111,9 @@ def test_epp() -> None:
     cpu = tuned_ini(compile_(spec(**TUNED_OWNED)))["cpu"]
     assert cpu["energy_performance_preference"] == "performance"
     assert cpu["energy_perf_bias"] == "performance"
+    amd = tuned_ini(compile_(spec(**TUNED_OWNED), h100(cpu_vendor="amd")))["cpu"]
+    assert amd["energy_performance_preference"] == "performance"
+    assert "energy_perf_bias" not in amd  # an Intel register: AMD has no EPB
 
 
 @pytest.mark.parametrize(

@@ -254,12 +254,30 @@ ENTRIES: tuple[Entry, ...] = (
         )
         for role in ("inference", "training")
     ),
+    # EPP exists only where the P-state driver runs the hardware: intel_pstate with HWP,
+    # amd-pstate-epp (amd_pstate=active, Linux 6.3, set below).  acpi-cpufreq (AMD before
+    # 6.3) and arm64's cppc_cpufreq have no energy_performance_preference file.
     *(
         _e(
             role,
             "energy_performance_preference",
             "performance",
-            "the hardware P-state hint (HWP/CPPC EPP) biased to speed, as the governor",
+            "the hardware P-state hint (HWP EPP) biased to speed, as the governor",
+            arch=X86,
+            vendor=("intel",),
+        )
+        for role in ("inference", "training")
+    ),
+    *(
+        _e(
+            role,
+            "energy_performance_preference",
+            "performance",
+            "the hardware P-state hint (CPPC EPP of amd-pstate-epp) biased to speed, as "
+            "the governor",
+            arch=X86,
+            vendor=("amd",),
+            kernel_min=(6, 3),
         )
         for role in ("inference", "training")
     ),
