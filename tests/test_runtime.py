@@ -116,6 +116,18 @@ def test_epp() -> None:
     assert "energy_perf_bias" not in amd  # an Intel register: AMD has no EPB
 
 
+@pytest.mark.parametrize(("vendor", "kernel", "preset"), [
+    ("intel", "5.15.0", True), ("amd", "6.8.0", True), ("amd", "5.15.0", False),
+])  # fmt: skip
+def test_epp_only_where_a_driver_has_it(vendor: str, kernel: str, preset: bool) -> None:
+    topo = h100(cpu_vendor=vendor, kernel=kernel)
+    assert (compile_(spec(), topo).runtime.epp is not None) is preset
+    asked = spec(cpufreq=m.Cpufreq(energy_performance_preference=m.Epp.PERFORMANCE))
+    _, warnings = api.compile_plan(asked, topo, spec_file="t.toml")
+    said = [w for w in warnings if w.path == "cpufreq.energy_performance_preference"]
+    assert bool(said) is not preset
+
+
 @pytest.mark.parametrize(
     ("vendor", "kernel", "want"),
     [

@@ -38,6 +38,7 @@ RULES: tuple[Rule, ...] = (
     runtime.names_valid,
     runtime.owners_agree,
     runtime.pstate_spelled,
+    runtime.epp_taken,
     memory.hugepages_shape,
     memory.hugepages_fit,
     memory.hugepages_kernel,

@@ -97,6 +97,26 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
 
 
+def epp_taken(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """An EPP the spec asks for where no driver has one (the preset leaves it out there)."""
+    if spec.cpufreq.energy_performance_preference is None:
+        return
+    x86 = topo.arch in ("x86_64", "i686", "i386", "amd64")
+    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    since = kernelfacts.AMD_PSTATE_SINCE["active"]
+    if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):
+        where = f"{topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}"
+    elif topo.cpu_vendor == "amd" and release is not None and release < since:
+        where = f"AMD on Linux {release[0]}.{release[1]} (amd-pstate-epp arrived in 6.3)"
+    else:
+        return
+    yield warning(
+        "cpufreq.energy_performance_preference",
+        f"no P-state driver offers energy_performance_preference on {where}: hostc-tuning "
+        "skips it and TuneD logs an error",
+    )
+
+
 # --- Plan rules: the traps of knobs.md -----------------------------------------
 
 
