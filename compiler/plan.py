@@ -327,6 +327,12 @@ class Boot:
     reason: Reason
     when: When = When.BOOT
 
+    def not_carried_by(self, carrier: BootCarrier) -> str | None:
+        """Why a target carrying the arguments by `carrier` does not apply (None: it does)."""
+        if self.carrier is carrier:
+            return None
+        return f"the kernel arguments go by {self.carrier}: {self.reason.why}"
+
 
 @attrs.frozen
 class Plan:

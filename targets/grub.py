@@ -19,9 +19,7 @@ PATH = "/etc/default/grub.d/90-hostc.cfg"
 
 def applies(plan: Plan) -> str | None:
     """The Plan names the one carrier of the kernel arguments (`plan.boot`)."""
-    if plan.boot.carrier is BootCarrier.GRUB:
-        return None
-    return f"the kernel arguments go by {plan.boot.carrier}: {plan.boot.reason.why}"
+    return plan.boot.not_carried_by(BootCarrier.GRUB)
 
 
 def emit(plan: Plan) -> list[Artifact]:

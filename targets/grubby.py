@@ -23,9 +23,7 @@ STATE = "/etc/hostc/kargs"
 
 def applies(plan: Plan) -> str | None:
     """The Plan names the one carrier of the kernel arguments (`plan.boot`)."""
-    if plan.boot.carrier is BootCarrier.GRUBBY:
-        return None
-    return f"the kernel arguments go by {plan.boot.carrier}: {plan.boot.reason.why}"
+    return plan.boot.not_carried_by(BootCarrier.GRUBBY)
 
 
 def emit(plan: Plan) -> list[Artifact]:
