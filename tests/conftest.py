@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,3 +33,17 @@ def shared_topologies() -> Path:
             pytest.fail(f"{SHARED_TOPOLOGIES} is missing; CI must provide ../shared")
         pytest.skip(f"{SHARED_TOPOLOGIES} not present")
     return SHARED_TOPOLOGIES
+
+
+def run_hostc(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m hostc ARGS` in a child, as a user runs it; text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "hostc", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )

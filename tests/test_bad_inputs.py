@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,6 +20,7 @@ import pytest
 from hostc.topology import snapshot
 from hostc.topology.model import Topology
 
+from conftest import run_hostc
 from topogen import H100_KW, machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -364,13 +364,7 @@ def _line(text: str, needle: str) -> int:
 
 
 def _run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hostc", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-    )
+    return run_hostc(*args, cwd=cwd)
 
 
 def _write_topology(where: Path, topology: Topology | str | None) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import attrs
@@ -23,6 +22,7 @@ from hostc.diagnostics import HostcError
 from hostc.targets._escape import ESCAPING as ESCAPING_FILTERS
 from hostc.topology import snapshot
 
+from conftest import run_hostc
 from topogen import H100_KW, machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,14 +37,7 @@ def spec_text(name: str = "t", extra: str = "") -> str:
 
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hostc", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
+    return run_hostc(*args, cwd=cwd, env={"PYTHONDONTWRITEBYTECODE": "1"})
 
 
 @pytest.fixture

@@ -7,27 +7,19 @@ cache it writes is the test's and the tree stays clean.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_hostc
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 
 
 def build(out: Path, prefix: Path, *, write_bytecode: bool = True) -> dict[str, bytes]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    env = {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": ""}
     if not write_bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-    argv = ["build", str(EXAMPLE), "--target", "all", "--out", str(out), "-q"]
-    r = subprocess.run(
-        [sys.executable, "-m", "hostc", *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = run_hostc("build", EXAMPLE, "--target", "all", "--out", out, "-q", env=env)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
