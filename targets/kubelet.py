@@ -116,11 +116,6 @@ def flags(k: KubeletPlan) -> list[str]:
     return out
 
 
-def _line(text: str) -> str:
-    """One YAML comment line: control characters and line breaks cannot end it."""
-    return comment(text)
-
-
 def _reasons(k: KubeletPlan) -> list[tuple[str, Reason]]:
     rows = [
         ("kubelet", k.reason),
@@ -143,8 +138,8 @@ def _reasons(k: KubeletPlan) -> list[tuple[str, Reason]]:
 
 def header(plan: Plan, k: KubeletPlan) -> list[str]:
     lines = [
-        _line(f"Managed by hostc for {plan.host.name}; regenerate, do not edit."),
-        _line(
+        comment(f"Managed by hostc for {plan.host.name}; regenerate, do not edit."),
+        comment(
             f"Apply: drain the node, then run {RESET}: it stops {k.unit}, removes "
             + " and ".join(state_files(k))
             + " and starts it again (a changed policy with a stale checkpoint crash-loops)."
@@ -152,7 +147,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
     ]
     if k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
         lines.append(
-            _line(
+            comment(
                 f"kubelet {k.version} has no --config-dir (beta in {ko.CONFIG_DIR_SINCE}): "
                 "merge these fields into the kubelet's configuration (kubeadm: "
                 "/var/lib/kubelet/config.yaml, or the KubeletConfiguration in the kubeadm "
@@ -162,19 +157,19 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
         )
     elif k.flavor is ko.Flavor.KUBEADM:
         lines.append(
-            _line(
+            comment(
                 "Read only when the kubelet runs with --config-dir=/etc/kubernetes/kubelet.conf.d "
                 "(files apply in name order; lists such as reservedMemory replace, maps merge)."
             )
         )
     else:
         lines.append(
-            _line(
+            comment(
                 f"{k.flavor} appends these kubelet flags (kubelet-arg+) to config.yaml's; set "
                 "none of them elsewhere: repeated reserved-memory flags add up."
             )
         )
-    lines += [_line(f"{what}: {r}") for what, r in _reasons(k)]
+    lines += [comment(f"{what}: {r}") for what, r in _reasons(k)]
     return lines
 
 
