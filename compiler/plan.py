@@ -48,6 +48,10 @@ class Reason:
         return f"{self.source}: {self.why}"
 
 
+#: The names an x86 machine's arch goes by (uname, Debian, hwloc).
+X86_ARCHES = ("x86_64", "i686", "i386", "amd64")
+
+
 @attrs.frozen
 class HostFacts:
     """What the targets need to know about the host to spell settings right."""
@@ -68,7 +72,7 @@ class HostFacts:
 
     @property
     def x86(self) -> bool:
-        return self.arch in ("x86_64", "i686", "i386", "amd64")
+        return self.arch in X86_ARCHES
 
 
 @attrs.frozen

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from hostc import charsets, kernelfacts
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import memory as lmem
-from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.plan import X86_ARCHES, IrqOwner, Plan, RuntimeOwner
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
 from hostc.topology.model import Topology
@@ -76,7 +76,7 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     mode = spec.cpufreq.pstate
     if mode is None:
         return
-    x86 = topo.arch in ("x86_64", "i686", "i386", "amd64")
+    x86 = topo.arch in X86_ARCHES
     if not x86 or topo.cpu_vendor not in ("intel", "amd"):
         yield warning(
             "cpufreq.pstate",
@@ -101,7 +101,7 @@ def epp_taken(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """An EPP the spec asks for where no driver has one (the preset leaves it out there)."""
     if spec.cpufreq.energy_performance_preference is None:
         return
-    x86 = topo.arch in ("x86_64", "i686", "i386", "amd64")
+    x86 = topo.arch in X86_ARCHES
     release = lmem.kernel_version(lmem.kernel_release(spec, topo))
     since = kernelfacts.AMD_PSTATE_SINCE["active"]
     if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from hostc.plan import LeftOut, Reason
+from hostc.plan import X86_ARCHES, LeftOut, Reason
 
 
 class Kind(enum.StrEnum):
@@ -68,7 +68,7 @@ class Context:
     pinned: bool  # workloads are bound to their NUMA nodes
 
 
-X86 = ("x86_64", "i686", "i386", "amd64")
+X86 = X86_ARCHES
 
 
 @attrs.frozen
