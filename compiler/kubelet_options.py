@@ -74,9 +74,27 @@ class KubeVersion:
 
 #: The oldest kubelet hostc writes for: the memory manager is beta (on by default) from 1.22.
 OLDEST = KubeVersion(1, 22)
-#: `--config-dir` drop-ins: alpha 1.28 (behind an env var), beta 1.30, GA 1.35.
+#: `--config-dir` drop-ins: alpha 1.28 (behind an env var), beta 1.30, GA 1.35 (KEP-3983;
+#: kubernetes.io blog "Kubelet Configuration Drop-in Directory Graduates to GA").  The flag
+#: defaults to "" (off), and kubeadm's 10-kubeadm.conf passes only --config.
 CONFIG_DIR_SINCE = KubeVersion(1, 30)
 CONFIG_DIR_GA = KubeVersion(1, 35)
+#: kubeadm's packaged kubelet.service.d/10-kubeadm.conf (kubernetes/release): it sets
+#: Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml", reads
+#: KUBELET_KUBEADM_ARGS from /var/lib/kubelet/kubeadm-flags.env and KUBELET_EXTRA_ARGS from
+#: /etc/default/kubelet (deb) or /etc/sysconfig/kubelet (rpm) through EnvironmentFile=,
+#: and runs `kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS
+#: $KUBELET_EXTRA_ARGS`.  The packages ship that env file with `KUBELET_EXTRA_ARGS=`, and
+#: EnvironmentFile= wins over Environment=, so a drop-in can deliver --config-dir only by
+#: restating KUBELET_CONFIG_ARGS (an Environment= line, which a later drop-in overrides).
+KUBEADM_CONFIG = "/var/lib/kubelet/config.yaml"
+CONFIG_DIR = "/etc/kubernetes/kubelet.conf.d"
+KUBEADM_CONFIG_ARGS = "KUBELET_CONFIG_ARGS"
+
+#: strict-cpu-reservation (KEP-4540) takes reservedSystemCPUs out of the shared pool, so
+#: Burstable and BestEffort pods no longer run on them.  hostc turns it on from its beta.
+STRICT_RESERVATION = "strict-cpu-reservation"
+STRICT_RESERVATION_DEFAULT_SINCE = KubeVersion(1, 33)
 
 #: CPU-manager static-policy options: (first minor, stage from then on), oldest first.
 CPU_OPTIONS: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = {
@@ -91,9 +109,11 @@ CPU_OPTIONS: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = {
     ),
     "align-by-socket": ((KubeVersion(1, 25), Stage.ALPHA),),
     "distribute-cpus-across-cores": ((KubeVersion(1, 31), Stage.ALPHA),),
+    # KEP-4540: alpha 1.32, beta 1.33, GA 1.35 (kubernetes.dev/resources/keps/4540)
     "strict-cpu-reservation": (
         (KubeVersion(1, 32), Stage.ALPHA),
         (KubeVersion(1, 33), Stage.BETA),
+        (KubeVersion(1, 35), Stage.GA),
     ),
     "prefer-align-cpus-by-uncorecache": (
         (KubeVersion(1, 32), Stage.ALPHA),
@@ -146,6 +166,18 @@ def first_release(
     return rows[0][0] if rows else None
 
 
+def eviction_others(flavor: Flavor) -> Mapping[str, str]:
+    """The non-memory hard-eviction thresholds the kubelet runs with when hostc sets none."""
+    return DEFAULT_EVICTION_OTHERS if flavor is Flavor.KUBEADM else RANCHER_EVICTION_OTHERS
+
+
+def runtime_unit(flavor: Flavor, role: NodeRole | None) -> str:
+    """The systemd unit whose processes start containers (runc): containerd on kubeadm
+    nodes (the runtime kubeadm's docs install first), the rke2/k3s service itself, whose
+    embedded containerd runs as its child."""
+    return "containerd.service" if flavor is Flavor.KUBEADM else kubelet_unit(flavor, role)
+
+
 def kubelet_unit(flavor: Flavor, role: NodeRole | None) -> str:
     """The systemd unit whose restart makes the kubelet reread its configuration."""
     if flavor is Flavor.KUBEADM:
@@ -158,9 +190,21 @@ def kubelet_unit(flavor: Flavor, role: NodeRole | None) -> str:
 #: The kubelet's state files that a policy change makes stale (it refuses to start with them).
 CPU_STATE = "/var/lib/kubelet/cpu_manager_state"
 MEMORY_STATE = "/var/lib/kubelet/memory_manager_state"
+#: hostc's record of the manager settings the checkpoints were made for; it lives next to
+#: them, so anything that wipes the kubelet's directory (kubeadm reset) wipes it too.
+STAMP = "/var/lib/kubelet/hostc-managers.stamp"
 
 #: evictionHard memory.available when not set: the kubelet's own default.
 DEFAULT_EVICTION_MEMORY = "100Mi"
+#: k3s and RKE2 start the kubelet with their own evictionHard (k3s pkg/daemons/agent
+#: agent_linux.go `argsMap`: "eviction-hard": "imagefs.available<5%,nodefs.available<5%",
+#: "eviction-minimum-reclaim": "imagefs.available=10%,nodefs.available=10%"); a kubelet-arg
+#: eviction-hard replaces that value, so hostc restates these on rke2/k3s instead of the
+#: upstream kubelet's.  eviction-minimum-reclaim is left to the distribution.
+RANCHER_EVICTION_OTHERS: Mapping[str, str] = {
+    "imagefs.available": "5%",
+    "nodefs.available": "5%",
+}
 #: The kubelet's other hard-eviction defaults.  Setting evictionHard at all replaces the
 #: whole default map, so hostc restates these unless the spec sets them.
 DEFAULT_EVICTION_OTHERS: Mapping[str, str] = {

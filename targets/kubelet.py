@@ -1,15 +1,18 @@
 """kubelet: the CPU, topology and memory managers, spelled for the node's flavor.
 
-kubeadm ≥ 1.30: a KubeletConfiguration drop-in in /etc/kubernetes/kubelet.conf.d
-(read with `--config-dir`); older kubeadm kubelets get a whole KubeletConfiguration
-file to point `--config` at.  RKE2 and k3s: a config.yaml.d drop-in whose
-`kubelet-arg+` list appends kubelet flags (a plain `kubelet-arg` would replace
-every kubelet-arg set in config.yaml).  Built as data and serialized by PyYAML;
-the reasons go in a comment block on top.  A second artifact,
-/usr/local/sbin/hostc-kubelet-reset, takes the config into effect: it stops the
-kubelet (when running), removes the managers' checkpoints and starts it again.
-A changed policy or reserved set with a stale checkpoint makes the kubelet
-crash-loop, and removing the checkpoint under a running kubelet races with it.
+kubeadm ≥ 1.30: a KubeletConfiguration drop-in in /etc/kubernetes/kubelet.conf.d, and a
+kubelet.service drop-in that adds `--config-dir` (kubeadm's unit passes only
+`--config`); older kubeadm kubelets get a whole KubeletConfiguration file to point
+`--config` at.  RKE2 and k3s: a config.yaml.d drop-in whose `kubelet-arg+` list appends
+kubelet flags (a plain `kubelet-arg` would replace every kubelet-arg set in
+config.yaml).  Built as data and serialized by PyYAML; the reasons go in a comment block
+on top.  /usr/local/sbin/hostc-kubelet-reset takes the config into effect: it clears the
+managers' checkpoints only when the settings they were made for changed and no pod runs
+(before the kubelet's first start in a boot, from hostc-kubelet-reset.service, or on a
+stopped kubelet), and otherwise checks that the running kubelet took them.  Where the
+service manager's CPUAffinity= confines services to the housekeeping CPUs, a drop-in for
+the container runtime gives it every CPU back (kernel ≥ 6.2 keeps an inherited affinity
+inside a pod's cpuset: `hostc.runtimefacts`).
 """
 
 from __future__ import annotations
@@ -17,15 +20,21 @@ from __future__ import annotations
 from typing import Any
 
 from hostc import kubelet_options as ko
+from hostc import osfacts, runtimefacts
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import KubeletPlan, Plan, Reason
 from hostc.targets._escape import comment
+from hostc.targets._render import render as render_template
+from hostc.targets.systemd import env_assignment
 
 TARGET = "kubelet"
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 DROPIN = "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
 WHOLE = "/etc/kubernetes/hostc-kubelet-config.yaml"
 RESET = "/usr/local/sbin/hostc-kubelet-reset"
+RESET_UNIT = "hostc-kubelet-reset.service"
+RESET_UNIT_PATH = f"/etc/systemd/system/{RESET_UNIT}"
+KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/90-hostc.conf"
 
 
 def rancher_path(flavor: ko.Flavor) -> str:
@@ -140,9 +149,11 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
     lines = [
         comment(f"Managed by hostc for {plan.host.name}; regenerate, do not edit."),
         comment(
-            f"Apply: drain the node, then run {RESET}: it stops {k.unit}, removes "
+            f"Apply: run {RESET}: it clears "
             + " and ".join(state_files(k))
-            + " and starts it again (a changed policy with a stale checkpoint crash-loops)."
+            + f" only if these CPU or memory settings changed, and only while no pod runs "
+            f"(before {k.unit} starts at boot, or on a stopped kubelet); an unchanged "
+            "re-apply restarts nothing and checks that the kubelet runs these policies."
         ),
     ]
     if k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
@@ -150,7 +161,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
             comment(
                 f"kubelet {k.version} has no --config-dir (beta in {ko.CONFIG_DIR_SINCE}): "
                 "merge these fields into the kubelet's configuration (kubeadm: "
-                "/var/lib/kubelet/config.yaml, or the KubeletConfiguration in the kubeadm "
+                f"{ko.KUBEADM_CONFIG}, or the KubeletConfiguration in the kubeadm "
                 f"config), or run the kubelet with --config={WHOLE} once this file also "
                 "carries the rest of it."
             )
@@ -158,7 +169,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
     elif k.flavor is ko.Flavor.KUBEADM:
         lines.append(
             comment(
-                "Read only when the kubelet runs with --config-dir=/etc/kubernetes/kubelet.conf.d "
+                f"Read with --config-dir={ko.CONFIG_DIR}, which {KUBELET_DROPIN} adds "
                 "(files apply in name order; lists such as reservedMemory replace, maps merge)."
             )
         )
@@ -187,12 +198,85 @@ def state_files(k: KubeletPlan) -> list[str]:
     return [ko.CPU_STATE] + ([ko.MEMORY_STATE] if k.memory is not None else [])
 
 
-def reset_script(plan: Plan, k: KubeletPlan) -> str:
-    from hostc.targets._render import render as render_template
+def checkpoints(k: KubeletPlan) -> list[tuple[str, str]]:
+    """Each checkpoint with the policyName the kubelet writes into it under this config."""
+    rows = [(ko.CPU_STATE, k.cpu.policy)]
+    if k.memory is not None:
+        rows.append((ko.MEMORY_STATE, k.memory.policy))
+    return rows
 
-    return render_template(
-        "hostc-kubelet-reset.sh.j2", plan=plan, unit=k.unit, files=state_files(k)
+
+def stamp(k: KubeletPlan) -> str:
+    """The settings the checkpoints depend on, as one line: a change means clear them."""
+    memory = ",".join(f"{r.node}:{r.memory}" for r in k.reserved_memory)
+    return (
+        f"cpu={k.cpu.policy} options={','.join(k.cpu.options) or '-'} "
+        f"reserved={k.cpu.reserved} memory={k.memory.policy if k.memory else '-'} "
+        f"reservedMemory={memory if k.memory_manager_static else '-'}"
     )
+
+
+def config_dir_flag(k: KubeletPlan) -> str | None:
+    """kubeadm ≥ 1.30 reads hostc's drop-in only with this flag on the command line."""
+    if k.flavor is ko.Flavor.KUBEADM and k.version >= ko.CONFIG_DIR_SINCE:
+        return f"--config-dir={ko.CONFIG_DIR}"
+    return None
+
+
+def reset_script(plan: Plan, k: KubeletPlan) -> str:
+    rows = checkpoints(k)
+    return render_template(
+        "hostc-kubelet-reset.sh.j2",
+        plan=plan,
+        unit=k.unit,
+        checkpoints=rows,
+        policies=", ".join(p for _, p in rows),
+        stamp=stamp(k),
+        stamp_file=ko.STAMP,
+        config_dir=config_dir_flag(k),
+    )
+
+
+def _runtime_dropin(plan: Plan, k: KubeletPlan) -> Artifact | None:
+    """Every CPU for the container runtime where the manager confines services."""
+    if not plan.partition.isolated:
+        return None
+    runtime = ko.runtime_unit(k.flavor, k.role)
+    kernel = plan.host.kernel_version
+    keeps = runtimefacts.kernel_keeps_affinity(kernel)
+    fixed = " and ".join(
+        f"{a}.{b}.{c}" for (a, b), c in sorted(runtimefacts.RUNC_RESETS_AFFINITY.items())
+    )
+    affinity_why = (
+        "the manager's CPUAffinity= confines services to the housekeeping CPUs; from kernel "
+        f"{'.'.join(map(str, runtimefacts.KEEPS_REQUESTED_AFFINITY))} a container keeps that "
+        f"inherited mask inside its pod's cpuset unless runc resets it (runc {fixed}), "
+        "so every Burstable and BestEffort pod would run on the housekeeping CPUs only"
+        + (
+            f"; this host's kernel {plan.host.kernel} does"
+            if keeps
+            else f"; this host's kernel {plan.host.kernel} does not yet"
+            if keeps is False
+            else ""
+        )
+    )
+    os_id, _, version = (plan.host.os or "").partition("-")
+    systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
+    allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
+    allowed_why = (
+        f"the runtime's own processes stay on the housekeeping CPUs through its cgroup "
+        f"cpuset (systemd {systemd}), which containers leave for their pod's"
+    )
+    text = render_template(
+        "runtime-cpuaffinity.conf.j2",
+        plan=plan,
+        runtime=runtime,
+        affinity_why=affinity_why,
+        allowed=allowed,
+        allowed_why=allowed_why,
+    )
+    path = f"/etc/systemd/system/{runtime}.d/90-hostc-cpuaffinity.conf"
+    return file(TARGET, path, text, Activation(Action.DAEMON_RELOAD), Activation(Action.REBOOT))
 
 
 def emit(plan: Plan) -> list[Artifact]:
@@ -200,7 +284,30 @@ def emit(plan: Plan) -> list[Artifact]:
     if k is None:
         return []
     takes_effect = Activation(Action.RUN, RESET)
-    return [
+    out = [
         file(TARGET, path(k), render(plan, k), takes_effect),
         file(TARGET, RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755),
+        file(
+            TARGET,
+            RESET_UNIT_PATH,
+            render_template("hostc-kubelet-reset.service.j2", plan=plan, unit=k.unit, script=RESET),
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.ENABLE, RESET_UNIT),
+        ),
     ]
+    flag = config_dir_flag(k)
+    if flag is not None:
+        value = env_assignment(ko.KUBEADM_CONFIG_ARGS, f"--config={ko.KUBEADM_CONFIG} {flag}")
+        out.append(
+            file(
+                TARGET,
+                KUBELET_DROPIN,
+                render_template("kubelet-config-dir.conf.j2", plan=plan, value=value),
+                Activation(Action.DAEMON_RELOAD),
+                takes_effect,
+            )
+        )
+    runtime = _runtime_dropin(plan, k)
+    if runtime is not None:
+        out.append(runtime)
+    return out

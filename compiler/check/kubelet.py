@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from hostc import kubelet_options as ko
+from hostc import topology_hints as th
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import cpu as lcpu
 from hostc.plan import KubeletPlan, Plan
@@ -32,22 +33,13 @@ def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             f"kubelet {k.version} is not supported: hostc writes for kubelet "
             f"{ko.OLDEST} and later (the memory manager is on by default from {ko.OLDEST})",
         )
-    elif k.flavor is ko.Flavor.KUBEADM:
-        if k.version < ko.CONFIG_DIR_SINCE:
-            yield warning(
-                "kubelet.version",
-                f"kubelet {k.version} has no configuration drop-in directory (beta in "
-                f"{ko.CONFIG_DIR_SINCE}): hostc writes a whole KubeletConfiguration file, "
-                "which the kubelet reads only once --config points at it",
-            )
-        else:
-            yield warning(
-                "kubelet.version",
-                "the kubelet reads /etc/kubernetes/kubelet.conf.d only when it runs with "
-                "--config-dir=/etc/kubernetes/kubelet.conf.d; kubeadm's unit does not pass it",
-                hint="add it to KUBELET_EXTRA_ARGS in /etc/default/kubelet (Debian family) "
-                "or /etc/sysconfig/kubelet (RHEL family)",
-            )
+    elif k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
+        yield warning(
+            "kubelet.version",
+            f"kubelet {k.version} has no configuration drop-in directory (beta in "
+            f"{ko.CONFIG_DIR_SINCE}): hostc writes a whole KubeletConfiguration file, "
+            "which the kubelet reads only once --config points at it",
+        )
 
 
 def role_named(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -119,6 +111,16 @@ def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
     ):
         yield error(base, "align-by-socket contradicts topology_manager_policy single-numa-node")
+    if "distribute-cpus-across-numa" in opts and (
+        k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
+    ):
+        yield warning(
+            f"{base}[{opts.index('distribute-cpus-across-numa')}]",
+            "distribute-cpus-across-numa does nothing under topology_manager_policy "
+            "single-numa-node: it spreads only pods that need several NUMA nodes, and "
+            "single-numa-node rejects those",
+            hint="drop the option, or use topology_manager_policy best-effort or restricted",
+        )
     if "full-pcpus-only" in opts and not _smt(topo):
         yield warning(
             f"{base}[{opts.index('full-pcpus-only')}]",
@@ -305,30 +307,70 @@ def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diag
         )
 
 
+def _big_pod_admitted(k: Kubelet, topo: Topology, policy: ko.TopologyPolicy) -> bool:
+    """The kubelet's own merge for a pod with `max_gpus_per_pod` GPUs whose CPU and memory
+    requests fit one NUMA node (one CPU, one MiB): is it admitted under `policy`?"""
+    gpus = Counter(g.node for g in topo.gpus if g.node is not None)
+    nodes = sorted(n.id for n in topo.nodes)
+    cpus = {n.id: len(topo.node_cpus(n.id)) for n in topo.nodes}
+    memory = {n.id: n.memory_mib or 0 for n in topo.nodes}
+    providers = [
+        th.provider_hints(k.max_gpus_per_pod or 0, {n: gpus.get(n, 0) for n in nodes}),
+        th.provider_hints(1, cpus),
+    ]
+    if k.memory_manager_policy is ko.MemoryManagerPolicy.STATIC:
+        providers.append(th.provider_hints(1, memory))
+    return th.admits(policy, nodes, providers)
+
+
 def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
-    if k is None or k.topology_manager_policy is not ko.TopologyPolicy.SINGLE_NUMA_NODE:
+    if k is None:
         return
-    for i, w in enumerate(spec.workload):
-        nodes = lcpu.gpu_nodes(topo, w.gpus)
-        if len(nodes) > 1:
-            yield error(
-                f"workload[{i}].gpus",
-                f"{w.name} uses GPUs on NUMA nodes {','.join(map(str, nodes))}, but the "
-                "topology manager policy single-numa-node admits only pods that fit on one "
-                "node: the pod fails with TopologyAffinityError",
-                hint="use topology_manager_policy restricted, or GPUs of one node",
-            )
-    per_node = Counter(g.node for g in topo.gpus if g.node is not None)
-    most = max(per_node.values(), default=0)
-    if k.max_gpus_per_pod is not None and k.max_gpus_per_pod > most:
-        yield warning(
-            "kubelet.max_gpus_per_pod",
-            f"a pod asking for {k.max_gpus_per_pod} GPUs cannot be admitted under "
-            f"single-numa-node: no NUMA node has more than {most} GPUs, so it fails with "
-            "TopologyAffinityError (and its controller recreates it in a loop)",
-            hint="use topology_manager_policy restricted for pods that span NUMA nodes",
+    if k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE:
+        for i, w in enumerate(spec.workload):
+            nodes = lcpu.gpu_nodes(topo, w.gpus)
+            if len(nodes) > 1:
+                yield error(
+                    f"workload[{i}].gpus",
+                    f"{w.name} uses GPUs on NUMA nodes {','.join(map(str, nodes))}, but the "
+                    "topology manager policy single-numa-node admits only pods that fit on "
+                    "one node: the pod fails with TopologyAffinityError",
+                    hint="use topology_manager_policy best-effort, or GPUs of one node",
+                )
+    policy = k.topology_manager_policy
+    if k.max_gpus_per_pod is None or policy not in (
+        ko.TopologyPolicy.RESTRICTED,
+        ko.TopologyPolicy.SINGLE_NUMA_NODE,
+    ):
+        return
+    most = max(Counter(g.node for g in topo.gpus if g.node is not None).values(), default=0)
+    if k.max_gpus_per_pod <= most or _big_pod_admitted(k, topo, policy):
+        return
+    head = (
+        f"a pod asking for {k.max_gpus_per_pod} GPUs spans NUMA nodes (no node has more than "
+        f"{most})"
+    )
+    tail = "TopologyAffinityError, and its controller recreates it in a loop"
+    hint = "use topology_manager_policy best-effort: it aligns what it can and admits the pod"
+    if policy is ko.TopologyPolicy.SINGLE_NUMA_NODE:
+        yield error(
+            "kubelet.topology_manager_policy",
+            f"{head}; single-numa-node admits only pods that fit one node, so it fails with "
+            + tail,
+            hint=hint,
         )
+        return
+    yield warning(
+        "kubelet.topology_manager_policy",
+        f"{head}; its GPU hint prefers several nodes while its CPU "
+        + ("and memory hints prefer" if k.memory_manager_policy else "hint prefers")
+        + " one, so no merged hint is preferred (the kubelet marks a merged hint preferred only "
+        "if all affinities are equal) and restricted rejects it with "
+        + tail
+        + " (only pods whose CPU and memory requests also need several nodes pass)",
+        hint=hint,
+    )
 
 
 # Rules on the finished Plan: what lowering built by construction, checked again.

@@ -33,22 +33,25 @@ def eviction(k: Kubelet) -> Eviction:
     text = k.eviction_hard.get("memory.available", ko.DEFAULT_EVICTION_MEMORY)
     memory = Quantity.parse(text)
     others = {s: v for s, v in k.eviction_hard.items() if s != "memory.available"}
-    kept = {s: v for s, v in ko.DEFAULT_EVICTION_OTHERS.items() if s not in others}
+    defaults = ko.eviction_others(k.flavor)
+    kept = {s: v for s, v in defaults.items() if s not in others}
     rows = tuple(sorted({**kept, **others}.items()))
+    whose = "the kubelet's" if k.flavor is ko.Flavor.KUBEADM else f"{k.flavor}'s"
     if k.eviction_hard:
         why = (
-            "hard eviction thresholds as set; setting any replaces the kubelet's whole default "
-            f"map, so its defaults for {', '.join(sorted(kept)) or 'nothing else'} are restated"
+            "hard eviction thresholds as set; setting any replaces the whole default "
+            f"map, so {whose} defaults for {', '.join(sorted(kept)) or 'nothing else'} "
+            "are restated"
         )
         if "memory.available" not in k.eviction_hard:
-            why += f", and memory.available keeps its default {ko.DEFAULT_EVICTION_MEMORY}"
+            why += f", and memory.available keeps the kubelet's {ko.DEFAULT_EVICTION_MEMORY}"
         return Eviction(memory, rows, Reason("kubelet.eviction_hard", why))
     return Eviction(
         memory,
         rows,
         Reason(
             "kubelet",
-            f"the kubelet's default hard eviction thresholds, written out: memory.available "
+            f"{whose} default hard eviction thresholds, written out: memory.available "
             f"{memory} counts in the reserved-memory sum",
         ),
     )
@@ -115,6 +118,26 @@ def capacity(
     return tuple(out)
 
 
+def _strict(k: Kubelet, policy: str) -> bool:
+    """strict-cpu-reservation by default where it is beta or GA (KEP-4540)."""
+    return policy == "static" and k.version >= ko.STRICT_RESERVATION_DEFAULT_SINCE
+
+
+def _reserved_why(options: tuple[str, ...], policy: str) -> str:
+    head = (
+        "reservedSystemCPUs is the housekeeping set itself: the kubelet and system daemons "
+        "run there"
+    )
+    if policy != "static":
+        return head
+    if ko.STRICT_RESERVATION in options:
+        return f"{head}, and strict-cpu-reservation keeps every pod off it"
+    return (
+        f"{head}; exclusive CPUs never come from it, but Burstable and BestEffort pods "
+        "share it with the other unallocated CPUs (strict-cpu-reservation would keep them off)"
+    )
+
+
 def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     policy = k.cpu_manager_policy.value if k.cpu_manager_policy else "static"
     src = "kubelet.cpu_manager_policy" if k.cpu_manager_policy else "kubelet"
@@ -123,10 +146,17 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
         if policy == "static"
         else "every pod shares the CPUs outside the reserved set"
     )
-    options = tuple(sorted(set(k.cpu_manager_policy_options))) if policy == "static" else ()
+    given = set(k.cpu_manager_policy_options) if policy == "static" else set()
+    added = _strict(k, policy) and ko.STRICT_RESERVATION not in given
+    options = tuple(sorted(given | ({ko.STRICT_RESERVATION} if added else set())))
     alpha = [o for o in options if ko.stage(o, k.version) is ko.Stage.ALPHA]
     if options:
         why += f"; options {', '.join(options)}"
+    if added:
+        why += (
+            f" ({ko.STRICT_RESERVATION} added: {ko.stage(ko.STRICT_RESERVATION, k.version)} "
+            f"in {k.version}, it keeps Burstable and BestEffort pods off the reserved CPUs)"
+        )
     if alpha:
         why += f" ({', '.join(alpha)} alpha in {k.version}: {ko.ALPHA_GATE} turned on)"
     return CpuManager(
@@ -135,25 +165,39 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
         alpha_gate=bool(alpha) and k.allow_alpha_options,
         reserved=part.housekeeping,
         reason=Reason(
-            "kubelet.cpu_manager_policy_options" if options and not k.cpu_manager_policy else src,
+            "kubelet.cpu_manager_policy_options" if given and not k.cpu_manager_policy else src,
             why,
         ),
-        reserved_reason=Reason(
-            part.housekeeping_reason.source,
-            "reservedSystemCPUs is the housekeeping set itself: the kubelet and system "
-            "daemons run there, pods get the isolated CPUs",
-        ),
+        reserved_reason=Reason(part.housekeeping_reason.source, _reserved_why(options, policy)),
     )
 
 
-def _topology(k: Kubelet) -> TopologyManager | None:
+def _spanning(k: Kubelet, nodes: tuple[NodeView, ...]) -> bool:
+    """Pods of max_gpus_per_pod GPUs need more than one NUMA node's GPUs."""
+    most = max((len(n.gpus) for n in nodes), default=0)
+    return k.max_gpus_per_pod is not None and k.max_gpus_per_pod > most
+
+
+def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None:
+    policy = k.topology_manager_policy
+    if policy is None and _spanning(k, nodes):
+        return TopologyManager(
+            ko.TopologyPolicy.BEST_EFFORT.value,
+            k.topology_manager_scope.value if k.topology_manager_scope else None,
+            Reason(
+                "kubelet.max_gpus_per_pod",
+                f"pods of up to {k.max_gpus_per_pod} GPUs span NUMA nodes: best-effort aligns "
+                "CPUs, memory and GPUs where it can and admits them (restricted and "
+                "single-numa-node reject them: their merged hint is never preferred)",
+            ),
+            tuple(sorted(k.topology_manager_policy_options.items())),
+        )
     if (
-        k.topology_manager_policy is None
+        policy is None
         and k.topology_manager_scope is None
         and not k.topology_manager_policy_options
     ):
         return None
-    policy = k.topology_manager_policy
     src = "kubelet.topology_manager_policy" if policy else "kubelet.topology_manager_scope"
     why = {
         None: "the kubelet's default policy (none), scope as set",
@@ -200,7 +244,7 @@ def lower(spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...]) -> Ku
         version=k.version,
         unit=unit,
         cpu=cpu,
-        topology=_topology(k),
+        topology=_topology(k, nodes),
         memory=memory,
         kube_reserved=kube,
         system_reserved=system,
@@ -211,6 +255,6 @@ def lower(spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...]) -> Ku
         max_gpus_per_pod=k.max_gpus_per_pod,
         reason=Reason(
             "kubelet.flavor",
-            f"{k.flavor} kubelet {k.version}, applied by restarting {unit}",
+            f"{k.flavor} kubelet {k.version}, read when {unit} starts",
         ),
     )

@@ -13,6 +13,8 @@ install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/rancher/rke2/config.yaml.d/90-hostc.yaml "${DESTDIR:-}"/etc/rancher/rke2/config.yaml.d/90-hostc.yaml
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-kubelet-reset "${DESTDIR:-}"/usr/local/sbin/hostc-kubelet-reset
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-kubelet-reset.service "${DESTDIR:-}"/etc/systemd/system/hostc-kubelet-reset.service
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/rke2-agent.service.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system/rke2-agent.service.d/90-hostc-cpuaffinity.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
@@ -29,6 +31,8 @@ systemctl daemon-reexec
 sysctl --system
 # /usr/local/sbin/hostc-kubelet-reset applies what it carries
 /usr/local/sbin/hostc-kubelet-reset
+# start hostc-kubelet-reset.service at every boot
+systemctl enable hostc-kubelet-reset.service
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
 # apply hostc-tuning.service now
