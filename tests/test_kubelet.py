@@ -7,7 +7,6 @@ RKE2/k3s flags against the kubelet's documented flag names (`kubelet --help`).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
