@@ -159,6 +159,17 @@ def stage(
     return found
 
 
+def topology_policy(
+    given: TopologyPolicy | None, max_gpus_per_pod: int | None, most_gpus_per_node: int
+) -> TopologyPolicy | None:
+    """The policy hostc writes: the one given; with none given and pods of more GPUs than
+    any NUMA node has, best-effort (restricted and single-numa-node reject such pods,
+    none aligns nothing); otherwise none written (the kubelet's default, none)."""
+    if given is None and max_gpus_per_pod is not None and max_gpus_per_pod > most_gpus_per_node:
+        return TopologyPolicy.BEST_EFFORT
+    return given
+
+
 def first_release(
     option: str, table: Mapping[str, tuple[tuple[KubeVersion, Stage], ...]] = CPU_OPTIONS
 ) -> KubeVersion | None:

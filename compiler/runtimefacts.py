@@ -12,8 +12,11 @@ every service inherits, the container runtime and the runc it starts included.
 - runc resets the inherited mask itself from v1.3.1 and v1.2.7 ("libct: reset CPU
   affinity by default": PR #4858, backports #4865 to 1.3 and #4869 to 1.2; rancher/rke2
   PR #8852 bumped runc for it).  Distribution runc packages older than those keep the bug.
-- systemd 244 (NEWS): `AllowedCPUs=` confines a unit through the cgroup-v2 cpuset, which
-  children leave when they move to another cgroup, unlike an affinity mask.
+- systemd 244 (systemd.resource-control(5): `AllowedCPUs=` "version-info v244", "supported
+  only with the unified control group hierarchy"): confines a unit through the cgroup-v2
+  cpuset, which children leave when they move to another cgroup, unlike an affinity mask.
+  (RHEL 8's systemd 239 carries a backport; hostc gates on the upstream number and leaves
+  it out there.)
 """
 
 from __future__ import annotations

@@ -332,6 +332,14 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], Severity, str, str]] = [
         "no merged hint is preferred",
     ),
     (
+        "hostc's best-effort for spanning GPU pods on a host past the NUMA limit",
+        {"max_gpus_per_pod": 4},
+        {"cpuless_nodes": 8},
+        Severity.ERROR,
+        "kubelet.topology_manager_policy",
+        "hostc's choice for GPU pods spanning nodes",
+    ),
+    (
         "distribute-cpus-across-numa under single-numa-node",
         {
             "topology_manager_policy": "single-numa-node",

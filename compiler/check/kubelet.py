@@ -23,6 +23,12 @@ from hostc.topology.model import Topology
 _PERCENT = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3})?%$")
 
 
+def _policy(k: Kubelet, topo: Topology) -> ko.TopologyPolicy | None:
+    """The topology-manager policy hostc writes for this spec (lowering's own rule)."""
+    most = max(Counter(g.node for g in topo.gpus if g.node is not None).values(), default=0)
+    return ko.topology_policy(k.topology_manager_policy, k.max_gpus_per_pod, most)
+
+
 def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None:
@@ -267,7 +273,7 @@ def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnos
             )
         elif (problem := _option_problem(name, value)) is not None:
             yield error(at, problem)
-    if k.topology_manager_policy in (None, ko.TopologyPolicy.NONE):
+    if _policy(k, topo) in (None, ko.TopologyPolicy.NONE):
         yield warning(
             base,
             "topology-manager options change nothing under the policy none (the kubelet's default)",
@@ -278,7 +284,7 @@ def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diag
     """More than 8 NUMA nodes (GH200 and its GPU-memory nodes, 4-socket SNC hosts): the
     kubelet's topology manager refuses to start unless the limit is raised."""
     k = spec.kubelet
-    if k is None or k.topology_manager_policy in (None, ko.TopologyPolicy.NONE):
+    if k is None or (policy := _policy(k, topo)) in (None, ko.TopologyPolicy.NONE):
         return
     nodes = len(topo.nodes)
     raised = k.topology_manager_policy_options.get("max-allowable-numa-nodes", "")
@@ -288,7 +294,8 @@ def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diag
     why = (
         f"this host has {nodes} NUMA nodes (CPU-less memory nodes count too) and the "
         f"topology manager allows {limit}: the kubelet refuses to start with policy "
-        f"{k.topology_manager_policy}"
+        f"{policy}"
+        + ("" if k.topology_manager_policy else " (hostc's choice for GPU pods spanning nodes)")
     )
     since = ko.first_release("max-allowable-numa-nodes", ko.TOPOLOGY_OPTIONS)
     if since is not None and k.version >= since:

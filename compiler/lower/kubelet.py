@@ -172,15 +172,10 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     )
 
 
-def _spanning(k: Kubelet, nodes: tuple[NodeView, ...]) -> bool:
-    """Pods of max_gpus_per_pod GPUs need more than one NUMA node's GPUs."""
-    most = max((len(n.gpus) for n in nodes), default=0)
-    return k.max_gpus_per_pod is not None and k.max_gpus_per_pod > most
-
-
 def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None:
     policy = k.topology_manager_policy
-    if policy is None and _spanning(k, nodes):
+    most = max((len(n.gpus) for n in nodes), default=0)
+    if policy is None and ko.topology_policy(policy, k.max_gpus_per_pod, most) is not None:
         return TopologyManager(
             ko.TopologyPolicy.BEST_EFFORT.value,
             k.topology_manager_scope.value if k.topology_manager_scope else None,
