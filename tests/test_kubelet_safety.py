@@ -206,6 +206,15 @@ def test_changed_settings_under_running_pods_wait_for_the_next_boot(tmp_path: Pa
     r = node.run("--now")
     assert r.returncode == 1 and "drain the node first" in r.stderr
     assert node.file(ko.CPU_STATE).exists()
+    # forced on a node the operator drained by hand: stop, clear, start, then verify
+    r = node.run("--now", "--force")
+    assert not node.file(ko.CPU_STATE).exists()
+    assert node.calls()[:2] == [
+        "systemctl stop rke2-agent.service",
+        "systemctl start rke2-agent.service",
+    ]
+    assert r.returncode == 1 and "did not take effect" in r.stderr  # the fake kubelet wrote none
+    assert node.run("--bogus").returncode == 2
 
 
 def test_boot_clears_stale_checkpoints_once_before_the_kubelet(tmp_path: Path) -> None:
@@ -321,6 +330,15 @@ def test_reserved_cpus_are_kept_from_pods_from_kubelet_133() -> None:
     assert "strict-cpu-reservation" not in old.kubelet.cpu.options
     assert "Burstable and BestEffort pods share it" in old.kubelet.cpu.reserved_reason.why
     assert "pods get the isolated CPUs" not in old.kubelet.cpu.reserved_reason.why
+    # offered on 1.32, where it is alpha, with the gate
+    alpha = _plan(
+        version="1.32",
+        cpu_manager_policy_options=["strict-cpu-reservation"],
+        allow_alpha_options=True,
+    )
+    doc = yaml.safe_load(_by_path(alpha)[tk.DROPIN])
+    assert doc["cpuManagerPolicyOptions"] == {"strict-cpu-reservation": "true"}
+    assert doc["featureGates"] == {"CPUManagerPolicyAlphaOptions": True}
 
 
 # Knowledge tables, one fact per assertion
