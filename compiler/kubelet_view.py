@@ -31,6 +31,11 @@ def lines(plan: Plan) -> list[str]:
         )
     if k.memory is not None:
         out.append(f"  memoryManagerPolicy {k.memory.policy}\n      # {k.memory.reason}")
+    if k.runtime is not None:
+        allowed = f" AllowedCPUs {k.runtime.allowed}" if k.runtime.allowed is not None else ""
+        out.append(
+            f"  {k.runtime.unit} CPUAffinity {k.runtime.cpus}{allowed}\n      # {k.runtime.reason}"
+        )
     rows = " + ".join(f"{r.node}:{r.memory}" for r in k.reserved_memory) or "-"
     out.append(
         f"  reserved memory {rows} = {k.memory_total.in_mib} "

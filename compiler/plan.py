@@ -280,6 +280,20 @@ class PodCapacity:
 
 
 @attrs.frozen
+class RuntimeAffinity:
+    """The container runtime's unit where the service manager confines services to the
+    housekeeping CPUs: every CPU as its affinity, which the containers it starts inherit,
+    and the housekeeping CPUs as its own cgroup cpuset where systemd has AllowedCPUs=."""
+
+    unit: str
+    cpus: CpuSet  # CPUAffinity=
+    reason: Reason
+    allowed: CpuSet | None  # AllowedCPUs=
+    allowed_reason: Reason | None
+    when: When = When.SERVICE
+
+
+@attrs.frozen
 class KubeletPlan:
     """A Kubernetes node's kubelet managers, from the same partition and memory budget.
 
@@ -303,6 +317,7 @@ class KubeletPlan:
     max_gpus_per_pod: int | None
     reason: Reason
     when: When = When.SERVICE
+    runtime: RuntimeAffinity | None = None
 
     @property
     def memory_total(self) -> Quantity:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from hostc import kubelet_options as ko
-from hostc import osfacts, runtimefacts
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import KubeletPlan, Plan, Reason
 from hostc.targets._escape import comment
@@ -239,43 +238,11 @@ def reset_script(plan: Plan, k: KubeletPlan) -> str:
 
 def _runtime_dropin(plan: Plan, k: KubeletPlan) -> Artifact | None:
     """Every CPU for the container runtime where the manager confines services."""
-    if not plan.partition.isolated:
+    r = k.runtime
+    if r is None:
         return None
-    runtime = ko.runtime_unit(k.flavor, k.role)
-    kernel = plan.host.kernel_version
-    keeps = runtimefacts.kernel_keeps_affinity(kernel)
-    fixed = " and ".join(
-        f"{a}.{b}.{c}" for (a, b), c in sorted(runtimefacts.RUNC_RESETS_AFFINITY.items())
-    )
-    affinity_why = (
-        "the manager's CPUAffinity= confines services to the housekeeping CPUs; from kernel "
-        f"{'.'.join(map(str, runtimefacts.KEEPS_REQUESTED_AFFINITY))} a container keeps that "
-        f"inherited mask inside its pod's cpuset unless runc resets it (runc {fixed}), "
-        "so every Burstable and BestEffort pod would run on the housekeeping CPUs only"
-        + (
-            f"; this host's kernel {plan.host.kernel} does"
-            if keeps
-            else f"; this host's kernel {plan.host.kernel} does not yet"
-            if keeps is False
-            else ""
-        )
-    )
-    os_id, _, version = (plan.host.os or "").partition("-")
-    systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
-    allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
-    allowed_why = (
-        f"the runtime's own processes stay on the housekeeping CPUs through its cgroup "
-        f"cpuset (systemd {systemd}), which containers leave for their pod's"
-    )
-    text = render_template(
-        "runtime-cpuaffinity.conf.j2",
-        plan=plan,
-        runtime=runtime,
-        affinity_why=affinity_why,
-        allowed=allowed,
-        allowed_why=allowed_why,
-    )
-    path = f"/etc/systemd/system/{runtime}.d/90-hostc-cpuaffinity.conf"
+    text = render_template("runtime-cpuaffinity.conf.j2", plan=plan, r=r)
+    path = f"/etc/systemd/system/{r.unit}.d/90-hostc-cpuaffinity.conf"
     return file(TARGET, path, text, Activation(Action.DAEMON_RELOAD), Activation(Action.REBOOT))
 
 

@@ -230,7 +230,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         limits=tuple(limits),
         workloads=tuple(pins),
         runtime=runtime_plan,
-        kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
+        kubelet=lower_kubelet.lower(spec, part, tuple(nodes), host),
         left_out=presets.LEFT_OUT,
         boot=boot(host, runtime_plan.owner),
     )

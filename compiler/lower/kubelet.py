@@ -9,11 +9,13 @@ the equation holds by arithmetic, not by a user adding numbers by hand.
 from __future__ import annotations
 
 from hostc import kubelet_options as ko
+from hostc import osfacts, runtimefacts
 from hostc.cpuset import CpuSet
 from hostc.plan import (
     CpuManager,
     CpuPartition,
     Eviction,
+    HostFacts,
     KubeletPlan,
     KubeReservation,
     MemoryManager,
@@ -21,6 +23,7 @@ from hostc.plan import (
     NodeView,
     PodCapacity,
     Reason,
+    RuntimeAffinity,
     TopologyManager,
 )
 from hostc.quantity import Quantity
@@ -209,7 +212,50 @@ def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None
     )
 
 
-def lower(spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...]) -> KubeletPlan | None:
+def _affinity_why(host: HostFacts) -> str:
+    keeps = runtimefacts.kernel_keeps_affinity(host.kernel_version)
+    fixed = " and ".join(
+        f"{a}.{b}.{c}" for (a, b), c in sorted(runtimefacts.RUNC_RESETS_AFFINITY.items())
+    )
+    since = ".".join(map(str, runtimefacts.KEEPS_REQUESTED_AFFINITY))
+    why = (
+        "the service manager's CPUAffinity= confines services to the housekeeping CPUs; from "
+        f"kernel {since} a container keeps that inherited mask inside its pod's cpuset "
+        f"unless runc resets it (runc {fixed}), so every Burstable and BestEffort pod would "
+        "run on the housekeeping CPUs only"
+    )
+    if keeps is None:
+        return why
+    return why + f"; this host's kernel {host.kernel} {'does' if keeps else 'does not yet'}"
+
+
+def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> RuntimeAffinity | None:
+    """Every CPU for the unit that starts containers, where services are confined
+    (`hostc.runtimefacts`); its own processes stay on the housekeeping CPUs through
+    AllowedCPUs= where the release's systemd has it."""
+    if not part.isolated:
+        return None
+    os_id, _, version = (host.os or "").partition("-")
+    systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
+    allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
+    return RuntimeAffinity(
+        unit=ko.runtime_unit(k.flavor, k.role),
+        cpus=part.online,
+        reason=Reason(part.isolated_reason.source, _affinity_why(host)),
+        allowed=part.housekeeping if allowed else None,
+        allowed_reason=Reason(
+            "kubelet",
+            f"the runtime's own processes stay on the housekeeping CPUs through its cgroup "
+            f"cpuset (systemd {systemd}), which containers leave for their pod's",
+        )
+        if allowed
+        else None,
+    )
+
+
+def lower(
+    spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...], host: HostFacts
+) -> KubeletPlan | None:
     k = spec.kubelet
     if k is None:
         return None
@@ -252,4 +298,5 @@ def lower(spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...]) -> Ku
             "kubelet.flavor",
             f"{k.flavor} kubelet {k.version}, read when {unit} starts",
         ),
+        runtime=runtime_affinity(k, part, host),
     )
