@@ -63,10 +63,11 @@ def cgroup_blacklist(plan: Plan) -> str:
 
 
 def channels(plan: Plan) -> int | None:
-    """`[net] channels=combined N` for every NIC (TuneD's realtime profile does the same):
-    the smallest per-node housekeeping count of the Plan's NICs."""
-    counts = [c.count for c in plan.runtime.nic_channels]
-    return min(counts) if counts else None
+    """`[net] channels=combined N` for every network device (TuneD's realtime profile does
+    the same), where every NIC of the Plan wants the same N; None otherwise (one count
+    would starve the NICs of nodes with more housekeeping CPUs)."""
+    counts = {c.count for c in plan.runtime.nic_channels}
+    return counts.pop() if len(counts) == 1 else None
 
 
 #: TuneD's energy_perf_bias keywords for the EPP values that have one.  EPB is an
@@ -112,6 +113,7 @@ def emit(plan: Plan) -> list[Artifact]:
         if osfacts.tuned_reads(os, "scheduler.cgroup_ps_blacklist")
         else None,
         channels=channels(plan) if osfacts.tuned_reads(os, "net.channels") else None,
+        channels_known=osfacts.tuned_reads(os, "net.channels"),
     )
     return [
         file(
