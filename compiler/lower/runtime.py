@@ -270,7 +270,11 @@ _TUNED_BY_DEFAULT = (OsFamily.RHEL,)
 
 
 def services(
-    spec: HostSpec, irq: IrqPlan | None, host: HostFacts, owner: RuntimeOwner
+    spec: HostSpec,
+    irq: IrqPlan | None,
+    host: HostFacts,
+    owner: RuntimeOwner,
+    owner_source: str = "preset:base",
 ) -> list[ServiceOff]:
     out = [
         ServiceOff(u, Reason(f"services.disable[{i}]", "not needed on a GPU server"))
@@ -288,7 +292,7 @@ def services(
             "hostc-tuning owning the runtime settings it would be a second owner, and its "
             "rollback on stop would undo hostc's writes, so it stops first"
         )
-        out.append(ServiceOff("tuned.service", Reason("runtime.owner", why), conflicts=True))
+        out.append(ServiceOff("tuned.service", Reason(owner_source, why), conflicts=True))
     return out
 
 
@@ -324,7 +328,9 @@ def runtime(
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),
-        services_off=tuple(services(spec, irq, host, rt_owner)),
+        services_off=tuple(
+            services(spec, irq, host, rt_owner, owner.reason.source if owner else "preset:base")
+        ),
         sysfs=sysfs_writes(host, part),
         nic_channels=nic_channels(topo, part),
     )
