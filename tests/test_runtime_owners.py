@@ -444,3 +444,11 @@ def test_reasons_say_what_the_setting_does_for_the_role() -> None:
     assert inf.governor is not None and train.governor is not None
     assert "token" not in train.governor.reason.why
     assert inf.thp_defrag is not None and "kcompactd" not in inf.thp_defrag.reason.why
+
+
+def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:
+    plan = compile_(spec(**TUNED_OWNED))
+    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.online
+    assert "every CPU" in plan.cstates.reason.why
+    assert "max_cstate" not in cmdline(plan)
+    assert tuned_ini(plan)["cpu"]["force_latency"] == "cstate.id_no_zero:1|3"

@@ -189,7 +189,8 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     for r in merged:
         by_kind[r.kind].append(r)
     thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
-    cstates = runtime.cstate_limit(spec, part, pins, next(iter(by_kind[presets.Kind.CSTATE]), None))
+    cstate = next(iter(by_kind[presets.Kind.CSTATE]), None)
+    cstates = runtime.cstate_limit(spec, part, pins, cstate, runtime_plan.owner)
     limits = [
         Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
     ]

@@ -183,7 +183,11 @@ def irq_plan(
 
 
 def cstate_limit(
-    spec: HostSpec, part: CpuPartition, pins: Sequence[Workload], r: presets.Resolved | None
+    spec: HostSpec,
+    part: CpuPartition,
+    pins: Sequence[Workload],
+    r: presets.Resolved | None,
+    owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
 ) -> CStateLimit | None:
     """At runtime, per CPU, on the workload CPUs only (the default), or at boot on every
     CPU where the spec says `kernel.cstates_at = "boot"`.  Per-CPU PM QoS
@@ -194,6 +198,12 @@ def cstate_limit(
     n = int(r.value)
     if spec.kernel.cstates_at is CStatesAt.BOOT:
         return CStateLimit(n, r.reason)
+    if owner is RuntimeOwner.TUNED:
+        why = (
+            f"{r.reason.why}; at runtime on every CPU, revertible: TuneD's force_latency "
+            "holds /dev/cpu_dma_latency, one limit for all CPUs, while TuneD runs"
+        )
+        return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, part.online)
     cpus, what = part.isolated, "isolated CPUs"
     if not cpus:
         cpus, what = CpuSet(), "workloads' CPUs"
