@@ -120,6 +120,16 @@ TUNED_OPTION_SINCE: dict[str, tuple[int, int, int]] = {
     "scheduler.runtime": (2, 5, 0),
     # [net] channels: commit 0ab1f8c (2021-01-22), v2.16.0
     "net.channels": (2, 16, 0),
+    # [irqbalance] banned_cpus (plugin_irqbalance.py added): commit 3c7b419, v2.14.0
+    "irqbalance.banned_cpus": (2, 14, 0),
+    # [systemd] cpu_affinity (plugin_systemd.py added): commit bfc6214, v2.8.0
+    "systemd.cpu_affinity": (2, 8, 0),
+    # [vm] transparent_hugepage.defrag: commit 26db89d, v2.11.0
+    "vm.transparent_hugepage.defrag": (2, 11, 0),
+    # [cpu] energy_perf_bias: commit 59e259a, v2.3.0
+    "cpu.energy_perf_bias": (2, 3, 0),
+    # [bootloader] cmdline_<suffix>: commit 6c51fc8, v2.5.0
+    "bootloader.cmdline_suffix": (2, 5, 0),
 }
 
 

@@ -170,6 +170,11 @@ def test_tuned_option_versions_hold_for_the_installed_tuned() -> None:
         "scheduler.cgroup_ps_blacklist": ("plugin_scheduler.py", '"cgroup_ps_blacklist"'),
         "scheduler.runtime": ("plugin_scheduler.py", '"runtime"'),
         "net.channels": ("plugin_net.py", "_get_config_options_channels"),
+        "irqbalance.banned_cpus": ("plugin_irqbalance.py", '"banned_cpus"'),
+        "systemd.cpu_affinity": ("plugin_systemd.py", '"cpu_affinity"'),
+        "vm.transparent_hugepage.defrag": ("plugin_vm.py", '"transparent_hugepage.defrag"'),
+        "cpu.energy_perf_bias": ("plugin_cpu.py", '"energy_perf_bias"'),
+        "bootloader.cmdline_suffix": ("plugin_bootloader.py", '"cmdline"'),
     }
     assert set(sources) == set(osfacts.TUNED_OPTION_SINCE)
     for option, since in osfacts.TUNED_OPTION_SINCE.items():
