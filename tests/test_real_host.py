@@ -477,9 +477,7 @@ def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -
 
 
 def test_unknown_vendor_names_every_intel_only_argument() -> None:
-    s = attrs.evolve(
-        spec(), kernel=m.Kernel(iommu=m.IommuMode("pt"), cstates_at=m.CStatesAt.BOOT)
-    )
+    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt"), cstates_at=m.CStatesAt.BOOT))
     _, warnings = plan_of(s, host(vendor=None))  # type: ignore[arg-type]
     [w] = [w for w in warnings if "CPU vendor" in w]
     assert "intel_idle.max_cstate, intel_iommu" in w
