@@ -241,7 +241,9 @@ def test_cstate_script_writes_each_cpu_s_state_latency(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     assert (base / f"cpu{cpus[0]}/power/pm_qos_resume_latency_us").read_text() == "2\n"
     assert (base / f"cpu{cpus[1]}/power/pm_qos_resume_latency_us").read_text() == "1\n"
-    assert f"skip cpu{cpus[2]}: no cpuidle state 1" in r.stdout
+    skipped = len(cpus) - 2
+    assert f"C-states: PM QoS latency set on 2 CPUs; {skipped} CPUs without cpuidle" in r.stdout
+    assert "pm_qos_resume_latency_us" not in r.stdout  # one summary line, not one per CPU
 
 
 # --- NIC channels ---------------------------------------------------------------------
@@ -457,3 +459,12 @@ def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:
     assert "every CPU" in plan.cstates.reason.why
     assert "max_cstate" not in cmdline(plan)
     assert tuned_ini(plan)["cpu"]["force_latency"] == "cstate.id_no_zero:1|3"
+
+
+def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:
+    def warned(topo_os: OsRelease) -> bool:
+        _, warnings = api.compile_plan(spec(**TUNED_OWNED), h100(os=topo_os), spec_file="t")
+        return any(w.path == "runtime.owner" and "isolated_cores" in w.message for w in warnings)
+
+    assert warned(OsRelease("ubuntu", "22.04", ["debian"]))
+    assert not warned(DEBIAN12)
