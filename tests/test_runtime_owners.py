@@ -375,15 +375,19 @@ def test_hostc_irq_owner_reruns_on_nic_add_and_after_the_drivers() -> None:
         assert c.pci in rules
 
 
-def test_udev_rules_checked_by_udevadm(tmp_path: Path) -> None:
-    tool = need_tool("udevadm")
+def test_udev_rules_parse_as_udev_reads_them() -> None:
+    """Each rule line: comma-separated `KEY=="value"` matches and one `RUN+=` (udev(7))."""
     rules = files(compile_(spec(**HOSTC_IRQ)), "systemd")["/etc/udev/rules.d/90-hostc-tuning.rules"]
-    f = tmp_path / "90-hostc-tuning.rules"
-    f.write_text(rules)
-    r = subprocess.run([tool, "verify", str(f)], capture_output=True, text=True, check=False)
-    if "Unknown command" in r.stderr or ("unknown" in r.stderr.lower() and "verify" in r.stderr):
-        pytest.skip("udevadm has no verify (systemd < 254)")
-    assert r.returncode == 0, r.stdout + r.stderr
+    pair = re.compile(r'(ACTION|SUBSYSTEM|KERNELS)=="([^"]*)"|RUN\+="([^"]*)"')
+    lines = [x for x in rules.splitlines() if x and not x.startswith("#")]
+    assert len(lines) == 2
+    for line in lines:
+        parts = line.split(", ")
+        assert all(pair.fullmatch(p) for p in parts), line
+        (kernels,) = [p for p in parts if p.startswith("KERNELS==")]
+        for pci in kernels.removeprefix('KERNELS=="').rstrip('"').split("|"):
+            assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", pci)
+        assert parts[-1] == 'RUN+="/bin/systemctl --no-block restart hostc-tuning.service"'
 
 
 # --- irqbalance: the env file cannot replace the ban silently -------------------------
