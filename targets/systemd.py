@@ -170,55 +170,54 @@ def _workload(
     )
 
 
+def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
+    """hostc-tuning.service, its script, and the udev rule that re-runs it."""
+    irq = plan.runtime.irq
+    hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
+    channels = plan.runtime.nic_channels if _owned(plan) else ()
+    unit = render(
+        "hostc-tuning.service.j2",
+        plan=plan,
+        what=", ".join(parts),
+        before=" ".join(w.unit for w in plan.workloads),
+        script=SCRIPT,
+        conflicts=conflicts(plan),
+        drivers=" ".join(DRIVER_UNITS) if hostc_irq is not None or channels else "",
+    )
+    script = render(
+        "hostc-tuning.sh.j2",
+        plan=plan,
+        owned=_owned(plan),
+        irq=hostc_irq,
+        services=services(plan),
+        conflicts=conflicts(plan),
+        cstates=runtime_cstates(plan),
+        sysfs=sysfs_globs(plan),
+        channels=channels,
+    )
+    out = [
+        file(
+            "systemd",
+            UNIT_PATH,
+            unit,
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.ENABLE, UNIT),
+            Activation(Action.START, UNIT),
+        ),
+        file("systemd", SCRIPT, script, Activation(Action.START, UNIT), mode=0o755),
+    ]
+    rules = udev_rules(plan)
+    if rules is not None:
+        out.append(file("systemd", UDEV_RULES, rules, Activation(Action.START, UNIT)))
+    return out
+
+
 def emit(plan: Plan) -> list[Artifact]:
     out: list[Artifact] = []
     parts = tuning_parts(plan)
     irq = plan.runtime.irq
-    hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
     if parts:
-        before = " ".join(w.unit for w in plan.workloads)
-        out.append(
-            file(
-                "systemd",
-                UNIT_PATH,
-                render(
-                    "hostc-tuning.service.j2",
-                    plan=plan,
-                    what=", ".join(parts),
-                    before=before,
-                    script=SCRIPT,
-                    conflicts=conflicts(plan),
-                    drivers=" ".join(DRIVER_UNITS)
-                    if hostc_irq is not None or plan.runtime.nic_channels
-                    else "",
-                ),
-                Activation(Action.DAEMON_RELOAD),
-                Activation(Action.ENABLE, UNIT),
-                Activation(Action.START, UNIT),
-            )
-        )
-        out.append(
-            file(
-                "systemd",
-                SCRIPT,
-                render(
-                    "hostc-tuning.sh.j2",
-                    plan=plan,
-                    owned=_owned(plan),
-                    irq=hostc_irq,
-                    services=services(plan),
-                    conflicts=conflicts(plan),
-                    cstates=runtime_cstates(plan),
-                    sysfs=sysfs_globs(plan),
-                    channels=plan.runtime.nic_channels if _owned(plan) else (),
-                ),
-                Activation(Action.START, UNIT),
-                mode=0o755,
-            )
-        )
-        rules = udev_rules(plan)
-        if rules is not None:
-            out.append(file("systemd", UDEV_RULES, rules, Activation(Action.START, UNIT)))
+        out += _tuning(plan, parts)
     limits = _limit_rows(plan)
     for w in plan.workloads:
         out.append(_workload(plan, w, bool(parts), limits))
