@@ -30,7 +30,7 @@ class KernelArg:
 def cstate_args(plan: Plan) -> list[tuple[str, str]]:
     """C-state limit by CPU vendor: intel_idle exists only on Intel; acpi_idle on all x86."""
     lim = plan.cstates
-    if lim is None or not plan.host.x86:
+    if lim is None or lim.cpus is not None or not plan.host.x86:  # cpus: runtime PM QoS
         return []
     n = str(lim.max_cstate)
     if plan.host.cpu_vendor in ("intel", None):  # unknown vendor: both (each is inert elsewhere)

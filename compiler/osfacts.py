@@ -91,3 +91,63 @@ def tuned_profile_dirs(os: str | None) -> tuple[str, ...]:
     if new_since is not None and version[: len(new_since)] >= new_since:
         return (TUNED_PROFILES_DIR,)
     return both
+
+
+#: The TuneD each release's main repository ships (the same package lists as the
+#: profile directories above; Debian 12's 2.20.0 is also the reference host's,
+#: `apt-cache policy tuned`).  Releases not listed are unknown: an option that needs
+#: a newer TuneD is then left out or written another way, never guessed.
+TUNED: dict[tuple[str, str], tuple[int, int, int]] = {
+    ("debian", "12"): (2, 20, 0),
+    ("debian", "13"): (2, 25, 0),
+    ("ubuntu", "24.04"): (2, 21, 0),
+    ("ubuntu", "25.04"): (2, 24, 0),
+    ("fedora", "39"): (2, 21, 0),
+    ("fedora", "41"): (2, 24, 0),
+}
+
+#: The first TuneD release that reads each option hostc writes (`git log -S` and
+#: `git describe --contains` in redhat-performance/tuned).  An older TuneD logs
+#: "Unknown option" (plugins/base.py) and ignores it.
+TUNED_OPTION_SINCE: dict[str, tuple[int, int, int]] = {
+    # [cpu] energy_performance_preference: commit 944e922 (2022-11-14), v2.20.0
+    "cpu.energy_performance_preference": (2, 20, 0),
+    # [cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01), v2.18.0
+    "cpu.force_latency.cstate.id_no_zero": (2, 18, 0),
+    # [scheduler] cgroup_ps_blacklist: commit 438ff4f (2021-07-15), v2.17.0
+    "scheduler.cgroup_ps_blacklist": (2, 17, 0),
+    # [scheduler] runtime=0 (no perf-driven runtime tuning): commit ff3f8ae (2015), v2.5.0
+    "scheduler.runtime": (2, 5, 0),
+    # [net] channels: commit 0ab1f8c (2021-01-22), v2.16.0
+    "net.channels": (2, 16, 0),
+    # [irqbalance] banned_cpus (plugin_irqbalance.py added): commit 3c7b419, v2.14.0
+    "irqbalance.banned_cpus": (2, 14, 0),
+    # [systemd] cpu_affinity (plugin_systemd.py added): commit bfc6214, v2.8.0
+    "systemd.cpu_affinity": (2, 8, 0),
+    # [vm] transparent_hugepage.defrag: commit 26db89d, v2.11.0
+    "vm.transparent_hugepage.defrag": (2, 11, 0),
+    # [cpu] energy_perf_bias: commit 59e259a, v2.3.0
+    "cpu.energy_perf_bias": (2, 3, 0),
+    # [bootloader] cmdline_<suffix>: commit 6c51fc8, v2.5.0
+    "bootloader.cmdline_suffix": (2, 5, 0),
+}
+
+
+def tuned_version(os: str | None) -> tuple[int, int, int] | None:
+    """The TuneD a release ships (None: hostc does not know it)."""
+    if os is None:
+        return None
+    try:
+        os_id, version_id = split_os(os)
+    except ValueError:
+        return None
+    if version_id is None:
+        return None
+    key = version_id.split(".")[0] if os_id in _BY_MAJOR else version_id
+    return TUNED.get((os_id, key))
+
+
+def tuned_reads(os: str | None, option: str) -> bool:
+    """Whether the host's TuneD reads `option` (False where its version is unknown)."""
+    ver = tuned_version(os)
+    return ver is not None and ver >= TUNED_OPTION_SINCE[option]

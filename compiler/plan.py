@@ -147,11 +147,17 @@ class Thp:
 
 @attrs.frozen
 class CStateLimit:
-    """Keep CPUs out of idle states deeper than `max_cstate` (1: C1 only)."""
+    """Keep CPUs out of idle states deeper than `max_cstate` (1: C1 only).
+
+    `cpus` None: boot-time caps on every CPU (`intel_idle.max_cstate=`,
+    `processor.max_cstate=`), by explicit choice in the spec.  A set: per-CPU PM QoS at
+    runtime on those CPUs only (the workload CPUs), revertible by writing 0, as no_hz.rst
+    prefers ("Use PMQOS from userspace")."""
 
     max_cstate: int
     reason: Reason
     when: When = When.BOOT
+    cpus: CpuSet | None = None
 
 
 @attrs.frozen
@@ -510,6 +516,33 @@ class ServiceOff:
     unit: str
     reason: Reason
     when: When = When.RUNTIME
+    #: stopped before hostc-tuning runs (Conflicts=): an owner that would undo or fight
+    #: what hostc writes (irqbalance when hostc places IRQs, TuneD's rollback on stop)
+    conflicts: bool = False
+
+
+@attrs.frozen
+class SysfsWrite:
+    """A sysfs file set at runtime; `glob` may name one file per CPU or bank."""
+
+    name: str
+    glob: str
+    value: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class NicChannels:
+    """A NIC's combined queues (`ethtool -L <netdev> combined N`): one per housekeeping CPU
+    of its node, the CPUs its interrupts go to."""
+
+    device: str
+    pci: str
+    node: int | None
+    count: int
+    reason: Reason
+    when: When = When.RUNTIME
 
 
 @attrs.frozen
@@ -525,6 +558,8 @@ class Runtime:
     cpumasks: tuple[CpuMask, ...] = ()
     modules: tuple[Module, ...] = ()
     services_off: tuple[ServiceOff, ...] = ()
+    sysfs: tuple[SysfsWrite, ...] = ()
+    nic_channels: tuple[NicChannels, ...] = ()
 
     @property
     def hostc_owned(self) -> bool:

@@ -63,6 +63,13 @@ def runtime_lines(plan: Plan) -> list[str]:
         items.append((f"iommu {rt.iommu.mode} (command line)", rt.iommu.reason))
     for m in rt.cpumasks:
         items.append((f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason))
+    c = plan.cstates
+    if c is not None and c.cpus is not None:
+        items.append((f"idle states up to cpuidle state {c.max_cstate} on CPUs {c.cpus}", c.reason))
+    items += [(f"{w.glob} = {w.value}", w.reason) for w in rt.sysfs]
+    items += [
+        (f"nic {n.device} ({n.pci}) combined channels {n.count}", n.reason) for n in rt.nic_channels
+    ]
     irq = rt.irq
     if irq is not None:
         items.append((f"interrupts owned by {irq.owner}; banned {irq.banned}", irq.reason))
@@ -79,7 +86,10 @@ def runtime_lines(plan: Plan) -> list[str]:
         what = ("blacklist" + (" (hard)" if mod.hard else "")) if mod.blacklist else "module"
         opts = f" options {mod.options}" if mod.options else ""
         items.append((f"{what} {mod.name}{opts}", mod.reason))
-    items += [(f"disable {x.unit}", x.reason) for x in rt.services_off]
+    items += [
+        (f"disable {x.unit}" + (" (stopped first)" if x.conflicts else ""), x.reason)
+        for x in rt.services_off
+    ]
     lines += [f"  {text}\n{_why(r)}" for text, r in items] or ["  (none)"]
     return lines
 

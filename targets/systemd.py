@@ -12,9 +12,11 @@ Ownership (one owner per setting, the rule `--target all` follows):
 
 from __future__ import annotations
 
+import re
+
 from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
-from hostc.plan import IrqOwner, Limit, Plan, ServiceOff, Workload
+from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, ServiceOff, SysfsWrite, Workload
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 from hostc.targets.limits import systemd_value
@@ -25,6 +27,18 @@ UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 IRQBALANCE_DROPIN = "/etc/systemd/system/irqbalance.service.d/90-hostc.conf"
 MANAGER_PATH = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
 PRESET_PATH = "/etc/systemd/system-preset/90-hostc.preset"
+UDEV_RULES = "/etc/udev/rules.d/90-hostc-tuning.rules"
+
+#: Units that create or reload the devices whose interrupts and queues hostc-tuning
+#: sets: MLNX_OFED's openibd reloads the mlx5 stack at boot, nvidia-persistenced holds
+#: the GPUs initialised.  `After=` alone: a unit a host does not have orders nothing and
+#: fails nothing (no Wants=).
+DRIVER_UNITS = ("openibd.service", "nvidia-persistenced.service", "systemd-udev-settle.service")
+
+#: A sysfs glob hostc-tuning expands: path characters and `*` only (it stays unquoted).
+_GLOB = re.compile(r"/[A-Za-z0-9/_.*-]+")
+#: A PCI address as udev's KERNELS== matches it.
+_PCI = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 
 
 def dropin_path(unit: str) -> str:
@@ -63,6 +77,46 @@ def _owned(plan: Plan) -> bool:
     return plan.runtime.hostc_owned
 
 
+def runtime_cstates(plan: Plan) -> CStateLimit | None:
+    """The per-CPU runtime C-state limit hostc-tuning applies (None: boot caps or TuneD)."""
+    c = plan.cstates
+    return c if c is not None and c.cpus is not None and _owned(plan) else None
+
+
+def sysfs_globs(plan: Plan) -> list[tuple[SysfsWrite, str]]:
+    out = []
+    for w in plan.runtime.sysfs if _owned(plan) else ():
+        if not _GLOB.fullmatch(w.glob):
+            raise UnsafeValue(f"sysfs path {w.glob[:80]!r} is not safe unquoted")
+        out.append((w, w.glob))
+    return out
+
+
+def conflicts(plan: Plan) -> list[str]:
+    """Units hostc-tuning.service stops before it runs (and orders itself after)."""
+    if not tuning_parts(plan):
+        return []
+    return [s.unit for s in plan.runtime.services_off if s.conflicts]
+
+
+def udev_rules(plan: Plan) -> str | None:
+    """Re-run hostc-tuning when a NIC of the Plan (re)appears: a driver (re)load
+    recreates its interrupts spread over every CPU and its queues at full count."""
+    rt = plan.runtime
+    hostc_irq = rt.irq is not None and rt.irq.owner is IrqOwner.HOSTC
+    if not _owned(plan) or not (hostc_irq or rt.nic_channels):
+        return None
+    pcis = {c.pci for c in rt.nic_channels}
+    if rt.irq is not None and hostc_irq:
+        pcis |= {d.pci for d in rt.irq.devices if d.kind == "nic"}
+    if not pcis:
+        return None
+    for p in sorted(pcis):
+        if not _PCI.fullmatch(p):
+            raise UnsafeValue(f"PCI address {p[:80]!r} is not safe in a udev rule")
+    return render("hostc-tuning.rules.j2", plan=plan, pcis="|".join(sorted(pcis)), unit=UNIT)
+
+
 def tuning_parts(plan: Plan) -> list[str]:
     """What hostc-tuning.service applies on this host (empty: no unit, no script)."""
     rt = plan.runtime
@@ -78,6 +132,12 @@ def tuning_parts(plan: Plan) -> list[str]:
             parts.append("workqueue masks")
         if rt.irq is not None and rt.irq.owner is IrqOwner.HOSTC:
             parts.append("IRQ affinity")
+        if runtime_cstates(plan):
+            parts.append("C-states")
+        if rt.sysfs:
+            parts.append("MCE polling")
+        if rt.nic_channels:
+            parts.append("NIC channels")
     if services(plan):
         parts.append("services")
     return parts
@@ -110,45 +170,54 @@ def _workload(
     )
 
 
+def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
+    """hostc-tuning.service, its script, and the udev rule that re-runs it."""
+    irq = plan.runtime.irq
+    hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
+    channels = plan.runtime.nic_channels if _owned(plan) else ()
+    unit = render(
+        "hostc-tuning.service.j2",
+        plan=plan,
+        what=", ".join(parts),
+        before=" ".join(w.unit for w in plan.workloads),
+        script=SCRIPT,
+        conflicts=conflicts(plan),
+        drivers=" ".join(DRIVER_UNITS) if hostc_irq is not None or channels else "",
+    )
+    script = render(
+        "hostc-tuning.sh.j2",
+        plan=plan,
+        owned=_owned(plan),
+        irq=hostc_irq,
+        services=services(plan),
+        conflicts=conflicts(plan),
+        cstates=runtime_cstates(plan),
+        sysfs=sysfs_globs(plan),
+        channels=channels,
+    )
+    out = [
+        file(
+            "systemd",
+            UNIT_PATH,
+            unit,
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.ENABLE, UNIT),
+            Activation(Action.START, UNIT),
+        ),
+        file("systemd", SCRIPT, script, Activation(Action.START, UNIT), mode=0o755),
+    ]
+    rules = udev_rules(plan)
+    if rules is not None:
+        out.append(file("systemd", UDEV_RULES, rules, Activation(Action.START, UNIT)))
+    return out
+
+
 def emit(plan: Plan) -> list[Artifact]:
     out: list[Artifact] = []
     parts = tuning_parts(plan)
     irq = plan.runtime.irq
-    hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
     if parts:
-        before = " ".join(w.unit for w in plan.workloads)
-        out.append(
-            file(
-                "systemd",
-                UNIT_PATH,
-                render(
-                    "hostc-tuning.service.j2",
-                    plan=plan,
-                    what=", ".join(parts),
-                    before=before,
-                    script=SCRIPT,
-                    conflicts=hostc_irq is not None,
-                ),
-                Activation(Action.DAEMON_RELOAD),
-                Activation(Action.ENABLE, UNIT),
-                Activation(Action.START, UNIT),
-            )
-        )
-        out.append(
-            file(
-                "systemd",
-                SCRIPT,
-                render(
-                    "hostc-tuning.sh.j2",
-                    plan=plan,
-                    owned=_owned(plan),
-                    irq=hostc_irq,
-                    services=services(plan),
-                ),
-                Activation(Action.START, UNIT),
-                mode=0o755,
-            )
-        )
+        out += _tuning(plan, parts)
     limits = _limit_rows(plan)
     for w in plan.workloads:
         out.append(_workload(plan, w, bool(parts), limits))

@@ -17,9 +17,13 @@ The boot arguments are `cmdline_hostc`, byte for byte `kernelargs.cmdline(plan)`
 
 from __future__ import annotations
 
+import re
+
+from hostc import osfacts
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import cmdline
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 
 PROFILE = "hostc"
@@ -29,12 +33,41 @@ def paths(plan: Plan) -> list[str]:
     return [f"{d}/{PROFILE}/tuned.conf" for d in plan.host.tuned_profile_dirs]
 
 
-def force_latency(max_cstate: int) -> str:
+def force_latency(max_cstate: int, os: str | None = None) -> str:
     """`cstate.id_no_zero:N|3`: PM QoS latency = the exit latency of cpuidle state N (C1
     for N = 1), so no deeper state is entered; `no_zero` keeps a zero latency from meaning
     polling; 3 µs when the states cannot be read.  TuneD holds /dev/cpu_dma_latency open
-    while it runs."""
-    return f"cstate.id_no_zero:{max_cstate}|3" if max_cstate > 0 else "0"
+    while it runs.  A TuneD known to predate `id_no_zero` (2.18) gets `cstate.id` (2.13)."""
+    if max_cstate <= 0:
+        return "0"
+    ver = osfacts.tuned_version(os)
+    if ver is not None and ver < osfacts.TUNED_OPTION_SINCE["cpu.force_latency.cstate.id_no_zero"]:
+        return f"cstate.id:{max_cstate}|3"
+    return f"cstate.id_no_zero:{max_cstate}|3"
+
+
+def cgroup_blacklist(plan: Plan) -> str:
+    """`[scheduler] cgroup_ps_blacklist`: the workloads' cgroups (and the kubelet's pods),
+    which TuneD would otherwise move onto housekeeping CPUs (plugin_scheduler.py
+    _get_intersect_affinity: an affinity entirely on isolated CPUs intersects nothing).
+    Python regexes matched against /proc/PID/cgroup, `;`-separated; no `${` (TuneD would
+    expand it as a variable)."""
+    out = [rf"/{re.escape(w.unit)}(/|,|$)" for w in plan.workloads]
+    if plan.kubelet is not None:
+        out.append(r"/kubepods\.slice/")
+        out.append(r"/kubepods/")
+    for x in out:
+        if ";" in x or "${" in x or "\n" in x:
+            raise UnsafeValue(f"cgroup pattern {x[:80]!r} is not safe for TuneD")
+    return ";".join(out)
+
+
+def channels(plan: Plan) -> int | None:
+    """`[net] channels=combined N` for every network device (TuneD's realtime profile does
+    the same), where every NIC of the Plan wants the same N; None otherwise (one count
+    would starve the NICs of nodes with more housekeeping CPUs)."""
+    counts = {c.count for c in plan.runtime.nic_channels}
+    return counts.pop() if len(counts) == 1 else None
 
 
 #: TuneD's energy_perf_bias keywords for the EPP values that have one.  EPB is an
@@ -62,14 +95,25 @@ def applies(plan: Plan) -> str | None:
 
 def emit(plan: Plan) -> list[Artifact]:
     irq = plan.runtime.irq
+    os = plan.host.os
+    known = osfacts.tuned_version(os)
     text = render(
         "tuned.conf.j2",
         plan=plan,
         rt=plan.runtime,
         cmdline=cmdline(plan),
-        force_latency=force_latency(plan.cstates.max_cstate) if plan.cstates else None,
+        force_latency=force_latency(plan.cstates.max_cstate, os) if plan.cstates else None,
         epb=energy_perf_bias(plan),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
+        tuned=f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))}"
+        if known
+        else f"hostc does not know the TuneD {os or 'this OS'} ships",
+        epp_option=osfacts.tuned_reads(os, "cpu.energy_performance_preference"),
+        blacklist=cgroup_blacklist(plan)
+        if osfacts.tuned_reads(os, "scheduler.cgroup_ps_blacklist")
+        else None,
+        channels=channels(plan) if osfacts.tuned_reads(os, "net.channels") else None,
+        channels_known=osfacts.tuned_reads(os, "net.channels"),
     )
     return [
         file(

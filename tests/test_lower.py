@@ -69,11 +69,7 @@ def test_housekeeping_per_node_takes_the_boot_core_first() -> None:
 
 def test_no_empty_kernel_parameters_when_nothing_is_isolated() -> None:
     p = plan_of(spec(cpu=m.Cpu(isolate="none")))
-    assert [a.key for a in kernel_args(p)] == [
-        "transparent_hugepage",
-        "intel_idle.max_cstate",
-        "processor.max_cstate",
-    ]
+    assert [a.key for a in kernel_args(p)] == ["transparent_hugepage"]  # C-states: runtime
 
 
 def test_cstates_only_on_x86() -> None:
@@ -200,8 +196,12 @@ def test_hidden_cpus_are_a_warning() -> None:
 def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
     off = plan_of(spec(kernel=m.Kernel(limit_cstates=False)))
     assert "max_cstate" not in cmdline(off)
+    boot = m.CStatesAt.BOOT  # the boot-time caps, by explicit choice
     on = plan_of(
-        spec(host=m.Host(name="t", role=m.Role.TRAINING), kernel=m.Kernel(limit_cstates=True))
+        spec(
+            host=m.Host(name="t", role=m.Role.TRAINING),
+            kernel=m.Kernel(limit_cstates=True, cstates_at=boot),
+        )
     )
     got = {a.key: a.reason.source for a in kernel_args(on) if "cstate" in a.key}
     assert got == {
@@ -210,7 +210,10 @@ def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
     }
     # an explicit `true` wins over an exclusion of the preset's entry
     both = plan_of(
-        spec(kernel=m.Kernel(limit_cstates=True), preset=m.Preset(exclude=["max_cstate"]))
+        spec(
+            kernel=m.Kernel(limit_cstates=True, cstates_at=boot),
+            preset=m.Preset(exclude=["max_cstate"]),
+        )
     )
     assert "intel_idle.max_cstate=1 processor.max_cstate=1" in cmdline(both)
 

@@ -300,7 +300,8 @@ def test_inotify_preset_only_before_5_11() -> None:
     ],
 )
 def test_cstate_arguments_follow_the_vendor(vendor: str, want: str) -> None:
-    plan, _ = plan_of(spec(), host(vendor=vendor))
+    boot = attrs.evolve(spec(), kernel=m.Kernel(cstates_at=m.CStatesAt.BOOT))
+    plan, _ = plan_of(boot, host(vendor=vendor))
     line = cmdline(plan)
     assert want in line
     if vendor == "amd":
@@ -415,7 +416,8 @@ def test_table(vendor: str, os_release: OsRelease, kernel: str) -> None:
         assert version < (5, 16)
         raise AssertionError([d.message for d in e.errors]) from None
     line = cmdline(plan)
-    assert ("intel_idle" in line) == (vendor == "intel")
+    assert "max_cstate" not in line  # C-states per CPU at runtime; boot caps only by choice
+    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.isolated
     assert "domain" not in line
     assert {s.key: s for s in plan.sysctls}["fs.nr_open"].value == "4194304"
     assert ("hugepages=0:2,1:2" in line) == (version >= (5, 16))
@@ -475,7 +477,7 @@ def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -
 
 
 def test_unknown_vendor_names_every_intel_only_argument() -> None:
-    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt")))
+    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt"), cstates_at=m.CStatesAt.BOOT))
     _, warnings = plan_of(s, host(vendor=None))  # type: ignore[arg-type]
     [w] = [w for w in warnings if "CPU vendor" in w]
     assert "intel_idle.max_cstate, intel_iommu" in w

@@ -72,6 +72,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.workload_one_node,
     runtime.thp_not_always_for_inference,
     runtime.nohz_full_with_intel_pstate,
+    runtime.tuned_keeps_pinned_servers,
     kubelet_rules.reserved_cpus_are_housekeeping,
     kubelet_rules.reserved_memory_equation,
     kubelet_rules.pods_keep_memory,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from hostc import charsets, kernelfacts
+from hostc import charsets, kernelfacts, osfacts
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import memory as lmem
 from hostc.plan import X86_ARCHES, IrqOwner, Plan, RuntimeOwner
@@ -190,3 +190,20 @@ def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
             "scheduler tick, which nohz_full stops on isolated CPUs",
             hint='set cpufreq.governor = "performance" (the inference/training preset)',
         )
+
+
+def tuned_keeps_pinned_servers(plan: Plan) -> Iterator[Diagnostic]:
+    """TuneD owns the runtime on an isolated host whose TuneD hostc cannot vouch for:
+    the profile leaves `[scheduler] isolated_cores` out (without `cgroup_ps_blacklist`,
+    TuneD ≥ 2.17, it would move the pinned servers onto housekeeping CPUs): say so."""
+    if plan.runtime.owner is not RuntimeOwner.TUNED or not plan.partition.isolated:
+        return
+    if osfacts.tuned_reads(plan.host.os, "scheduler.cgroup_ps_blacklist"):
+        return
+    yield warning(
+        "runtime.owner",
+        f"the TuneD of {plan.host.os or 'this host'} is not in hostc's table: the profile "
+        "leaves [scheduler] isolated_cores out (without cgroup_ps_blacklist, TuneD 2.17, "
+        "TuneD would move the pinned servers onto the housekeeping CPUs)",
+        hint='set host.os to a release hostc knows, or keep runtime.owner = "systemd"',
+    )

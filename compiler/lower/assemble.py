@@ -10,7 +10,6 @@ from hostc.plan import (
     UNLIMITED,
     Boot,
     BootCarrier,
-    CStateLimit,
     HostFacts,
     Limit,
     LimitValue,
@@ -80,6 +79,7 @@ def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
         cpu_vendor=topo.cpu_vendor,
         kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
         pinned=pinned,
+        multi_node=len(topo.nodes) > 1,
     )
 
 
@@ -189,9 +189,8 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     for r in merged:
         by_kind[r.kind].append(r)
     thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
-    cstates = next(
-        (CStateLimit(int(r.value), r.reason) for r in by_kind[presets.Kind.CSTATE]), None
-    )
+    cstate = next(iter(by_kind[presets.Kind.CSTATE]), None)
+    cstates = runtime.cstate_limit(spec, part, pins, cstate, runtime_plan.owner)
     limits = [
         Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
     ]

@@ -16,6 +16,7 @@ from hostc.cpuset import CpuSet
 from hostc.plan import (
     CpuMask,
     CpuPartition,
+    CStateLimit,
     DeviceIrq,
     EnergyPreference,
     Governor,
@@ -24,15 +25,20 @@ from hostc.plan import (
     IrqOwner,
     IrqPlan,
     Module,
+    NicChannels,
+    OsFamily,
     PstateMode,
     Reason,
     Runtime,
     RuntimeOwner,
     ServiceOff,
+    SysfsWrite,
     ThpDefrag,
+    When,
+    Workload,
 )
 from hostc.spec import presets
-from hostc.spec.model import HostSpec
+from hostc.spec.model import CStatesAt, HostSpec
 from hostc.topology.model import Topology
 
 #: The irqbalance each distribution release ships.  IRQBALANCE_BANNED_CPULIST is read
@@ -176,6 +182,79 @@ def irq_plan(
     )
 
 
+def cstate_limit(
+    spec: HostSpec,
+    part: CpuPartition,
+    pins: Sequence[Workload],
+    r: presets.Resolved | None,
+    owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
+) -> CStateLimit | None:
+    """At runtime, per CPU, on the workload CPUs only (the default), or at boot on every
+    CPU where the spec says `kernel.cstates_at = "boot"`.  Per-CPU PM QoS
+    (`cpuN/power/pm_qos_resume_latency_us`) is what no_hz.rst prefers and is revertible;
+    the boot caps cost idle power and turbo headroom on every CPU, idle ones included."""
+    if r is None:
+        return None
+    n = int(r.value)
+    if spec.kernel.cstates_at is CStatesAt.BOOT:
+        return CStateLimit(n, r.reason)
+    if owner is RuntimeOwner.TUNED:
+        why = (
+            f"{r.reason.why}; at runtime on every CPU, revertible: TuneD's force_latency "
+            "holds /dev/cpu_dma_latency, one limit for all CPUs, while TuneD runs"
+        )
+        return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, part.online)
+    cpus, what = part.isolated, "isolated CPUs"
+    if not cpus:
+        cpus, what = CpuSet(), "workloads' CPUs"
+        for w in pins:
+            cpus = cpus | w.cpus
+    if not cpus:
+        cpus, what = part.online, "CPUs (no workload is pinned)"
+    why = (
+        f"{r.reason.why}; per CPU at runtime on the {what} {cpus} only, revertible "
+        "(PM QoS resume latency; the others keep their deep C-states)"
+    )
+    return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, cpus)
+
+
+#: ignore_ce=1 turns off the corrected-error poll timer and CMCI (machinecheck.rst,
+#: `mce=ignore_ce`); TuneD's cpu-partitioning profile writes it for the same reason.
+MCE_IGNORE_CE = "/sys/devices/system/machinecheck/machinecheck*/ignore_ce"
+
+
+def sysfs_writes(host: HostFacts, part: CpuPartition) -> tuple[SysfsWrite, ...]:
+    """x86 only: machinecheck is x86's MCE sysfs."""
+    if not part.isolated or not host.x86:
+        return ()
+    why = (
+        "the machine-check poll timer for corrected errors would fire on isolated CPUs; "
+        "corrected errors are no longer logged, uncorrected ones still are (as TuneD's "
+        "cpu-partitioning)"
+    )
+    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason("cpu.isolate", why)),)
+
+
+def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
+    """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
+    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`)."""
+    if not part.isolated:
+        return ()
+    out = []
+    for n in topo.nics:
+        if n.pci is None:
+            continue
+        local = part.housekeeping & topo.node_cpus(n.node) if n.node is not None else CpuSet()
+        where = f"node {n.node}" if local else "the host"
+        cpus = local or part.housekeeping
+        why = (
+            f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
+            "interrupts go: more would only add interrupt vectors on those few CPUs"
+        )
+        out.append(NicChannels(n.name, n.pci, n.node, len(cpus), Reason(f"topology:{n.name}", why)))
+    return tuple(out)
+
+
 def modules(spec: HostSpec) -> list[Module]:
     out: dict[str, Module] = {}
     hard = spec.modules.hard_block
@@ -194,19 +273,36 @@ def modules(spec: HostSpec) -> list[Module]:
     return [out[k] for k in sorted(out)]
 
 
-def services(spec: HostSpec, irq: IrqPlan | None) -> list[ServiceOff]:
+#: RHEL installs and enables tuned.service (profile throughput-performance, or
+#: virtual-guest in VMs): "TuneD is installed and enabled by default" (RHEL 8/9
+#: "Monitoring and managing system status and performance", Getting started with TuneD).
+_TUNED_BY_DEFAULT = (OsFamily.RHEL,)
+
+
+def services(
+    spec: HostSpec,
+    irq: IrqPlan | None,
+    host: HostFacts,
+    owner: RuntimeOwner,
+    owner_source: str = "preset:base",
+) -> list[ServiceOff]:
     out = [
         ServiceOff(u, Reason(f"services.disable[{i}]", "not needed on a GPU server"))
         for i, u in enumerate(spec.services.disable)
     ]
     hostc_irq = irq is not None and irq.owner is IrqOwner.HOSTC
-    if irq is not None and hostc_irq and all(s.unit != "irqbalance.service" for s in out):
-        out.append(
-            ServiceOff(
-                "irqbalance.service",
-                Reason(irq.reason.source, "hostc places interrupts: irqbalance would fight it"),
-            )
+    if irq is not None and hostc_irq:
+        out = [s for s in out if s.unit != "irqbalance.service"]
+        why = "hostc places interrupts: irqbalance would fight it"
+        out.append(ServiceOff("irqbalance.service", Reason(irq.reason.source, why), conflicts=True))
+    if owner is RuntimeOwner.SYSTEMD and host.os_family in _TUNED_BY_DEFAULT:
+        out = [s for s in out if s.unit != "tuned.service"]
+        why = (
+            f"{host.os or 'this OS'} runs TuneD by default (throughput-performance): with "
+            "hostc-tuning owning the runtime settings it would be a second owner, and its "
+            "rollback on stop would undo hostc's writes, so it stops first"
         )
+        out.append(ServiceOff("tuned.service", Reason(owner_source, why), conflicts=True))
     return out
 
 
@@ -230,8 +326,9 @@ def runtime(
         else ()
     )
     base = Runtime()
+    rt_owner = RuntimeOwner(owner.value) if owner else base.owner
     return Runtime(
-        owner=RuntimeOwner(owner.value) if owner else base.owner,
+        owner=rt_owner,
         owner_reason=owner.reason if owner else base.owner_reason,
         governor=Governor(gov.value, gov.reason) if gov else None,
         epp=EnergyPreference(epp.value, epp.reason) if epp else None,
@@ -241,5 +338,9 @@ def runtime(
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),
-        services_off=tuple(services(spec, irq)),
+        services_off=tuple(
+            services(spec, irq, host, rt_owner, owner.reason.source if owner else "preset:base")
+        ),
+        sysfs=sysfs_writes(host, part),
+        nic_channels=nic_channels(topo, part),
     )

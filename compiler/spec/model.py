@@ -243,6 +243,14 @@ class Kernel:
         default=None,
         metadata=doc("keep CPUs in shallow C-states (x86; preset: inference yes, others no)", True),
     )
+    cstates_at: CStatesAt | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "where the C-state limit applies: `runtime` (per-CPU PM QoS on the workload CPUs "
+            "only, revertible; the default) or `boot` (intel_idle/processor.max_cstate, every CPU)",
+            "runtime",
+        ),
+    )
     extra_args: list[KernelArgText] = attrs.field(
         factory=list, metadata=doc("further kernel arguments, verbatim", ["nosoftlockup"])
     )
@@ -461,6 +469,11 @@ class ThpDefrag(enum.StrEnum):
     DEFER_MADVISE = "defer+madvise"
     MADVISE = "madvise"
     NEVER = "never"
+
+
+class CStatesAt(enum.StrEnum):
+    RUNTIME = "runtime"
+    BOOT = "boot"
 
 
 class IommuMode(enum.StrEnum):

@@ -66,6 +66,7 @@ class Context:
     cpu_vendor: str | None
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
+    multi_node: bool = True  # more than one NUMA node (False: a single-node host)
 
 
 X86 = X86_ARCHES
@@ -82,6 +83,7 @@ class Cond:
     pinned: bool | None = None
     kernel_min: tuple[int, int] | None = None
     kernel_below: tuple[int, int] | None = None
+    multi_node: bool | None = None
 
     def holds(self, ctx: Context) -> bool:
         if self.arch and ctx.arch not in self.arch:
@@ -91,6 +93,8 @@ class Cond:
         if self.roles and ctx.role not in self.roles:
             return False
         if self.pinned is not None and ctx.pinned != self.pinned:
+            return False
+        if self.multi_node is not None and ctx.multi_node != self.multi_node:
             return False
         if self.kernel_min is not None or self.kernel_below is not None:
             if ctx.kernel is None:
@@ -178,6 +182,7 @@ ENTRIES: tuple[Entry, ...] = (
         "kernel.numa_balancing",
         1,
         "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
+        multi_node=True,
     ),
     _e(
         "inference",
@@ -211,7 +216,13 @@ ENTRIES: tuple[Entry, ...] = (
         "busy frontends drop packets at the default",
     ),
     _e("inference", "net.core.somaxconn", 65535, "request bursts overflow the accept queue"),
-    _e("training", "kernel.numa_balancing", 0, "migrating pages mid-epoch is churn, not locality"),
+    _e(
+        "training",
+        "kernel.numa_balancing",
+        0,
+        "migrating pages mid-epoch is churn, not locality",
+        multi_node=True,
+    ),
     _e(
         "training",
         "net.core.rmem_max",
@@ -242,17 +253,22 @@ ENTRIES: tuple[Entry, ...] = (
         0,
         "workloads are bound to their NUMA nodes with membind, so page migration "
         "would only add jitter",
+        multi_node=True,
     ),
     # Runtime tuning (issue 10).
-    *(
-        _e(
-            role,
-            "cpu_governor",
-            "performance",
-            "5-15 % on time to first token for servers idle between requests; "
-            "GPU feeding threads never wait for a clock ramp",
-        )
-        for role in ("inference", "training")
+    _e(
+        "inference",
+        "cpu_governor",
+        "performance",
+        "5-15 % on time to first token for servers idle between requests; "
+        "GPU feeding threads never wait for a clock ramp",
+    ),
+    _e(
+        "training",
+        "cpu_governor",
+        "performance",
+        "the threads that launch kernels and feed the GPUs between steps never wait for "
+        "a clock ramp; the dataloaders keep every core at top speed",
     ),
     # EPP exists only where the P-state driver runs the hardware: intel_pstate with HWP,
     # amd-pstate-epp (amd_pstate=active, Linux 6.3, set below).  acpi-cpufreq (AMD before
@@ -298,8 +314,8 @@ ENTRIES: tuple[Entry, ...] = (
         "base",
         "transparent_hugepage_defrag",
         "defer+madvise",
-        "direct compaction only for madvised regions (the servers that asked); "
-        "everyone else defers it to kcompactd instead of stalling",
+        "direct compaction only for madvised regions (the servers that asked); with "
+        "THP madvise nothing else gets huge pages, so nothing else stalls on compaction",
     ),
     _e(
         "base",

@@ -13,10 +13,12 @@ install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
+install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.rules "${DESTDIR:-}"/etc/udev/rules.d/90-hostc-tuning.rules
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/triton-a.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/triton-a.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/triton-b.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/triton-b.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system-preset/90-hostc.preset "${DESTDIR:-}"/etc/systemd/system-preset/90-hostc.preset
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0

@@ -18,6 +18,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/kubelet.service.
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/containerd.service.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system/containerd.service.d/90-hostc-cpuaffinity.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
+install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.rules "${DESTDIR:-}"/etc/udev/rules.d/90-hostc-tuning.rules
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
 if [ -n "${DESTDIR:-}" ]; then
