@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from hostc import kernelfacts
 from hostc.memo import memo_of
 from hostc.plan import Plan, Reason
 from hostc.units import format_kib
@@ -39,18 +40,29 @@ def cstate_args(plan: Plan) -> list[tuple[str, str]]:
 
 
 def iommu_args(plan: Plan) -> list[tuple[str, str]]:
-    """`iommu=pt` on x86 (+ `intel_iommu=on` where the CPU may be Intel: the Intel IOMMU is
-    off by default on many distro kernels); `iommu.passthrough=1` elsewhere.
-    `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1)."""
+    """`iommu=pt` on x86 (`iommu.passthrough=1` elsewhere): the pass-through the CUDA
+    GPUDirect RDMA guide asks for, without forcing the IOMMU on.  Mode `on` also forces
+    the Intel IOMMU on where the CPU may be Intel (`intel_iommu=on`; AMD's is on by
+    default).  `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1).
+    The ACS argument is `acs_args`: it has its own reason."""
     io = plan.runtime.iommu
     if io is None:
         return []
     if not plan.host.x86:
         return [("iommu.passthrough", "1")]
-    out = [("iommu", io.mode)]
-    if plan.host.cpu_vendor in ("intel", None):
+    out = [("iommu", "pt")]
+    if io.mode == "on" and plan.host.cpu_vendor in ("intel", None):
         out.append(("intel_iommu", "on"))
     return out
+
+
+def acs_args(plan: Plan) -> list[KernelArg]:
+    """`pci=disable_acs_redir=pci:0:0` where the IOMMU is forced on (NVIDIA's
+    nvidia-acs-disable): an enabled IOMMU makes the kernel request ACS redirect."""
+    io = plan.runtime.iommu
+    if io is None or io.acs_off is None:
+        return []
+    return [KernelArg("pci", f"disable_acs_redir={kernelfacts.ACS_ALL_DEVICES}", io.acs_off)]
 
 
 def runtime_args(plan: Plan) -> list[KernelArg]:
@@ -62,6 +74,7 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
     io = plan.runtime.iommu
     if io is not None:
         out += [KernelArg(k, v, io.reason) for k, v in iommu_args(plan)]
+        out += acs_args(plan)
     return out
 
 
@@ -82,6 +95,8 @@ def _kernel_args(plan: Plan) -> list[KernelArg]:
         for m in plan.isolation:
             if m.mechanism == "irqaffinity":
                 value = str(part.housekeeping)
+            elif m.cpus is not None:
+                value = str(m.cpus)
             elif m.flags:
                 value = ",".join((*m.flags, iso))
             else:

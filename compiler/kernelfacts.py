@@ -173,3 +173,11 @@ AMD_PSTATE_SINCE: dict[str, Release] = {
 NR_OPEN_DEFAULT = 1048576
 #: The largest fs.nr_open the kernel accepts (sysctl_nr_open_max on 64-bit).
 NR_OPEN_MAX = 1073741816
+
+#: `pci=disable_acs_redir=<pci_dev>[; ...]` arrived in Linux 4.19 (commit aaca43fda742,
+#: "PCI: Add "pci=disable_acs_redir=" parameter for peer-to-peer support").  The
+#: `pci:<vendor>:<device>` form with 0 for both matches every device
+#: (drivers/pci/pci.c pci_dev_str_match: `!vendor || vendor == dev->vendor`), which is
+#: the wildcard NVIDIA's nvidia-acs-disable TuneD profile uses (`pci:0:0`).
+ACS_REDIR_OFF_SINCE: Release = (4, 19)
+ACS_ALL_DEVICES = "pci:0:0"

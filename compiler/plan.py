@@ -98,6 +98,9 @@ class Isolation:
     flags: tuple[str, ...]  # isolcpus flags (managed_irq, domain, nohz); empty otherwise
     reason: Reason
     when: When = When.BOOT
+    #: the CPUs it covers where that is not every isolated CPU (nohz_full: the CPUs of
+    #: busy-polling workloads); None: all isolated CPUs (irqaffinity: housekeeping)
+    cpus: CpuSet | None = None
 
 
 @attrs.frozen
@@ -424,11 +427,14 @@ class ThpDefrag:
 
 @attrs.frozen
 class Iommu:
-    """IOMMU passthrough: `iommu=pt` (+ `intel_iommu=on` on Intel), `iommu.passthrough=1`."""
+    """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
+    forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
 
-    mode: str  # pt
+    mode: str  # pt | on
     reason: Reason
     when: When = When.BOOT
+    #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
+    acs_off: Reason | None = None
 
 
 @attrs.frozen
@@ -506,6 +512,8 @@ class Runtime:
     pstate: PstateMode | None = None
     thp_defrag: ThpDefrag | None = None
     iommu: Iommu | None = None
+    #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
+    acs: Reason | None = None
     irq: IrqPlan | None = None
     cpumasks: tuple[CpuMask, ...] = ()
     modules: tuple[Module, ...] = ()

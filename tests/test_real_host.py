@@ -54,9 +54,9 @@ def spec(**kw: object) -> m.HostSpec:
     return m.HostSpec(host=h, **kw)  # type: ignore[arg-type]
 
 
-def isolating(**kw: object) -> m.HostSpec:
+def isolating(busy_poll: bool = True, **kw: object) -> m.HostSpec:
     return spec(
-        workload=[m.Workload("serve", ["GPU0", "GPU1"])],
+        workload=[m.Workload("serve", ["GPU0", "GPU1"], busy_poll=busy_poll)],
         cpu=m.Cpu(housekeeping_per_node=1, isolate="workload", **kw),  # type: ignore[arg-type]
     )
 
@@ -446,9 +446,11 @@ def test_mechanism_the_kernel_was_built_without_is_refused() -> None:
         host(), kernel_config={"CONFIG_NO_HZ_FULL": "n", "CONFIG_RCU_NOCB_CPU": "y"}
     )
     assert errors_of(isolating(), topo) == [
-        "cpu.isolate: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the kernel "
-        "ignores nohz_full="
+        "workload[0].busy_poll: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the "
+        "kernel ignores nohz_full="
     ]
+    plan, _ = plan_of(isolating(busy_poll=False), topo)  # no busy poller: no nohz_full needed
+    assert "nohz_full" not in cmdline(plan)
     s = isolating(mechanisms=["isolcpus", "rcu_nocbs", "irqaffinity"])
     plan, _ = plan_of(s, topo)
     assert "nohz_full" not in cmdline(plan) and "rcu_nocbs=" in cmdline(plan)
@@ -475,7 +477,7 @@ def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -
 
 
 def test_unknown_vendor_names_every_intel_only_argument() -> None:
-    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt")))
+    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("on")))
     _, warnings = plan_of(s, host(vendor=None))  # type: ignore[arg-type]
     [w] = [w for w in warnings if "CPU vendor" in w]
     assert "intel_idle.max_cstate, intel_iommu" in w

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import cpu, host, kernel, memory, plan_rules, release, runtime, workload
+from hostc.check import boot, cpu, host, kernel, memory, plan_rules, release, runtime, workload
 from hostc.check import kubelet as kubelet_rules
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
@@ -72,6 +72,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.workload_one_node,
     runtime.thp_not_always_for_inference,
     runtime.nohz_full_with_intel_pstate,
+    boot.iommu_on_merges_groups,
     kubelet_rules.reserved_cpus_are_housekeeping,
     kubelet_rules.reserved_memory_equation,
     kubelet_rules.pods_keep_memory,

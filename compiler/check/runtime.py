@@ -136,12 +136,14 @@ def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
-    if plan.isolation_by("nohz_full") is None:
+    nohz = plan.isolation_by("nohz_full")
+    if nohz is None:
         return
+    tickless = nohz.cpus if nohz.cpus is not None else plan.partition.isolated
     ws = plan.workloads
     for i, a in enumerate(ws):
         for b in ws[i + 1 :]:
-            both = a.cpus & b.cpus & plan.partition.isolated
+            both = a.cpus & b.cpus & tickless
             if both:
                 yield warning(
                     f"workload[{i}]",

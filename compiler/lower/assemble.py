@@ -21,6 +21,7 @@ from hostc.plan import (
     RuntimeOwner,
     Sysctl,
     Thp,
+    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
@@ -73,13 +74,14 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
     return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
-def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
+def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
     return presets.Context(
         role=spec.host.role.value,
         arch=topo.arch,
         cpu_vendor=topo.cpu_vendor,
         kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
-        pinned=pinned,
+        pinned=bool(pins),
+        rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
     )
 
 
@@ -182,7 +184,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     pins = placement.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
     host = host_facts(spec, topo)
-    ctx = context(spec, topo, bool(pins))
+    ctx = context(spec, topo, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
     runtime_plan = runtime.runtime(spec, topo, part, host, merged)
     by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
@@ -216,10 +218,11 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
                 memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
             )
         )
+    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
     return Plan(
         host=host,
         partition=part,
-        isolation=tuple(kernel.isolation(spec, part, ctx.kernel)),
+        isolation=tuple(isolation),
         nodes=tuple(nodes),
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
@@ -231,6 +234,6 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         workloads=tuple(pins),
         runtime=runtime_plan,
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
-        left_out=presets.LEFT_OUT,
+        left_out=(*presets.LEFT_OUT, *kernel.nohz_left_out(spec, isolation)),
         boot=boot(host, runtime_plan.owner),
     )

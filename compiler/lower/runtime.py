@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hostc import kernelfacts
 from hostc.cpuset import CpuSet
 from hostc.plan import (
     CpuMask,
@@ -210,6 +211,46 @@ def services(spec: HostSpec, irq: IrqPlan | None) -> list[ServiceOff]:
     return out
 
 
+_ACS_WHY = (
+    "GPUs and NICs share this host: PCIe ACS decides GPUDirect RDMA bandwidth.  With ACS "
+    "redirect on (the kernel requests it on every port whenever an IOMMU is on, "
+    "pci_request_acs), GPU-NIC peer traffic goes up to the root complex instead of "
+    "across their PCIe switch (NCCL troubleshooting: 'significant performance reduction "
+    "or even a hang'); `lspci -vvv` shows ACSCtl per bridge"
+)
+
+
+def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
+    """What `hostc plan` says about ACS on a host with GPUs and NICs."""
+    if not (topo.gpus and topo.nics):
+        return None
+    if io is None:
+        tail = "; hostc leaves the IOMMU as the kernel has it"
+    elif io.acs_off is not None:
+        tail = "; hostc turns redirect off (pci=disable_acs_redir)"
+    elif io.mode == "on":
+        tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
+    else:
+        tail = "; iommu=pt does not force the IOMMU on"
+    return Reason("topology:pcie", _ACS_WHY + tail)
+
+
+def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
+    """Mode `on` also turns ACS redirect off where the kernel has the parameter."""
+    if r is None:
+        return None
+    kernel = host.kernel_version
+    acs_off = None
+    if r.value == "on" and (kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE):
+        acs_off = Reason(
+            r.reason.source,
+            "an enabled IOMMU makes the kernel request PCIe ACS redirect, which sends "
+            "GPU-NIC peer traffic through the root complex; NVIDIA's nvidia-acs-disable "
+            "turns it off on every device (this merges IOMMU groups)",
+        )
+    return Iommu(r.value, r.reason, acs_off=acs_off)
+
+
 def runtime(
     spec: HostSpec,
     topo: Topology,
@@ -221,7 +262,7 @@ def runtime(
     gov = one(presets.Kind.GOVERNOR)
     epp = one(presets.Kind.EPP)
     defrag = one(presets.Kind.THP_DEFRAG)
-    iommu = one(presets.Kind.IOMMU)
+    io = iommu(host, one(presets.Kind.IOMMU))
     owner = one(presets.Kind.RUNTIME_OWNER)
     irq = irq_plan(spec, host, topo, part, one(presets.Kind.IRQ_OWNER))
     masks = (
@@ -237,7 +278,8 @@ def runtime(
         epp=EnergyPreference(epp.value, epp.reason) if epp else None,
         pstate=pstate(host, one(presets.Kind.PSTATE)),
         thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
-        iommu=Iommu(iommu.value, iommu.reason) if iommu else None,
+        iommu=io,
+        acs=acs_note(topo, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),

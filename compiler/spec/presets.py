@@ -66,6 +66,7 @@ class Context:
     cpu_vendor: str | None
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
+    rdma: bool = False  # a workload is handed RDMA NICs (GPUDirect RDMA)
 
 
 X86 = X86_ARCHES
@@ -80,6 +81,7 @@ class Cond:
     vendor: tuple[str, ...] = ()
     roles: tuple[str, ...] = ()
     pinned: bool | None = None
+    rdma: bool | None = None
     kernel_min: tuple[int, int] | None = None
     kernel_below: tuple[int, int] | None = None
 
@@ -91,6 +93,8 @@ class Cond:
         if self.roles and ctx.role not in self.roles:
             return False
         if self.pinned is not None and ctx.pinned != self.pinned:
+            return False
+        if self.rdma is not None and ctx.rdma != self.rdma:
             return False
         if self.kernel_min is not None or self.kernel_below is not None:
             if ctx.kernel is None:
@@ -303,6 +307,16 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     _e(
         "base",
+        "iommu",
+        "pt",
+        "a workload gets RDMA NICs: GPUDirect RDMA needs the IOMMU off or in pass-through "
+        "(CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA untranslated "
+        "where an IOMMU is on (AMD's is on by default) and does not force one on",
+        arch=X86,
+        rdma=True,
+    ),
+    _e(
+        "base",
         "irq_owner",
         "irqbalance",
         "irqbalance keeps balancing housekeeping CPUs, with the isolated CPUs banned: "
@@ -332,8 +346,8 @@ LEFT_OUT: tuple[LeftOut, ...] = (
     ),
     _out(
         "vm.stat_interval",
-        "raising it delays vmstat refresh on every CPU; nohz_full already defers it on "
-        "isolated ones",
+        "raising it delays vmstat refresh on every CPU; where nohz_full is on (busy-polling "
+        "workloads' CPUs) the kernel already defers it",
     ),
     _out(
         "kernel.timer_migration",
@@ -407,7 +421,7 @@ _BY_LAYER = _by_layer()
 @functools.lru_cache(maxsize=64)
 def _presets_for(ctx: Context) -> tuple[tuple[str, Resolved], ...]:
     """What the preset layers set for one context: a pure function of the (constant)
-    table and five facts, so each context's answer is worked out once."""
+    table and six facts, so each context's answer is worked out once."""
     out: dict[str, Resolved] = {}
     for layer, entries in _BY_LAYER:
         for e in entries:

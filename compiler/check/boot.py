@@ -1,0 +1,39 @@
+"""Kernel-argument rules on the finished Plan (issue 16): IOMMU/ACS, tick, idle driver.
+
+Kept apart from `check.runtime` so each rule reads the Plan's decision, not the spec."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hostc import kernelfacts
+from hostc.diagnostics import Diagnostic, warning
+from hostc.plan import Plan
+
+
+def _fmt(r: kernelfacts.Release) -> str:
+    return f"{r[0]}.{r[1]}"
+
+
+def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
+    """Mode `on`: the ACS redirect hostc turns off is what kept devices in their own
+    IOMMU groups; say so, and say when the kernel is too old to turn it off."""
+    io = plan.runtime.iommu
+    if io is None or io.mode != "on":
+        return
+    if io.acs_off is not None:
+        yield warning(
+            "kernel.iommu",
+            "pci=disable_acs_redir=pci:0:0 lets peer traffic bypass the root complex, "
+            "which also merges IOMMU groups: devices behind one PCIe switch can then only "
+            "be assigned (VFIO) together",
+            hint='use iommu = "pt" unless VFIO/SR-IOV needs the IOMMU forced on',
+        )
+    else:
+        since = _fmt(kernelfacts.ACS_REDIR_OFF_SINCE)
+        yield warning(
+            "kernel.iommu",
+            f"the kernel predates pci=disable_acs_redir (Linux {since}): with the IOMMU on, "
+            "ACS redirect sends GPU-NIC peer traffic through the root complex",
+            hint=f'boot Linux ≥ {since}, or use iommu = "pt"',
+        )

