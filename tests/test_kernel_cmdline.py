@@ -115,3 +115,42 @@ def test_busy_poll_is_in_the_schema() -> None:
 def test_shared_cpus_are_fine_while_the_tick_stays_on() -> None:
     shared = spec(workload=[m.Workload("a", ["GPU0"], share_cpus=True), m.Workload("b", ["GPU1"])])
     assert not any("share isolated CPUs" in w for w in _warnings(shared))
+
+
+# --- backported amd_pstate (RHEL 9.3+) ---
+
+
+@pytest.mark.parametrize(
+    ("os", "kernel", "want"),
+    [
+        ("rhel-9.3", (5, 14), (6, 4)),
+        ("rocky-9.4", (5, 14), (6, 4)),
+        ("rhel-9.2", (5, 14), (5, 14)),
+        ("rhel-8.10", (4, 18), (4, 18)),
+        ("ubuntu-22.04", (5, 15), (5, 15)),
+        ("rhel-9.4", (6, 8), (6, 8)),
+        (None, (5, 14), (5, 14)),
+        ("rhel-9.4", None, None),
+    ],
+)
+def test_amd_pstate_backport_table(
+    os: str | None, kernel: tuple[int, int] | None, want: tuple[int, int] | None
+) -> None:
+    from hostc import osfacts
+
+    assert osfacts.feature_release("amd_pstate", os, kernel) == want
+    assert all(row[4] for row in osfacts.KERNEL_BACKPORTS)  # each fact names its source
+
+
+def test_rhel_9_3_epyc_gets_amd_pstate_active_and_epp() -> None:
+    amd = {"cpu_vendor": "amd", "kernel": "5.14.0-427.13.1.el9_4.x86_64"}
+    plan = compile_(spec(host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4")), h100(**amd))
+    assert "amd_pstate=active" in _args(plan)
+    assert plan.runtime.epp is not None
+    old = compile_(spec(host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.2")), h100(**amd))
+    assert "amd_pstate=active" not in _args(old) and old.runtime.epp is None
+    ok = spec(
+        host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4"),
+        cpufreq=m.Cpufreq(pstate=m.PstateMode("guided")),
+    )
+    assert not any("amd_pstate=guided needs" in w for w in _warnings(ok, h100(**amd)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
-from hostc.osfacts import split_os, tuned_profile_dirs
+from hostc.osfacts import feature_release, split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
     Boot,
@@ -75,13 +75,16 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
 
 
 def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
+    kernel = memory.kernel_version(memory.kernel_release(spec, topo))
+    amd_pstate = feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
     return presets.Context(
         role=spec.host.role.value,
         arch=topo.arch,
         cpu_vendor=topo.cpu_vendor,
-        kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
+        kernel=kernel,
         pinned=bool(pins),
         rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
+        features=(("amd_pstate", amd_pstate),) if amd_pstate is not None else (),
     )
 
 

@@ -67,6 +67,8 @@ class Context:
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
     rdma: bool = False  # a workload is handed RDMA NICs (GPUDirect RDMA)
+    #: (feature, upstream release its kernel has) where the distribution backports it
+    features: tuple[tuple[str, tuple[int, int]], ...] = ()
 
 
 X86 = X86_ARCHES
@@ -82,6 +84,8 @@ class Cond:
     roles: tuple[str, ...] = ()
     pinned: bool | None = None
     rdma: bool | None = None
+    #: judge the kernel bounds by this feature's backported release (osfacts.KERNEL_BACKPORTS)
+    feature: str | None = None
     kernel_min: tuple[int, int] | None = None
     kernel_below: tuple[int, int] | None = None
 
@@ -97,11 +101,12 @@ class Cond:
         if self.rdma is not None and ctx.rdma != self.rdma:
             return False
         if self.kernel_min is not None or self.kernel_below is not None:
-            if ctx.kernel is None:
+            kernel = dict(ctx.features).get(self.feature or "", ctx.kernel)
+            if kernel is None:
                 return False
-            if self.kernel_min is not None and ctx.kernel < self.kernel_min:
+            if self.kernel_min is not None and kernel < self.kernel_min:
                 return False
-            if self.kernel_below is not None and ctx.kernel >= self.kernel_below:
+            if self.kernel_below is not None and kernel >= self.kernel_below:
                 return False
         return True
 
@@ -282,6 +287,7 @@ ENTRIES: tuple[Entry, ...] = (
             arch=X86,
             vendor=("amd",),
             kernel_min=(6, 3),
+            feature="amd_pstate",
         )
         for role in ("inference", "training")
     ),
@@ -290,11 +296,12 @@ ENTRIES: tuple[Entry, ...] = (
             role,
             "pstate",
             "active",
-            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33) is the mode "
-            "with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
+            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33; RHEL from 9.3) "
+            "is the mode with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
             arch=X86,
             vendor=("amd",),
             kernel_min=(6, 3),
+            feature="amd_pstate",
         )
         for role in ("inference", "training")
     ),
