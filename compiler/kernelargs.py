@@ -28,15 +28,33 @@ class KernelArg:
         return self.key if self.value is None else f"{self.key}={self.value}"
 
 
-def cstate_args(plan: Plan) -> list[tuple[str, str]]:
-    """C-state limit by CPU vendor: intel_idle exists only on Intel; acpi_idle on all x86."""
+_NO_INTEL_IDLE = (
+    "; the kernel is built without intel_idle (CONFIG_INTEL_IDLE off), so acpi_idle "
+    "runs and honours processor.max_cstate"
+)
+_INTEL_IDLE_UNKNOWN = (
+    "; the snapshot does not record CONFIG_INTEL_IDLE: on a kernel built without "
+    "intel_idle this argument does nothing and processor.max_cstate applies"
+)
+
+
+def cstate_args(plan: Plan) -> list[KernelArg]:
+    """C-state limit by CPU vendor and idle driver: intel_idle exists only on Intel and
+    only where the kernel is built with it; acpi_idle (processor.) on all x86."""
     lim = plan.cstates
     if lim is None or not plan.host.x86:
         return []
     n = str(lim.max_cstate)
-    if plan.host.cpu_vendor in ("intel", None):  # unknown vendor: both (each is inert elsewhere)
-        return [("intel_idle.max_cstate", n), ("processor.max_cstate", n)]
-    return [("processor.max_cstate", n)]
+    acpi = KernelArg("processor.max_cstate", n, lim.reason)
+    if plan.host.cpu_vendor not in ("intel", None):  # unknown vendor: both (inert elsewhere)
+        return [acpi]
+    if plan.host.intel_idle is False:
+        why = Reason(lim.reason.source, lim.reason.why + _NO_INTEL_IDLE)
+        return [KernelArg("processor.max_cstate", n, why)]
+    reason = lim.reason
+    if plan.host.intel_idle is None:
+        reason = Reason(lim.reason.source, lim.reason.why + _INTEL_IDLE_UNKNOWN)
+    return [KernelArg("intel_idle.max_cstate", n, reason), acpi]
 
 
 def iommu_args(plan: Plan) -> list[tuple[str, str]]:
@@ -117,7 +135,7 @@ def _kernel_args(plan: Plan) -> list[KernelArg]:
     if plan.thp is not None:
         out.append(KernelArg("transparent_hugepage", plan.thp.mode, plan.thp.reason))
     if plan.cstates is not None:
-        out += [KernelArg(k, v, plan.cstates.reason) for k, v in cstate_args(plan)]
+        out += cstate_args(plan)
     out += runtime_args(plan)
     out += [KernelArg(a.key, a.value, a.reason) for a in plan.extra_args]
     return out

@@ -157,6 +157,13 @@ KERNEL_CONFIG = {
     "rcu_nocbs": "CONFIG_RCU_NOCB_CPU",
 }
 
+#: The idle driver behind `intel_idle.max_cstate=`: built in (intel_idle cannot be a
+#: module).  A kernel built without it keeps the dotted parameter silently and does
+#: nothing (Debian's cloud kernel: `# CONFIG_INTEL_IDLE is not set`, found on a booted
+#: Debian 12 guest, review-outputs-2 addendum); cpuidle then runs acpi_idle, which honours
+#: `processor.max_cstate=` (drivers/acpi/processor_idle.c max_cstate).
+INTEL_IDLE_CONFIG = "CONFIG_INTEL_IDLE"
+
 #: `amd_pstate=` modes by the release that added them (the parameter itself: 6.1;
 #: active, with EPP: 6.3; guided: 6.4; Documentation/admin-guide/pm/amd-pstate.rst).
 #: An older kernel ignores an unknown mode and keeps its default driver.

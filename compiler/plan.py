@@ -69,6 +69,8 @@ class HostFacts:
     #: where this host's TuneD reads an administrator's profiles: /etc/tuned before
     #: TuneD 2.23, /etc/tuned/profiles from it, both where the release's TuneD is unknown
     tuned_profile_dirs: tuple[str, ...] = ()
+    #: the kernel is built with intel_idle (CONFIG_INTEL_IDLE); None: the snapshot does not say
+    intel_idle: bool | None = None
 
     @property
     def x86(self) -> bool:

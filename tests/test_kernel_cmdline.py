@@ -7,11 +7,14 @@ and grubby's persistence on RHEL.  Each test fails on the output before the fix.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import attrs
 import pytest
 from test_runtime import compile_, h100, spec
 
 from hostc import api, plan_view
-from hostc.kernelargs import cmdline
+from hostc.kernelargs import KernelArg, cmdline, kernel_args
 from hostc.spec import model as m
 
 
@@ -154,3 +157,39 @@ def test_rhel_9_3_epyc_gets_amd_pstate_active_and_epp() -> None:
         cpufreq=m.Cpufreq(pstate=m.PstateMode("guided")),
     )
     assert not any("amd_pstate=guided needs" in w for w in _warnings(ok, h100(**amd)))
+
+
+# --- intel_idle on kernels built without it ---
+
+
+def _intel_idle(config: dict[str, str]) -> list[KernelArg]:
+    topo = attrs.evolve(h100(), kernel_config=config)
+    return [a for a in kernel_args(compile_(spec(), topo)) if a.key.endswith("max_cstate")]
+
+
+def test_kernel_without_intel_idle_gets_only_processor_max_cstate() -> None:
+    args = _intel_idle({"CONFIG_INTEL_IDLE": "n"})
+    assert [str(a) for a in args] == ["processor.max_cstate=1"]
+    assert "acpi_idle" in args[0].reason.why
+
+
+def test_kernel_with_intel_idle_keeps_both_without_a_caveat() -> None:
+    args = _intel_idle({"CONFIG_INTEL_IDLE": "y"})
+    assert [a.key for a in args] == ["intel_idle.max_cstate", "processor.max_cstate"]
+    assert "CONFIG_INTEL_IDLE" not in args[0].reason.why
+
+
+def test_unknown_idle_driver_is_said_not_guessed() -> None:
+    args = _intel_idle({})
+    assert [a.key for a in args] == ["intel_idle.max_cstate", "processor.max_cstate"]
+    assert "does not record CONFIG_INTEL_IDLE" in args[0].reason.why
+
+
+def test_probe_reads_config_intel_idle(tmp_path: Path) -> None:
+    from test_probe import build, probe, smt_host
+
+    root = build(smt_host(1, 2, 2, 1), tmp_path)
+    config = root / "boot/config-6.8.0-45-generic"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("CONFIG_SMP=y\n# CONFIG_INTEL_IDLE is not set\n")
+    assert probe(root).kernel_config == {"CONFIG_INTEL_IDLE": "n"}

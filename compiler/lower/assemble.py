@@ -104,7 +104,14 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         cmdline_budget=kernel.budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
+        intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
     )
+
+
+def built_with(topo: Topology, option: str) -> bool | None:
+    """Whether the snapshot's kernel config has `option` built in (None: not recorded)."""
+    value = topo.kernel_config.get(option)
+    return None if value is None else value == "y"
 
 
 def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
