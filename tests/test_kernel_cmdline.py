@@ -11,11 +11,13 @@ from pathlib import Path
 
 import attrs
 import pytest
-from test_runtime import compile_, h100, spec
+from test_runtime import TUNED, compile_, files, h100, spec
 
 from hostc import api, plan_view
 from hostc.kernelargs import KernelArg, cmdline, kernel_args
+from hostc.plan import BootCarrier
 from hostc.spec import model as m
+from hostc.topology.model import OsRelease
 
 
 def _args(plan: object) -> list[str]:
@@ -193,3 +195,22 @@ def test_probe_reads_config_intel_idle(tmp_path: Path) -> None:
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("CONFIG_SMP=y\n# CONFIG_INTEL_IDLE is not set\n")
     assert probe(root).kernel_config == {"CONFIG_INTEL_IDLE": "n"}
+
+
+# --- the kernel-argument carrier when TuneD owns the runtime settings ---
+
+
+def test_tuned_owner_on_ubuntu_keeps_grub_as_the_argument_carrier() -> None:
+    plan = compile_(spec(runtime=m.Runtime(m.RuntimeOwner.TUNED)))
+    assert plan.boot.carrier is BootCarrier.GRUB and "#528" in plan.boot.reason.why
+    out = files(plan, "tuned", "grub")
+    assert "\n[bootloader]\n" not in out[TUNED] and "cmdline_hostc" not in out[TUNED]
+    assert "isolcpus=managed_irq" in out["/etc/default/grub.d/90-hostc.cfg"]
+
+
+def test_tuned_owner_on_rhel_still_carries_arguments_in_bootloader() -> None:
+    rhel = OsRelease("rhel", "9.4", ["fedora"])
+    plan = compile_(spec(runtime=m.Runtime(m.RuntimeOwner.TUNED)), h100(os=rhel))
+    assert plan.boot.carrier is BootCarrier.TUNED
+    text = next(iter(files(plan, "tuned").values()))
+    assert f"cmdline_hostc={cmdline(plan)}" in text

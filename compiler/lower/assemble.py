@@ -180,6 +180,16 @@ _CARRIER = {
 
 def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     """Exactly one carrier of the kernel arguments per host, decided here once."""
+    if owner is RuntimeOwner.TUNED and host.os_family is OsFamily.DEBIAN:
+        return Boot(
+            BootCarrier.GRUB,
+            Reason(
+                "host",
+                f"{host.os}: TuneD owns the runtime settings, but its [bootloader] does not "
+                "patch grub.cfg on Debian/Ubuntu (TuneD issue #528, PR #387 unmerged): "
+                "the GRUB drop-in carries the arguments",
+            ),
+        )
     if owner is RuntimeOwner.TUNED:
         return Boot(
             BootCarrier.TUNED,
