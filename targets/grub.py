@@ -1,8 +1,12 @@
-"""grub: a /etc/default/grub.d drop-in that appends to GRUB_CMDLINE_LINUX (Debian family).
+"""grub: a /etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX_DEFAULT (Debian family).
 
-Appends (`${GRUB_CMDLINE_LINUX:+$GRUB_CMDLINE_LINUX }`) rather than replacing,
-so the distro's own arguments survive; `_LINUX` rather than `_DEFAULT`, because
-cloud images override `_DEFAULT` in their own drop-ins.  Only Debian's
+Appends rather than replaces, so the distro's own arguments survive.  `_DEFAULT`, not
+`_LINUX`: grub-mkconfig's 10_linux writes `${GRUB_CMDLINE_LINUX}
+${GRUB_CMDLINE_LINUX_DEFAULT}` on normal entries, so a value in `_DEFAULT` (a distro's
+`transparent_hugepage=always`, an admin's `intel_iommu=off`) would otherwise come after
+hostc's and win; and recovery entries take only `_LINUX`, so they boot without isolation
+or hugepages.  Cloud images set `_DEFAULT` in 50-cloudimg-settings.cfg, which sorts
+before 90-hostc.cfg, so the append survives them.  Only Debian's
 grub-mkconfig reads `/etc/default/grub.d`; RHEL-family hosts boot BLS entries
 that grubby edits, so the drop-in would do nothing there.
 """

@@ -7,6 +7,8 @@ and grubby's persistence on RHEL.  Each test fails on the output before the fix.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import attrs
@@ -18,6 +20,8 @@ from hostc.kernelargs import KernelArg, cmdline, kernel_args
 from hostc.plan import BootCarrier
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
+
+from conftest import IN_CI, need_tool, shared_topologies
 
 
 def _args(plan: object) -> list[str]:
@@ -214,3 +218,36 @@ def test_tuned_owner_on_rhel_still_carries_arguments_in_bootloader() -> None:
     assert plan.boot.carrier is BootCarrier.TUNED
     text = next(iter(files(plan, "tuned").values()))
     assert f"cmdline_hostc={cmdline(plan)}" in text
+
+
+# --- GRUB: hostc's arguments last on normal entries, none on recovery ---
+
+
+def _sandbox() -> Path:
+    tool = shared_topologies().parent / "tools" / "grub-mkconfig-sandbox"
+    if not tool.exists():
+        pytest.fail(f"{tool} is missing") if IN_CI else pytest.skip(f"{tool} not present")
+    need_tool("grub-mkconfig")
+    need_tool("unshare")
+    if os.geteuid() != 0 or not Path("/etc/grub.d/10_linux").exists():
+        why = "the sandbox needs root and /etc/grub.d/10_linux (grub-common)"
+        pytest.fail(why) if IN_CI else pytest.skip(why)
+    return tool
+
+
+def test_grub_puts_hostc_args_after_the_distro_default_and_off_recovery(tmp_path: Path) -> None:
+    tool = _sandbox()
+    plan = compile_(spec())
+    (tmp_path / "90-hostc.cfg").write_text(files(plan, "grub")["/etc/default/grub.d/90-hostc.cfg"])
+    distro = "quiet splash transparent_hugepage=always"
+    r = subprocess.run([tool, str(tmp_path), distro], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    entries = [ln.split(" ro ", 1)[1].split() for ln in r.stdout.splitlines() if "\tlinux\t" in ln]
+    normal = [e for e in entries if "single" not in e]
+    recovery = [e for e in entries if "single" in e]
+    assert normal and recovery
+    for args in normal:
+        assert args == [*distro.split(), *_args(plan)]  # hostc's THP comes after `always`
+    for args in recovery:
+        assert not {a.split("=")[0] for a in args} & {"isolcpus", "rcu_nocbs", "irqaffinity"}
+        assert "hugepages=0:16" not in args

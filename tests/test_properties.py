@@ -125,7 +125,7 @@ def _args(cmdline: str) -> dict[str, str | None]:
 
 def _grub_args(text: str) -> str:
     """Evaluate the drop-in's appends the way sh would (independent of the emitter)."""
-    line = 'GRUB_CMDLINE_LINUX="${GRUB_CMDLINE_LINUX:+$GRUB_CMDLINE_LINUX }'
+    line = 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }'
     value = ""
     for raw in text.splitlines():
         if raw.startswith("#") or not raw.strip():
@@ -220,8 +220,8 @@ def test_deterministic(case: tuple[Topology, m.HostSpec]) -> None:
 
 def test_grub_reader_is_independent() -> None:
     text = (
-        '# c\nGRUB_CMDLINE_LINUX="${GRUB_CMDLINE_LINUX:+$GRUB_CMDLINE_LINUX }a=1"\n'
-        'GRUB_CMDLINE_LINUX="${GRUB_CMDLINE_LINUX:+$GRUB_CMDLINE_LINUX }b"\n'
+        '# c\nGRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }a=1"\n'
+        'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }b"\n'
     )
     assert _grub_args(text) == "a=1 b"
     assert shlex.split("a=1 b") == ["a=1", "b"]
