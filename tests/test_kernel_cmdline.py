@@ -251,3 +251,78 @@ def test_grub_puts_hostc_args_after_the_distro_default_and_off_recovery(tmp_path
     for args in recovery:
         assert not {a.split("=")[0] for a in args} & {"isolcpus", "rcu_nocbs", "irqaffinity"}
         assert "hugepages=0:16" not in args
+
+
+# --- RHEL: grubby, plus where new boot entries take their options from ---
+
+FAKE_GRUBBY = """#!/usr/bin/env python3
+import os, pathlib, re, sys
+args = sys.argv[1:]
+entries = sorted(pathlib.Path(os.environ["BLS"]).glob("*.conf"))
+if args == ["--info=ALL"]:
+    for i, e in enumerate(entries):
+        print(f'index={i}\\nkernel="/boot/{e.stem}"\\nargs="{e.read_text().strip()}"')
+    sys.exit(0)
+flag, _, words = args[1].partition("=")
+for e in entries:
+    opts = e.read_text().split()
+    if flag == "--remove-args":
+        opts = [o for o in opts if o not in words.split()]
+    else:
+        for w in words.split():
+            key = w.split("=")[0]
+            if os.environ.get("FOLD"):  # old grubby: the key matched as a substring
+                opts = [o for o in opts if key not in o.split("=")[0]]
+            else:
+                opts = [o for o in opts if o.split("=")[0] != key or o == w]
+            opts += [] if w in opts else [w]
+    e.write_text(" ".join(opts) + "\\n")
+"""
+
+
+def _kargs(tmp_path: Path, fold: bool = False) -> tuple[subprocess.CompletedProcess[str], Path]:
+    rhel = OsRelease("rhel", "9.4", ["fedora"])
+    s = spec(hugepages=m.Hugepages(size="1G", per_node={0: 4}))
+    plan = compile_(s, h100(os=rhel))
+    bindir, bls, root = tmp_path / "bin", tmp_path / "bls", tmp_path / "root"
+    for d in (bindir, bls, root / "etc/default", root / "proc"):
+        d.mkdir(parents=True, exist_ok=True)
+    (bindir / "grubby").write_text(FAKE_GRUBBY)
+    (bindir / "grubby").chmod(0o755)
+    for ver in ("5.14.0-427", "0-rescue"):
+        (bls / f"{ver}.conf").write_text("root=/dev/vda1 ro crashkernel=auto\n")
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=(hd0)/vmlinuz root=/dev/vda1 ro quiet\n")
+    (root / "etc/default/grub").write_text('GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="ro quiet"\n')
+    script = tmp_path / "hostc-kargs"
+    script.write_text(files(plan, "grubby")["/usr/local/sbin/hostc-kargs"])
+    env = {
+        **os.environ,
+        "PATH": f"{bindir}:{os.environ['PATH']}",
+        "HOSTC_ROOT": str(root),
+        "BLS": str(bls),
+        "FOLD": "1" if fold else "",
+    }
+    r = subprocess.run(["sh", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    return r, root
+
+
+def test_grubby_script_persists_args_for_new_kernels(tmp_path: Path) -> None:
+    r, root = _kargs(tmp_path)
+    assert r.returncode == 0, r.stderr
+    state = (root / "etc/hostc/kargs").read_text().split()
+    assert "default_hugepagesz=1G" in state and "hugepagesz=1G" in state
+    kcmd = (root / "etc/kernel/cmdline").read_text().split()
+    assert kcmd == ["root=/dev/vda1", "ro", "quiet", *state]  # BOOT_IMAGE= dropped
+    grub = (root / "etc/default/grub").read_text()
+    assert f'GRUB_CMDLINE_LINUX="ro quiet {" ".join(state)}"' in grub
+    assert grub.startswith("GRUB_TIMEOUT=5\n")
+    # a second run replaces its own words and keeps the distro's
+    r, root = _kargs(tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (root / "etc/kernel/cmdline").read_text().split() == kcmd
+
+
+def test_grubby_script_fails_when_an_entry_lacks_an_argument(tmp_path: Path) -> None:
+    r, _ = _kargs(tmp_path, fold=True)
+    assert r.returncode != 0
+    assert "boot entries lack: default_hugepagesz=1G" in r.stderr

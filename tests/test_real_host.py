@@ -191,6 +191,11 @@ def _grubby_run(tmp_path: Path, script: str) -> tuple[list[str], str]:
         "import sys, pathlib, os\n"
         "args = sys.argv[1:]\n"
         "open(os.environ['GRUBBY_LOG'], 'a').write(' '.join(args) + '\\n')\n"
+        "if args == ['--info=ALL']:\n"
+        "    for i, e in enumerate(sorted(pathlib.Path(os.environ['BLS']).glob('*.conf'))):\n"
+        "        opts = e.read_text().splitlines()[1].split(' ', 1)[1]\n"
+        '        print(f\'index={i}\\nkernel="/boot/{e.stem}"\\nargs="{opts}"\')\n'
+        "    sys.exit(0)\n"
         "assert args[0] == '--update-kernel=ALL'\n"
         "for e in sorted(pathlib.Path(os.environ['BLS']).glob('*.conf')):\n"
         "    lines = e.read_text().splitlines()\n"
@@ -231,7 +236,7 @@ def test_grubby_script_puts_the_plans_args_into_every_entry_and_replaces_its_own
     options, log = _grubby_run(tmp_path, script.text)
     want = f"options root=/dev/vda1 ro crashkernel=auto {cmdline(first)}"
     assert options == [want, want]
-    assert "--remove-args" not in log
+    assert "--remove-args" not in log and "--info=ALL" in log
     # a second build with another partition replaces hostc's arguments, keeps the distro's
     second, _ = plan_of(isolating(), attrs.evolve(topo))
     s2 = attrs.evolve(isolating(), cpu=m.Cpu(housekeeping_per_node=2, isolate="workload"))
