@@ -188,3 +188,8 @@ NR_OPEN_MAX = 1073741816
 #: the wildcard NVIDIA's nvidia-acs-disable TuneD profile uses (`pci:0:0`).
 ACS_REDIR_OFF_SINCE: Release = (4, 19)
 ACS_ALL_DEVICES = "pci:0:0"
+
+#: `init_on_alloc=` arrived in Linux 5.3 (commit 6471384af2a6, "mm: security: introduce
+#: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option
+#: CONFIG_INIT_ON_ALLOC_DEFAULT_ON (kernel-parameters.txt).  Older kernels ignore it.
+INIT_ON_ALLOC_SINCE: Release = (5, 3)

@@ -161,7 +161,8 @@ class CStateLimit:
 
 @attrs.frozen
 class ExtraArg:
-    """A kernel argument the spec gives verbatim (checked, never derived)."""
+    """A kernel argument the spec asks for: verbatim (`kernel.extra_args`, checked) or an
+    offered trade-off it opts into (`kernel.skew_tick`, `kernel.init_on_alloc`)."""
 
     key: str
     value: str | None  # None for flags (`nosoftlockup`)

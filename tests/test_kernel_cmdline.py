@@ -16,6 +16,7 @@ import pytest
 from test_runtime import TUNED, compile_, files, h100, spec
 
 from hostc import api, plan_view
+from hostc.diagnostics import HostcError
 from hostc.kernelargs import KernelArg, cmdline, kernel_args
 from hostc.plan import BootCarrier
 from hostc.spec import model as m
@@ -326,3 +327,50 @@ def test_grubby_script_fails_when_an_entry_lacks_an_argument(tmp_path: Path) -> 
     r, _ = _kargs(tmp_path, fold=True)
     assert r.returncode != 0
     assert "boot entries lack: default_hugepagesz=1G" in r.stderr
+
+
+# --- opt-ins: skew_tick, init_on_alloc (never defaults) ---
+
+
+def test_skew_tick_and_init_on_alloc_are_off_by_default() -> None:
+    plan = compile_(spec())
+    assert not any(a.startswith(("skew_tick", "init_on_alloc")) for a in _args(plan))
+    assert "skew_tick" in {x.setting for x in plan.left_out}
+
+
+def test_skew_tick_opt_in_with_its_documented_reason() -> None:
+    plan = compile_(spec(kernel=m.Kernel(skew_tick=True)))
+    [arg] = [a for a in kernel_args(plan) if a.key == "skew_tick"]
+    assert str(arg) == "skew_tick=1" and "jitter sensitive" in arg.reason.why
+    assert "skew_tick" not in {x.setting for x in plan.left_out}
+
+
+def test_init_on_alloc_off_is_an_opt_in_trade_off() -> None:
+    plan = compile_(spec(kernel=m.Kernel(init_on_alloc=False)))
+    [arg] = [a for a in kernel_args(plan) if a.key == "init_on_alloc"]
+    assert str(arg) == "init_on_alloc=0" and "security trade-off" in arg.reason.why
+    old = spec(kernel=m.Kernel(init_on_alloc=False))
+    assert any("ignores it" in w for w in _warnings(old, h100(kernel="4.19.0-26-amd64")))
+    with pytest.raises(HostcError, match="derived by hostc"):
+        compile_(spec(kernel=m.Kernel(extra_args=["skew_tick=1"])))
+
+
+@pytest.mark.parametrize(
+    ("fact", "value"),
+    [
+        ("ACS_REDIR_OFF_SINCE", (4, 19)),  # commit aaca43fda742
+        ("ACS_ALL_DEVICES", "pci:0:0"),  # pci_dev_str_match: 0 matches any ID
+        ("INTEL_IDLE_CONFIG", "CONFIG_INTEL_IDLE"),
+        ("INIT_ON_ALLOC_SINCE", (5, 3)),  # commit 6471384af2a6
+    ],
+)
+def test_kernel_fact_table(fact: str, value: object) -> None:
+    from hostc import kernelfacts
+
+    assert getattr(kernelfacts, fact) == value
+
+
+@pytest.mark.parametrize(("kernel", "warned"), [("5.2.0", True), ("5.3.0", False)])
+def test_init_on_alloc_boundary(kernel: str, warned: bool) -> None:
+    s = spec(kernel=m.Kernel(init_on_alloc=False))
+    assert any("ignores it" in w for w in _warnings(s, h100(kernel=kernel))) is warned

@@ -219,10 +219,8 @@ def test_deterministic(case: tuple[Topology, m.HostSpec]) -> None:
 
 
 def test_grub_reader_is_independent() -> None:
-    text = (
-        '# c\nGRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }a=1"\n'
-        'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }b"\n'
-    )
+    line = 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }'
+    text = f'# c\n{line}a=1"\n{line}b"\n'
     assert _grub_args(text) == "a=1 b"
     assert shlex.split("a=1 b") == ["a=1", "b"]
     assert Severity.ERROR.value == "error"

@@ -73,6 +73,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.thp_not_always_for_inference,
     runtime.nohz_full_with_intel_pstate,
     boot.iommu_on_merges_groups,
+    boot.init_on_alloc_known,
     kubelet_rules.reserved_cpus_are_housekeeping,
     kubelet_rules.reserved_memory_equation,
     kubelet_rules.pods_keep_memory,

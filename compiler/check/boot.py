@@ -37,3 +37,17 @@ def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
             "ACS redirect sends GPU-NIC peer traffic through the root complex",
             hint=f'boot Linux ≥ {since}, or use iommu = "pt"',
         )
+
+
+def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
+    """An opt-in the target kernel would ignore does nothing: say so."""
+    kernel = plan.host.kernel_version
+    since = kernelfacts.INIT_ON_ALLOC_SINCE
+    if kernel is None or kernel >= since:
+        return
+    if any(a.key == "init_on_alloc" for a in plan.extra_args):
+        yield warning(
+            "kernel.init_on_alloc",
+            f"init_on_alloc= arrived in Linux {_fmt(since)}; kernel {_fmt(kernel)} ignores it",
+            hint="leave kernel.init_on_alloc out on this kernel",
+        )

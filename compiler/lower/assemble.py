@@ -254,6 +254,13 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         workloads=tuple(pins),
         runtime=runtime_plan,
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
-        left_out=(*presets.LEFT_OUT, *kernel.nohz_left_out(spec, isolation)),
+        left_out=(
+            *(
+                x
+                for x in presets.LEFT_OUT
+                if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
+            ),
+            *kernel.nohz_left_out(spec, isolation),
+        ),
         boot=boot(host, runtime_plan.owner),
     )

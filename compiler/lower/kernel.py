@@ -45,6 +45,8 @@ OWNED = (
     "iommu.passthrough",
     "intel_pstate",
     "amd_pstate",
+    "skew_tick",
+    "init_on_alloc",
 )
 
 #: Default isolation (NTO's and TuneD's set minus nohz_full): nohz_full only for the
@@ -163,8 +165,34 @@ def nohz_left_out(spec: HostSpec, isolation: Sequence[Isolation]) -> list[LeftOu
     return [LeftOut("nohz_full", Reason(src, why))]
 
 
-def extra_args(spec: HostSpec) -> list[ExtraArg]:
+_SKEW_TICK_WHY = (
+    "offset the periodic tick per CPU to cut timer-lock (xtime_lock, RCU) contention on "
+    "large hosts; kernel-parameters.txt: 'increases power consumption, thus should only be "
+    "enabled if running jitter sensitive (HPC/RT) workloads'"
+)
+_INIT_ON_ALLOC_WHY = {
+    False: "pages and heap objects are not zeroed on allocation: large allocations get "
+    "faster (NVIDIA's nvidia-base profile sets it), but stale data of a freed page can "
+    "reach its next owner through an uninitialized-memory bug (a security trade-off)",
+    True: "zero pages and heap objects on allocation, whatever the kernel's build default "
+    "(CONFIG_INIT_ON_ALLOC_DEFAULT_ON)",
+}
+
+
+def opt_in_args(spec: HostSpec) -> list[ExtraArg]:
+    """Trade-offs hostc offers but never defaults to: skew_tick, init_on_alloc."""
     out = []
+    if spec.kernel.skew_tick:
+        out.append(ExtraArg("skew_tick", "1", Reason("kernel.skew_tick", _SKEW_TICK_WHY)))
+    ioa = spec.kernel.init_on_alloc
+    if ioa is not None:
+        why = _INIT_ON_ALLOC_WHY[ioa]
+        out.append(ExtraArg("init_on_alloc", str(int(ioa)), Reason("kernel.init_on_alloc", why)))
+    return out
+
+
+def extra_args(spec: HostSpec) -> list[ExtraArg]:
+    out = opt_in_args(spec)
     for i, arg in enumerate(spec.kernel.extra_args):
         key, sep, value = arg.partition("=")
         out.append(

@@ -261,6 +261,22 @@ class Kernel:
         default=None,
         metadata=doc("THP defrag policy, runtime sysfs (preset: defer+madvise)", "defer+madvise"),
     )
+    skew_tick: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "skew_tick=1: offset each CPU's periodic tick, for jitter-sensitive (HPC) "
+            "workloads on large hosts; costs some power (opt-in)",
+            False,
+        ),
+    )
+    init_on_alloc: bool | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "init_on_alloc=0|1: whether the kernel zeroes pages on allocation (default: "
+            "the kernel's build option); false is faster but a security trade-off (opt-in)",
+            False,
+        ),
+    )
     iommu: IommuMode | None = attrs.field(
         default=None,
         metadata=doc(

@@ -360,7 +360,11 @@ LEFT_OUT: tuple[LeftOut, ...] = (
         "kernel.timer_migration",
         "the kernel's default (1) already moves timers off idle CPUs, isolated ones included",
     ),
-    _out("skew_tick", "offsets ticks for RT lock contention; no gain measured for GPU serving"),
+    _out(
+        "skew_tick",
+        "offsets ticks for timer-lock contention at some power cost; no gain measured for GPU "
+        "serving (opt in with kernel.skew_tick = true)",
+    ),
     _out(
         "nosoftlockup",
         "hides soft lockups instead of fixing them; a GPU host should report them",
