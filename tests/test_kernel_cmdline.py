@@ -374,3 +374,16 @@ def test_kernel_fact_table(fact: str, value: object) -> None:
 def test_init_on_alloc_boundary(kernel: str, warned: bool) -> None:
     s = spec(kernel=m.Kernel(init_on_alloc=False))
     assert any("ignores it" in w for w in _warnings(s, h100(kernel=kernel))) is warned
+
+
+# --- hugepages before 5.16: the plan says the per-node intent is not kept ---
+
+
+@pytest.mark.parametrize(("kernel", "lost"), [("5.15.0-105-generic", True), ("6.8.0", False)])
+def test_total_hugepages_reason_says_when_node_shares_are_not_pinned(
+    kernel: str, lost: bool
+) -> None:
+    plan = compile_(spec(hugepages=m.Hugepages(size="1G", total=8)), h100(kernel=kernel))
+    [pool] = plan.hugepages
+    assert ("no node's share is pinned" in pool.reason.why) is lost
+    assert ("no node's share is pinned" in plan_view.render(plan)) is lost
