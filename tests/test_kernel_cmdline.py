@@ -387,3 +387,12 @@ def test_total_hugepages_reason_says_when_node_shares_are_not_pinned(
     [pool] = plan.hugepages
     assert ("no node's share is pinned" in pool.reason.why) is lost
     assert ("no node's share is pinned" in plan_view.render(plan)) is lost
+
+
+def test_busy_poll_without_isolation_is_warned_not_silent() -> None:
+    poll = [m.Workload("poller", ["GPU0", "GPU1"], busy_poll=True)]
+    s = spec(workload=poll, cpu=m.Cpu(isolate="none"))
+    assert any("keep the timer tick" in w for w in _warnings(s))
+    cpu = m.Cpu(housekeeping_per_node=2, isolate="workload", mechanisms=["isolcpus"])
+    listed = spec(workload=poll, cpu=cpu)
+    assert any("leaves nohz_full out" in w for w in _warnings(listed))

@@ -39,6 +39,7 @@ RULES: tuple[Rule, ...] = (
     runtime.owners_agree,
     runtime.pstate_spelled,
     runtime.epp_taken,
+    boot.busy_poll_takes_effect,
     memory.hugepages_shape,
     memory.hugepages_fit,
     memory.hugepages_kernel,

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from hostc import kernelfacts
 from hostc.diagnostics import Diagnostic, warning
 from hostc.plan import Plan
+from hostc.spec.model import HostSpec, IsolateMode, Mechanism
+from hostc.topology.model import Topology
 
 
 def _fmt(r: kernelfacts.Release) -> str:
@@ -50,4 +52,22 @@ def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
             "kernel.init_on_alloc",
             f"init_on_alloc= arrived in Linux {_fmt(since)}; kernel {_fmt(kernel)} ignores it",
             hint="leave kernel.init_on_alloc out on this kernel",
+        )
+
+
+def busy_poll_takes_effect(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """busy_poll asks for nohz_full on the workload's isolated CPUs: say when it cannot."""
+    for i, w in enumerate(spec.workload):
+        if not w.busy_poll:
+            continue
+        if spec.cpu.isolation is IsolateMode.NONE:
+            why = "no CPU is isolated (cpu.isolate)"
+        elif spec.cpu.mechanisms is not None and Mechanism.NOHZ_FULL not in spec.cpu.mechanisms:
+            why = "cpu.mechanisms leaves nohz_full out"
+        else:
+            continue
+        yield warning(
+            f"workload[{i}].busy_poll",
+            f"{w.name} declares busy_poll, but {why}: its CPUs keep the timer tick",
+            hint='isolate its CPUs (cpu.isolate = "workload"), or drop busy_poll',
         )
