@@ -6,7 +6,8 @@ ${GRUB_CMDLINE_LINUX_DEFAULT}` on normal entries, so a value in `_DEFAULT` (a di
 `transparent_hugepage=always`, an admin's `intel_iommu=off`) would otherwise come after
 hostc's and win; and recovery entries take only `_LINUX`, so they boot without isolation
 or hugepages.  Cloud images set `_DEFAULT` in 50-cloudimg-settings.cfg, which sorts
-before 90-hostc.cfg, so the append survives them.  Only Debian's
+before 90-hostc.cfg, so the append survives them.  A key already set there is named on
+update-grub's stderr (the kernel would see it twice).  Only Debian's
 grub-mkconfig reads `/etc/default/grub.d`; RHEL-family hosts boot BLS entries
 that grubby edits, so the drop-in would do nothing there.
 """
@@ -27,7 +28,9 @@ def applies(plan: Plan) -> str | None:
 
 
 def emit(plan: Plan) -> list[Artifact]:
-    text = render("grub.cfg.j2", plan=plan, args=kernel_args(plan))
+    args = kernel_args(plan)
+    keys = list(dict.fromkeys(a.key for a in args))  # each once, in order
+    text = render("grub.cfg.j2", plan=plan, args=args, keys=keys)
     return [
         file(
             "grub",

@@ -396,3 +396,28 @@ def test_busy_poll_without_isolation_is_warned_not_silent() -> None:
     cpu = m.Cpu(housekeeping_per_node=2, isolate="workload", mechanisms=["isolcpus"])
     listed = spec(workload=poll, cpu=cpu)
     assert any("leaves nohz_full out" in w for w in _warnings(listed))
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+def test_grub_dropin_names_keys_the_admin_already_set(shell: str, tmp_path: Path) -> None:
+    path = tmp_path / "90-hostc.cfg"
+    plan = compile_(spec())
+    path.write_text(files(plan, "grub")["/etc/default/grub.d/90-hostc.cfg"])
+    run = [
+        need_tool(shell),
+        "-c",
+        'GRUB_CMDLINE_LINUX="console=ttyS0"\n'
+        'GRUB_CMDLINE_LINUX_DEFAULT="quiet transparent_hugepage=always iommu=off"\n'
+        f'. "{path}"\necho "${{hostc_key-unset}}"',
+    ]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout.strip() == "unset"  # nothing leaks into grub-mkconfig
+    named = sorted(ln.split()[1] for ln in r.stderr.splitlines())
+    assert named == ["iommu", "transparent_hugepage"]
+    quiet = subprocess.run(
+        [need_tool(shell), "-c", f'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash"\n. "{path}"'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""

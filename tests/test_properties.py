@@ -128,7 +128,7 @@ def _grub_args(text: str) -> str:
     line = 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }'
     value = ""
     for raw in text.splitlines():
-        if raw.startswith("#") or not raw.strip():
+        if not raw.startswith("GRUB_"):  # comments and the duplicate-key notice
             continue
         assert raw.startswith(line) and raw.endswith('"'), raw
         value = (value + " " if value else "") + raw[len(line) : -1]
