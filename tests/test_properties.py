@@ -69,9 +69,8 @@ def cases(draw: st.DrawFn) -> tuple[Topology, m.HostSpec]:
     gpus = [g.name for g in topo.gpus]
     workloads = []
     if gpus and draw(st.booleans()):
-        workloads = [
-            m.Workload("svc", sorted(draw(st.frozensets(st.sampled_from(gpus), min_size=1))))
-        ]
+        chosen = sorted(draw(st.frozensets(st.sampled_from(gpus), min_size=1)))
+        workloads = [m.Workload("svc", chosen, busy_poll=draw(st.booleans()))]
     isolate = draw(
         st.one_of(st.sampled_from(["none", "rest", "rest", "workload"]), no_boot, subset)
     )
