@@ -421,3 +421,13 @@ def test_grub_dropin_names_keys_the_admin_already_set(shell: str, tmp_path: Path
         timeout=30,
     )
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_amd_iommu_is_on_anyway_so_acs_redirect_goes_off_with_pt() -> None:
+    plan = compile_(spec(), h100(cpu_vendor="amd"))
+    assert _args(plan)[-2:] == ["iommu=pt", "pci=disable_acs_redir=pci:0:0"]
+    [acs] = [a for a in kernel_args(plan) if a.key == "pci"]
+    assert "AMD IOMMU is on by default" in acs.reason.why
+    old = compile_(spec(), h100(cpu_vendor="amd", kernel="4.18.0-553.el8"))
+    assert "pci=disable_acs_redir=pci:0:0" not in _args(old)
+    assert old.runtime.acs is not None and "redirect stays on" in old.runtime.acs.why

@@ -228,26 +228,35 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
         tail = "; hostc leaves the IOMMU as the kernel has it"
     elif io.acs_off is not None:
         tail = "; hostc turns redirect off (pci=disable_acs_redir)"
-    elif io.mode == "on":
+    elif io.mode == "on" or topo.cpu_vendor == "amd":
         tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
     else:
         tail = "; iommu=pt does not force the IOMMU on"
     return Reason("topology:pcie", _ACS_WHY + tail)
 
 
+_ACS_OFF_WHY = (
+    "the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), "
+    "which sends GPU-NIC peer traffic through the root complex; NVIDIA's "
+    "nvidia-acs-disable turns it off on every device (this merges IOMMU groups)"
+)
+_AMD_IOMMU_ON = (
+    "the AMD IOMMU is on by default, iommu=pt or not (drivers/iommu/amd/init.c detect_ivrs "
+    "calls pci_request_acs): "
+)
+
+
 def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
-    """Mode `on` also turns ACS redirect off where the kernel has the parameter."""
+    """ACS redirect off where the IOMMU is on: mode `on`, or AMD (on by default), on
+    kernels that have the parameter."""
     if r is None:
         return None
     kernel = host.kernel_version
+    amd = host.x86 and host.cpu_vendor == "amd"
     acs_off = None
-    if r.value == "on" and (kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE):
-        acs_off = Reason(
-            r.reason.source,
-            "an enabled IOMMU makes the kernel request PCIe ACS redirect, which sends "
-            "GPU-NIC peer traffic through the root complex; NVIDIA's nvidia-acs-disable "
-            "turns it off on every device (this merges IOMMU groups)",
-        )
+    if (r.value == "on" or amd) and (kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE):
+        why = _ACS_OFF_WHY if r.value == "on" else _AMD_IOMMU_ON + _ACS_OFF_WHY
+        acs_off = Reason(r.reason.source, why)
     return Iommu(r.value, r.reason, acs_off=acs_off)
 
 
