@@ -75,8 +75,9 @@ def iommu_args(plan: Plan) -> list[tuple[str, str]]:
 
 
 def acs_args(plan: Plan) -> list[KernelArg]:
-    """`pci=disable_acs_redir=pci:0:0` where the IOMMU is forced on (NVIDIA's
-    nvidia-acs-disable): an enabled IOMMU makes the kernel request ACS redirect."""
+    """`pci=disable_acs_redir=pci:0:0` where the IOMMU is on (mode `on`, or AMD's, on by
+    default), as NVIDIA's nvidia-acs-disable: an enabled IOMMU makes the kernel request
+    ACS redirect.  The Plan decides it (`Iommu.acs_off`)."""
     io = plan.runtime.iommu
     if io is None or io.acs_off is None:
         return []
