@@ -187,6 +187,10 @@ NR_OPEN_MAX = 1073741816
 #: (drivers/pci/pci.c pci_dev_str_match: `!vendor || vendor == dev->vendor`), which is
 #: the wildcard NVIDIA's nvidia-acs-disable TuneD profile uses (`pci:0:0`).
 ACS_REDIR_OFF_SINCE: Release = (4, 19)
+#: The build option that turns the Intel IOMMU on without `intel_iommu=on`
+#: (dmar_disabled = !CONFIG_INTEL_IOMMU_DEFAULT_ON, drivers/iommu/intel/iommu.c); with it,
+#: detect_intel_iommu() requests ACS (drivers/iommu/intel/dmar.c), `iommu=pt` or not.
+INTEL_IOMMU_DEFAULT_ON_CONFIG = "CONFIG_INTEL_IOMMU_DEFAULT_ON"
 ACS_ALL_DEVICES = "pci:0:0"
 
 #: `init_on_alloc=` arrived in Linux 5.3 (commit 6471384af2a6, "mm: security: introduce

@@ -71,6 +71,8 @@ class HostFacts:
     tuned_profile_dirs: tuple[str, ...] = ()
     #: the kernel is built with intel_idle (CONFIG_INTEL_IDLE); None: the snapshot does not say
     intel_idle: bool | None = None
+    #: the kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON)
+    intel_iommu_default_on: bool | None = None
 
     @property
     def x86(self) -> bool:

@@ -431,3 +431,23 @@ def test_amd_iommu_is_on_anyway_so_acs_redirect_goes_off_with_pt() -> None:
     old = compile_(spec(), h100(cpu_vendor="amd", kernel="4.18.0-553.el8"))
     assert "pci=disable_acs_redir=pci:0:0" not in _args(old)
     assert old.runtime.acs is not None and "redirect stays on" in old.runtime.acs.why
+
+
+@pytest.mark.parametrize(("config", "acs"), [("y", True), ("n", False), (None, False)])
+def test_intel_kernel_that_turns_vt_d_on_itself_gets_acs_redirect_off(
+    config: str | None, acs: bool
+) -> None:
+    kc = {} if config is None else {"CONFIG_INTEL_IOMMU_DEFAULT_ON": config}
+    plan = compile_(spec(), attrs.evolve(h100(), kernel_config=kc))
+    assert ("pci=disable_acs_redir=pci:0:0" in _args(plan)) is acs
+    assert "intel_iommu=on" not in _args(plan)
+
+
+def test_probe_reads_config_intel_iommu_default_on(tmp_path: Path) -> None:
+    from test_probe import build, probe, smt_host
+
+    root = build(smt_host(1, 2, 2, 1), tmp_path)
+    config = root / "boot/config-6.8.0-45-generic"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("CONFIG_INTEL_IOMMU_DEFAULT_ON=y\n")
+    assert probe(root).kernel_config == {"CONFIG_INTEL_IOMMU_DEFAULT_ON": "y"}

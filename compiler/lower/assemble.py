@@ -105,6 +105,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
+        intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
     )
 
 

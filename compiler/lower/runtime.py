@@ -231,7 +231,10 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
     elif io.mode == "on" or topo.cpu_vendor == "amd":
         tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
     else:
-        tail = "; iommu=pt does not force the IOMMU on"
+        tail = (
+            "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
+            "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
+        )
     return Reason("topology:pcie", _ACS_WHY + tail)
 
 
@@ -244,18 +247,35 @@ _AMD_IOMMU_ON = (
     "the AMD IOMMU is on by default, iommu=pt or not (drivers/iommu/amd/init.c detect_ivrs "
     "calls pci_request_acs): "
 )
+_INTEL_IOMMU_ON = (
+    "this kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON), "
+    "iommu=pt or not: "
+)
+
+
+def iommu_on_anyway(host: HostFacts) -> str | None:
+    """Why the IOMMU is on without `intel_iommu=on` (None: hostc cannot tell it is)."""
+    if not host.x86:
+        return None
+    if host.cpu_vendor == "amd":
+        return _AMD_IOMMU_ON
+    if host.cpu_vendor == "intel" and host.intel_iommu_default_on:
+        return _INTEL_IOMMU_ON
+    return None
 
 
 def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
-    """ACS redirect off where the IOMMU is on: mode `on`, or AMD (on by default), on
-    kernels that have the parameter."""
+    """ACS redirect off where the IOMMU is on: mode `on`, AMD (on by default), or an
+    Intel kernel built to turn it on, on kernels that have the parameter."""
     if r is None:
         return None
     kernel = host.kernel_version
-    amd = host.x86 and host.cpu_vendor == "amd"
+    anyway = iommu_on_anyway(host)
     acs_off = None
-    if (r.value == "on" or amd) and (kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE):
-        why = _ACS_OFF_WHY if r.value == "on" else _AMD_IOMMU_ON + _ACS_OFF_WHY
+    if (r.value == "on" or anyway) and (
+        kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE
+    ):
+        why = _ACS_OFF_WHY if r.value == "on" else (anyway or "") + _ACS_OFF_WHY
         acs_off = Reason(r.reason.source, why)
     return Iommu(r.value, r.reason, acs_off=acs_off)
 
