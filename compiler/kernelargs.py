@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from hostc import kernelfacts
 from hostc.memo import memo_of
 from hostc.plan import Plan, Reason
 from hostc.units import format_kib
@@ -27,30 +28,60 @@ class KernelArg:
         return self.key if self.value is None else f"{self.key}={self.value}"
 
 
-def cstate_args(plan: Plan) -> list[tuple[str, str]]:
-    """C-state limit by CPU vendor: intel_idle exists only on Intel; acpi_idle on all x86."""
+_NO_INTEL_IDLE = (
+    "; the kernel is built without intel_idle (CONFIG_INTEL_IDLE off), so acpi_idle "
+    "runs and honours processor.max_cstate"
+)
+_INTEL_IDLE_UNKNOWN = (
+    "; the snapshot does not record CONFIG_INTEL_IDLE: on a kernel built without "
+    "intel_idle this argument does nothing and processor.max_cstate applies"
+)
+
+
+def cstate_args(plan: Plan) -> list[KernelArg]:
+    """C-state limit by CPU vendor and idle driver: intel_idle exists only on Intel and
+    only where the kernel is built with it; acpi_idle (processor.) on all x86."""
     lim = plan.cstates
     if lim is None or lim.cpus is not None or not plan.host.x86:  # cpus: runtime PM QoS
         return []
     n = str(lim.max_cstate)
-    if plan.host.cpu_vendor in ("intel", None):  # unknown vendor: both (each is inert elsewhere)
-        return [("intel_idle.max_cstate", n), ("processor.max_cstate", n)]
-    return [("processor.max_cstate", n)]
+    acpi = KernelArg("processor.max_cstate", n, lim.reason)
+    if plan.host.cpu_vendor not in ("intel", None):  # unknown vendor: both (inert elsewhere)
+        return [acpi]
+    if plan.host.intel_idle is False:
+        why = Reason(lim.reason.source, lim.reason.why + _NO_INTEL_IDLE)
+        return [KernelArg("processor.max_cstate", n, why)]
+    reason = lim.reason
+    if plan.host.intel_idle is None:
+        reason = Reason(lim.reason.source, lim.reason.why + _INTEL_IDLE_UNKNOWN)
+    return [KernelArg("intel_idle.max_cstate", n, reason), acpi]
 
 
 def iommu_args(plan: Plan) -> list[tuple[str, str]]:
-    """`iommu=pt` on x86 (+ `intel_iommu=on` where the CPU may be Intel: the Intel IOMMU is
-    off by default on many distro kernels); `iommu.passthrough=1` elsewhere.
-    `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1)."""
+    """`iommu=pt` on x86 (`iommu.passthrough=1` elsewhere): the pass-through the CUDA
+    GPUDirect RDMA guide asks for, without forcing the IOMMU on.  Mode `on` also forces
+    the Intel IOMMU on where the CPU may be Intel (`intel_iommu=on`; AMD's is on by
+    default).  `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1).
+    The ACS argument is `acs_args`: it has its own reason."""
     io = plan.runtime.iommu
     if io is None:
         return []
     if not plan.host.x86:
         return [("iommu.passthrough", "1")]
-    out = [("iommu", io.mode)]
-    if plan.host.cpu_vendor in ("intel", None):
+    out = [("iommu", "pt")]
+    if io.mode == "on" and plan.host.cpu_vendor in ("intel", None):
         out.append(("intel_iommu", "on"))
     return out
+
+
+def acs_args(plan: Plan) -> list[KernelArg]:
+    """`pci=disable_acs_redir=pci:0:0` where the IOMMU is on (mode `on`, or AMD's, on by
+    default), as NVIDIA's nvidia-acs-disable: an enabled IOMMU makes the kernel request
+    ACS redirect.  The Plan decides it (`Iommu.acs_off`)."""
+    io = plan.runtime.iommu
+    if io is None or io.acs_off is None:
+        return []
+    return [KernelArg("pci", f"disable_acs_redir={kernelfacts.ACS_ALL_DEVICES}", io.acs_off)]
 
 
 def runtime_args(plan: Plan) -> list[KernelArg]:
@@ -62,6 +93,7 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
     io = plan.runtime.iommu
     if io is not None:
         out += [KernelArg(k, v, io.reason) for k, v in iommu_args(plan)]
+        out += acs_args(plan)
     return out
 
 
@@ -82,6 +114,8 @@ def _kernel_args(plan: Plan) -> list[KernelArg]:
         for m in plan.isolation:
             if m.mechanism == "irqaffinity":
                 value = str(part.housekeeping)
+            elif m.cpus is not None:
+                value = str(m.cpus)
             elif m.flags:
                 value = ",".join((*m.flags, iso))
             else:
@@ -102,7 +136,7 @@ def _kernel_args(plan: Plan) -> list[KernelArg]:
     if plan.thp is not None:
         out.append(KernelArg("transparent_hugepage", plan.thp.mode, plan.thp.reason))
     if plan.cstates is not None:
-        out += [KernelArg(k, v, plan.cstates.reason) for k, v in cstate_args(plan)]
+        out += cstate_args(plan)
     out += runtime_args(plan)
     out += [KernelArg(a.key, a.value, a.reason) for a in plan.extra_args]
     return out

@@ -157,6 +157,13 @@ KERNEL_CONFIG = {
     "rcu_nocbs": "CONFIG_RCU_NOCB_CPU",
 }
 
+#: The idle driver behind `intel_idle.max_cstate=`: built in (intel_idle cannot be a
+#: module).  A kernel built without it keeps the dotted parameter silently and does
+#: nothing (Debian's cloud kernel: `# CONFIG_INTEL_IDLE is not set`, found on a booted
+#: Debian 12 guest, review-outputs-2 addendum); cpuidle then runs acpi_idle, which honours
+#: `processor.max_cstate=` (drivers/acpi/processor_idle.c max_cstate).
+INTEL_IDLE_CONFIG = "CONFIG_INTEL_IDLE"
+
 #: `amd_pstate=` modes by the release that added them (the parameter itself: 6.1;
 #: active, with EPP: 6.3; guided: 6.4; Documentation/admin-guide/pm/amd-pstate.rst).
 #: An older kernel ignores an unknown mode and keeps its default driver.
@@ -173,3 +180,20 @@ AMD_PSTATE_SINCE: dict[str, Release] = {
 NR_OPEN_DEFAULT = 1048576
 #: The largest fs.nr_open the kernel accepts (sysctl_nr_open_max on 64-bit).
 NR_OPEN_MAX = 1073741816
+
+#: `pci=disable_acs_redir=<pci_dev>[; ...]` arrived in Linux 4.19 (commit aaca43fda742,
+#: "PCI: Add "pci=disable_acs_redir=" parameter for peer-to-peer support").  The
+#: `pci:<vendor>:<device>` form with 0 for both matches every device
+#: (drivers/pci/pci.c pci_dev_str_match: `!vendor || vendor == dev->vendor`), which is
+#: the wildcard NVIDIA's nvidia-acs-disable TuneD profile uses (`pci:0:0`).
+ACS_REDIR_OFF_SINCE: Release = (4, 19)
+#: The build option that turns the Intel IOMMU on without `intel_iommu=on`
+#: (dmar_disabled = !CONFIG_INTEL_IOMMU_DEFAULT_ON, drivers/iommu/intel/iommu.c); with it,
+#: detect_intel_iommu() requests ACS (drivers/iommu/intel/dmar.c), `iommu=pt` or not.
+INTEL_IOMMU_DEFAULT_ON_CONFIG = "CONFIG_INTEL_IOMMU_DEFAULT_ON"
+ACS_ALL_DEVICES = "pci:0:0"
+
+#: `init_on_alloc=` arrived in Linux 5.3 (commit 6471384af2a6, "mm: security: introduce
+#: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option
+#: CONFIG_INIT_ON_ALLOC_DEFAULT_ON (kernel-parameters.txt).  Older kernels ignore it.
+INIT_ON_ALLOC_SINCE: Release = (5, 3)

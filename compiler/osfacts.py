@@ -151,3 +151,37 @@ def tuned_reads(os: str | None, option: str) -> bool:
     """Whether the host's TuneD reads `option` (False where its version is unknown)."""
     ver = tuned_version(os)
     return ver is not None and ver >= TUNED_OPTION_SINCE[option]
+
+
+#: Upstream kernel features a distribution kernel carries before its version number
+#: says so: (feature, OS IDs, first distribution release with it, the upstream release
+#: whose behaviour it has, source).  Gating on the kernel number alone misses them.
+KERNEL_BACKPORTS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], tuple[int, int], str], ...] = (
+    (
+        "amd_pstate",
+        ("rhel", "centos", "rocky", "almalinux", "ol"),
+        (9, 3),
+        (6, 4),
+        "RHEL 9.3 release notes, ch. 5 Important changes to external kernel parameters: "
+        "amd_pstate=[X86] disable|passive|active (amd_pstate_epp)|guided; CentOS Stream 9 "
+        "MR 2548 'Update amd_pstate to upstream 6.3'",
+    ),
+)
+
+
+def feature_release(
+    feature: str, os: str | None, kernel: tuple[int, int] | None
+) -> tuple[int, int] | None:
+    """The upstream release whose `feature` this host's kernel has: its own number, or a
+    newer one where the distribution release backports it (None: kernel unknown)."""
+    if kernel is None or os is None:
+        return kernel
+    try:
+        os_id, version_id = split_os(os)
+    except ValueError:
+        return kernel
+    version = _version(version_id)
+    for name, ids, since, acts_as, _source in KERNEL_BACKPORTS:
+        if name == feature and os_id in ids and version is not None and version >= since:
+            return max(kernel, acts_as)
+    return kernel

@@ -69,6 +69,10 @@ class HostFacts:
     #: where this host's TuneD reads an administrator's profiles: /etc/tuned before
     #: TuneD 2.23, /etc/tuned/profiles from it, both where the release's TuneD is unknown
     tuned_profile_dirs: tuple[str, ...] = ()
+    #: the kernel is built with intel_idle (CONFIG_INTEL_IDLE); None: the snapshot does not say
+    intel_idle: bool | None = None
+    #: the kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON)
+    intel_iommu_default_on: bool | None = None
 
     @property
     def x86(self) -> bool:
@@ -98,6 +102,9 @@ class Isolation:
     flags: tuple[str, ...]  # isolcpus flags (managed_irq, domain, nohz); empty otherwise
     reason: Reason
     when: When = When.BOOT
+    #: the CPUs it covers where that is not every isolated CPU (nohz_full: the CPUs of
+    #: busy-polling workloads); None: all isolated CPUs (irqaffinity: housekeeping)
+    cpus: CpuSet | None = None
 
 
 @attrs.frozen
@@ -162,7 +169,8 @@ class CStateLimit:
 
 @attrs.frozen
 class ExtraArg:
-    """A kernel argument the spec gives verbatim (checked, never derived)."""
+    """A kernel argument the spec asks for: verbatim (`kernel.extra_args`, checked) or an
+    offered trade-off it opts into (`kernel.skew_tick`, `kernel.init_on_alloc`)."""
 
     key: str
     value: str | None  # None for flags (`nosoftlockup`)
@@ -445,11 +453,14 @@ class ThpDefrag:
 
 @attrs.frozen
 class Iommu:
-    """IOMMU passthrough: `iommu=pt` (+ `intel_iommu=on` on Intel), `iommu.passthrough=1`."""
+    """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
+    forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
 
-    mode: str  # pt
+    mode: str  # pt | on
     reason: Reason
     when: When = When.BOOT
+    #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
+    acs_off: Reason | None = None
 
 
 @attrs.frozen
@@ -554,6 +565,8 @@ class Runtime:
     pstate: PstateMode | None = None
     thp_defrag: ThpDefrag | None = None
     iommu: Iommu | None = None
+    #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
+    acs: Reason | None = None
     irq: IrqPlan | None = None
     cpumasks: tuple[CpuMask, ...] = ()
     modules: tuple[Module, ...] = ()

@@ -61,6 +61,8 @@ def runtime_lines(plan: Plan) -> list[str]:
         items.append((f"transparent_hugepage defrag {rt.thp_defrag.mode}", rt.thp_defrag.reason))
     if rt.iommu:
         items.append((f"iommu {rt.iommu.mode} (command line)", rt.iommu.reason))
+    if rt.acs:
+        items.append(("PCIe ACS", rt.acs))
     for m in rt.cpumasks:
         items.append((f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason))
     c = plan.cstates

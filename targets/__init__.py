@@ -70,7 +70,7 @@ TARGETS: dict[str, Target] = {
         Target(
             "grub",
             "grub",
-            "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX (Debian family)",
+            "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX_DEFAULT (Debian family)",
         ),
         Target(
             "grubby",

@@ -1,8 +1,13 @@
-"""grub: a /etc/default/grub.d drop-in that appends to GRUB_CMDLINE_LINUX (Debian family).
+"""grub: a /etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX_DEFAULT (Debian family).
 
-Appends (`${GRUB_CMDLINE_LINUX:+$GRUB_CMDLINE_LINUX }`) rather than replacing,
-so the distro's own arguments survive; `_LINUX` rather than `_DEFAULT`, because
-cloud images override `_DEFAULT` in their own drop-ins.  Only Debian's
+Appends rather than replaces, so the distro's own arguments survive.  `_DEFAULT`, not
+`_LINUX`: grub-mkconfig's 10_linux writes `${GRUB_CMDLINE_LINUX}
+${GRUB_CMDLINE_LINUX_DEFAULT}` on normal entries, so a value in `_DEFAULT` (a distro's
+`transparent_hugepage=always`, an admin's `intel_iommu=off`) would otherwise come after
+hostc's and win; and recovery entries take only `_LINUX`, so they boot without isolation
+or hugepages.  Cloud images set `_DEFAULT` in 50-cloudimg-settings.cfg, which sorts
+before 90-hostc.cfg, so the append survives them.  A key already set there is named on
+update-grub's stderr (the kernel would see it twice).  Only Debian's
 grub-mkconfig reads `/etc/default/grub.d`; RHEL-family hosts boot BLS entries
 that grubby edits, so the drop-in would do nothing there.
 """
@@ -23,7 +28,9 @@ def applies(plan: Plan) -> str | None:
 
 
 def emit(plan: Plan) -> list[Artifact]:
-    text = render("grub.cfg.j2", plan=plan, args=kernel_args(plan))
+    args = kernel_args(plan)
+    keys = list(dict.fromkeys(a.key for a in args))  # each once, in order
+    text = render("grub.cfg.j2", plan=plan, args=args, keys=keys)
     return [
         file(
             "grub",

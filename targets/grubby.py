@@ -5,9 +5,12 @@ since RHEL 9.3 it leaves the BLS entries' options alone unless given
 `--update-bls-cmdline`; the entries themselves are what boots.  grubby edits
 them: the script removes the arguments hostc added last time (recorded in
 /etc/hostc/kargs), adds the current ones to every installed kernel, and
-records them.  Kernels installed later copy the options of the running
-command line (kernel-install reads /etc/kernel/cmdline, which grubby also
-updates, or /proc/cmdline), so the arguments survive kernel updates.
+records them.  Kernels installed later take their options from /etc/kernel/cmdline
+(else /proc/cmdline, which lacks the arguments until the reboot), and
+`grub2-mkconfig --update-bls-cmdline` rewrites every entry from GRUB_CMDLINE_LINUX,
+so the script edits both, word for word.  grubby matches keys loosely in some
+versions, so the script then reads `grubby --info=ALL` back and exits non-zero when
+an entry lacks an argument.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import re
 from hostc import osfacts
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import cmdline
-from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 
@@ -101,7 +101,7 @@ def emit(plan: Plan) -> list[Artifact]:
         "tuned.conf.j2",
         plan=plan,
         rt=plan.runtime,
-        cmdline=cmdline(plan),
+        cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
         force_latency=force_latency(plan.cstates.max_cstate, os) if plan.cstates else None,
         epb=energy_perf_bias(plan),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,

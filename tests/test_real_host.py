@@ -54,9 +54,9 @@ def spec(**kw: object) -> m.HostSpec:
     return m.HostSpec(host=h, **kw)  # type: ignore[arg-type]
 
 
-def isolating(**kw: object) -> m.HostSpec:
+def isolating(busy_poll: bool = True, **kw: object) -> m.HostSpec:
     return spec(
-        workload=[m.Workload("serve", ["GPU0", "GPU1"])],
+        workload=[m.Workload("serve", ["GPU0", "GPU1"], busy_poll=busy_poll)],
         cpu=m.Cpu(housekeeping_per_node=1, isolate="workload", **kw),  # type: ignore[arg-type]
     )
 
@@ -191,6 +191,11 @@ def _grubby_run(tmp_path: Path, script: str) -> tuple[list[str], str]:
         "import sys, pathlib, os\n"
         "args = sys.argv[1:]\n"
         "open(os.environ['GRUBBY_LOG'], 'a').write(' '.join(args) + '\\n')\n"
+        "if args == ['--info=ALL']:\n"
+        "    for i, e in enumerate(sorted(pathlib.Path(os.environ['BLS']).glob('*.conf'))):\n"
+        "        opts = e.read_text().splitlines()[1].split(' ', 1)[1]\n"
+        '        print(f\'index={i}\\nkernel="/boot/{e.stem}"\\nargs="{opts}"\')\n'
+        "    sys.exit(0)\n"
         "assert args[0] == '--update-kernel=ALL'\n"
         "for e in sorted(pathlib.Path(os.environ['BLS']).glob('*.conf')):\n"
         "    lines = e.read_text().splitlines()\n"
@@ -231,7 +236,7 @@ def test_grubby_script_puts_the_plans_args_into_every_entry_and_replaces_its_own
     options, log = _grubby_run(tmp_path, script.text)
     want = f"options root=/dev/vda1 ro crashkernel=auto {cmdline(first)}"
     assert options == [want, want]
-    assert "--remove-args" not in log
+    assert "--remove-args" not in log and "--info=ALL" in log
     # a second build with another partition replaces hostc's arguments, keeps the distro's
     second, _ = plan_of(isolating(), attrs.evolve(topo))
     s2 = attrs.evolve(isolating(), cpu=m.Cpu(housekeeping_per_node=2, isolate="workload"))
@@ -448,9 +453,11 @@ def test_mechanism_the_kernel_was_built_without_is_refused() -> None:
         host(), kernel_config={"CONFIG_NO_HZ_FULL": "n", "CONFIG_RCU_NOCB_CPU": "y"}
     )
     assert errors_of(isolating(), topo) == [
-        "cpu.isolate: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the kernel "
-        "ignores nohz_full="
+        "workload[0].busy_poll: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the "
+        "kernel ignores nohz_full="
     ]
+    plan, _ = plan_of(isolating(busy_poll=False), topo)  # no busy poller: no nohz_full needed
+    assert "nohz_full" not in cmdline(plan)
     s = isolating(mechanisms=["isolcpus", "rcu_nocbs", "irqaffinity"])
     plan, _ = plan_of(s, topo)
     assert "nohz_full" not in cmdline(plan) and "rcu_nocbs=" in cmdline(plan)
@@ -477,7 +484,7 @@ def test_amd_pstate_modes_need_their_release(mode: str, kernel: str, ok: bool) -
 
 
 def test_unknown_vendor_names_every_intel_only_argument() -> None:
-    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("pt"), cstates_at=m.CStatesAt.BOOT))
+    s = attrs.evolve(spec(), kernel=m.Kernel(iommu=m.IommuMode("on"), cstates_at=m.CStatesAt.BOOT))
     _, warnings = plan_of(s, host(vendor=None))  # type: ignore[arg-type]
     [w] = [w for w in warnings if "CPU vendor" in w]
     assert "intel_idle.max_cstate, intel_iommu" in w

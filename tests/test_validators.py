@@ -62,11 +62,15 @@ def test_grub_dropin_appends_to_distro_args(name: str, shell: str, tmp_path: Pat
     r = subprocess.run([exe, "-c", script], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", r.stderr
     linux, default = r.stdout.splitlines()
-    assert default == "quiet splash"
-    assert linux == f"console=ttyS0,115200 {cmdline(plan)}".strip()
-    # from an empty GRUB_CMDLINE_LINUX: no leading space, exactly the plan
+    assert linux == "console=ttyS0,115200"  # recovery entries: no hostc argument
+    assert default == f"quiet splash {cmdline(plan)}".strip()
+    # from an empty GRUB_CMDLINE_LINUX_DEFAULT: no leading space, exactly the plan
     r = subprocess.run(
-        [exe, "-c", f'GRUB_CMDLINE_LINUX=""\n. "{path}"\necho "$GRUB_CMDLINE_LINUX"'],
+        [
+            exe,
+            "-c",
+            f'GRUB_CMDLINE_LINUX_DEFAULT=""\n. "{path}"\necho "$GRUB_CMDLINE_LINUX_DEFAULT"',
+        ],
         capture_output=True,
         text=True,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import cpu, host, kernel, memory, plan_rules, release, runtime, workload
+from hostc.check import boot, cpu, host, kernel, memory, plan_rules, release, runtime, workload
 from hostc.check import kubelet as kubelet_rules
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
@@ -39,6 +39,7 @@ RULES: tuple[Rule, ...] = (
     runtime.owners_agree,
     runtime.pstate_spelled,
     runtime.epp_taken,
+    boot.busy_poll_takes_effect,
     memory.hugepages_shape,
     memory.hugepages_fit,
     memory.hugepages_kernel,
@@ -73,6 +74,8 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.thp_not_always_for_inference,
     runtime.nohz_full_with_intel_pstate,
     runtime.tuned_keeps_pinned_servers,
+    boot.iommu_on_merges_groups,
+    boot.init_on_alloc_known,
     kubelet_rules.reserved_cpus_are_housekeeping,
     kubelet_rules.reserved_memory_equation,
     kubelet_rules.pods_keep_memory,

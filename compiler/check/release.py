@@ -115,9 +115,19 @@ def isolcpus_flags_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
         yield warning(
             "cpu.isolate",
             f"kernel {_fmt(release)} predates isolcpus' managed_irq flag ({_fmt(since)}): "
-            "isolcpus= is left out (a bare one would mean `domain`); nohz_full, rcu_nocbs "
-            "and irqaffinity still apply",
+            "isolcpus= is left out (a bare one would mean `domain`); the other isolation "
+            "mechanisms still apply",
         )
+
+
+def _mechanism_path(spec: HostSpec, mech: str) -> str:
+    """The key that asked for a mechanism: nohz_full by default comes from busy_poll."""
+    if spec.cpu.mechanisms is not None:
+        return "cpu.mechanisms"
+    if mech == "nohz_full":
+        first = next(i for i, w in enumerate(spec.workload) if w.busy_poll)
+        return f"workload[{first}].busy_poll"
+    return "cpu.isolate"
 
 
 def kernel_built_for_isolation(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -131,7 +141,7 @@ def kernel_built_for_isolation(spec: HostSpec, topo: Topology) -> Iterator[Diagn
             continue
         if topo.kernel_config[option] != "y":
             yield error(
-                "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate",
+                _mechanism_path(spec, str(mech)),
                 f"{release} is built without {option}, so the kernel ignores {mech}=",
                 hint=f"leave {mech} out of cpu.mechanisms, or boot a kernel built with it",
             )

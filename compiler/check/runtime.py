@@ -72,6 +72,14 @@ def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
+def amd_pstate_release(spec: HostSpec, topo: Topology) -> tuple[int, int] | None:
+    """The upstream release whose amd_pstate the host's kernel has (RHEL backports it)."""
+    from hostc.lower.assemble import os_of
+
+    kernel = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    return osfacts.feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
+
+
 def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     mode = spec.cpufreq.pstate
     if mode is None:
@@ -86,7 +94,7 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     elif topo.cpu_vendor == "intel" and mode.value == "guided":
         yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
     elif topo.cpu_vendor == "amd":
-        release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+        release = amd_pstate_release(spec, topo)
         since = kernelfacts.AMD_PSTATE_SINCE.get(mode.value)
         if release is not None and since is not None and release < since:
             yield error(
@@ -102,7 +110,7 @@ def epp_taken(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     if spec.cpufreq.energy_performance_preference is None:
         return
     x86 = topo.arch in X86_ARCHES
-    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    release = amd_pstate_release(spec, topo)
     since = kernelfacts.AMD_PSTATE_SINCE["active"]
     if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):
         where = f"{topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}"
@@ -136,12 +144,14 @@ def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
-    if plan.isolation_by("nohz_full") is None:
+    nohz = plan.isolation_by("nohz_full")
+    if nohz is None:
         return
+    tickless = nohz.cpus if nohz.cpus is not None else plan.partition.isolated
     ws = plan.workloads
     for i, a in enumerate(ws):
         for b in ws[i + 1 :]:
-            both = a.cpus & b.cpus & plan.partition.isolated
+            both = a.cpus & b.cpus & tickless
             if both:
                 yield warning(
                     f"workload[{i}]",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
-from hostc.osfacts import split_os, tuned_profile_dirs
+from hostc.osfacts import feature_release, split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
     Boot,
@@ -20,6 +20,7 @@ from hostc.plan import (
     RuntimeOwner,
     Sysctl,
     Thp,
+    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
@@ -72,14 +73,18 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
     return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
-def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
+def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
+    kernel = memory.kernel_version(memory.kernel_release(spec, topo))
+    amd_pstate = feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
     return presets.Context(
         role=spec.host.role.value,
         arch=topo.arch,
         cpu_vendor=topo.cpu_vendor,
-        kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
-        pinned=pinned,
+        kernel=kernel,
+        pinned=bool(pins),
         multi_node=len(topo.nodes) > 1,
+        rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
+        features=(("amd_pstate", amd_pstate),) if amd_pstate is not None else (),
     )
 
 
@@ -99,7 +104,15 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         cmdline_budget=kernel.budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
+        intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
+        intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
     )
+
+
+def built_with(topo: Topology, option: str) -> bool | None:
+    """Whether the snapshot's kernel config has `option` built in (None: not recorded)."""
+    value = topo.kernel_config.get(option)
+    return None if value is None else value == "y"
 
 
 def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
@@ -168,6 +181,16 @@ _CARRIER = {
 
 def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     """Exactly one carrier of the kernel arguments per host, decided here once."""
+    if owner is RuntimeOwner.TUNED and host.os_family is OsFamily.DEBIAN:
+        return Boot(
+            BootCarrier.GRUB,
+            Reason(
+                "host",
+                f"{host.os}: TuneD owns the runtime settings, but its [bootloader] does not "
+                "patch grub.cfg on Debian/Ubuntu (TuneD issue #528, PR #387 unmerged): "
+                "the GRUB drop-in carries the arguments",
+            ),
+        )
     if owner is RuntimeOwner.TUNED:
         return Boot(
             BootCarrier.TUNED,
@@ -182,7 +205,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     pins = placement.workloads(spec, topo, part)
     pools = memory.pools(spec, topo)
     host = host_facts(spec, topo)
-    ctx = context(spec, topo, bool(pins))
+    ctx = context(spec, topo, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
     runtime_plan = runtime.runtime(spec, topo, part, host, merged)
     by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
@@ -215,10 +238,11 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
                 memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
             )
         )
+    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
     return Plan(
         host=host,
         partition=part,
-        isolation=tuple(kernel.isolation(spec, part, ctx.kernel)),
+        isolation=tuple(isolation),
         nodes=tuple(nodes),
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
@@ -230,6 +254,13 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         workloads=tuple(pins),
         runtime=runtime_plan,
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes), host),
-        left_out=presets.LEFT_OUT,
+        left_out=(
+            *(
+                x
+                for x in presets.LEFT_OUT
+                if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
+            ),
+            *kernel.nohz_left_out(spec, isolation),
+        ),
         boot=boot(host, runtime_plan.owner),
     )

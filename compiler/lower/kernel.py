@@ -6,8 +6,11 @@ carrier of the command line.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hostc import kernelfacts
-from hostc.plan import CpuPartition, ExtraArg, Isolation, Reason
+from hostc.cpuset import CpuSet
+from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Reason, Workload
 from hostc.spec.model import HostSpec, Mechanism
 
 #: COMMAND_LINE_SIZE per arch (arch/*/include/asm/setup.h); unknown → asm-generic.
@@ -42,18 +45,25 @@ OWNED = (
     "iommu.passthrough",
     "intel_pstate",
     "amd_pstate",
+    "skew_tick",
+    "init_on_alloc",
 )
 
+#: Default isolation (NTO's and TuneD's set minus nohz_full): nohz_full only for the
+#: CPUs of workloads that declare one busy-polling thread per CPU (`busy_poll`), since
+#: adaptive ticks do nothing with more than one runnable task and make user/kernel
+#: transitions dearer (Documentation/timers/no_hz.rst).
 MECHANISMS_DEFAULT = (
     Mechanism.ISOLCPUS,
-    Mechanism.NOHZ_FULL,
     Mechanism.RCU_NOCBS,
     Mechanism.IRQAFFINITY,
 )
 
 _WHY = {
     Mechanism.ISOLCPUS: "keep the scheduler's load balancing off the isolated CPUs",
-    Mechanism.NOHZ_FULL: "no timer tick on an isolated CPU running a single thread",
+    Mechanism.NOHZ_FULL: "no timer tick on an isolated CPU while it runs a single task "
+    "(adaptive ticks do nothing with more runnable tasks, and make user/kernel "
+    "transitions dearer: Documentation/timers/no_hz.rst)",
     Mechanism.RCU_NOCBS: "RCU callbacks run on housekeeping CPUs, not isolated ones",
     Mechanism.IRQAFFINITY: "default affinity of interrupts set up after boot: the "
     "housekeeping CPUs; it moves neither managed IRQs nor ones already placed (the IRQ "
@@ -66,7 +76,24 @@ def budget(arch: str) -> int:
 
 
 def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
-    return tuple(spec.cpu.mechanisms) if spec.cpu.mechanisms is not None else MECHANISMS_DEFAULT
+    """The spec's list, or the default plus nohz_full where a workload polls."""
+    if spec.cpu.mechanisms is not None:
+        return tuple(spec.cpu.mechanisms)
+    if any(w.busy_poll for w in spec.workload):
+        return (Mechanism.ISOLCPUS, Mechanism.NOHZ_FULL, *MECHANISMS_DEFAULT[1:])
+    return MECHANISMS_DEFAULT
+
+
+def busy_poll_cpus(
+    spec: HostSpec, part: CpuPartition, pins: Sequence[Workload]
+) -> tuple[CpuSet, str]:
+    """The isolated CPUs of the workloads that declare `busy_poll`, and their key paths."""
+    cpus, paths = CpuSet(), []
+    for i, (w, pin) in enumerate(zip(spec.workload, pins, strict=False)):
+        if w.busy_poll:
+            cpus |= pin.cpus & part.isolated
+            paths.append(f"workload[{i}].busy_poll")
+    return cpus, ", ".join(paths)
 
 
 DEFAULT_ISOLCPUS_FLAGS = ("managed_irq",)
@@ -97,14 +124,22 @@ def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:
 
 
 def isolation(
-    spec: HostSpec, part: CpuPartition, kernel: tuple[int, int] | None
+    spec: HostSpec,
+    part: CpuPartition,
+    kernel: tuple[int, int] | None,
+    pins: Sequence[Workload] = (),
 ) -> list[Isolation]:
     if not part.isolated:
         return []
     src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
     out = []
     for m in mechanisms(spec):
-        if m is Mechanism.ISOLCPUS:
+        if m is Mechanism.NOHZ_FULL and spec.cpu.mechanisms is None:
+            cpus, paths = busy_poll_cpus(spec, part, pins)
+            if cpus:
+                why = _WHY[m] + ": these workloads declare one busy-polling thread per CPU"
+                out.append(Isolation(m.value, (), Reason(paths, why), cpus=cpus))
+        elif m is Mechanism.ISOLCPUS:
             if isolcpus_dropped(spec, kernel):
                 continue
             flags = isolcpus_flags(spec)
@@ -116,8 +151,48 @@ def isolation(
     return out
 
 
-def extra_args(spec: HostSpec) -> list[ExtraArg]:
+def nohz_left_out(spec: HostSpec, isolation: Sequence[Isolation]) -> list[LeftOut]:
+    """Say why an isolating host gets no nohz_full (the default since issue 16)."""
+    if not isolation or any(m.mechanism == "nohz_full" for m in isolation):
+        return []
+    src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
+    why = (
+        "no workload declares busy_poll: adaptive ticks do nothing unless a CPU has "
+        "exactly one runnable task, and make every user/kernel transition dearer "
+        "(Documentation/timers/no_hz.rst); set busy_poll = true on a workload that runs "
+        "one polling thread per CPU"
+    )
+    return [LeftOut("nohz_full", Reason(src, why))]
+
+
+_SKEW_TICK_WHY = (
+    "offset the periodic tick per CPU to cut timer-lock (xtime_lock, RCU) contention on "
+    "large hosts; kernel-parameters.txt: 'increases power consumption, thus should only be "
+    "enabled if running jitter sensitive (HPC/RT) workloads'"
+)
+_INIT_ON_ALLOC_WHY = {
+    False: "pages and heap objects are not zeroed on allocation: large allocations get "
+    "faster (NVIDIA's nvidia-base profile sets it), but stale data of a freed page can "
+    "reach its next owner through an uninitialized-memory bug (a security trade-off)",
+    True: "zero pages and heap objects on allocation, whatever the kernel's build default "
+    "(CONFIG_INIT_ON_ALLOC_DEFAULT_ON)",
+}
+
+
+def opt_in_args(spec: HostSpec) -> list[ExtraArg]:
+    """Trade-offs hostc offers but never defaults to: skew_tick, init_on_alloc."""
     out = []
+    if spec.kernel.skew_tick:
+        out.append(ExtraArg("skew_tick", "1", Reason("kernel.skew_tick", _SKEW_TICK_WHY)))
+    ioa = spec.kernel.init_on_alloc
+    if ioa is not None:
+        why = _INIT_ON_ALLOC_WHY[ioa]
+        out.append(ExtraArg("init_on_alloc", str(int(ioa)), Reason("kernel.init_on_alloc", why)))
+    return out
+
+
+def extra_args(spec: HostSpec) -> list[ExtraArg]:
+    out = opt_in_args(spec)
     for i, arg in enumerate(spec.kernel.extra_args):
         key, sep, value = arg.partition("=")
         out.append(

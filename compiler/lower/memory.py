@@ -102,6 +102,12 @@ def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
     else:
         src = "hugepages.total"
         why = "total split evenly over the NUMA nodes with memory, reserved at boot"
+        if not node_form:
+            why += (
+                "; this kernel predates per-node counts (5.16), so only the total is given: "
+                "the kernel spreads it round-robin and no node's share is pinned (a page "
+                "that does not fit on its node comes from another)"
+            )
     per_node = tuple((n, c) for n, c in counts.items() if c > 0)
     size, size_src = pool_size(spec)
     return [

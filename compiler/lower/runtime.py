@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hostc import kernelfacts
 from hostc.cpuset import CpuSet
 from hostc.plan import (
     CpuMask,
@@ -306,6 +307,75 @@ def services(
     return out
 
 
+_ACS_WHY = (
+    "GPUs and NICs share this host: PCIe ACS decides GPUDirect RDMA bandwidth.  With ACS "
+    "redirect on (the kernel requests it on every port whenever an IOMMU is on, "
+    "pci_request_acs), GPU-NIC peer traffic goes up to the root complex instead of "
+    "across their PCIe switch (NCCL troubleshooting: 'significant performance reduction "
+    "or even a hang'); `lspci -vvv` shows ACSCtl per bridge"
+)
+
+
+def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
+    """What `hostc plan` says about ACS on a host with GPUs and NICs."""
+    if not (topo.gpus and topo.nics):
+        return None
+    if io is None:
+        tail = "; hostc leaves the IOMMU as the kernel has it"
+    elif io.acs_off is not None:
+        tail = "; hostc turns redirect off (pci=disable_acs_redir)"
+    elif io.mode == "on" or topo.cpu_vendor == "amd":
+        tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
+    else:
+        tail = (
+            "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
+            "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
+        )
+    return Reason("topology:pcie", _ACS_WHY + tail)
+
+
+_ACS_OFF_WHY = (
+    "the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), "
+    "which sends GPU-NIC peer traffic through the root complex; NVIDIA's "
+    "nvidia-acs-disable turns it off on every device (this merges IOMMU groups)"
+)
+_AMD_IOMMU_ON = (
+    "the AMD IOMMU is on by default, iommu=pt or not (drivers/iommu/amd/init.c detect_ivrs "
+    "calls pci_request_acs): "
+)
+_INTEL_IOMMU_ON = (
+    "this kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON), "
+    "iommu=pt or not: "
+)
+
+
+def iommu_on_anyway(host: HostFacts) -> str | None:
+    """Why the IOMMU is on without `intel_iommu=on` (None: hostc cannot tell it is)."""
+    if not host.x86:
+        return None
+    if host.cpu_vendor == "amd":
+        return _AMD_IOMMU_ON
+    if host.cpu_vendor == "intel" and host.intel_iommu_default_on:
+        return _INTEL_IOMMU_ON
+    return None
+
+
+def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
+    """ACS redirect off where the IOMMU is on: mode `on`, AMD (on by default), or an
+    Intel kernel built to turn it on, on kernels that have the parameter."""
+    if r is None:
+        return None
+    kernel = host.kernel_version
+    anyway = iommu_on_anyway(host)
+    acs_off = None
+    if (r.value == "on" or anyway) and (
+        kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE
+    ):
+        why = _ACS_OFF_WHY if r.value == "on" else (anyway or "") + _ACS_OFF_WHY
+        acs_off = Reason(r.reason.source, why)
+    return Iommu(r.value, r.reason, acs_off=acs_off)
+
+
 def runtime(
     spec: HostSpec,
     topo: Topology,
@@ -317,7 +387,7 @@ def runtime(
     gov = one(presets.Kind.GOVERNOR)
     epp = one(presets.Kind.EPP)
     defrag = one(presets.Kind.THP_DEFRAG)
-    iommu = one(presets.Kind.IOMMU)
+    io = iommu(host, one(presets.Kind.IOMMU))
     owner = one(presets.Kind.RUNTIME_OWNER)
     irq = irq_plan(spec, host, topo, part, one(presets.Kind.IRQ_OWNER))
     masks = (
@@ -334,7 +404,8 @@ def runtime(
         epp=EnergyPreference(epp.value, epp.reason) if epp else None,
         pstate=pstate(host, one(presets.Kind.PSTATE)),
         thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
-        iommu=Iommu(iommu.value, iommu.reason) if iommu else None,
+        iommu=io,
+        acs=acs_note(topo, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),

@@ -156,8 +156,10 @@ class Cpu:
         default=None,
         converter=_to_mechanisms,
         metadata=doc(
-            "how isolated CPUs are isolated (default: all four)",
-            ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"],
+            "how isolated CPUs are isolated (default: isolcpus, rcu_nocbs, irqaffinity, "
+            "plus nohz_full on the CPUs of workloads with busy_poll; listing nohz_full "
+            "here stops the tick on every isolated CPU)",
+            ["isolcpus", "rcu_nocbs", "irqaffinity"],
         ),
     )
     isolcpus_flags: list[IsolcpusFlag] | None = attrs.field(
@@ -199,6 +201,15 @@ class Workload:
         metadata=doc(
             "share its nodes' isolated CPUs with other workloads there, on purpose "
             "(default: each gets its own cores, split by GPU count)",
+            False,
+        ),
+    )
+    busy_poll: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "it runs one busy-polling thread per isolated CPU it gets (DPDK-style): only "
+            "then is the timer tick stopped there (nohz_full), which does nothing with "
+            "more than one runnable task per CPU and makes every syscall dearer",
             False,
         ),
     )
@@ -258,10 +269,31 @@ class Kernel:
         default=None,
         metadata=doc("THP defrag policy, runtime sysfs (preset: defer+madvise)", "defer+madvise"),
     )
+    skew_tick: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "skew_tick=1: offset each CPU's periodic tick, for jitter-sensitive (HPC) "
+            "workloads on large hosts; costs some power (opt-in)",
+            False,
+        ),
+    )
+    init_on_alloc: bool | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "init_on_alloc=0|1: whether the kernel zeroes pages on allocation (default: "
+            "the kernel's build option); false is faster but a security trade-off (opt-in)",
+            False,
+        ),
+    )
     iommu: IommuMode | None = attrs.field(
         default=None,
         metadata=doc(
-            "IOMMU mode: `pt` (passthrough: iommu=pt, plus intel_iommu=on on Intel)", "pt"
+            "IOMMU mode: `pt` (pass-through default domain, iommu=pt; does not force the "
+            "IOMMU on; preset where a workload gets RDMA NICs), `on` (forced on for "
+            "VFIO/SR-IOV: also intel_iommu=on on Intel and pci=disable_acs_redir=pci:0:0, "
+            "so GPU-NIC peer traffic is not redirected to the root complex; IOMMU groups "
+            "merge)",
+            "pt",
         ),
     )
 
@@ -478,6 +510,7 @@ class CStatesAt(enum.StrEnum):
 
 class IommuMode(enum.StrEnum):
     PT = "pt"
+    ON = "on"
 
 
 class Governor(enum.StrEnum):

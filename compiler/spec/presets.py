@@ -67,6 +67,9 @@ class Context:
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
     multi_node: bool = True  # more than one NUMA node (False: a single-node host)
+    rdma: bool = False  # a workload is handed RDMA NICs (GPUDirect RDMA)
+    #: (feature, upstream release its kernel has) where the distribution backports it
+    features: tuple[tuple[str, tuple[int, int]], ...] = ()
 
 
 X86 = X86_ARCHES
@@ -81,6 +84,9 @@ class Cond:
     vendor: tuple[str, ...] = ()
     roles: tuple[str, ...] = ()
     pinned: bool | None = None
+    rdma: bool | None = None
+    #: judge the kernel bounds by this feature's backported release (osfacts.KERNEL_BACKPORTS)
+    feature: str | None = None
     kernel_min: tuple[int, int] | None = None
     kernel_below: tuple[int, int] | None = None
     multi_node: bool | None = None
@@ -96,12 +102,15 @@ class Cond:
             return False
         if self.multi_node is not None and ctx.multi_node != self.multi_node:
             return False
+        if self.rdma is not None and ctx.rdma != self.rdma:
+            return False
         if self.kernel_min is not None or self.kernel_below is not None:
-            if ctx.kernel is None:
+            kernel = dict(ctx.features).get(self.feature or "", ctx.kernel)
+            if kernel is None:
                 return False
-            if self.kernel_min is not None and ctx.kernel < self.kernel_min:
+            if self.kernel_min is not None and kernel < self.kernel_min:
                 return False
-            if self.kernel_below is not None and ctx.kernel >= self.kernel_below:
+            if self.kernel_below is not None and kernel >= self.kernel_below:
                 return False
         return True
 
@@ -294,6 +303,7 @@ ENTRIES: tuple[Entry, ...] = (
             arch=X86,
             vendor=("amd",),
             kernel_min=(6, 3),
+            feature="amd_pstate",
         )
         for role in ("inference", "training")
     ),
@@ -302,11 +312,12 @@ ENTRIES: tuple[Entry, ...] = (
             role,
             "pstate",
             "active",
-            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33) is the mode "
-            "with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
+            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33; RHEL from 9.3) "
+            "is the mode with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
             arch=X86,
             vendor=("amd",),
             kernel_min=(6, 3),
+            feature="amd_pstate",
         )
         for role in ("inference", "training")
     ),
@@ -316,6 +327,16 @@ ENTRIES: tuple[Entry, ...] = (
         "defer+madvise",
         "direct compaction only for madvised regions (the servers that asked); with "
         "THP madvise nothing else gets huge pages, so nothing else stalls on compaction",
+    ),
+    _e(
+        "base",
+        "iommu",
+        "pt",
+        "a workload gets RDMA NICs: GPUDirect RDMA needs the IOMMU off or in pass-through "
+        "(CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA untranslated "
+        "where an IOMMU is on (AMD's is on by default) and does not force one on",
+        arch=X86,
+        rdma=True,
     ),
     _e(
         "base",
@@ -348,14 +369,18 @@ LEFT_OUT: tuple[LeftOut, ...] = (
     ),
     _out(
         "vm.stat_interval",
-        "raising it delays vmstat refresh on every CPU; nohz_full already defers it on "
-        "isolated ones",
+        "raising it delays vmstat refresh on every CPU; where nohz_full is on (busy-polling "
+        "workloads' CPUs) the kernel already defers it",
     ),
     _out(
         "kernel.timer_migration",
         "the kernel's default (1) already moves timers off idle CPUs, isolated ones included",
     ),
-    _out("skew_tick", "offsets ticks for RT lock contention; no gain measured for GPU serving"),
+    _out(
+        "skew_tick",
+        "offsets ticks for timer-lock contention at some power cost; no gain measured for GPU "
+        "serving (opt in with kernel.skew_tick = true)",
+    ),
     _out(
         "nosoftlockup",
         "hides soft lockups instead of fixing them; a GPU host should report them",
@@ -423,7 +448,7 @@ _BY_LAYER = _by_layer()
 @functools.lru_cache(maxsize=64)
 def _presets_for(ctx: Context) -> tuple[tuple[str, Resolved], ...]:
     """What the preset layers set for one context: a pure function of the (constant)
-    table and five facts, so each context's answer is worked out once."""
+    table and six facts, so each context's answer is worked out once."""
     out: dict[str, Resolved] = {}
     for layer, entries in _BY_LAYER:
         for e in entries:

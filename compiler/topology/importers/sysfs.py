@@ -379,10 +379,11 @@ def _devices(r: Reader, sole_node: int | None) -> tuple[list[Gpu], list[Nic]]:
 
 #: The kernel build options hostc consults (kernelfacts.KERNEL_CONFIG); the rest of
 #: /boot/config-* is never kept.
-_CONFIG_LINE = re.compile(
-    r"^(?:(CONFIG_NO_HZ_FULL|CONFIG_RCU_NOCB_CPU|CONFIG_CPU_ISOLATION)=([ymn])"
-    r"|# (CONFIG_NO_HZ_FULL|CONFIG_RCU_NOCB_CPU|CONFIG_CPU_ISOLATION) is not set)$"
+_CONFIG_NAMES = (
+    "CONFIG_NO_HZ_FULL|CONFIG_RCU_NOCB_CPU|CONFIG_CPU_ISOLATION|CONFIG_INTEL_IDLE"
+    "|CONFIG_INTEL_IOMMU_DEFAULT_ON"
 )
+_CONFIG_LINE = re.compile(rf"^(?:({_CONFIG_NAMES})=([ymn])|# ({_CONFIG_NAMES}) is not set)$")
 
 
 def _config_only(text: str) -> str:

@@ -7,6 +7,7 @@
 # step: the steps act on the running host.  Safe to run twice.
 set -eu
 src=$(dirname -- "$0")
+install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${DESTDIR:-}"/etc/default/grub.d/90-hostc.cfg
 install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
@@ -21,4 +22,6 @@ systemctl daemon-reexec
 sysctl --system
 # TuneD applies profile hostc
 tuned-adm profile hostc
+# regenerate the boot configuration
+update-grub
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -1,0 +1,73 @@
+"""Kernel-argument rules on the finished Plan (issue 16): IOMMU/ACS, tick, idle driver.
+
+Kept apart from `check.runtime` so each rule reads the Plan's decision, not the spec."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hostc import kernelfacts
+from hostc.diagnostics import Diagnostic, warning
+from hostc.plan import Plan
+from hostc.spec.model import HostSpec, IsolateMode, Mechanism
+from hostc.topology.model import Topology
+
+
+def _fmt(r: kernelfacts.Release) -> str:
+    return f"{r[0]}.{r[1]}"
+
+
+def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
+    """Mode `on`: the ACS redirect hostc turns off is what kept devices in their own
+    IOMMU groups; say so, and say when the kernel is too old to turn it off."""
+    io = plan.runtime.iommu
+    if io is None or io.mode != "on":
+        return
+    if io.acs_off is not None:
+        yield warning(
+            "kernel.iommu",
+            "pci=disable_acs_redir=pci:0:0 lets peer traffic bypass the root complex, "
+            "which also merges IOMMU groups: devices behind one PCIe switch can then only "
+            "be assigned (VFIO) together",
+            hint='use iommu = "pt" unless VFIO/SR-IOV needs the IOMMU forced on',
+        )
+    else:
+        since = _fmt(kernelfacts.ACS_REDIR_OFF_SINCE)
+        yield warning(
+            "kernel.iommu",
+            f"the kernel predates pci=disable_acs_redir (Linux {since}): with the IOMMU on, "
+            "ACS redirect sends GPU-NIC peer traffic through the root complex",
+            hint=f'boot Linux ≥ {since}, or use iommu = "pt"',
+        )
+
+
+def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
+    """An opt-in the target kernel would ignore does nothing: say so."""
+    kernel = plan.host.kernel_version
+    since = kernelfacts.INIT_ON_ALLOC_SINCE
+    if kernel is None or kernel >= since:
+        return
+    if any(a.key == "init_on_alloc" for a in plan.extra_args):
+        yield warning(
+            "kernel.init_on_alloc",
+            f"init_on_alloc= arrived in Linux {_fmt(since)}; kernel {_fmt(kernel)} ignores it",
+            hint="leave kernel.init_on_alloc out on this kernel",
+        )
+
+
+def busy_poll_takes_effect(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """busy_poll asks for nohz_full on the workload's isolated CPUs: say when it cannot."""
+    for i, w in enumerate(spec.workload):
+        if not w.busy_poll:
+            continue
+        if spec.cpu.isolation is IsolateMode.NONE:
+            why = "no CPU is isolated (cpu.isolate)"
+        elif spec.cpu.mechanisms is not None and Mechanism.NOHZ_FULL not in spec.cpu.mechanisms:
+            why = "cpu.mechanisms leaves nohz_full out"
+        else:
+            continue
+        yield warning(
+            f"workload[{i}].busy_poll",
+            f"{w.name} declares busy_poll, but {why}: its CPUs keep the timer tick",
+            hint='isolate its CPUs (cpu.isolate = "workload"), or drop busy_poll',
+        )
