@@ -170,8 +170,11 @@ def test_rhel_9_3_epyc_gets_amd_pstate_active_and_epp() -> None:
 
 
 def _intel_idle(config: dict[str, str]) -> list[KernelArg]:
+    """Boot-time caps chosen explicitly (the default limits C-states at runtime)."""
     topo = attrs.evolve(h100(), kernel_config=config)
-    return [a for a in kernel_args(compile_(spec(), topo)) if a.key.endswith("max_cstate")]
+    s = spec()
+    s = attrs.evolve(s, kernel=attrs.evolve(s.kernel, cstates_at=m.CStatesAt.BOOT))
+    return [a for a in kernel_args(compile_(s, topo)) if a.key.endswith("max_cstate")]
 
 
 def test_kernel_without_intel_idle_gets_only_processor_max_cstate() -> None:
