@@ -18,6 +18,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
+from hostc.osfacts import ALLOWED_CPUS_SINCE
 from hostc.quantity import Quantity
 
 
@@ -69,6 +70,17 @@ class HostFacts:
     #: where this host's TuneD reads an administrator's profiles: /etc/tuned before
     #: TuneD 2.23, /etc/tuned/profiles from it, both where the release's TuneD is unknown
     tuned_profile_dirs: tuple[str, ...] = ()
+    #: the systemd the release ships (None: unknown release), hostc.osfacts.SYSTEMD
+    systemd: int | None = None
+    #: whether it boots the unified cgroup hierarchy (None: unknown), where systemd's
+    #: AllowedCPUs=/AllowedMemoryNodes= work
+    unified_cgroup: bool | None = None
+
+    @property
+    def cpuset_ignored(self) -> bool:
+        """True where systemd is known to ignore AllowedCPUs=/AllowedMemoryNodes=."""
+        old = self.systemd is not None and self.systemd < ALLOWED_CPUS_SINCE
+        return old or self.unified_cgroup is False
 
     @property
     def x86(self) -> bool:
@@ -201,6 +213,8 @@ class Workload:
     env: tuple[tuple[str, str], ...] = ()  # (name, value): NCCL's NIC choice
     nics_reason: Reason | None = None
     shared: bool = False  # may share isolated CPUs with other workloads (asked by the spec)
+    #: why NCCL_SOCKET_IFNAME is set (only from the spec's `[nccl] socket_ifname`)
+    socket_reason: Reason | None = None
 
 
 @attrs.frozen

@@ -69,7 +69,10 @@ def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
     storage: list[dict[str, object]] = []
     units: dict[str, dict[str, object]] = {}
     enabled = {
-        x.unit for a in carried(files) for x in a.activation if x.action is Action.ENABLE and x.unit
+        x.unit
+        for a in carried(files)
+        for x in a.activation
+        if x.action in (Action.ENABLE, Action.ENABLE_NOW) and x.unit
     }
     for art in carried(files):
         as_unit = art.mode == UNIT_MODE and _text(art.data) is not None

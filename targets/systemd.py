@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
-from hostc.plan import IrqOwner, Limit, Plan, ServiceOff, Workload
+from hostc.plan import IrqOwner, Limit, Plan, Reason, ServiceOff, Workload
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 from hostc.targets.limits import systemd_value
@@ -25,6 +25,17 @@ UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 IRQBALANCE_DROPIN = "/etc/systemd/system/irqbalance.service.d/90-hostc.conf"
 MANAGER_PATH = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
 PRESET_PATH = "/etc/systemd/system-preset/90-hostc.preset"
+#: Units that start pods: the tuning must be in place before them, on any node that
+#: has them (Before= on an absent unit is ignored).
+KUBE_UNITS = (
+    "containerd.service",
+    "crio.service",
+    "kubelet.service",
+    "rke2-server.service",
+    "rke2-agent.service",
+    "k3s.service",
+    "k3s-agent.service",
+)
 
 
 def dropin_path(unit: str) -> str:
@@ -89,6 +100,13 @@ def applies(plan: Plan) -> str | None:
     return "no workload to place and no runtime setting for hostc to apply"
 
 
+def _env_reason(w: Workload, name: str) -> Reason | None:
+    """NCCL_SOCKET_IFNAME comes from the spec; the rest from the NICs the topology gave."""
+    if name == "NCCL_SOCKET_IFNAME" and w.socket_reason is not None:
+        return w.socket_reason
+    return w.nics_reason
+
+
 def _workload(
     plan: Plan, w: Workload, tuning: bool, limits: list[tuple[Limit, str, str]]
 ) -> Artifact:
@@ -97,9 +115,10 @@ def _workload(
         plan=plan,
         w=w,
         nodes=",".join(map(str, w.nodes)),
-        env=[env_assignment(k, v) for k, v in w.env],
+        env=[(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env],
         limits=limits,
         tuning=tuning,
+        contain=not plan.host.cpuset_ignored,
     )
     return file(
         "systemd",
@@ -110,13 +129,28 @@ def _workload(
     )
 
 
+def irqbalance_owns(plan: Plan) -> tuple[Activation, ...]:
+    """irqbalance enabled and (re)started, whatever a build with another owner left:
+    a disabled irqbalance stays stopped under `try-restart`, and then nobody places
+    interrupts.  A preset file that build installed (`disable irqbalance.service`) goes
+    too, unless this build writes its own over it."""
+    out = [
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.ENABLE, "irqbalance.service"),
+        Activation(Action.START, "irqbalance.service"),
+    ]
+    if not services(plan):
+        out.insert(0, Activation(Action.REMOVE, PRESET_PATH))
+    return tuple(out)
+
+
 def emit(plan: Plan) -> list[Artifact]:
     out: list[Artifact] = []
     parts = tuning_parts(plan)
     irq = plan.runtime.irq
     hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
     if parts:
-        before = " ".join(w.unit for w in plan.workloads)
+        before = " ".join([*KUBE_UNITS, *(w.unit for w in plan.workloads)])
         out.append(
             file(
                 "systemd",
@@ -158,8 +192,7 @@ def emit(plan: Plan) -> list[Artifact]:
                 "systemd",
                 IRQBALANCE_DROPIN,
                 render("irqbalance-dropin.conf.j2", plan=plan, irq=irq),
-                Activation(Action.DAEMON_RELOAD),
-                Activation(Action.RESTART, "irqbalance.service"),
+                *irqbalance_owns(plan),
             )
         )
     if plan.partition.isolated and _owned(plan):

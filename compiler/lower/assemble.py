@@ -5,6 +5,7 @@ from __future__ import annotations
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
+from hostc import osfacts
 from hostc.osfacts import split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
@@ -99,7 +100,19 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         cmdline_budget=kernel.budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
+        **systemd_facts(spec, topo),
     )
+
+
+def systemd_facts(spec: HostSpec, topo: Topology) -> dict[str, int | bool | None]:
+    """The release's systemd and cgroup hierarchy, from the distribution tables."""
+    rel = os_release(spec, topo)
+    if rel is None:
+        return {"systemd": None, "unified_cgroup": None}
+    return {
+        "systemd": osfacts.systemd_version(rel.id, rel.version_id),
+        "unified_cgroup": osfacts.unified_cgroup(rel.id, rel.version_id),
+    }
 
 
 def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
@@ -122,29 +135,39 @@ def _limit_value(value: str) -> LimitValue:
     return UNLIMITED if value == UNLIMITED else int(value)
 
 
-def nr_open_for(limits: list[Limit], sysctls: list[Sysctl]) -> list[Sysctl]:
-    """fs.nr_open raised with a nofile above the kernel's default ceiling, in the same build.
+def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], systemd: int | None) -> list[Sysctl]:
+    """fs.nr_open raised with a nofile above the kernel's default ceiling, where nothing
+    else raises it.
 
     Without it setrlimit fails with EPERM, pam_limits returns PAM_PERM_DENIED and
-    ssh, sudo and login are refused (systemd quietly clamps services instead).
+    ssh, sudo and login are refused (systemd quietly clamps services instead).  But
+    systemd ≥ 240 raises fs.nr_open to the kernel's maximum at boot, so there a value
+    from sysctl.d could only lower it: nothing is emitted.  Where the systemd is not
+    known, the maximum itself is emitted, which lowers nothing on either kind of host.
     """
     nofile = next((x for x in limits if x.item == "nofile"), None)
     if nofile is None or nofile.value == UNLIMITED or any(s.key == "fs.nr_open" for s in sysctls):
         return []
     if nofile.value <= kernelfacts.NR_OPEN_DEFAULT:
         return []
-    return [
-        Sysctl(
-            "fs.nr_open",
-            str(nofile.value),
-            Reason(
-                nofile.reason.source,
-                f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
-                f"{kernelfacts.NR_OPEN_DEFAULT}: without this, setrlimit fails and "
-                "pam_limits refuses logins",
-            ),
+    if systemd is not None and systemd >= osfacts.BUMPS_NR_OPEN_SINCE:
+        return []
+    need = (
+        f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
+        f"{kernelfacts.NR_OPEN_DEFAULT}: without a higher one, setrlimit fails and "
+        "pam_limits refuses logins"
+    )
+    if systemd is None:
+        value = kernelfacts.NR_OPEN_MAX
+        why = (
+            f"{need}; the kernel's maximum, which systemd >= {osfacts.BUMPS_NR_OPEN_SINCE} "
+            "sets itself at boot (the host's systemd is not known: set host.os), so it "
+            "lowers nothing there"
         )
-    ]
+    else:
+        value = nofile.value
+        why = f"{need}, and systemd {systemd} (< {osfacts.BUMPS_NR_OPEN_SINCE}) does not raise it"
+    return [Sysctl("fs.nr_open", str(value), Reason(nofile.reason.source, why))]
 
 
 _CARRIER = {
@@ -196,7 +219,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
     ]
     sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
-    sysctls += nr_open_for(limits, sysctls)
+    sysctls += nr_open_for(limits, sysctls, host.systemd)
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)

@@ -43,7 +43,7 @@ systemctl try-restart serve-c.service
 # a running serve-d.service rereads its config
 systemctl try-restart serve-d.service
 # modules loaded from the initramfs
-update-initramfs -u
+update-initramfs -u -k all
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -7,6 +7,10 @@
 # step: the steps act on the running host.  Safe to run twice.
 set -eu
 src=$(dirname -- "$0")
+if [ -z "${DESTDIR:-}" ] && ! command -v tuned-adm >/dev/null 2>&1; then
+    echo 'hostc: tuned-adm is missing: install the tuned package first (apt-get install tuned, dnf install tuned); nothing was changed' >&2
+    exit 1
+fi
 install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
@@ -19,6 +23,8 @@ fi
 systemctl daemon-reexec
 # load sysctl.d now (systemd-sysctl ran before)
 sysctl --system
+# tuned.service runs now and at every boot
+systemctl enable --now tuned.service
 # TuneD applies profile hostc
 tuned-adm profile hostc
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -21,6 +21,8 @@ if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# stale state in /etc/systemd/system-preset/90-hostc.preset would be restored
+rm -f -- /etc/systemd/system-preset/90-hostc.preset
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
@@ -31,12 +33,14 @@ sysctl --system
 /usr/local/sbin/hostc-kargs
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start irqbalance.service at every boot
+systemctl enable irqbalance.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
+# apply irqbalance.service now
+systemctl restart irqbalance.service
 # a running triton-a.service rereads its config
 systemctl try-restart triton-a.service
 # a running triton-b.service rereads its config
 systemctl try-restart triton-b.service
-# a running irqbalance.service rereads its config
-systemctl try-restart irqbalance.service
 echo "hostc: reboot to apply the kernel command line" >&2

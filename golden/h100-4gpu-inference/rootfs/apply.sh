@@ -20,6 +20,8 @@ if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# stale state in /etc/systemd/system-preset/90-hostc.preset would be restored
+rm -f -- /etc/systemd/system-preset/90-hostc.preset
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
@@ -28,12 +30,14 @@ systemctl daemon-reexec
 sysctl --system
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start irqbalance.service at every boot
+systemctl enable irqbalance.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
+# apply irqbalance.service now
+systemctl restart irqbalance.service
 # a running vllm.service rereads its config
 systemctl try-restart vllm.service
-# a running irqbalance.service rereads its config
-systemctl try-restart irqbalance.service
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2
