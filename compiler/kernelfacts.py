@@ -113,6 +113,18 @@ SYSCTLS: tuple[SysctlFact, ...] = (
         ((_ANY, (128,)), ((5, 4), (4096,))),
         source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
     ),
+    # The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset
+    # writes `all` and `default`; 0 is each one's default.
+    *(
+        SysctlFact(
+            f"net.ipv4.conf.{scope}.{key}",
+            ((_ANY, (0,)),),
+            limit=False,
+            source=f"Documentation/networking/ip-sysctl.rst {key}: 0 (default)",
+        )
+        for scope in ("all", "default")
+        for key in ("arp_announce", "arp_ignore")
+    ),
     # Moved from /proc/sys to debugfs (/sys/kernel/debug/sched/) in Linux 5.13:
     # sysctl --system then logs "cannot stat" for each.
     *(

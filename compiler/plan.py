@@ -370,6 +370,7 @@ class Plan:
     runtime: Runtime = attrs.field(factory=lambda: Runtime())
     kubelet: KubeletPlan | None = None
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
+    modules_load: tuple[ModuleLoad, ...] = ()
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)
@@ -498,6 +499,15 @@ class Module:
     blacklist: bool
     hard: bool  # `install <name> /bin/false`: even explicit loads fail
     options: str | None
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ModuleLoad:
+    """A kernel module loaded at every boot (modules-load.d, systemd-modules-load)."""
+
+    name: str
     reason: Reason
     when: When = When.BOOT
 

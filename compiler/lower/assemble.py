@@ -15,6 +15,7 @@ from hostc.plan import (
     HostFacts,
     Limit,
     LimitValue,
+    ModuleLoad,
     NodeView,
     OsFamily,
     Plan,
@@ -81,6 +82,8 @@ def context(spec: HostSpec, topo: Topology, pinned: bool) -> presets.Context:
         cpu_vendor=topo.cpu_vendor,
         kernel=memory.kernel_version(memory.kernel_release(spec, topo)),
         pinned=pinned,
+        gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
+        rdma_nics=sum(1 for n in topo.nics if n.rdma),
     )
 
 
@@ -256,4 +259,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
         left_out=presets.LEFT_OUT,
         boot=boot(host, runtime_plan.owner),
+        modules_load=tuple(
+            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
+        ),
     )

@@ -15,6 +15,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTD
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/tuned/hostc/tuned.conf "${DESTDIR:-}"/etc/tuned/hostc/tuned.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -25,6 +26,8 @@ systemctl daemon-reexec
 sysctl --system
 # tuned.service runs now and at every boot
 systemctl enable --now tuned.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # TuneD applies profile hostc
 tuned-adm profile hostc
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -16,6 +16,7 @@ install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DEST
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/vllm.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/vllm.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -36,6 +37,8 @@ systemctl enable irqbalance.service
 systemctl restart hostc-tuning.service
 # apply irqbalance.service now
 systemctl restart irqbalance.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # a running vllm.service rereads its config
 systemctl try-restart vllm.service
 # regenerate the boot configuration
