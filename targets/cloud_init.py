@@ -10,9 +10,10 @@ to run twice.  When a reboot follows, runcmd holds only what the next boot needs
 (boot configuration, enabled units; `hostc.activation` leaves out the live
 steps), else it activates everything live.  `packages` installs what a step
 needs (TuneD).  `merge_how` makes hostc's part append to the lists and keep the
-keys of vendor or base cloud-config parts instead of replacing them (cloud-init's
-default list merge replaces a whole `runcmd` or `write_files`).  Built as data and serialized by PyYAML, then parsed back and
-compared, so a serializer surprise fails the build instead of the host.
+keys of vendor or base cloud-config parts: with cloud-init's default merge only
+one part's `runcmd` or `write_files` list survives.  Built as data and
+serialized by PyYAML, then parsed back and compared, so a serializer surprise
+fails the build instead of the host.
 """
 
 from __future__ import annotations

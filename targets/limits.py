@@ -63,7 +63,11 @@ def runtime_dropin_path(unit: str) -> str:
 
 def _runtime_dropin(plan: Plan, unit: str, memlock: Limit) -> Artifact:
     text = render(
-        "runtime-limits.conf.j2", plan=plan, unit=unit, memlock=memlock, value=systemd_value(memlock)
+        "runtime-limits.conf.j2",
+        plan=plan,
+        unit=unit,
+        memlock=memlock,
+        value=systemd_value(memlock),
     )
     return file(
         "limits",

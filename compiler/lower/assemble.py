@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from hostc import kernelfacts
+from hostc import kernelfacts, osfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
-from hostc import osfacts
 from hostc.osfacts import split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
@@ -91,6 +90,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
     release = memory.kernel_release(spec, topo)
     vendor = topo.cpu_vendor
     os_id, family = os_of(spec, topo)
+    systemd, unified = systemd_facts(spec, topo)
     return HostFacts(
         name=spec.host.name,
         role=spec.host.role.value,
@@ -103,19 +103,21 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         cmdline_budget=kernel.budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
-        **systemd_facts(spec, topo),
+        systemd=systemd,
+        unified_cgroup=unified,
     )
 
 
-def systemd_facts(spec: HostSpec, topo: Topology) -> dict[str, int | bool | None]:
-    """The release's systemd and cgroup hierarchy, from the distribution tables."""
+def systemd_facts(spec: HostSpec, topo: Topology) -> tuple[int | None, bool | None]:
+    """The release's systemd and whether it boots the unified cgroup hierarchy, from
+    the distribution tables (None: the release is not known)."""
     rel = os_release(spec, topo)
     if rel is None:
-        return {"systemd": None, "unified_cgroup": None}
-    return {
-        "systemd": osfacts.systemd_version(rel.id, rel.version_id),
-        "unified_cgroup": osfacts.unified_cgroup(rel.id, rel.version_id),
-    }
+        return None, None
+    return (
+        osfacts.systemd_version(rel.id, rel.version_id),
+        osfacts.unified_cgroup(rel.id, rel.version_id),
+    )
 
 
 def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
