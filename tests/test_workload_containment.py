@@ -279,3 +279,10 @@ def test_overcommit_reason_does_not_claim_file_mappings_are_charged() -> None:
     why = {s.key: s.reason.why for s in plan.sysctls}["vm.overcommit_memory"]
     assert "large mmapped weights" not in why
     assert "read-only or shared file mappings of weights do not" in why
+
+
+def test_release_that_cannot_contain_workloads_is_warned_about() -> None:
+    _, warnings = api.compile_plan(spec(), host(os=OsRelease("ubuntu", "20.04", ["debian"])))
+    assert any("hybrid (v1) cgroup hierarchy" in w.message for w in warnings)
+    _, none = api.compile_plan(spec(), host())
+    assert not any("cgroup hierarchy" in w.message for w in none)
