@@ -188,3 +188,16 @@ def test_a_preset_that_disabled_irqbalance_is_removed_unless_rewritten(tmp_path:
     script = _apply_sh(with_preset)
     assert f"rm -f -- {preset}" not in script
     assert preset in script  # installed instead
+
+
+def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
+    """Ignition runs no tuned-adm: it writes what tuned-adm would, for TuneD's start."""
+    import json
+
+    (art,) = api.emit(_plan("epyc-1s-training"), ["ignition"])
+    doc = json.loads(art.text)
+    files = {f["path"]: f["contents"]["source"] for f in doc["storage"]["files"]}
+    assert files["/etc/tuned/active_profile"] == "data:,hostc%0A"
+    assert files["/etc/tuned/profile_mode"] == "data:,manual%0A"
+    units = {u["name"]: u for u in doc["systemd"]["units"]}
+    assert units["tuned.service"]["enabled"] is True
