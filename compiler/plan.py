@@ -75,6 +75,8 @@ class HostFacts:
     #: whether it boots the unified cgroup hierarchy (None: unknown), where systemd's
     #: AllowedCPUs=/AllowedMemoryNodes= work
     unified_cgroup: bool | None = None
+    #: whether its systemd raises fs.nr_open to the kernel's maximum at boot (None: unknown)
+    raises_nr_open: bool | None = None
 
     @property
     def cpuset_ignored(self) -> bool:

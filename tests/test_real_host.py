@@ -117,9 +117,7 @@ def test_old_kernel_with_explicit_managed_irq_is_refused() -> None:
 
 
 def test_nofile_above_nr_open_raises_nr_open_in_the_same_build() -> None:
-    # Ubuntu 18.04's systemd 237 predates systemd raising fs.nr_open itself (240)
-    bionic = OsRelease("ubuntu", "18.04")
-    plan, _ = plan_of(spec(limits=m.Limits(nofile=2097152)), host(os=bionic))
+    plan, _ = plan_of(spec(limits=m.Limits(nofile=2097152)), host())
     nr = {s.key: s for s in plan.sysctls}["fs.nr_open"]
     assert nr.value == "2097152"
     assert nr.reason.source == "limits.nofile"
@@ -419,9 +417,10 @@ def test_table(vendor: str, os_release: OsRelease, kernel: str) -> None:
     line = cmdline(plan)
     assert ("intel_idle" in line) == (vendor == "intel")
     assert "domain" not in line
-    # systemd >= 240 raises fs.nr_open itself; where the systemd is unknown, the maximum
-    nr_open = {s.key: s.value for s in plan.sysctls}.get("fs.nr_open")
-    assert nr_open == (None if os_release is not COREOS else "1073741816")
+    # Debian's systemd leaves fs.nr_open alone; where the release's is not known, the
+    # maximum, which no systemd lowers and which nothing else can lower either
+    want = "4194304" if os_release is UBUNTU else "1073741816"
+    assert {s.key: s for s in plan.sysctls}["fs.nr_open"].value == want
     assert ("hugepages=0:2,1:2" in line) == (version >= (5, 16))
     files = {a.target for a in api.emit(plan, ["all"])}
     assert ("grub" in files) == (os_release is UBUNTU)
@@ -437,9 +436,7 @@ def test_examples_are_right_for_their_host(example: Path) -> None:
         assert "intel_idle" not in line
     nofile = plan.limit("nofile")
     if nofile is not None and nofile.value != "unlimited" and nofile.value > 1048576:
-        raised_at_boot = plan.host.systemd is not None and plan.host.systemd >= 240
-        nr_open = {s.key: s.value for s in plan.sysctls}.get("fs.nr_open")
-        assert raised_at_boot or int(nr_open or 0) >= nofile.value
+        assert int({s.key: s.value for s in plan.sysctls}["fs.nr_open"]) >= nofile.value
     for d in [*(api.compile_file(example / "node.toml")[1])]:
         assert d.severity is Severity.WARNING
 

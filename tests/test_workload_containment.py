@@ -3,7 +3,7 @@ and modules-load.d say, and the distribution and kernel facts they rest on.
 
 Each test fails on the output before issue 16: NCCL's bootstrap taken from the RDMA
 netdevs, workloads only advised (CPUAffinity=) instead of contained, every service
-allowed to lock all of RAM, fs.nr_open lowering what systemd set, no peermem.
+allowed to lock all of RAM, fs.nr_open below what a systemd may have set, no peermem.
 """
 
 from __future__ import annotations
@@ -125,10 +125,9 @@ def test_cpuset_lines_left_out_where_systemd_ignores_them(release: OsRelease, wh
 
 
 def test_systemd_and_cgroup_facts_table() -> None:
-    """systemd NEWS 244 (cpuset settings), 240 (bump_file_max_and_nr_open); the
-    distributions' release notes for the unified hierarchy by default."""
+    """systemd NEWS 244 (cpuset settings); the distributions' release notes for the
+    unified hierarchy by default."""
     assert osfacts.ALLOWED_CPUS_SINCE == 244
-    assert osfacts.BUMPS_NR_OPEN_SINCE == 240
     cases = {
         ("debian", "10"): False,
         ("debian", "11"): True,
@@ -200,7 +199,7 @@ def test_tuning_unit_starts_before_kubelet_container_runtime_and_workloads() -> 
     assert "man:systemd.service" not in unit
 
 
-# --- fs.nr_open: never below what systemd set -----------------------------------------
+# --- fs.nr_open: raised where nothing else raises it, never lowered --------------------
 
 
 def _nr_open(os: OsRelease | None) -> str | None:
@@ -208,18 +207,34 @@ def _nr_open(os: OsRelease | None) -> str | None:
     return {s.key: s.value for s in plan.sysctls}.get("fs.nr_open")
 
 
-def test_nr_open_never_lowers_what_systemd_raised() -> None:
-    assert _nr_open(JAMMY) is None  # systemd 249 raised it to the maximum already
-    assert _nr_open(OsRelease("ubuntu", "18.04", ["debian"])) == "2097152"  # systemd 237
-    assert _nr_open(None) == str(kernelfacts.NR_OPEN_MAX)  # unknown: the maximum
+def test_nr_open_is_the_nofile_where_systemd_leaves_it_and_the_maximum_where_unknown() -> None:
+    assert _nr_open(JAMMY) == "2097152"  # Ubuntu's systemd is built without the bump
+    assert _nr_open(OsRelease("ubuntu", "18.04", ["debian"])) == "2097152"
+    # RHEL 9's systemd 252 may raise it to the maximum: anything smaller would lower it
+    assert _nr_open(OsRelease("rhel", "9.4", ["fedora"])) == str(kernelfacts.NR_OPEN_MAX)
+    assert _nr_open(None) == str(kernelfacts.NR_OPEN_MAX)
 
 
-def test_nr_open_reason_names_the_systemd_that_does_not_raise_it() -> None:
-    plan = plan_of(
-        spec(limits=m.Limits(nofile=2097152)), host(os=OsRelease("ubuntu", "18.04", ["debian"]))
-    )
+def test_nr_open_reason_says_why_the_kernel_default_stays() -> None:
+    plan = plan_of(spec(limits=m.Limits(nofile=2097152)), host())
     why = {s.key: s.reason.why for s in plan.sysctls}["fs.nr_open"]
-    assert "systemd 237 (< 240) does not raise it" in why
+    assert "ubuntu-22.04 builds its systemd without raising it at boot" in why
+    old = OsRelease("rhel", "8.9", ["fedora"])
+    plan = plan_of(spec(limits=m.Limits(nofile=2097152)), host(os=old))
+    why = {s.key: s.reason.why for s in plan.sysctls}["fs.nr_open"]
+    assert "ships systemd 239, which predates raising it at boot (240)" in why
+
+
+def test_nr_open_bump_facts_table() -> None:
+    """systemd 240 added the bump (NEWS, src/core/main.c); Debian 12's systemd binary has
+    the fs.file-max bump compiled in but not the fs.nr_open one; openSUSE's spec turns
+    it off (-Dbump-proc-sys-fs-nr-open=false)."""
+    assert osfacts.raises_nr_open("debian", "12") is False
+    assert osfacts.raises_nr_open("ubuntu", "24.04") is False
+    assert osfacts.raises_nr_open("opensuse-tumbleweed", None) is False
+    assert osfacts.raises_nr_open("rhel", "8.9") is False  # systemd 239
+    assert osfacts.raises_nr_open("rhel", "9.4") is None  # not verified either way
+    assert osfacts.raises_nr_open("arch", None) is None
 
 
 # --- NVIDIA GPU + RDMA base items ------------------------------------------------------

@@ -90,7 +90,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
     release = memory.kernel_release(spec, topo)
     vendor = topo.cpu_vendor
     os_id, family = os_of(spec, topo)
-    systemd, unified = systemd_facts(spec, topo)
+    systemd, unified, raises = systemd_facts(spec, topo)
     return HostFacts(
         name=spec.host.name,
         role=spec.host.role.value,
@@ -105,18 +105,20 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         tuned_profile_dirs=tuned_profile_dirs(os_id),
         systemd=systemd,
         unified_cgroup=unified,
+        raises_nr_open=raises,
     )
 
 
-def systemd_facts(spec: HostSpec, topo: Topology) -> tuple[int | None, bool | None]:
-    """The release's systemd and whether it boots the unified cgroup hierarchy, from
-    the distribution tables (None: the release is not known)."""
+def systemd_facts(spec: HostSpec, topo: Topology) -> tuple[int | None, bool | None, bool | None]:
+    """The release's systemd, whether it boots the unified cgroup hierarchy and whether
+    its systemd raises fs.nr_open, from the distribution tables (None: not known)."""
     rel = os_release(spec, topo)
     if rel is None:
-        return None, None
+        return None, None, None
     return (
         osfacts.systemd_version(rel.id, rel.version_id),
         osfacts.unified_cgroup(rel.id, rel.version_id),
+        osfacts.raises_nr_open(rel.id, rel.version_id),
     )
 
 
@@ -140,38 +142,41 @@ def _limit_value(value: str) -> LimitValue:
     return UNLIMITED if value == UNLIMITED else int(value)
 
 
-def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], systemd: int | None) -> list[Sysctl]:
-    """fs.nr_open raised with a nofile above the kernel's default ceiling, where nothing
-    else raises it.
+def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], host: HostFacts) -> list[Sysctl]:
+    """fs.nr_open raised with a nofile above the kernel's default ceiling, never lowered.
 
     Without it setrlimit fails with EPERM, pam_limits returns PAM_PERM_DENIED and
-    ssh, sudo and login are refused (systemd quietly clamps services instead).  But
-    systemd ≥ 240 raises fs.nr_open to the kernel's maximum at boot, so there a value
-    from sysctl.d could only lower it: nothing is emitted.  Where the systemd is not
-    known, the maximum itself is emitted, which lowers nothing on either kind of host.
+    ssh, sudo and login are refused (systemd quietly clamps services instead).  A
+    systemd built with the bump raises fs.nr_open to the kernel's maximum at boot,
+    where a smaller value from sysctl.d would lower it; so the nofile itself is written
+    only where the release's systemd is known not to raise it, and the maximum where
+    that is not known (it lowers nothing either way).
     """
     nofile = next((x for x in limits if x.item == "nofile"), None)
     if nofile is None or nofile.value == UNLIMITED or any(s.key == "fs.nr_open" for s in sysctls):
         return []
-    if nofile.value <= kernelfacts.NR_OPEN_DEFAULT:
-        return []
-    if systemd is not None and systemd >= osfacts.BUMPS_NR_OPEN_SINCE:
+    if nofile.value <= kernelfacts.NR_OPEN_DEFAULT or host.raises_nr_open:
         return []
     need = (
         f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
         f"{kernelfacts.NR_OPEN_DEFAULT}: without a higher one, setrlimit fails and "
         "pam_limits refuses logins"
     )
-    if systemd is None:
+    if host.raises_nr_open is None:
         value = kernelfacts.NR_OPEN_MAX
         why = (
-            f"{need}; the kernel's maximum, which systemd >= {osfacts.BUMPS_NR_OPEN_SINCE} "
-            "sets itself at boot (the host's systemd is not known: set host.os), so it "
-            "lowers nothing there"
+            f"{need}; the kernel's maximum, as a systemd built with the fs.nr_open bump "
+            "sets it at boot, so it lowers nothing there (this release's systemd is not "
+            "known: set host.os)"
         )
     else:
         value = nofile.value
-        why = f"{need}, and systemd {systemd} (< {osfacts.BUMPS_NR_OPEN_SINCE}) does not raise it"
+        release = host.os or "this release"
+        if host.systemd is not None and host.systemd < osfacts.BUMPS_NR_OPEN_SINCE:
+            how = f"ships systemd {host.systemd}, which predates raising it at boot (240)"
+        else:
+            how = "builds its systemd without raising it at boot"
+        why = f"{need}; {release} {how}"
     return [Sysctl("fs.nr_open", str(value), Reason(nofile.reason.source, why))]
 
 
@@ -224,7 +229,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
     ]
     sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
-    sysctls += nr_open_for(limits, sysctls, host.systemd)
+    sysctls += nr_open_for(limits, sysctls, host)
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
