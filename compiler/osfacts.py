@@ -55,6 +55,7 @@ def raises_nr_open(os_id: str, version_id: str | None) -> bool | None:
         return False
     return None
 
+
 #: The first release of each distribution whose systemd boots the unified (v2) cgroup
 #: hierarchy by default: Debian 11 (bullseye release notes, "cgroup v2 by default"),
 #: Ubuntu 21.10 (release notes: "unified cgroup hierarchy"), RHEL 9 (release notes:
