@@ -201,3 +201,20 @@ def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
     assert files["/etc/tuned/profile_mode"] == "data:,manual%0A"
     units = {u["name"]: u for u in doc["systemd"]["units"]}
     assert units["tuned.service"]["enabled"] is True
+
+
+def test_json_manifest_marks_live_steps_and_needed_packages(tmp_path: Path) -> None:
+    """A provisioning pipeline follows the same first-boot rule as cloud-init."""
+    from hostc.output import apply_manifest
+
+    plan = _plan("epyc-1s-training")
+    rows = apply_manifest(host_files(plan), plan.host.os_family)["apply"]
+    assert isinstance(rows, list)
+    by_argv = {tuple(r["argv"]): r for r in rows}
+    assert by_argv[("sysctl", "--system")]["live"] is True
+    assert by_argv[("tuned-adm", "profile", "hostc")] == {
+        "argv": ["tuned-adm", "profile", "hostc"],
+        "why": "TuneD applies profile hostc",
+        "live": False,
+        "package": "tuned",
+    }

@@ -174,7 +174,8 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     arts = api.emit(plan, ["all"])
     files = [a for a in arts if a.kind is Kind.FILE]
     assert doc["apply"] == [
-        {"argv": list(s.argv), "why": s.why} for s in steps(files, plan.host.os_family)
+        {"argv": list(s.argv), "why": s.why, "live": s.live, "package": s.package}
+        for s in steps(files, plan.host.os_family)
     ]
     assert doc["reboot"] is needs_reboot(files)
     written = {p for p in out.rglob("*") if p.is_file()}
