@@ -203,7 +203,7 @@ def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
     assert units["tuned.service"]["enabled"] is True
 
 
-def test_json_manifest_marks_live_steps_and_needed_packages(tmp_path: Path) -> None:
+def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     """A provisioning pipeline follows the same first-boot rule as cloud-init."""
     from hostc.output import apply_manifest
 
