@@ -5,6 +5,13 @@ family does it, in one order that is safe to run twice.  Wrapper targets
 (cloud-init runcmd, the Packer example, the JSON manifest) and provisioning
 systems take their steps from here, never from template comments.
 Commands are argv lists: no shell ever sees a value from the input.
+
+Each step says whether it is *live*: it only makes the running system take a file
+now (reload sysctls, re-execute the manager, restart a service).  On a first boot
+that reboots anyway (cloud-init's power_state) the live steps are left out: the
+files are written, the boot configuration rebuilt, units enabled, and the next
+boot applies the rest.  A step that needs a package a base image may lack names it,
+so the wrappers can install it (cloud-init `packages`) or refuse (apply.sh).
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ from hostc.plan import OsFamily
 class Step:
     argv: tuple[str, ...]
     why: str
+    #: only makes the running system take the change now; a reboot does it too
+    live: bool = False
+    #: the package that provides argv[0] where a base image may not have it
+    package: str | None = None
 
 
 #: How each family regenerates its boot configuration from the files hostc installs.
@@ -32,10 +43,12 @@ _BOOTLOADER: dict[OsFamily, tuple[str, ...] | None] = {
     OsFamily.SUSE: None,  # no carrier (plan.boot): the kernel-cmdline deliverable only
 }
 _INITRAMFS: dict[OsFamily, tuple[str, ...] | None] = {
-    OsFamily.DEBIAN: ("update-initramfs", "-u"),
-    OsFamily.UNKNOWN: ("update-initramfs", "-u"),
-    OsFamily.RHEL: ("dracut", "-f"),
-    OsFamily.SUSE: ("dracut", "-f"),
+    # every installed kernel's initramfs, not only the newest one's (`-u` alone), so
+    # the kernel the boot entry names gets it whichever that is
+    OsFamily.DEBIAN: ("update-initramfs", "-u", "-k", "all"),
+    OsFamily.UNKNOWN: ("update-initramfs", "-u", "-k", "all"),
+    OsFamily.RHEL: ("dracut", "-f", "--regenerate-all"),
+    OsFamily.SUSE: ("dracut", "-f", "--regenerate-all"),
     OsFamily.COREOS: None,
 }
 
@@ -48,6 +61,7 @@ ORDER = (
     Action.SYSCTL,
     Action.RUN,
     Action.ENABLE,
+    Action.ENABLE_NOW,
     Action.START,
     Action.RESTART,
     Action.INITRAMFS,
@@ -56,19 +70,37 @@ ORDER = (
 )
 
 
+#: The package providing a unit or command that hostc's steps need (TuneD is not in
+#: Ubuntu's or Debian's cloud images).
+_PACKAGE = {"tuned.service": "tuned", "tuned-adm": "tuned"}
+
+
+def _service_step(action: Action, unit: str) -> Step | None:
+    pkg = _PACKAGE.get(unit)
+    if action is Action.ENABLE:
+        return Step(("systemctl", "enable", unit), f"start {unit} at every boot")
+    if action is Action.ENABLE_NOW:
+        why = f"{unit} runs now and at every boot"
+        return Step(("systemctl", "enable", "--now", unit), why, package=pkg)
+    if action is Action.START:
+        return Step(("systemctl", "restart", unit), f"apply {unit} now", live=True)
+    if action is Action.RESTART:
+        why = f"a running {unit} rereads its config"
+        return Step(("systemctl", "try-restart", unit), why, live=True)
+    return None
+
+
 def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> Step | None:
     if action is Action.SYSCTL:
-        return Step(("sysctl", "--system"), "load sysctl.d now (systemd-sysctl ran before)")
+        why = "load sysctl.d now (systemd-sysctl ran before)"
+        return Step(("sysctl", "--system"), why, live=True)
     if action is Action.DAEMON_RELOAD:
         return Step(("systemctl", "daemon-reload"), "systemd rereads units and drop-ins")
     if action is Action.DAEMON_REEXEC:
-        return Step(("systemctl", "daemon-reexec"), "the manager rereads system.conf.d")
-    if action is Action.ENABLE and unit:
-        return Step(("systemctl", "enable", unit), f"start {unit} at every boot")
-    if action is Action.START and unit:
-        return Step(("systemctl", "restart", unit), f"apply {unit} now")
-    if action is Action.RESTART and unit:
-        return Step(("systemctl", "try-restart", unit), f"a running {unit} rereads its config")
+        why = "the manager rereads system.conf.d"
+        return Step(("systemctl", "daemon-reexec"), why, live=True)
+    if action in (Action.ENABLE, Action.ENABLE_NOW, Action.START, Action.RESTART) and unit:
+        return _service_step(action, unit)
     if action is Action.RUN:
         script = unit or art.path
         return Step((script,), f"{script} applies what it carries")
@@ -78,15 +110,17 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
         argv = _INITRAMFS[family]
         return None if argv is None else Step(argv, "modules loaded from the initramfs")
     if action is Action.TUNED_PROFILE and unit:
-        return Step(("tuned-adm", "profile", unit), f"TuneD applies profile {unit}")
+        why = f"TuneD applies profile {unit}"
+        return Step(("tuned-adm", "profile", unit), why, package=_PACKAGE["tuned-adm"])
     if action is Action.BOOTLOADER:
         argv = _BOOTLOADER[family]
         return None if argv is None else Step(argv, "regenerate the boot configuration")
     return None
 
 
-def steps(artifacts: Iterable[Artifact], family: OsFamily) -> list[Step]:
-    """Every step the host files need, once each, in ORDER."""
+def steps(artifacts: Iterable[Artifact], family: OsFamily, *, live: bool = True) -> list[Step]:
+    """Every step the host files need, once each, in ORDER; without the live ones when
+    `live` is False (a reboot follows and applies them)."""
     found: dict[Action, list[Step]] = {a: [] for a in ORDER}
     for art in artifacts:
         if art.kind is not Kind.FILE:
@@ -95,9 +129,16 @@ def steps(artifacts: Iterable[Artifact], family: OsFamily) -> list[Step]:
             if act.action not in found:
                 continue
             step = _step(act.action, act.unit, art, family)
-            if step is not None and step not in found[act.action]:
+            if step is None or (step.live and not live):
+                continue
+            if step not in found[act.action]:
                 found[act.action].append(step)
     return [s for a in ORDER for s in found[a]]
+
+
+def packages(run: Iterable[Step]) -> list[str]:
+    """The packages the steps need, sorted, once each."""
+    return sorted({s.package for s in run if s.package is not None})
 
 
 def needs_reboot(artifacts: Iterable[Artifact]) -> bool:

@@ -26,10 +26,12 @@ class Action(enum.StrEnum):
     DAEMON_RELOAD = "daemon-reload"  # systemctl daemon-reload: units and drop-ins
     DAEMON_REEXEC = "daemon-reexec"  # systemctl daemon-reexec: system.conf.d
     ENABLE = "enable"  # systemctl enable <unit>
+    ENABLE_NOW = "enable-now"  # systemctl enable --now <unit>: a service later steps need
     START = "start"  # systemctl start <unit> (or restart, when it already ran)
     RESTART = "restart"  # systemctl try-restart <unit>: a running service rereads its config
     INITRAMFS = "initramfs"  # rebuild the initramfs (modprobe.d for modules loaded early)
     NEW_SESSION = "new-session"  # pam_limits: takes effect for sessions opened afterwards
+    NEXT_START = "next-start"  # takes effect when `unit` next starts (no step restarts it)
     REMOVE = "remove"  # delete `unit` (a path) before the next start: a stale state file
     REBOOT = "reboot"  # only a reboot makes it take effect (kernel command line)
     TUNED_PROFILE = "tuned-profile"  # tuned-adm profile <unit>: select and apply a TuneD profile

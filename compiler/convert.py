@@ -287,9 +287,17 @@ def _make_converter(detailed: bool) -> cattrs.Converter:
     c.register_structure_hook_func(lambda t: t in (Isolate, Isolate | None), _isolate)
     c.register_structure_hook_func(lambda t: t in (PageSize, PageSize | None), _page_size)
     c.register_structure_hook_func(lambda t: t in (Memlock, Memlock | None), _memlock)
-    from hostc.spec.text import KernelArgText, Name, kernel_arg_problem, name_problem
+    from hostc.spec.text import (
+        IfName,
+        KernelArgText,
+        Name,
+        ifname_problem,
+        kernel_arg_problem,
+        name_problem,
+    )
 
     c.register_structure_hook(Name, _checked(name_problem))
+    c.register_structure_hook(IfName, _checked(ifname_problem))
     c.register_structure_hook(KernelArgText, _checked(kernel_arg_problem))
     # `[sysctl]` is the one dict[str, int | str] of the spec
     c.register_structure_hook_func(lambda t: t == dict[str, int | str], _sysctls)

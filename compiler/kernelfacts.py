@@ -113,6 +113,18 @@ SYSCTLS: tuple[SysctlFact, ...] = (
         ((_ANY, (128,)), ((5, 4), (4096,))),
         source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
     ),
+    # The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset
+    # writes `all` and `default`; 0 is each one's default.
+    *(
+        SysctlFact(
+            f"net.ipv4.conf.{scope}.{key}",
+            ((_ANY, (0,)),),
+            limit=False,
+            source=f"Documentation/networking/ip-sysctl.rst {key}: 0 (default)",
+        )
+        for scope in ("all", "default")
+        for key in ("arp_announce", "arp_ignore")
+    ),
     # Moved from /proc/sys to debugfs (/sys/kernel/debug/sched/) in Linux 5.13:
     # sysctl --system then logs "cannot stat" for each.
     *(
@@ -176,7 +188,8 @@ AMD_PSTATE_SINCE: dict[str, Release] = {
 
 #: The kernel's default ceiling for RLIMIT_NOFILE (fs.nr_open); a larger nofile
 #: needs fs.nr_open raised, or setrlimit fails with EPERM and pam_limits refuses
-#: the session.
+#: the session.  A systemd >= 240 built with the bump raises it to NR_OPEN_MAX at
+#: boot itself; Debian's, Ubuntu's and SUSE's do not (hostc.osfacts.raises_nr_open).
 NR_OPEN_DEFAULT = 1048576
 #: The largest fs.nr_open the kernel accepts (sysctl_nr_open_max on 64-bit).
 NR_OPEN_MAX = 1073741816

@@ -27,6 +27,47 @@ SYSTEMD: dict[tuple[str, str], int] = {
 
 NUMA_POLICY_SINCE = 243
 
+#: AllowedCPUs= and AllowedMemoryNodes= (the cgroup-v2 cpuset controller, kernel-enforced
+#: unlike CPUAffinity=/NUMAPolicy=) arrived in systemd 244 (NEWS "CHANGES WITH 244";
+#: systemd.resource-control(5)); they work "only with the unified control group hierarchy".
+ALLOWED_CPUS_SINCE = 244
+
+#: From systemd 240, PID 1 can raise fs.nr_open to the kernel's maximum at boot
+#: (src/core/main.c bump_file_max_and_nr_open(); NEWS "CHANGES WITH 240"), so a
+#: sysctl.d fs.nr_open below 1073741816 would *lower* it there.  But it is a build
+#: option (meson `bump-proc-sys-fs-nr-open`), and distributions turn it off.
+BUMPS_NR_OPEN_SINCE = 240
+
+#: Distributions whose systemd is built without the fs.nr_open bump: the kernel's
+#: 1048576 stays.  Debian (and Ubuntu, built from Debian's packaging): Debian 12's
+#: /lib/systemd/systemd (252.39-1~deb12u2) holds the fs.file-max bump's strings but
+#: none of the fs.nr_open ones.  openSUSE/SLES: systemd.spec passes
+#: -Dbump-proc-sys-fs-nr-open=false.  Releases not listed are unknown.
+NR_OPEN_NOT_RAISED = frozenset({"debian", "ubuntu", "opensuse-leap", "opensuse-tumbleweed", "sles"})
+
+
+def raises_nr_open(os_id: str, version_id: str | None) -> bool | None:
+    """Whether the release's systemd raises fs.nr_open at boot (None: not known)."""
+    if os_id in NR_OPEN_NOT_RAISED:
+        return False
+    version = systemd_version(os_id, version_id)
+    if version is not None and version < BUMPS_NR_OPEN_SINCE:
+        return False
+    return None
+
+
+#: The first release of each distribution whose systemd boots the unified (v2) cgroup
+#: hierarchy by default: Debian 11 (bullseye release notes, "cgroup v2 by default"),
+#: Ubuntu 21.10 (release notes: "unified cgroup hierarchy"), RHEL 9 (release notes:
+#: "cgroup v2 is the default"), Fedora 31 (change "CGroupsV2").  Earlier ones mount the
+#: hybrid hierarchy, where systemd's cpuset settings do nothing.
+UNIFIED_CGROUP_SINCE: dict[str, tuple[int, ...]] = {
+    "debian": (11,),
+    "ubuntu": (21, 10),
+    "fedora": (31,),
+    **{rhel: (9,) for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
+}
+
 _BY_MAJOR = {"rhel", "centos", "rocky", "almalinux", "ol", "debian"}
 
 
@@ -36,6 +77,14 @@ def systemd_version(os_id: str, version_id: str | None) -> int | None:
         return None
     key = version_id.split(".")[0] if os_id in _BY_MAJOR else version_id
     return SYSTEMD.get((os_id, key))
+
+
+def unified_cgroup(os_id: str, version_id: str | None) -> bool | None:
+    """Whether the release boots the unified cgroup hierarchy by default (None: unknown)."""
+    since, version = UNIFIED_CGROUP_SINCE.get(os_id), _version(version_id)
+    if since is None or version is None:
+        return None
+    return version[: len(since)] >= since
 
 
 _OS = re.compile(r"^(?P<id>[a-z0-9._-]+?)(?:-(?P<version>[0-9][a-z0-9._~-]*))?$")

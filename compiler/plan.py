@@ -18,6 +18,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
+from hostc.osfacts import ALLOWED_CPUS_SINCE
 from hostc.quantity import Quantity
 
 
@@ -73,6 +74,19 @@ class HostFacts:
     intel_idle: bool | None = None
     #: the kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON)
     intel_iommu_default_on: bool | None = None
+    #: the systemd the release ships (None: unknown release), hostc.osfacts.SYSTEMD
+    systemd: int | None = None
+    #: whether it boots the unified cgroup hierarchy (None: unknown), where systemd's
+    #: AllowedCPUs=/AllowedMemoryNodes= work
+    unified_cgroup: bool | None = None
+    #: whether its systemd raises fs.nr_open to the kernel's maximum at boot (None: unknown)
+    raises_nr_open: bool | None = None
+
+    @property
+    def cpuset_ignored(self) -> bool:
+        """True where systemd is known to ignore AllowedCPUs=/AllowedMemoryNodes=."""
+        old = self.systemd is not None and self.systemd < ALLOWED_CPUS_SINCE
+        return old or self.unified_cgroup is False
 
     @property
     def x86(self) -> bool:
@@ -215,6 +229,8 @@ class Workload:
     env: tuple[tuple[str, str], ...] = ()  # (name, value): NCCL's NIC choice
     nics_reason: Reason | None = None
     shared: bool = False  # may share isolated CPUs with other workloads (asked by the spec)
+    #: why NCCL_SOCKET_IFNAME is set (only from the spec's `[nccl] socket_ifname`)
+    socket_reason: Reason | None = None
 
 
 @attrs.frozen
@@ -385,6 +401,7 @@ class Plan:
     runtime: Runtime = attrs.field(factory=lambda: Runtime())
     kubelet: KubeletPlan | None = None
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
+    modules_load: tuple[ModuleLoad, ...] = ()
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)
@@ -516,6 +533,15 @@ class Module:
     blacklist: bool
     hard: bool  # `install <name> /bin/false`: even explicit loads fail
     options: str | None
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ModuleLoad:
+    """A kernel module loaded at every boot (modules-load.d, systemd-modules-load)."""
+
+    name: str
     reason: Reason
     when: When = When.BOOT
 

@@ -43,6 +43,8 @@ def workload_lines(w: Workload) -> list[str]:
     if w.nics_reason is not None:
         out.append(f"  # {w.nics_reason}")
     out += [f"  {k}={v}" for k, v in w.env]
+    if w.socket_reason is not None:
+        out.append(f"  # {w.socket_reason}")
     return out
 
 
@@ -147,6 +149,9 @@ def render(plan: Plan) -> str:
     lines += [f"  {s.key} = {s.value}\n      # {s.reason}" for s in plan.sysctls] or ["  (none)"]
     lines += ["", "limits:"]
     lines += [f"  {x.item} {x.value}\n      # {x.reason}" for x in plan.limits] or ["  (none)"]
+    if plan.modules_load:
+        lines += ["", "modules loaded at every boot:"]
+        lines += [f"  {x.name}\n      # {x.reason}" for x in plan.modules_load]
     if plan.left_out:
         lines += ["", "left out on purpose:"]
         lines += [f"  {x.setting}\n      # {x.reason}" for x in plan.left_out]

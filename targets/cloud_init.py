@@ -6,8 +6,14 @@ apply steps of `hostc.activation` for the host's OS family as argv lists, and
 `power_state` reboots once when a file only takes effect after a reboot (never
 a bare `reboot` in runcmd, which would cut cloud-init's final stage short).
 write_files, runcmd and power_state run once per instance; the steps are safe
-to run twice.  Built as data and serialized by PyYAML, then parsed back and
-compared, so a serializer surprise fails the build instead of the host.
+to run twice.  When a reboot follows, runcmd holds only what the next boot needs
+(boot configuration, enabled units; `hostc.activation` leaves out the live
+steps), else it activates everything live.  `packages` installs what a step
+needs (TuneD).  `merge_how` makes hostc's part append to the lists and keep the
+keys of vendor or base cloud-config parts: with cloud-init's default merge only
+one part's `runcmd` or `write_files` list survives.  Built as data and
+serialized by PyYAML, then parsed back and compared, so a serializer surprise
+fails the build instead of the host.
 """
 
 from __future__ import annotations
@@ -16,12 +22,17 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-from hostc.activation import needs_reboot, steps
+from hostc.activation import needs_reboot, packages, steps
 from hostc.artifact import Artifact, Kind, deliverable
 from hostc.plan import Plan
 
 NAME = "user-data"
 HEADER = "#cloud-config\n"
+#: cloud-init's "Merging user-data sections": lists append, dicts keep earlier keys.
+MERGE_HOW = [
+    {"name": "list", "settings": ["append"]},
+    {"name": "dict", "settings": ["no_replace", "recurse_list"]},
+]
 
 
 class _Block(str):
@@ -95,13 +106,16 @@ def _entry(art: Artifact) -> dict[str, object]:
 
 def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
     carried = [a for a in files if a.kind is Kind.FILE]
-    doc: dict[str, object] = {}
+    reboot = needs_reboot(carried)
+    doc: dict[str, object] = {"merge_how": MERGE_HOW}
+    run = steps(carried, plan.host.os_family, live=not reboot)
+    if need := packages(run):
+        doc["packages"] = need
     if carried:
         doc["write_files"] = [_entry(a) for a in carried]
-    run = steps(carried, plan.host.os_family)
     if run:
         doc["runcmd"] = [_Argv(s.argv) for s in run]
-    if needs_reboot(carried):
+    if reboot:
         doc["power_state"] = {
             "mode": "reboot",
             "delay": "now",
@@ -109,7 +123,7 @@ def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
             "timeout": 30,
             "condition": True,
         }
-    text = HEADER + (_dump(doc) if doc else "")
+    text = HEADER + _dump(doc)
     _check(text, carried, [list(s.argv) for s in run])
     return text
 

@@ -12,7 +12,11 @@ files: units, sysctl.d, system.conf.d and modprobe.d take effect on that boot
 without an apply step, and Ignition reboots for the kernel arguments itself.
 It runs no command, so a script hostc means to be run (Action.RUN, such as the
 RHEL-family grubby script) lands but is not run: the arguments it would add
-are in kernelArguments already.  Built as dicts, serialized by json.
+are in kernelArguments already.  Nothing live needs doing either: the first
+boot starts from the files.  `tuned-adm profile X` (Action.TUNED_PROFILE)
+becomes the two files it writes, /etc/tuned/active_profile and profile_mode,
+which TuneD reads when it starts (tuned/consts.py); tuned.service is enabled.
+Built as dicts, serialized by json.
 """
 
 from __future__ import annotations
@@ -65,13 +69,34 @@ def carried(files: Sequence[Artifact]) -> list[Artifact]:
     ]
 
 
+#: What `tuned-adm profile <name>` leaves behind for the TuneD daemon to read at start.
+TUNED_ACTIVE = "/etc/tuned/active_profile"
+TUNED_MODE = "/etc/tuned/profile_mode"
+
+
+def tuned_selection(files: Sequence[Artifact]) -> list[Artifact]:
+    """The profile a file asks TuneD to apply, as the files tuned-adm would write."""
+    names = sorted(
+        {x.unit for a in files for x in a.activation if x.action is Action.TUNED_PROFILE and x.unit}
+    )
+    if len(names) != 1:
+        return []
+    return [
+        Artifact("ignition", TUNED_ACTIVE, f"{names[0]}\n".encode()),
+        Artifact("ignition", TUNED_MODE, b"manual\n"),
+    ]
+
+
 def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
     storage: list[dict[str, object]] = []
     units: dict[str, dict[str, object]] = {}
     enabled = {
-        x.unit for a in carried(files) for x in a.activation if x.action is Action.ENABLE and x.unit
+        x.unit
+        for a in carried(files)
+        for x in a.activation
+        if x.action in (Action.ENABLE, Action.ENABLE_NOW) and x.unit
     }
-    for art in carried(files):
+    for art in [*carried(files), *tuned_selection(carried(files))]:
         as_unit = art.mode == UNIT_MODE and _text(art.data) is not None
         unit = _UNIT_RE.fullmatch(art.path) if as_unit else None
         dropin = _DROPIN_RE.fullmatch(art.path) if as_unit else None

@@ -2,17 +2,24 @@
 
 pam_limits never applies to services and systemd never reads limits.d, so
 each limit is written twice from the same Plan entry.  `*` lines do not
-apply to root, hence the explicit root lines.
+apply to root, hence the explicit root lines.  memlock is the exception on the
+services' side: an unlimited default would let every service (cups, sshd …) lock
+all of RAM, so it goes only to the services that pin GPU/RDMA buffers: the
+workloads (their drop-ins, the systemd target) and, on a kubelet node, the
+container runtime whose containers do.  Sessions keep it (RDMA users).
 """
 
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
+from hostc.kubelet_options import Flavor
 from hostc.plan import UNLIMITED, Limit, Plan
 from hostc.targets._render import render
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"
+#: Limits every service gets by default; memlock is scoped to the services that need it.
+MANAGER_ITEMS = ("nofile",)
 
 #: systemd's name for each limit item (systemd.exec(5), LimitNOFILE= … in system.conf).
 SYSTEMD_KEY = {"nofile": "DefaultLimitNOFILE", "memlock": "DefaultLimitMEMLOCK"}
@@ -41,20 +48,61 @@ def systemd_value(limit: Limit, *, nofile_soft: int | None = SERVICE_NOFILE_SOFT
     return f"{nofile_soft}:{limit.value}"
 
 
+def container_runtime(plan: Plan) -> str | None:
+    """The unit whose children are the containers on a kubelet node: containerd for
+    kubeadm; RKE2 and k3s run their containerd under the unit that runs the kubelet."""
+    k = plan.kubelet
+    if k is None:
+        return None
+    return "containerd.service" if k.flavor is Flavor.KUBEADM else k.unit
+
+
+def runtime_dropin_path(unit: str) -> str:
+    return f"/etc/systemd/system/{unit}.d/90-hostc-limits.conf"
+
+
+def _runtime_dropin(plan: Plan, unit: str, memlock: Limit) -> Artifact:
+    text = render(
+        "runtime-limits.conf.j2",
+        plan=plan,
+        unit=unit,
+        memlock=memlock,
+        value=systemd_value(memlock),
+    )
+    return file(
+        "limits",
+        runtime_dropin_path(unit),
+        text,
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.NEXT_START, unit),
+    )
+
+
 def emit(plan: Plan) -> list[Artifact]:
-    rows = [(lim, SYSTEMD_KEY[lim.item], systemd_value(lim)) for lim in plan.limits]
+    rows = [
+        (lim, SYSTEMD_KEY[lim.item], systemd_value(lim))
+        for lim in plan.limits
+        if lim.item in MANAGER_ITEMS
+    ]
     pam = [(lim, pam_value(lim)) for lim in plan.limits]
-    return [
+    out = [
         file(
             "limits",
             PAM_PATH,
             render("limits.conf.j2", plan=plan, limits=pam),
             Activation(Action.NEW_SESSION),
-        ),
-        file(
-            "limits",
-            SYSTEMD_PATH,
-            render("system-limits.conf.j2", plan=plan, rows=rows),
-            Activation(Action.DAEMON_REEXEC),
-        ),
+        )
     ]
+    if rows:
+        out.append(
+            file(
+                "limits",
+                SYSTEMD_PATH,
+                render("system-limits.conf.j2", plan=plan, rows=rows),
+                Activation(Action.DAEMON_REEXEC),
+            )
+        )
+    memlock, unit = plan.limit("memlock"), container_runtime(plan)
+    if memlock is not None and unit is not None:
+        out.append(_runtime_dropin(plan, unit, memlock))
+    return out

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from hostc.activation import needs_reboot, steps
+from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Artifact, Kind, deliverable
 from hostc.plan import Plan
 from hostc.targets._render import render
@@ -26,13 +26,25 @@ def tree(files: Sequence[Artifact], target: str = "rootfs") -> list[Artifact]:
     return [attrs.evolve(a, target=target) for a in files if a.kind is Kind.FILE]
 
 
+def required(run: Sequence[Step]) -> list[tuple[str, str]]:
+    """(command, package) for each step whose command a base image may lack: apply.sh
+    refuses before it installs anything rather than fail halfway through."""
+    out: list[tuple[str, str]] = []
+    for s in run:
+        if s.package is not None and s.argv[0] != "systemctl" and (s.argv[0], s.package) not in out:
+            out.append((s.argv[0], s.package))
+    return out
+
+
 def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
     carried = tree(files)
+    run = steps(carried, plan.host.os_family)
     return render(
         "apply.sh.j2",
         plan=plan,
         files=carried,
-        steps=steps(carried, plan.host.os_family),
+        steps=run,
+        required=required(run),
         reboot=needs_reboot(carried),
     )
 

@@ -16,7 +16,7 @@ import re
 
 from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
-from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, ServiceOff, SysfsWrite, Workload
+from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 from hostc.targets.limits import systemd_value
@@ -39,6 +39,18 @@ DRIVER_UNITS = ("openibd.service", "nvidia-persistenced.service", "systemd-udev-
 _GLOB = re.compile(r"/[A-Za-z0-9/_.*-]+")
 #: A PCI address as udev's KERNELS== matches it.
 _PCI = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+
+#: Units that start pods: the tuning must be in place before them, on any node that
+#: has them (Before= on an absent unit is ignored).
+KUBE_UNITS = (
+    "containerd.service",
+    "crio.service",
+    "kubelet.service",
+    "rke2-server.service",
+    "rke2-agent.service",
+    "k3s.service",
+    "k3s-agent.service",
+)
 
 
 def dropin_path(unit: str) -> str:
@@ -149,6 +161,13 @@ def applies(plan: Plan) -> str | None:
     return "no workload to place and no runtime setting for hostc to apply"
 
 
+def _env_reason(w: Workload, name: str) -> Reason | None:
+    """NCCL_SOCKET_IFNAME comes from the spec; the rest from the NICs the topology gave."""
+    if name == "NCCL_SOCKET_IFNAME" and w.socket_reason is not None:
+        return w.socket_reason
+    return w.nics_reason
+
+
 def _workload(
     plan: Plan, w: Workload, tuning: bool, limits: list[tuple[Limit, str, str]]
 ) -> Artifact:
@@ -157,9 +176,10 @@ def _workload(
         plan=plan,
         w=w,
         nodes=",".join(map(str, w.nodes)),
-        env=[env_assignment(k, v) for k, v in w.env],
+        env=[(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env],
         limits=limits,
         tuning=tuning,
+        contain=not plan.host.cpuset_ignored,
     )
     return file(
         "systemd",
@@ -179,7 +199,7 @@ def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
         "hostc-tuning.service.j2",
         plan=plan,
         what=", ".join(parts),
-        before=" ".join(w.unit for w in plan.workloads),
+        before=" ".join([*KUBE_UNITS, *(w.unit for w in plan.workloads)]),
         script=SCRIPT,
         conflicts=conflicts(plan),
         drivers=" ".join(DRIVER_UNITS) if hostc_irq is not None or channels else "",
@@ -212,6 +232,21 @@ def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
     return out
 
 
+def irqbalance_owns(plan: Plan) -> tuple[Activation, ...]:
+    """irqbalance enabled and (re)started, whatever a build with another owner left:
+    a disabled irqbalance stays stopped under `try-restart`, and then nobody places
+    interrupts.  A preset file that build installed (`disable irqbalance.service`) goes
+    too, unless this build writes its own over it."""
+    out = [
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.ENABLE, "irqbalance.service"),
+        Activation(Action.START, "irqbalance.service"),
+    ]
+    if not services(plan):
+        out.insert(0, Activation(Action.REMOVE, PRESET_PATH))
+    return tuple(out)
+
+
 def emit(plan: Plan) -> list[Artifact]:
     out: list[Artifact] = []
     parts = tuning_parts(plan)
@@ -227,8 +262,7 @@ def emit(plan: Plan) -> list[Artifact]:
                 "systemd",
                 IRQBALANCE_DROPIN,
                 render("irqbalance-dropin.conf.j2", plan=plan, irq=irq),
-                Activation(Action.DAEMON_RELOAD),
-                Activation(Action.RESTART, "irqbalance.service"),
+                *irqbalance_owns(plan),
             )
         )
     if plan.partition.isolated and _owned(plan):

@@ -120,6 +120,7 @@ def emit(plan: Plan) -> list[Artifact]:
             "tuned",
             path,
             text,
+            Activation(Action.ENABLE_NOW, "tuned.service"),
             Activation(Action.TUNED_PROFILE, PROFILE),
             Activation(Action.REBOOT),
         )

@@ -354,6 +354,21 @@ CASES: list[Case] = [
         at="version = 2",
         message="version",
     ),
+    # the NCCL bootstrap interface lands in an Environment= line of a unit run as root
+    Case(
+        "nccl-socket-ifname-too-long",
+        HEAD + WORKLOAD + '\n[nccl]\nsocket_ifname = "enp1s0f0np0-mgmt0"\n',
+        key="nccl.socket_ifname",
+        at="socket_ifname =",
+        message="interface name",
+    ),
+    Case(
+        "nccl-socket-ifname-injection",
+        HEAD + WORKLOAD + '\n[nccl]\nsocket_ifname = "eth0 LD_PRELOAD"\n',
+        key="nccl.socket_ifname",
+        at="socket_ifname =",
+        message="interface name",
+    ),
 ]
 
 

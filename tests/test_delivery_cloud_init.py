@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.activation import needs_reboot, steps
+from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact
 from hostc.targets import cloud_init
 
@@ -45,6 +45,11 @@ def _user_data(name: str) -> tuple[api.Plan, str]:
     (art,) = api.emit(plan, ["cloud-init"])
     assert art.path == "user-data" and art.target == "cloud-init"
     return plan, art.text
+
+
+def first_boot_steps(plan: api.Plan, files: list[Artifact]) -> list[Step]:
+    """What runcmd runs: every step, or, when a reboot follows, none of the live ones."""
+    return steps(files, plan.host.os_family, live=not needs_reboot(files))
 
 
 def _schema(path: Path) -> subprocess.CompletedProcess[str]:
@@ -82,8 +87,9 @@ def test_user_data_carries_every_file_and_step(name: str) -> None:
     files = host_files(plan)
     doc = user_data(text)
     assert user_data_files(doc) == as_files(files)
-    assert list(doc) == [k for k in ("write_files", "runcmd", "power_state") if k in doc]
-    want = [list(s.argv) for s in steps(files, plan.host.os_family)]
+    keys = ("merge_how", "packages", "write_files", "runcmd", "power_state")
+    assert list(doc) == [k for k in keys if k in doc]
+    want = [list(s.argv) for s in first_boot_steps(plan, files)]
     assert doc.get("runcmd", []) == want
     assert all("reboot" not in argv and "shutdown" not in argv for argv in want)
     if needs_reboot(files):
@@ -115,7 +121,7 @@ def test_real_cloud_init_writes_the_files_and_the_runcmd(name: str, tmp_path: Pa
     lines = script.read_text().splitlines()
     assert lines[0] == "#!/bin/sh"
     assert [shlex.split(ln) for ln in lines[1:]] == [
-        list(s.argv) for s in steps(files, plan.host.os_family)
+        list(s.argv) for s in first_boot_steps(plan, files)
     ]
 
 

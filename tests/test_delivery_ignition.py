@@ -39,9 +39,12 @@ def _plan(name: str) -> api.Plan:
 
 
 def _carried(plan: api.Plan) -> list[Artifact]:
-    return [
+    """The host files Ignition carries, plus the TuneD profile selection it writes in
+    place of `tuned-adm profile` (it runs no command)."""
+    files = [
         a for a in host_files(plan) if not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
+    return files + ignition.tuned_selection(files)
 
 
 def _validate(path: Path) -> subprocess.CompletedProcess[str]:

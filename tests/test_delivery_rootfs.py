@@ -133,7 +133,8 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
     assert [(w[3], w[-1].removeprefix("${DESTDIR:-}")) for w in installs] == [
         (f"{a.mode:04o}", a.path) for a in files
     ]
-    after = lines[lines.index("fi") + 1 :] if "fi" in lines else []
+    # the steps follow the DESTDIR guard, the last `fi` (a tool check may come first)
+    after = lines[len(lines) - lines[::-1].index("fi") :] if "fi" in lines else []
     commands = [shlex.split(ln) for ln in after if not ln.startswith("echo ")]
     assert commands == [list(s.argv) for s in steps(files, plan.host.os_family)]
     assert ("reboot" in art.text.split("\n")[-2]) == needs_reboot(files)
@@ -173,7 +174,8 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     arts = api.emit(plan, ["all"])
     files = [a for a in arts if a.kind is Kind.FILE]
     assert doc["apply"] == [
-        {"argv": list(s.argv), "why": s.why} for s in steps(files, plan.host.os_family)
+        {"argv": list(s.argv), "why": s.why, "live": s.live, "package": s.package}
+        for s in steps(files, plan.host.os_family)
     ]
     assert doc["reboot"] is needs_reboot(files)
     written = {p for p in out.rglob("*") if p.is_file()}

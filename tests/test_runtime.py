@@ -378,7 +378,7 @@ def test_h100_acceptance_plan() -> None:
     assert plan.nodes[0].housekeeping == CpuSet.parse("0-1,64-65")
     assert w.cpus == CpuSet.parse("2-31,66-95") == plan.nodes[0].isolated
     assert w.nodes == (0,) and w.unit == "vllm.service" and w.nics == ("mlx5_0",)
-    assert dict(w.env) == {"NCCL_IB_HCA": "=mlx5_0", "NCCL_SOCKET_IFNAME": "=ibp24s0"}
+    assert dict(w.env) == {"NCCL_IB_HCA": "=mlx5_0"}
     from hostc import plan_view
 
     text = plan_view.render(plan)

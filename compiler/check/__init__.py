@@ -22,6 +22,7 @@ RULES: tuple[Rule, ...] = (
     host.names_valid,
     host.os_well_formed,
     host.systemd_binds_memory,
+    host.systemd_contains_workloads,
     release.kernel_well_formed,
     release.sysctls_exist,
     release.nofile_within_nr_open,

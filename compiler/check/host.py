@@ -56,3 +56,32 @@ def systemd_binds_memory(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
         hint="start the servers under `numactl --membind` (hostc plan prints the line), "
         "or boot a newer release",
     )
+
+
+def systemd_contains_workloads(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """AllowedCPUs=/AllowedMemoryNodes= (systemd ≥ 244, unified cgroup hierarchy) keep a
+    workload on its CPUs and nodes; where the release cannot, they are left out and the
+    placement is only where the service starts."""
+    if not spec.workload:
+        return
+    try:
+        rel = os_release(spec, topo)
+    except ValueError:
+        return  # os_well_formed reports it
+    if rel is None:
+        return
+    version = osfacts.systemd_version(rel.id, rel.version_id)
+    old = version is not None and version < osfacts.ALLOWED_CPUS_SINCE
+    if not old and osfacts.unified_cgroup(rel.id, rel.version_id) is not False:
+        return
+    why = (
+        f"ships systemd {version} (AllowedCPUs= needs {osfacts.ALLOWED_CPUS_SINCE})"
+        if old
+        else "boots the hybrid (v1) cgroup hierarchy, where systemd's cpuset settings do nothing"
+    )
+    yield warning(
+        "host.os" if spec.host.os is not None else "host.topology",
+        f"{rel.id} {rel.version_id} {why}: the workloads start on their CPUs and nodes, but "
+        "a runtime that calls sched_setaffinity or set_mempolicy can move off them",
+        hint="boot with systemd.unified_cgroup_hierarchy=1, or a newer release",
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hostc import kernelfacts
+from hostc import kernelfacts, osfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.osfacts import feature_release, split_os, tuned_profile_dirs
@@ -13,6 +13,7 @@ from hostc.plan import (
     HostFacts,
     Limit,
     LimitValue,
+    ModuleLoad,
     NodeView,
     OsFamily,
     Plan,
@@ -85,6 +86,8 @@ def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Con
         multi_node=len(topo.nodes) > 1,
         rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
         features=(("amd_pstate", amd_pstate),) if amd_pstate is not None else (),
+        gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
+        rdma_nics=sum(1 for n in topo.nics if n.rdma),
     )
 
 
@@ -92,6 +95,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
     release = memory.kernel_release(spec, topo)
     vendor = topo.cpu_vendor
     os_id, family = os_of(spec, topo)
+    systemd, unified, raises = systemd_facts(spec, topo)
     return HostFacts(
         name=spec.host.name,
         role=spec.host.role.value,
@@ -106,6 +110,22 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         tuned_profile_dirs=tuned_profile_dirs(os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
         intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
+        systemd=systemd,
+        unified_cgroup=unified,
+        raises_nr_open=raises,
+    )
+
+
+def systemd_facts(spec: HostSpec, topo: Topology) -> tuple[int | None, bool | None, bool | None]:
+    """The release's systemd, whether it boots the unified cgroup hierarchy and whether
+    its systemd raises fs.nr_open, from the distribution tables (None: not known)."""
+    rel = os_release(spec, topo)
+    if rel is None:
+        return None, None, None
+    return (
+        osfacts.systemd_version(rel.id, rel.version_id),
+        osfacts.unified_cgroup(rel.id, rel.version_id),
+        osfacts.raises_nr_open(rel.id, rel.version_id),
     )
 
 
@@ -135,29 +155,42 @@ def _limit_value(value: str) -> LimitValue:
     return UNLIMITED if value == UNLIMITED else int(value)
 
 
-def nr_open_for(limits: list[Limit], sysctls: list[Sysctl]) -> list[Sysctl]:
-    """fs.nr_open raised with a nofile above the kernel's default ceiling, in the same build.
+def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], host: HostFacts) -> list[Sysctl]:
+    """fs.nr_open raised with a nofile above the kernel's default ceiling, never lowered.
 
     Without it setrlimit fails with EPERM, pam_limits returns PAM_PERM_DENIED and
-    ssh, sudo and login are refused (systemd quietly clamps services instead).
+    ssh, sudo and login are refused (systemd quietly clamps services instead).  A
+    systemd built with the bump raises fs.nr_open to the kernel's maximum at boot,
+    where a smaller value from sysctl.d would lower it; so the nofile itself is written
+    only where the release's systemd is known not to raise it, and the maximum where
+    that is not known (it lowers nothing either way).
     """
     nofile = next((x for x in limits if x.item == "nofile"), None)
     if nofile is None or nofile.value == UNLIMITED or any(s.key == "fs.nr_open" for s in sysctls):
         return []
-    if nofile.value <= kernelfacts.NR_OPEN_DEFAULT:
+    if nofile.value <= kernelfacts.NR_OPEN_DEFAULT or host.raises_nr_open:
         return []
-    return [
-        Sysctl(
-            "fs.nr_open",
-            str(nofile.value),
-            Reason(
-                nofile.reason.source,
-                f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
-                f"{kernelfacts.NR_OPEN_DEFAULT}: without this, setrlimit fails and "
-                "pam_limits refuses logins",
-            ),
+    need = (
+        f"nofile {nofile.value} exceeds the kernel's default fs.nr_open "
+        f"{kernelfacts.NR_OPEN_DEFAULT}: without a higher one, setrlimit fails and "
+        "pam_limits refuses logins"
+    )
+    if host.raises_nr_open is None:
+        value = kernelfacts.NR_OPEN_MAX
+        why = (
+            f"{need}; the kernel's maximum, as a systemd built with the fs.nr_open bump "
+            "sets it at boot, so it lowers nothing there (this release's systemd is not "
+            "known: set host.os)"
         )
-    ]
+    else:
+        value = nofile.value
+        release = host.os or "this release"
+        if host.systemd is not None and host.systemd < osfacts.BUMPS_NR_OPEN_SINCE:
+            how = f"ships systemd {host.systemd}, which predates raising it at boot (240)"
+        else:
+            how = "builds its systemd without raising it at boot"
+        why = f"{need}; {release} {how}"
+    return [Sysctl("fs.nr_open", str(value), Reason(nofile.reason.source, why))]
 
 
 _CARRIER = {
@@ -218,7 +251,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
     ]
     sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
-    sysctls += nr_open_for(limits, sysctls)
+    sysctls += nr_open_for(limits, sysctls, host)
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
@@ -263,4 +296,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
             *kernel.nohz_left_out(spec, isolation),
         ),
         boot=boot(host, runtime_plan.owner),
+        modules_load=tuple(
+            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
+        ),
     )

@@ -138,15 +138,26 @@ def closest_nics(
     return on_node, "on the same NUMA node as its GPUs (no PIX/PXB link in the snapshot)"
 
 
-def nccl_env(nics: Sequence[Nic]) -> list[tuple[str, str]]:
-    """`=` asks NCCL for exact names: a bare `mlx5_1` would also match mlx5_10 … mlx5_17."""
+_SOCKET_REASON = Reason(
+    "nccl.socket_ifname",
+    "NCCL bootstraps over this interface (it must carry an IP address); the RDMA NICs "
+    "above carry the data",
+)
+
+
+def nccl_env(nics: Sequence[Nic], socket_ifname: str | None = None) -> list[tuple[str, str]]:
+    """`=` asks NCCL for exact names: a bare `mlx5_1` would also match mlx5_10 … mlx5_17.
+
+    NCCL_SOCKET_IFNAME picks the interface NCCL *bootstraps* over, which must carry an
+    IP address; the RDMA NICs' netdevs often carry none (NCCL then fails at init with
+    "Bootstrap : no socket interface found"), and the snapshot holds no addresses.  So
+    it is set only from the spec's `[nccl] socket_ifname`, never from the NICs."""
     out = []
     hcas = [n.rdma for n in nics if n.rdma]
     if hcas:
         out.append(("NCCL_IB_HCA", "=" + ",".join(hcas)))
-    ifs = [n.netdev for n in nics if n.netdev]
-    if ifs:
-        out.append(("NCCL_SOCKET_IFNAME", "=" + ",".join(ifs)))
+    if socket_ifname is not None:
+        out.append(("NCCL_SOCKET_IFNAME", "=" + socket_ifname))
     return out
 
 
@@ -181,9 +192,10 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Worklo
                 ),
                 unit=unit_of(w),
                 nics=tuple(n.name for n in nics),
-                env=tuple(nccl_env(nics)),
+                env=tuple(nccl_env(nics, spec.nccl.socket_ifname)),
                 nics_reason=Reason("topology:nics", f"NICs {how}") if nics else None,
                 shared=w.share_cpus,
+                socket_reason=_SOCKET_REASON if spec.nccl.socket_ifname is not None else None,
             )
         )
     return out

@@ -26,7 +26,7 @@ from hostc.kubelet_options import (
 )
 from hostc.plan import IrqOwner, RuntimeOwner
 from hostc.quantity import Quantity
-from hostc.spec.text import KernelArgText, Name
+from hostc.spec.text import IfName, KernelArgText, Name
 from hostc.topology.model import doc
 from hostc.units import PageSize
 
@@ -490,6 +490,9 @@ class HostSpec:
     runtime: Runtime = attrs.field(
         factory=lambda: Runtime(), metadata=doc("who applies the runtime settings")
     )
+    nccl: Nccl = attrs.field(
+        factory=lambda: Nccl(), metadata=doc("NCCL's environment in the workloads' drop-ins")
+    )
 
 
 # --- Runtime tuning (issue 10) ---
@@ -605,5 +608,21 @@ class Runtime:
             "who applies governor, EPP, THP defrag, IRQ and workqueue masks: `systemd` "
             "(hostc-tuning.service; default) or `tuned` (the hostc TuneD profile)",
             "systemd",
+        ),
+    )
+
+
+@attrs.frozen
+class Nccl:
+    """NCCL's bootstrap needs an interface with an IP address; the RDMA NICs' netdevs
+    often have none ("Bootstrap : no socket interface found"), so hostc never guesses
+    it from the topology: it sets NCCL_SOCKET_IFNAME only when named here."""
+
+    socket_ifname: IfName | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "interface NCCL bootstraps over (the management network, one with an IP "
+            "address): NCCL_SOCKET_IFNAME==<name> in every workload; unset, NCCL picks one",
+            "eth0",
         ),
     )

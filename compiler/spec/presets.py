@@ -35,6 +35,7 @@ class Kind(enum.StrEnum):
     IOMMU = "iommu"
     IRQ_OWNER = "irq_owner"
     RUNTIME_OWNER = "runtime_owner"
+    MODULE_LOAD = "module_load"  # a module systemd-modules-load loads at every boot
 
 
 #: Settings that are not sysctls, by name.  Any dotted name is a sysctl.
@@ -50,6 +51,8 @@ NAMED: Mapping[str, Kind] = {
     "iommu": Kind.IOMMU,
     "irq_owner": Kind.IRQ_OWNER,
     "runtime_owner": Kind.RUNTIME_OWNER,
+    "load_nvidia_peermem": Kind.MODULE_LOAD,
+    "load_ib_umad": Kind.MODULE_LOAD,
 }
 
 
@@ -70,6 +73,8 @@ class Context:
     rdma: bool = False  # a workload is handed RDMA NICs (GPUDirect RDMA)
     #: (feature, upstream release its kernel has) where the distribution backports it
     features: tuple[tuple[str, tuple[int, int]], ...] = ()
+    gpu_vendors: tuple[str, ...] = ()  # lower-case vendors of the snapshot's GPUs
+    rdma_nics: int = 0  # NICs with an RDMA device
 
 
 X86 = X86_ARCHES
@@ -90,8 +95,14 @@ class Cond:
     kernel_min: tuple[int, int] | None = None
     kernel_below: tuple[int, int] | None = None
     multi_node: bool | None = None
+    gpu_vendor: tuple[str, ...] = ()  # some GPU of one of these vendors
+    min_rdma_nics: int = 0
 
     def holds(self, ctx: Context) -> bool:
+        if self.gpu_vendor and not set(self.gpu_vendor) & set(ctx.gpu_vendors):
+            return False
+        if ctx.rdma_nics < self.min_rdma_nics:
+            return False
         if self.arch and ctx.arch not in self.arch:
             return False
         if self.vendor and ctx.cpu_vendor not in self.vendor:
@@ -167,8 +178,10 @@ ENTRIES: tuple[Entry, ...] = (
             role,
             "vm.overcommit_memory",
             1,
-            "the heuristic mode (0) refuses any single allocation larger than RAM plus swap, "
-            "which large mmapped weights and forked loader workers can request; 1 never refuses",
+            "the heuristic mode (0) refuses any single allocation larger than RAM plus swap; "
+            "anonymous and private writable memory (host copies of weights, forked loader "
+            "workers) counts, read-only or shared file mappings of weights do not; "
+            "1 never refuses",
         )
         for role in ("inference", "training")
     ),
@@ -351,6 +364,51 @@ ENTRIES: tuple[Entry, ...] = (
         "systemd",
         "hostc's oneshot hostc-tuning.service applies the runtime settings (no TuneD needed)",
     ),
+    # GPU + RDMA hosts: NVIDIA's nvidia-base TuneD profile (skyhook-packages
+    # nvidia-tuned/profiles/common/nvidia-base) and the CUDA GPUDirect RDMA guide.
+    _e(
+        "base",
+        "load_nvidia_peermem",
+        "nvidia-peermem",
+        "GPUDirect RDMA: the NICs read and write GPU memory only through this module "
+        "(CUDA GPUDirect RDMA guide, nvidia-peermem); nothing loads it by itself",
+        gpu_vendor=("nvidia",),
+        min_rdma_nics=1,
+    ),
+    _e(
+        "base",
+        "load_ib_umad",
+        "ib_umad",
+        "user-space MAD access (/dev/infiniband/umad*) for ibstat, ibnetdiscover and a "
+        "subnet manager; NVIDIA's nvidia-base profile loads it on GPU+RDMA hosts",
+        gpu_vendor=("nvidia",),
+        min_rdma_nics=1,
+    ),
+    *(
+        _e(
+            "base",
+            f"net.ipv4.conf.{scope}.{key}",
+            value,
+            why,
+            gpu_vendor=("nvidia",),
+            min_rdma_nics=2,
+        )
+        for scope in ("all", "default")
+        for key, value, why in (
+            (
+                "arp_announce",
+                2,
+                "several RDMA NICs on one subnet: ARP requests name the address of the "
+                "NIC they leave by (default 0: any local address), as nvidia-base sets",
+            ),
+            (
+                "arp_ignore",
+                1,
+                "several RDMA NICs on one subnet: a NIC answers ARP only for its own "
+                "address (default 0: every NIC answers for all), as nvidia-base sets",
+            ),
+        )
+    ),
 )
 
 
@@ -448,7 +506,7 @@ _BY_LAYER = _by_layer()
 @functools.lru_cache(maxsize=64)
 def _presets_for(ctx: Context) -> tuple[tuple[str, Resolved], ...]:
     """What the preset layers set for one context: a pure function of the (constant)
-    table and six facts, so each context's answer is worked out once."""
+    table and the context's facts, so each context's answer is worked out once."""
     out: dict[str, Resolved] = {}
     for layer, entries in _BY_LAYER:
         for e in entries:

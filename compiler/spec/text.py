@@ -23,9 +23,17 @@ from hostc import charsets
 Name = NewType("Name", str)
 #: One kernel argument, `key` or `key=value`.
 KernelArgText = NewType("KernelArgText", str)
+#: A network interface name (`eth0`, `bond0.100`): what NCCL_SOCKET_IFNAME matches.
+IfName = NewType("IfName", str)
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
 _NAME = re.compile(NAME_PATTERN)
+
+#: Interface names: the kernel takes at most IFNAMSIZ-1 = 15 bytes and refuses `/`,
+#: `:` and whitespace (net/core/dev.c dev_valid_name); hostc takes the plain subset
+#: that udev's and the distributions' names use, so the value is one word everywhere.
+IFNAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$"
+_IFNAME = re.compile(IFNAME_PATTERN)
 
 #: A kernel argument: characters both the kernel's parser and GRUB's script
 #: language take literally when unquoted (no quoting, braces, globs, comments,
@@ -71,6 +79,17 @@ def name_problem(text: str) -> str | None:
         return (
             f"{shown(text)} is not a name: 1 to 63 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
+        )
+    return None
+
+
+def ifname_problem(text: str) -> str | None:
+    if (c := control_char(text)) is not None:
+        return f"contains a control character ({c})"
+    if not _IFNAME.match(text):
+        return (
+            f"{shown(text)} is not a network interface name: 1 to 15 letters, digits, "
+            "'_', '.' or '-' (IFNAMSIZ), not starting with '.' or '-'"
         )
     return None
 
@@ -157,7 +176,7 @@ def toml_key(key: str) -> str:
 
 def json_schema(tp: object) -> dict[str, object] | None:
     """The JSON Schema of one of the typed strings here, or None for other types."""
-    patterns = {Name: NAME_PATTERN, KernelArgText: KERNEL_ARG_PATTERN}
+    patterns = {Name: NAME_PATTERN, KernelArgText: KERNEL_ARG_PATTERN, IfName: IFNAME_PATTERN}
     if tp in patterns:
         return {"type": "string", "pattern": patterns[tp]}
     return None

@@ -21,6 +21,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-d.service.
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system-preset/90-hostc.preset "${DESTDIR:-}"/etc/systemd/system-preset/90-hostc.preset
 install -D -m 0644 -o root -g root -- "$src"/etc/modprobe.d/90-hostc.conf "${DESTDIR:-}"/etc/modprobe.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -35,6 +36,8 @@ sysctl --system
 systemctl enable hostc-tuning.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # a running serve-a.service rereads its config
 systemctl try-restart serve-a.service
 # a running serve-b.service rereads its config
@@ -44,7 +47,7 @@ systemctl try-restart serve-c.service
 # a running serve-d.service rereads its config
 systemctl try-restart serve-d.service
 # modules loaded from the initramfs
-update-initramfs -u
+update-initramfs -u -k all
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -11,6 +11,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${
 install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/rke2-agent.service.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system/rke2-agent.service.d/90-hostc-limits.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/rancher/rke2/config.yaml.d/90-hostc.yaml "${DESTDIR:-}"/etc/rancher/rke2/config.yaml.d/90-hostc.yaml
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-kubelet-reset "${DESTDIR:-}"/usr/local/sbin/hostc-kubelet-reset
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-kubelet-reset.service "${DESTDIR:-}"/etc/systemd/system/hostc-kubelet-reset.service
@@ -20,10 +21,13 @@ install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DEST
 install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.rules "${DESTDIR:-}"/etc/udev/rules.d/90-hostc-tuning.rules
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# stale state in /etc/systemd/system-preset/90-hostc.preset would be restored
+rm -f -- /etc/systemd/system-preset/90-hostc.preset
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
@@ -36,10 +40,14 @@ sysctl --system
 systemctl enable hostc-kubelet-reset.service
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start irqbalance.service at every boot
+systemctl enable irqbalance.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
-# a running irqbalance.service rereads its config
-systemctl try-restart irqbalance.service
+# apply irqbalance.service now
+systemctl restart irqbalance.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2

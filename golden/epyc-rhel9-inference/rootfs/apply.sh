@@ -19,6 +19,7 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/triton-b.service
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system-preset/90-hostc.preset "${DESTDIR:-}"/etc/systemd/system-preset/90-hostc.preset
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -33,12 +34,16 @@ sysctl --system
 /usr/local/sbin/hostc-kargs
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start irqbalance.service at every boot
+systemctl enable irqbalance.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
+# apply irqbalance.service now
+systemctl restart irqbalance.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # a running triton-a.service rereads its config
 systemctl try-restart triton-a.service
 # a running triton-b.service rereads its config
 systemctl try-restart triton-b.service
-# a running irqbalance.service rereads its config
-systemctl try-restart irqbalance.service
 echo "hostc: reboot to apply the kernel command line" >&2

@@ -17,10 +17,13 @@ install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.ru
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/vllm.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/vllm.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# stale state in /etc/systemd/system-preset/90-hostc.preset would be restored
+rm -f -- /etc/systemd/system-preset/90-hostc.preset
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
@@ -29,12 +32,16 @@ systemctl daemon-reexec
 sysctl --system
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start irqbalance.service at every boot
+systemctl enable irqbalance.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
+# apply irqbalance.service now
+systemctl restart irqbalance.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
 # a running vllm.service rereads its config
 systemctl try-restart vllm.service
-# a running irqbalance.service rereads its config
-systemctl try-restart irqbalance.service
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2
