@@ -280,7 +280,15 @@ def test_arp_sysctls_only_with_several_rdma_nics() -> None:
 
 def test_arp_presets_never_lower_the_kernel_default() -> None:
     """ip-sysctl.rst: arp_announce and arp_ignore default to 0 (a table fact each)."""
-    ctx = presets.Context("inference", "x86_64", "intel", (6, 8), True, ("nvidia",), 8)
+    ctx = presets.Context(
+        role="inference",
+        arch="x86_64",
+        cpu_vendor="intel",
+        kernel=(6, 8),
+        pinned=True,
+        gpu_vendors=("nvidia",),
+        rdma_nics=8,
+    )
     got = {r.setting: r.value for r in presets.merge(ctx) if r.setting in ARP}
     assert got == ARP
     for key, value in got.items():
