@@ -55,6 +55,7 @@ __all__ = [
     "probe",
     "read_source",
     "read_topology",
+    "render_svg",
     "targets",
     "topology_path",
     "write",
@@ -216,3 +217,10 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
         elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
     return out
+
+
+def render_svg(plan: Plan) -> str:
+    """The partition as an SVG picture (`hostc plan --format svg`): deterministic text."""
+    from hostc.report.svg import render_svg as _render
+
+    return _render(plan)

@@ -261,14 +261,23 @@ def plan_cmd(
     topology: TopologyOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
     strict: StrictOpt = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, json, or svg (the partition as a picture)")
+    ] = "text",
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
     from hostc import plan_view
 
+    if fmt not in ("text", "json", "svg"):
+        _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
-    if as_json:
+    if fmt == "svg":
+        from hostc import api
+
+        sys.stdout.write(api.render_svg(plan))
+    elif as_json or fmt == "json":
         sys.stdout.write(plan_view.dumps(plan))
     else:
         sys.stdout.write(plan_view.render(plan))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
+from hostc.lower.hardware import hardware
 from hostc.lower import kubelet as lower_kubelet
 from hostc.osfacts import split_os, tuned_profile_dirs
 from hostc.plan import (
@@ -233,4 +234,5 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         kubelet=lower_kubelet.lower(spec, part, tuple(nodes)),
         left_out=presets.LEFT_OUT,
         boot=boot(host, runtime_plan.owner),
+        hardware=hardware(topo),
     )
