@@ -34,6 +34,7 @@ def render_svg(plan: Plan) -> str:
     ctx = Context(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu)
     for pkg, nodes in _packages(plan):
         y = _package(body, y, pkg, nodes, plan, by_role, ctx) + 12
+    y = _unplaced(body, y, plan, by_role, ctx)
     y = _cmdline(body, y, plan)
     height = y + P.MARGIN
     svg = root(P.WIDTH, height, _summary(plan))
@@ -214,6 +215,40 @@ def _node(
     y += memory_bar(ng, x + P.PAD, y, w - 2 * P.PAD, node, plan)
     frame.set("height", str(y - top))
     return y
+
+
+def _unplaced(g: ET.Element, y: int, plan: Plan, by_role: dict[int, Role], ctx: Context) -> int:
+    """Offline CPUs the snapshot puts on no node (Linux does not say for some)."""
+    cores = [(cpu,) for n, cpus in plan.hardware.offline if n is None for cpu in cpus]
+    if not cores:
+        return y
+    label = "offline CPUs, NUMA node unknown"
+    ug = el(g, "g", data_node="")
+    frame = titled(
+        ug,
+        "rect",
+        label,
+        x=P.MARGIN,
+        y=y,
+        width=P.WIDTH - 2 * P.MARGIN,
+        height=0,
+        rx=6,
+        fill=P.PACKAGE_BG,
+        stroke=P.FRAME,
+    )
+    el(
+        ug,
+        "text",
+        label,
+        x=P.MARGIN + P.PAD,
+        y=y + 18,
+        font_size=13,
+        font_weight="bold",
+        fill=P.INK,
+    )
+    height = 28 + cpus_area(ug, P.MARGIN + P.PAD, y + 28, cores, by_role, ctx) + 6
+    frame.set("height", str(height))
+    return y + height + 12
 
 
 def _cmdline(g: ET.Element, y: int, plan: Plan) -> int:
