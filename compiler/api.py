@@ -32,6 +32,7 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
+    from hostc.report.explain import Explanation
     from hostc.targets import Target
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "diff",
     "dumps_snapshot",
     "emit",
+    "explain",
     "import_source",
     "load_spec",
     "manifest",
@@ -224,3 +226,27 @@ def render_svg(plan: Plan) -> str:
     from hostc.report.svg import render_svg as _render
 
     return _render(plan)
+
+
+def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explanation:
+    """`hostc explain`: for a setting name, spec key path or `artifact-path:line`, where
+    the value came from, its Plan entry and reason, the artifact lines carrying it, and
+    where a host shows it.  An unknown WHAT raises HostcError with close matches."""
+    from hostc.diagnostics import with_file
+    from hostc.report.explain import explain as _explain
+
+    spec, source = _read_spec(spec_path)
+    topo_path = topology_path(spec, spec_path, topology, source)
+    plan, _ = compile_plan(
+        spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
+    )
+    try:
+        topo_text = topo_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        topo_text = ""
+    try:
+        return _explain(
+            plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text)
+        )
+    except HostcError as e:
+        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None

@@ -283,6 +283,31 @@ def plan_cmd(
         sys.stdout.write(plan_view.render(plan))
 
 
+@app.command("explain")
+def explain_cmd(
+    spec: SpecArg,
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="a setting (vm.swappiness), a spec key path (kernel.transparent_hugepage) "
+            "or an artifact line (/etc/sysctl.d/90-hostc.conf:12)",
+            show_default=False,
+        ),
+    ],
+    topology: TopologyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the chain as JSON")] = False,
+) -> None:
+    """Show where a setting comes from, its reason, the lines that carry it, and where a
+    host shows it."""
+    from hostc import api
+
+    found = _guard(lambda: api.explain(spec, what, topology))
+    if as_json:
+        typer.echo(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(found.render())
+
+
 @app.command("targets")
 def targets_cmd() -> None:
     """List the targets `--target` accepts."""

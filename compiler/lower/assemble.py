@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hostc import kernelfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
-from hostc.lower.hardware import hardware
 from hostc.lower import kubelet as lower_kubelet
+from hostc.lower.hardware import hardware
 from hostc.osfacts import split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,

@@ -31,7 +31,7 @@ def el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: At
 
 def titled(parent: ET.Element, tag: str, title: str, **attrs: Attr) -> ET.Element:
     """An element with a `<title>` child: the hover text, and what a screen reader says."""
-    e = el(parent, tag, **attrs)
+    e = el(parent, tag, None, **attrs)
     el(e, "title", title)
     return e
 
