@@ -32,6 +32,7 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
+    from hostc.report.review import Review
     from hostc.report.explain import Explanation
     from hostc.targets import Target
 
@@ -50,6 +51,7 @@ __all__ = [
     "dumps_snapshot",
     "emit",
     "explain",
+    "plan_diff",
     "import_source",
     "load_spec",
     "manifest",
@@ -250,3 +252,12 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
         )
     except HostcError as e:
         raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
+
+
+def plan_diff(old: str, new: str) -> Review:
+    """`hostc diff`: OLD and NEW are spec files, plan.json files or `SPEC@REV` (a spec and
+    its topology at a git revision).  The Plan-level change and, from specs, the artifacts
+    whose bytes change."""
+    from hostc.report.review import review
+
+    return review(old, new)

@@ -308,6 +308,38 @@ def explain_cmd(
         sys.stdout.write(found.render())
 
 
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    new: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="the changes as JSON")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
+    ] = "markdown",
+) -> None:
+    """Show what changes between two specs or Plans: CPUs, settings with both reasons,
+    artifacts.  Exit 0 without a change, 1 with one (like diff(1)), 2 on bad input."""
+    from hostc import api
+
+    if fmt not in ("markdown", "json", "html"):
+        _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    found = _guard(lambda: api.plan_diff(old, new))
+    if fmt == "html":
+        from hostc.report.html import page
+
+        sys.stdout.write(page(found))
+    elif as_json or fmt == "json":
+        from hostc.report.review import to_json
+
+        typer.echo(json.dumps(to_json(found), indent=2, ensure_ascii=False))
+    else:
+        from hostc.report.review import to_markdown
+
+        sys.stdout.write(to_markdown(found))
+    if found.changed:
+        raise typer.Exit(1)
+
+
 @app.command("targets")
 def targets_cmd() -> None:
     """List the targets `--target` accepts."""
