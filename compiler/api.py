@@ -32,8 +32,8 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
-    from hostc.report.review import Review
     from hostc.report.explain import Explanation
+    from hostc.report.review import Review
     from hostc.targets import Target
 
 __all__ = [
@@ -51,11 +51,11 @@ __all__ = [
     "dumps_snapshot",
     "emit",
     "explain",
-    "plan_diff",
     "import_source",
     "load_spec",
     "manifest",
     "needs_reboot",
+    "plan_diff",
     "probe",
     "read_source",
     "read_topology",

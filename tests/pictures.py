@@ -3,13 +3,18 @@ screenshot of an SVG or HTML file, decoded enough to tell a blank page from a dr
 
 from __future__ import annotations
 
+import shutil
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
+import pytest
+
 from hostc.cpuset import CpuSet
+
+from conftest import IN_CI
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -95,3 +100,21 @@ def png_size_and_colours(data: bytes, enough: int = 8) -> tuple[int, int, int]:
             break
         prev = line
     return width, height, len(seen)
+
+
+def need_chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if IN_CI:
+            pytest.fail("chromium is missing; .ci/run must install it")
+        pytest.skip("chromium not installed: the browser rendering test needs it")
+    return path
+
+
+def browser_check(page: Path, width: int, height: int, tmp_path: Path) -> None:
+    """Chromium draws `page` at width × height: a PNG of that size, not one flat colour."""
+    png = tmp_path / (page.stem + ".png")
+    screenshot(need_chromium(), page, png, width, height, tmp_path)
+    w, h, colours = png_size_and_colours(png.read_bytes())
+    assert (w, h) == (width, height)
+    assert colours >= 3, "the screenshot is blank"

@@ -5,7 +5,6 @@ browser at the size its viewBox says."""
 from __future__ import annotations
 
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
-from conftest import IN_CI, run_hostc
-from pictures import SVG, cpus_shown, png_size_and_colours, screenshot
+from conftest import run_hostc
+from pictures import SVG, browser_check, cpus_shown
 from test_properties import cases
 from topogen import machine
 
@@ -128,24 +127,6 @@ def test_plan_format_svg_prints_the_golden_picture() -> None:
     r = run_hostc("plan", ROOT / "examples" / "dgx-h100-inference" / "node.toml", "--format", "svg")
     assert r.returncode == 0, r.stderr
     assert r.stdout == (ROOT / "golden" / "dgx-h100-inference" / "plan.svg").read_text()
-
-
-def need_chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        if IN_CI:
-            pytest.fail("chromium is missing; .ci/run must install it")
-        pytest.skip("chromium not installed: the browser rendering test needs it")
-    return path
-
-
-def browser_check(page: Path, width: int, height: int, tmp_path: Path) -> None:
-    """Chromium draws `page` at width × height: a PNG of that size, not one flat colour."""
-    png = tmp_path / (page.stem + ".png")
-    screenshot(need_chromium(), page, png, width, height, tmp_path)
-    w, h, colours = png_size_and_colours(png.read_bytes())
-    assert (w, h) == (width, height)
-    assert colours >= 3, "the screenshot is blank"
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
