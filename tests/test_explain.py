@@ -109,3 +109,18 @@ def test_explain_json_and_unknown_what_exits_2_with_close_matches() -> None:
     assert "close: vm.swappiness" in bad.stderr
     comment = run_hostc("explain", DGX, "/etc/sysctl.d/90-hostc.conf:1")
     assert comment.returncode == 2 and "carries no setting" in comment.stderr
+
+
+@pytest.mark.parametrize(
+    "example", sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+)
+def test_every_setting_of_the_examples_is_found_in_the_artifacts(example: str) -> None:
+    """The spellings follow the targets: a target that renames a key breaks this test,
+    not `explain` silently.  Only a partition with nothing isolated has no line."""
+    from hostc.report.catalog import settings
+    from hostc.report.explain import _lines
+
+    plan, _ = api.compile_file(ROOT / "examples" / example / "node.toml")
+    arts = api.emit(plan)
+    missing = {s.name for s in settings(plan) if not _lines(s, arts)}
+    assert missing == ({"housekeeping", "isolated"} if not plan.partition.isolated else set())

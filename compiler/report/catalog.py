@@ -52,6 +52,8 @@ ARG_FILES = {
     "transparent_hugepage": "/sys/kernel/mm/transparent_hugepage/enabled",
     "default_hugepagesz": "/proc/meminfo (Hugepagesize)",
 }
+#: other spellings of a kernel argument's setting: TuneD's [vm] option (tuned.conf(5))
+ARG_ALIASES = {"transparent_hugepage": ("transparent_hugepages",)}
 LIMIT_FIELDS = {"nofile": "Max open files", "memlock": "Max locked memory"}
 
 
@@ -68,7 +70,8 @@ def _kernel(plan: Plan) -> list[Setting]:
                 if p.per_node
             ]
         value = "" if a.value is None else a.value
-        out.append(Setting(a.key, value, a.reason, "boot", _token(a.key), tuple(where)))
+        carries = _any(*(_token(k) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
+        out.append(Setting(a.key, value, a.reason, "boot", carries, tuple(where)))
     return out
 
 

@@ -55,7 +55,7 @@ def runtime(plan: Plan) -> list[Setting]:
                 rt.thp_defrag.mode,
                 rt.thp_defrag.reason,
                 "runtime",
-                _has("transparent_hugepage/defrag"),
+                _has("transparent_hugepage/defrag", "transparent_hugepage.defrag="),
                 ("/sys/kernel/mm/transparent_hugepage/defrag",),
             )
         )
