@@ -124,3 +124,21 @@ def test_every_setting_of_the_examples_is_found_in_the_artifacts(example: str) -
     arts = api.emit(plan)
     missing = {s.name for s in settings(plan) if not _lines(s, arts)}
     assert missing == ({"housekeeping", "isolated"} if not plan.partition.isolated else set())
+
+
+def test_isolcpus_is_read_back_from_the_isolated_file_only_with_the_domain_flag() -> None:
+    """drivers/base/cpu.c prints possible CPUs outside housekeeping(HK_TYPE_DOMAIN): with
+    `isolcpus=managed_irq,…` alone /sys/devices/system/cpu/isolated stays empty."""
+    import attrs
+
+    from hostc.report.catalog import ISOLATED_FILE, isolated_file
+
+    plan, _ = api.compile_file(DGX)
+    iso = plan.isolation_by("isolcpus")
+    assert iso is not None and iso.flags == ("managed_irq",)
+    assert isolated_file(plan).startswith(f"not {ISOLATED_FILE}")
+    (isolcpus,) = [f for f in api.explain(DGX, "isolcpus").found]
+    assert ISOLATED_FILE not in isolcpus.observe
+    for flags in (("domain", "managed_irq"), ()):
+        other = attrs.evolve(iso, flags=flags)
+        assert isolated_file(attrs.evolve(plan, isolation=(other,))) == ISOLATED_FILE

@@ -45,9 +45,13 @@ def _any(*carriers: Carrier) -> Carrier:
     return lambda path, line: any(c(path, line) for c in carriers)
 
 
-#: kernel arguments a host also shows outside /proc/cmdline (Documentation/ABI)
+#: kernel arguments a host also shows outside /proc/cmdline.  Sources:
+#: Documentation/ABI/testing/sysfs-devices-system-cpu (`isolated`, `nohz_full`, the
+#: latter with CONFIG_NO_HZ_FULL); Documentation/admin-guide/mm/transhuge.rst (`enabled`).
+#: `isolated` is every possible CPU outside housekeeping_cpumask(HK_TYPE_DOMAIN)
+#: (drivers/base/cpu.c, print_cpus_isolated): only isolcpus= with the `domain` flag (or
+#: no flags, which means domain) fills it, so `isolated_file` decides per host.
 ARG_FILES = {
-    "isolcpus": "/sys/devices/system/cpu/isolated",
     "nohz_full": "/sys/devices/system/cpu/nohz_full",
     "transparent_hugepage": "/sys/kernel/mm/transparent_hugepage/enabled",
     "default_hugepagesz": "/proc/meminfo (Hugepagesize)",
@@ -57,12 +61,25 @@ ARG_ALIASES = {"transparent_hugepage": ("transparent_hugepages",)}
 LIMIT_FIELDS = {"nofile": "Max open files", "memlock": "Max locked memory"}
 
 
+ISOLATED_FILE = "/sys/devices/system/cpu/isolated"
+
+
+def isolated_file(plan: Plan) -> str:
+    """Where a host shows the isolcpus set, or why it does not (no `domain` flag)."""
+    iso = plan.isolation_by("isolcpus")
+    if iso is not None and (not iso.flags or "domain" in iso.flags):
+        return ISOLATED_FILE
+    return f"not {ISOLATED_FILE}: it lists only CPUs isolated with the `domain` flag"
+
+
 def _kernel(plan: Plan) -> list[Setting]:
     out = []
     for a in kernel_args(plan):
         where = ["/proc/cmdline (cat /proc/cmdline)"]
         if a.key in ARG_FILES:
             where.append(ARG_FILES[a.key])
+        if a.key == "isolcpus":
+            where.append(isolated_file(plan))
         if a.key == "hugepages":
             where += [
                 f"/sys/kernel/mm/hugepages/hugepages-{p.size_kib}kB/nr_hugepages"
@@ -149,7 +166,7 @@ def _partition(plan: Plan) -> list[Setting]:
             p.isolated_reason,
             "boot",
             _any(*(_token(m.mechanism) for m in plan.isolation if m.mechanism != "irqaffinity")),
-            ("/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"),
+            (isolated_file(plan), "/sys/devices/system/cpu/nohz_full"),
         ),
     ]
 
