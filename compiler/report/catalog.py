@@ -174,6 +174,7 @@ def _partition(plan: Plan) -> list[Setting]:
 def settings(plan: Plan) -> list[Setting]:
     """Every named setting, in `hostc plan`'s order: the partition, kernel arguments,
     sysctls, limits, workloads, then the runtime settings."""
+    from hostc.report.catalog_kubelet import kubelet
     from hostc.report.catalog_runtime import runtime
 
     return [
@@ -183,4 +184,5 @@ def settings(plan: Plan) -> list[Setting]:
         *_limits(plan),
         *_workloads(plan),
         *runtime(plan),
+        *kubelet(plan),
     ]
