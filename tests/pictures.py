@@ -47,6 +47,7 @@ def screenshot(chromium: str, page: Path, png: Path, width: int, height: int, tm
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            "--hide-scrollbars",
             f"--user-data-dir={tmp / 'profile'}",
             f"--screenshot={png}",
             f"--window-size={width},{height}",

@@ -86,9 +86,9 @@ def _legend(g: ET.Element, y: int, plan: Plan) -> int:
     items: list[tuple[Role, str]] = [
         (Role(c), n)
         for c, n in (
-            (HOUSEKEEPING, "housekeeping"),
-            (ISOLATED, "isolated, no workload"),
-            (OFFLINE, "offline"),
+            (HOUSEKEEPING, "housekeeping (hk)"),
+            (ISOLATED, "isolated, no workload (iso)"),
+            (OFFLINE, "offline (off)"),
         )
         if Role(c) in found
     ]

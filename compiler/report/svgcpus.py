@@ -104,7 +104,7 @@ def _labels(g: ET.Element, x: int, y: int, row: list[Role]) -> None:
         el(
             g,
             "text",
-            fit(row[i].key, width, 10),
+            _label(row[i].key, width),
             x=left + width // 2,
             y=y + 10,
             font_size=10,
@@ -112,6 +112,18 @@ def _labels(g: ET.Element, x: int, y: int, row: list[Role]) -> None:
             fill=P.INK,
         )
         i = j + 1
+
+
+#: the short form of a class name where a stretch is too narrow for the full one
+SHORT = {"housekeeping": "hk", "isolated": "iso", "offline": "off"}
+
+
+def _label(key: str, width: int) -> str:
+    """The full name if it fits, else the class's short form (the legend explains it),
+    else the name cut with an ellipsis (the cells' titles carry it whole)."""
+    if fit(key, width, 10) == key or key not in SHORT:
+        return fit(key, width, 10)
+    return SHORT[key]
 
 
 Run = tuple[Role, list[int], int]  # role, CPUs, cores
