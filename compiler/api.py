@@ -242,10 +242,9 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
     plan, _ = compile_plan(
         spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
     )
-    try:
-        topo_text = topo_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        topo_text = ""
+    from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
+
+    topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
     try:
         return _explain(
             plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text)

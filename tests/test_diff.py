@@ -129,3 +129,16 @@ def test_spec_at_a_git_revision(tmp_path: Path) -> None:
     bad = run_hostc("diff", f"{spec}@no-such-rev", spec)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert f"{spec}@no-such-rev" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"partition": {"online": "0-3", "housekeeping": "x"}}', "[1]", "{", '{"partition": 3}'],
+)
+def test_a_broken_plan_json_is_one_error_naming_the_file(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "plan.json"
+    bad.write_text(content)
+    r = run_hostc("diff", bad, DGX / "node.toml")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {bad}: not ") and "Traceback" not in r.stderr
+    assert r.stdout == ""

@@ -54,6 +54,33 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
     return Side(label, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))
 
 
+def _plan_json(path: Path, arg: str) -> dict[str, Any]:
+    """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
+    from hostc.cpuset import CpuListError
+    from hostc.report.plandiff import flatten, roles_of
+    from hostc.topology.readfile import read_text_bounded
+
+    text = read_text_bounded(path, limit=64 << 20, what="plan.json")
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise HostcError([file_error(arg, f"not JSON: {e}")]) from None
+    try:
+        roles_of(data)
+        flatten(data)
+    except (KeyError, TypeError, AttributeError, ValueError, CpuListError) as e:
+        raise HostcError(
+            [
+                file_error(
+                    arg,
+                    f"not a plan.json ({type(e).__name__}: {e})",
+                    hint="`hostc plan SPEC --json` writes one",
+                )
+            ]
+        ) from None
+    return data  # type: ignore[no-any-return]
+
+
 def load(arg: str) -> Side:
     """One side from its command-line spelling."""
     from hostc import api, plan_view
@@ -73,12 +100,6 @@ def load(arg: str) -> Side:
         topo_path = spec_path.parent / spec.host.topology
         return _from_texts(arg, arg, text, f"{topo_path}@{rev}", _git_show(topo_path, rev))
     if path.suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            raise HostcError([file_error(arg, f"cannot read a plan.json: {e}")]) from None
-        if not isinstance(data, dict) or "partition" not in data:
-            raise HostcError([file_error(arg, "not a plan.json (`hostc plan --json` writes one)")])
-        return Side(arg, data)
+        return Side(arg, _plan_json(path, arg))
     plan, _ = api.compile_file(path)
     return Side(arg, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))

@@ -44,7 +44,7 @@ class PlanDiff:
         return bool(self.moves or self.settings)
 
 
-def _roles(data: dict[str, Any]) -> dict[int, tuple[str, str]]:
+def roles_of(data: dict[str, Any]) -> dict[int, tuple[str, str]]:
     """CPU → (node, what it is), from the data alone."""
     part = data["partition"]
     hk = CpuSet.parse(part["housekeeping"])
@@ -68,7 +68,7 @@ def _roles(data: dict[str, Any]) -> dict[int, tuple[str, str]]:
 
 
 def moves(old: dict[str, Any], new: dict[str, Any]) -> tuple[Move, ...]:
-    a, b = _roles(old), _roles(new)
+    a, b = roles_of(old), roles_of(new)
     groups: dict[tuple[str, str, str], list[int]] = {}
     for cpu in sorted(set(a) | set(b)):
         was, now = a.get(cpu, ("?", "absent")), b.get(cpu, ("?", "absent"))
