@@ -36,18 +36,23 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
         return 0
     links = plan.hardware.links
     cols = _columns(node, links)
-    step = 86 if any(g and n for g, n in cols) else 30  # a NIC row only under linked GPUs
+    users = _users(plan)
+    pill = 16 if any(gpu in users for gpu, _ in cols) else 0  # the workload's name above
+    step = pill + (86 if any(g and n for g, n in cols) else 30)  # NICs under linked GPUs
     x0 = x
     cx, row = x0, 0
     for gpu, nics in cols:
         span = max(1, len(nics)) * SLOT
         if cx + span > x0 + width and cx > x0:
             cx, row = x0, row + 1
-        top = y + row * step
+        top = y + row * step + pill
         if gpu is not None:
             far = [f"{lk.nic} {lk.kind}" for lk in links if lk.gpu == gpu]
             tip = f"GPU {gpu} on node {node.id}" + (" · links: " + ", ".join(far) if far else "")
-            _box(g, cx + (span - BOX_W) // 2, top, gpu, P.GPU_FILL, tip, data_gpu=gpu)
+            gx = cx + (span - BOX_W) // 2
+            if gpu in users:
+                _pill(g, gx, top - pill, gpu, *users[gpu])
+            _box(g, gx, top, gpu, P.GPU_FILL, tip, data_gpu=gpu)
         for k, nic in enumerate(nics):
             nx = cx + k * SLOT + (SLOT - BOX_W) // 2
             ny = top + 56 if gpu is not None else top
@@ -57,6 +62,33 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
                 _link(g, cx + span // 2, top + BOX_H, nx + BOX_W // 2, ny, gpu, nic, kind)
         cx += span
     return (row + 1) * step
+
+
+def _users(plan: Plan) -> dict[str, tuple[str, str]]:
+    """GPU → (the workload(s) it serves, the first one's colour), as the CPU cells show."""
+    names: dict[str, list[str]] = {}
+    colour: dict[str, str] = {}
+    for i, w in enumerate(plan.workloads):
+        for gpu in w.gpus:
+            names.setdefault(gpu, []).append(w.name)
+            colour.setdefault(gpu, P.WORKLOAD_COLOURS[i % len(P.WORKLOAD_COLOURS)])
+    return {gpu: ("+".join(n), colour[gpu]) for gpu, n in names.items()}
+
+
+def _pill(g: ET.Element, x: int, y: int, gpu: str, names: str, fill: str) -> None:
+    """The workload a GPU serves, named in its colour just above the GPU."""
+    pg = el(g, "g", data_gpu_workload=names)
+    titled(pg, "rect", f"{gpu} serves {names}", x=x, y=y, width=BOX_W, height=14, rx=3, fill=fill)
+    el(
+        pg,
+        "text",
+        fit(names, BOX_W - 6, 10),
+        x=x + BOX_W // 2,
+        y=y + 11,
+        font_size=10,
+        text_anchor="middle",
+        fill="#ffffff",
+    )
 
 
 def _box(g: ET.Element, x: int, y: int, name: str, fill: str, tip: str, **data: str) -> None:
