@@ -22,9 +22,9 @@ def _either(carriers: list[Carrier]) -> Carrier:
     return lambda path, line: any(c(path, line) for c in carriers)
 
 
-def runtime(plan: Plan) -> list[Setting]:
-    rt = plan.runtime
-    out: list[Setting] = []
+def _cpu(plan: Plan) -> list[Setting]:
+    """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group)."""
+    rt, out = plan.runtime, []
     cpufreq = "/sys/devices/system/cpu/cpufreq/policy*/"
     if rt.governor:
         out.append(
@@ -59,35 +59,47 @@ def runtime(plan: Plan) -> list[Setting]:
                 ("/sys/kernel/mm/transparent_hugepage/defrag",),
             )
         )
-    if rt.irq is not None:
-        for d in rt.irq.devices:
-            out.append(
-                Setting(
-                    f"irq.{d.device}",
-                    str(d.cpus),
-                    d.reason,
-                    "runtime",
-                    _has(d.pci),
-                    (
-                        f"/proc/irq/<n>/smp_affinity_list for each IRQ in "
-                        f"/sys/bus/pci/devices/{d.pci}/msi_irqs",
-                    ),
-                )
-            )
-    for m in rt.modules:
+    return out
+
+
+def _irqs(plan: Plan) -> list[Setting]:
+    irq = plan.runtime.irq
+    return [
+        Setting(
+            f"irq.{d.device}",
+            str(d.cpus),
+            d.reason,
+            "runtime",
+            _has(d.pci),
+            (
+                f"/proc/irq/<n>/smp_affinity_list for each IRQ in "
+                f"/sys/bus/pci/devices/{d.pci}/msi_irqs",
+            ),
+        )
+        for d in (irq.devices if irq is not None else ())
+    ]
+
+
+def _modules_and_services(plan: Plan) -> list[Setting]:
+    out = []
+    for m in plan.runtime.modules:
         verbs = ("blacklist", "install", "options") if m.blacklist else ("options",)
-        carries = _either([_word(f"{v} {m.name}") for v in verbs])
+        where = (
+            f"/proc/modules (absent) and `modprobe --showconfig | grep {m.name}`"
+            if m.blacklist
+            else f"/sys/module/{m.name}/parameters/"
+        )
         out.append(
             Setting(
                 f"module.{m.name}",
                 "blacklisted" if m.blacklist else m.options or "",
                 m.reason,
                 "boot",
-                carries,
-                (f"/proc/modules (absent) and `modprobe --showconfig | grep {m.name}`",),
+                _either([_word(f"{v} {m.name}") for v in verbs]),
+                (where,),
             )
         )
-    for s in rt.services_off:
+    for s in plan.runtime.services_off:
         out.append(
             Setting(
                 s.unit,
@@ -99,3 +111,8 @@ def runtime(plan: Plan) -> list[Setting]:
             )
         )
     return out
+
+
+def runtime(plan: Plan) -> list[Setting]:
+    """The runtime settings, in `hostc plan`'s order."""
+    return [*_cpu(plan), *_irqs(plan), *_modules_and_services(plan)]
