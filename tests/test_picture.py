@@ -134,3 +134,16 @@ def test_browser_draws_the_golden_picture_at_its_viewbox_size(name: str, tmp_pat
     page = ROOT / "golden" / name / "plan.svg"
     box = ET.parse(page).getroot().get("viewBox", "").split()
     browser_check(page, int(box[2]), int(box[3]), tmp_path)
+
+
+def test_a_review_outlines_exactly_the_changed_cpus_and_says_so() -> None:
+    from hostc.cpuset import CpuSet
+    from hostc.report.svg import render_svg
+
+    plan = _plan("dgx-h100-inference")
+    root = ET.fromstring(render_svg(plan, CpuSet.parse("4,116")))
+    red = {e.get("data-cpu") for e in root.iter() if e.get("stroke") == "#d00000"}
+    assert red == {"4", "116", None}, "the two CPUs, and the legend's swatch"
+    cell = next(e for e in root.iter() if e.get("data-cpu") == "4")
+    assert "changed in this diff" in (cell.findtext(f"{SVG}title") or "")
+    assert render_svg(plan) == api.render_svg(plan), "no highlight: the golden picture"

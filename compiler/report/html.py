@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
+from hostc.cpuset import CpuSet
 from hostc.report.diffinputs import Side
 from hostc.report.plandiff import _show, _with_partition
 from hostc.report.review import Review
@@ -39,7 +40,7 @@ def page(r: Review) -> str:
         f"<h1>{escape(title)}</h1>",
         f"<p>{_verdict(r)}</p>",
         "<h2>Partition</h2>",
-        '<div class="pics">' + _picture(r.old) + _picture(r.new) + "</div>",
+        '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r)) + "</div>",
         "<h2>CPUs that change role</h2>",
         _moves(r),
         "<h2>Settings</h2>",
@@ -65,13 +66,21 @@ def _verdict(r: Review) -> str:
     )
 
 
-def _picture(side: Side) -> str:
+def _moved(r: Review) -> CpuSet:
+    """The CPUs whose role changes: outlined in both pictures."""
+    out = CpuSet()
+    for m in r.plan.moves:
+        out = out | CpuSet.parse(m.cpus)
+    return out
+
+
+def _picture(side: Side, changed: CpuSet) -> str:
     caption = f"<figcaption>{escape(side.label)}</figcaption>"
     if side.plan is None:
         return f'<figure>{caption}<p class="none">no picture: this side is a plan.json</p></figure>'
     from hostc.report.svg import render_svg
 
-    svg = render_svg(side.plan).split("\n", 1)[1]  # without the XML declaration
+    svg = render_svg(side.plan, changed).split("\n", 1)[1]  # without the XML declaration
     return f"<figure>{caption}\n{svg}</figure>"
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
 from hostc.plan import NodeView, Plan
 from hostc.report import palette as P
 from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, Role, offline, roles
-from hostc.report.svgcpus import Context, Core, cpus_area
+from hostc.report.svgcpus import CHANGED, Context, Core, cpus_area
 from hostc.report.svgdoc import dumps, el, fit, root, titled, width_of
 from hostc.report.svgparts import devices, memory_bar
 
@@ -25,13 +26,13 @@ ISOLATION_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity")
 INNER = P.WIDTH - 2 * P.MARGIN - 4 * P.PAD  # width of a node's content
 
 
-def render_svg(plan: Plan) -> str:
-    """The SVG document, as text."""
+def render_svg(plan: Plan, changed: CpuSet | None = None) -> str:
+    """The SVG document, as text.  `changed`: CPUs a review page outlines in red."""
     body = ET.Element("g")
     y = _header(body, plan)
-    y = _legend(body, y, plan)
+    y = _legend(body, y, plan, bool(changed))
     by_role = roles(plan)
-    ctx = Context(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu)
+    ctx = Context(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu, changed)
     for pkg, nodes in _packages(plan):
         y = _package(body, y, pkg, nodes, plan, by_role, ctx) + 12
     y = _unplaced(body, y, plan, by_role, ctx)
@@ -80,7 +81,7 @@ def _header(g: ET.Element, plan: Plan) -> int:
     return P.MARGIN + 64
 
 
-def _legend(g: ET.Element, y: int, plan: Plan) -> int:
+def _legend(g: ET.Element, y: int, plan: Plan, changed: bool = False) -> int:
     """Swatch and name for each class and workload present, and the boot CPU's outline."""
     found = {r for r in roles(plan).values()}
     items: list[tuple[Role, str]] = [
@@ -104,9 +105,11 @@ def _legend(g: ET.Element, y: int, plan: Plan) -> int:
         titled(lg, "rect", name, x=x, y=y, width=14, height=14, rx=2, fill=fill, stroke=P.FRAME)
         el(lg, "text", name, x=x + 20, y=y + 11, font_size=11, fill=P.INK)
         x += w
-    if plan.partition.boot_cpu is not None:
-        name = "boot CPU (outlined, bold)"
-        if x + 20 + width_of(name, 11) > P.WIDTH - P.MARGIN:
+    outlines = [("boot CPU (outlined, bold)", P.INK)] if plan.partition.boot_cpu is not None else []
+    outlines += [("changed in this diff (red outline)", CHANGED)] if changed else []
+    for name, stroke in outlines:
+        w = 20 + width_of(name, 11) + 14
+        if x + w > P.WIDTH - P.MARGIN:
             x, y = P.MARGIN, y + 20
         titled(
             lg,
@@ -118,10 +121,11 @@ def _legend(g: ET.Element, y: int, plan: Plan) -> int:
             height=14,
             rx=2,
             fill="#ffffff",
-            stroke=P.INK,
+            stroke=stroke,
             stroke_width=2,
         )
         el(lg, "text", name, x=x + 20, y=y + 11, font_size=11, fill=P.INK)
+        x += w
     return y + 28
 
 

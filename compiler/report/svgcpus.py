@@ -24,11 +24,25 @@ def cpus_area(
 
 
 class Context:
-    """What every cell needs besides its CPU: workload order and the boot CPU."""
+    """What every cell needs besides its CPU: workload order, the boot CPU, and the CPUs a
+    review marks as changed (none in `hostc plan --format svg`)."""
 
-    def __init__(self, workloads: tuple[str, ...], boot_cpu: int | None) -> None:
+    def __init__(
+        self, workloads: tuple[str, ...], boot_cpu: int | None, changed: CpuSet | None = None
+    ) -> None:
         self.workloads = workloads
         self.boot_cpu = boot_cpu
+        self.changed = changed or CpuSet()
+
+
+CHANGED = "#d00000"
+
+
+def _stroke(boot: bool, changed: bool) -> dict[str, str | int]:
+    """A changed CPU is outlined red (over the boot CPU's black); others have no outline."""
+    if changed:
+        return {"stroke": CHANGED, "stroke_width": 2}
+    return {"stroke": P.INK if boot else "none", "stroke_width": 2 if boot else 0}
 
 
 def _describe(cpu: int, role: Role, ctx: Context) -> str:
@@ -37,6 +51,8 @@ def _describe(cpu: int, role: Role, ctx: Context) -> str:
         parts.append("workload " + ", ".join(role.workloads))
     if cpu == ctx.boot_cpu:
         parts.append("boot CPU")
+    if cpu in ctx.changed:
+        parts.append("changed in this diff")
     return " · ".join(parts)
 
 
@@ -71,8 +87,7 @@ def _cell(g: ET.Element, x: int, y: int, cpu: int, role: Role, ctx: Context) -> 
         height=P.THREAD_H - 2,
         rx=2,
         fill=fill,
-        stroke=P.INK if boot else "none",
-        stroke_width=2 if boot else 0,
+        **_stroke(boot, cpu in ctx.changed),
         data_cpu=cpu,
         data_class=role.cls,
         data_workload=",".join(role.workloads),
@@ -160,8 +175,11 @@ def _folded(g: ET.Element, x: int, y: int, runs: list[Run], ctx: Context) -> int
         )
         rg = el(g, "g", data_cpus=str(cpus), data_class=role.cls)
         rg.set("data-workload", ",".join(role.workloads))
+        moved = cpus & ctx.changed
         tip = f"{what} · CPUs {cpus}" + (f" · boot CPU {ctx.boot_cpu}" if boot else "")
-        titled(rg, "rect", tip, x=bx, y=by, width=w, height=h, rx=3, fill=fill)
+        tip += f" · changed in this diff: {moved}" if moved else ""
+        extra = _stroke(False, True) if moved else {}
+        titled(rg, "rect", tip, x=bx, y=by, width=w, height=h, rx=3, fill=fill, **extra)
         lines = [
             (fit(role.key, w - 8, 11), 11, "bold"),
             (fit(what.split(": ", 1)[1], w - 8, 10), 10, "normal"),
