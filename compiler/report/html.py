@@ -12,7 +12,7 @@ from html import escape
 
 from hostc.cpuset import CpuSet
 from hostc.report.diffinputs import Side
-from hostc.report.plandiff import _show, _with_partition
+from hostc.report.plandiff import show, with_partition
 from hostc.report.review import Review
 
 CSS = """
@@ -97,7 +97,7 @@ def _moves(r: Review) -> str:
 
 def _settings(r: Review) -> str:
     """Every setting of both sides; the changed ones highlighted, with both reasons."""
-    a, b = _with_partition(r.old.data), _with_partition(r.new.data)
+    a, b = with_partition(r.old.data), with_partition(r.new.data)
     changes = {s.name: s.change for s in r.plan.settings}
     rows = []
     for name in [*a, *(k for k in b if k not in a)]:
@@ -106,8 +106,8 @@ def _settings(r: Review) -> str:
         cells = [
             name,
             change or "same",
-            _show(x[0]) if x else "",
-            _show(y[0]) if y else "",
+            show(x[0]) if x else "",
+            show(y[0]) if y else "",
             (x[1] or "") if x else "",
             (y[1] or "") if y else "",
         ]

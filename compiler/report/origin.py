@@ -1,7 +1,8 @@
 """Where a value came from, as a chain a reviewer can follow: the spec file and line,
 or the preset layer and the condition that selected it, or the hardware fact in the
-topology snapshot.  (With fleet inheritance the spec link names the file of the chain
-that set it: a Reason's source then carries that file, and `spec_origin` shows it.)"""
+topology snapshot.  A spec key is located in the one spec file given: with fleet
+inheritance (not yet here) the file of the chain that set the key must come from the
+value's provenance instead, and a test row in tests/test_explain.py is waiting for it."""
 
 from __future__ import annotations
 

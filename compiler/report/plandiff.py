@@ -111,7 +111,7 @@ def _fields(d: dict[str, Any], label: str | None) -> dict[str, str]:
     }
 
 
-def _show(fields: dict[str, str]) -> str:
+def show(fields: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in fields.items())
 
 
@@ -143,7 +143,7 @@ def flatten(
     return out
 
 
-def _with_partition(data: dict[str, Any]) -> dict[str, tuple[dict[str, str], str | None]]:
+def with_partition(data: dict[str, Any]) -> dict[str, tuple[dict[str, str], str | None]]:
     """The settings, and the partition's own choices (its CPU sets are the moves)."""
     part = {
         k: v
@@ -156,18 +156,18 @@ def _with_partition(data: dict[str, Any]) -> dict[str, tuple[dict[str, str], str
 def settings(old: dict[str, Any], new: dict[str, Any]) -> tuple[SettingChange, ...]:
     """Added and removed settings with their whole value; changed ones with only the
     fields that changed (`cpus=4-29 → cpus=5-30`), each with both reasons."""
-    a, b = _with_partition(old), _with_partition(new)
+    a, b = with_partition(old), with_partition(new)
     out = []
     for name in [*a, *(k for k in b if k not in a)]:
         if name not in b:
-            out.append(SettingChange(name, "removed", _show(a[name][0]), None, a[name][1], None))
+            out.append(SettingChange(name, "removed", show(a[name][0]), None, a[name][1], None))
         elif name not in a:
-            out.append(SettingChange(name, "added", None, _show(b[name][0]), None, b[name][1]))
+            out.append(SettingChange(name, "added", None, show(b[name][0]), None, b[name][1]))
         elif a[name] != b[name]:
             x, y = a[name][0], b[name][0]
             keys = [k for k in [*x, *(k for k in y if k not in x)] if x.get(k) != y.get(k)]
-            was = _show({k: x[k] for k in keys if k in x})
-            now = _show({k: y[k] for k in keys if k in y})
+            was = show({k: x[k] for k in keys if k in x})
+            now = show({k: y[k] for k in keys if k in y})
             out.append(SettingChange(name, "changed", was, now, a[name][1], b[name][1]))
     return tuple(out)
 
