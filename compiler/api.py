@@ -32,6 +32,8 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
+    from hostc.report.explain import Explanation
+    from hostc.report.review import Review
     from hostc.targets import Target
 
 __all__ = [
@@ -48,13 +50,16 @@ __all__ = [
     "diff",
     "dumps_snapshot",
     "emit",
+    "explain",
     "import_source",
     "load_spec",
     "manifest",
     "needs_reboot",
+    "plan_diff",
     "probe",
     "read_source",
     "read_topology",
+    "render_svg",
     "targets",
     "topology_path",
     "write",
@@ -216,3 +221,42 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
         elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
     return out
+
+
+def render_svg(plan: Plan) -> str:
+    """The partition as an SVG picture (`hostc plan --format svg`): deterministic text."""
+    from hostc.report.svg import render_svg as _render
+
+    return _render(plan)
+
+
+def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explanation:
+    """`hostc explain`: for a setting name, spec key path or `artifact-path:line`, where
+    the value came from, its Plan entry and reason, the artifact lines carrying it, and
+    where a host shows it.  An unknown WHAT raises HostcError with close matches."""
+    from hostc.diagnostics import with_file
+    from hostc.report.explain import explain as _explain
+
+    spec, source = _read_spec(spec_path)
+    topo_path = topology_path(spec, spec_path, topology, source)
+    plan, _ = compile_plan(
+        spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
+    )
+    from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
+
+    topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
+    try:
+        return _explain(
+            plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text)
+        )
+    except HostcError as e:
+        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
+
+
+def plan_diff(old: str, new: str) -> Review:
+    """`hostc diff`: OLD and NEW are spec files, plan.json files or `SPEC@REV` (a spec and
+    its topology at a git revision).  The Plan-level change and, from specs, the artifacts
+    whose bytes change."""
+    from hostc.report.review import review
+
+    return review(old, new)

@@ -261,17 +261,83 @@ def plan_cmd(
     topology: TopologyOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
     strict: StrictOpt = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, json, or svg (the partition as a picture)")
+    ] = "text",
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
     from hostc import plan_view
 
+    if fmt not in ("text", "json", "svg"):
+        _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
-    if as_json:
+    if fmt == "svg":
+        from hostc import api
+
+        sys.stdout.write(api.render_svg(plan))
+    elif as_json or fmt == "json":
         sys.stdout.write(plan_view.dumps(plan))
     else:
         sys.stdout.write(plan_view.render(plan))
+
+
+@app.command("explain")
+def explain_cmd(
+    spec: SpecArg,
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="a setting (vm.swappiness), a spec key path (kernel.transparent_hugepage) "
+            "or an artifact line (/etc/sysctl.d/90-hostc.conf:12)",
+            show_default=False,
+        ),
+    ],
+    topology: TopologyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the chain as JSON")] = False,
+) -> None:
+    """Show where a setting comes from, its reason, the lines that carry it, and where a
+    host shows it."""
+    from hostc import api
+
+    found = _guard(lambda: api.explain(spec, what, topology))
+    if as_json:
+        typer.echo(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(found.render())
+
+
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    new: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="the changes as JSON")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
+    ] = "markdown",
+) -> None:
+    """Show what changes between two specs or Plans: CPUs, settings with both reasons,
+    artifacts.  Exit 0 without a change, 1 with one (like diff(1)), 2 on bad input."""
+    from hostc import api
+
+    if fmt not in ("markdown", "json", "html"):
+        _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    found = _guard(lambda: api.plan_diff(old, new))
+    if fmt == "html":
+        from hostc.report.html import page
+
+        sys.stdout.write(page(found))
+    elif as_json or fmt == "json":
+        from hostc.report.review import to_json
+
+        typer.echo(json.dumps(to_json(found), indent=2, ensure_ascii=False))
+    else:
+        from hostc.report.review import to_markdown
+
+        sys.stdout.write(to_markdown(found))
+    if found.changed:
+        raise typer.Exit(1)
 
 
 @app.command("targets")

@@ -384,6 +384,25 @@ class Boot:
 
 
 @attrs.frozen
+class DeviceLink:
+    """How a GPU reaches a NIC (`nvidia-smi topo -m`): NV#, PIX, PXB, PHB, NODE, SYS."""
+
+    gpu: str
+    nic: str
+    kind: str
+
+
+@attrs.frozen
+class Hardware:
+    """Topology facts the picture of the partition needs and the settings do not:
+    which package each node sits in, the offline CPUs, the GPU-NIC link matrix."""
+
+    packages: tuple[tuple[int, int | None], ...] = ()  # (node, package) per node with CPUs
+    offline: tuple[tuple[int | None, CpuSet], ...] = ()  # (node or None, offline CPUs)
+    links: tuple[DeviceLink, ...] = ()  # GPU-NIC cells of the matrix the snapshot has
+
+
+@attrs.frozen
 class Plan:
     host: HostFacts
     partition: CpuPartition
@@ -402,6 +421,7 @@ class Plan:
     kubelet: KubeletPlan | None = None
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
     modules_load: tuple[ModuleLoad, ...] = ()
+    hardware: Hardware = Hardware()
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)

@@ -1,7 +1,7 @@
 """Regenerate golden/ from examples/: `python tests/regen_golden.py`; review `git diff golden/`.
 
 Each example's tree is rebuilt from scratch (a target that no longer applies
-leaves no stale folder): every applicable file and wrapper target, and plan.json.
+leaves no stale folder): every applicable file and wrapper target, plan.json and plan.svg.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ def main() -> None:
         shutil.rmtree(out, ignore_errors=True)
         api.write(arts, out)
         (out / "plan.json").write_text(plan_view.dumps(plan), encoding="utf-8")
+        (out / "plan.svg").write_text(api.render_svg(plan), encoding="utf-8")
         print(out)
 
 

@@ -40,7 +40,7 @@ def test_golden_is_current(name: str) -> None:
     delta = api.diff(arts, ROOT / "golden" / name)
     assert delta == "", f"golden/{name} is stale; regenerate it (see this module's docstring)"
     present = {p.name for p in (ROOT / "golden" / name).iterdir()}
-    assert present == applicable | {"plan.json"}, "a target folder is stale or missing"
+    assert present == applicable | {"plan.json", "plan.svg"}, "a target folder is stale or missing"
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -80,3 +80,11 @@ def test_failed_write_replaces_nothing(tmp_path: Path) -> None:
     after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     del before[blocked]
     assert after == before
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_golden_picture_is_current(name: str) -> None:
+    """golden/<example>/plan.svg is the partition picture: a PR that moves a CPU shows it."""
+    plan, _ = api.compile_file(ROOT / "examples" / name / "node.toml")
+    svg = (ROOT / "golden" / name / "plan.svg").read_text(encoding="utf-8")
+    assert api.render_svg(plan) == svg, f"golden/{name}/plan.svg is stale; regenerate it"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hostc import kernelfacts, osfacts
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
+from hostc.lower.hardware import hardware
 from hostc.osfacts import feature_release, split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
@@ -299,4 +300,5 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         modules_load=tuple(
             ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
         ),
+        hardware=hardware(topo),
     )

@@ -1,0 +1,188 @@
+"""Every setting of a Plan by the name `hostc plan` gives it, with its reason, how an
+artifact line spells it, and where a host shows it.
+
+The spellings are one function per kind of setting: a sysctl key before `=`, a kernel
+argument as a whole command-line token, a limit by its pam_limits item or systemd
+directive, a workload by its unit's placement directives.  Comment lines never count:
+they carry reasons, not values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import attrs
+
+from hostc.kernelargs import kernel_args
+from hostc.plan import Plan, Reason
+
+#: (artifact path, line) → whether the line carries the setting
+Carrier = Callable[[str, str], bool]
+
+
+@attrs.frozen
+class Setting:
+    name: str
+    value: str
+    reason: Reason
+    when: str
+    carries: Carrier = attrs.field(eq=False, repr=False)
+    observe: tuple[str, ...] = ()  # where a host shows it, with the command that reads it
+
+
+def _token(word: str, before: str = r"^|[\s\"'=}]", after: str = r"[=\s\"',]|$") -> Carrier:
+    pattern = re.compile(rf"(?:{before}){re.escape(word)}(?:{after})")
+    return lambda _path, line: pattern.search(line) is not None
+
+
+def _sysctl(key: str) -> Carrier:
+    pattern = re.compile(rf"(?:^|[\s\"']){re.escape(key)}\s*=")
+    return lambda _path, line: pattern.search(line) is not None
+
+
+def _any(*carriers: Carrier) -> Carrier:
+    return lambda path, line: any(c(path, line) for c in carriers)
+
+
+#: kernel arguments a host also shows outside /proc/cmdline.  Sources:
+#: Documentation/ABI/testing/sysfs-devices-system-cpu (`isolated`, `nohz_full`, the
+#: latter with CONFIG_NO_HZ_FULL); Documentation/admin-guide/mm/transhuge.rst (`enabled`).
+#: `isolated` is every possible CPU outside housekeeping_cpumask(HK_TYPE_DOMAIN)
+#: (drivers/base/cpu.c, print_cpus_isolated): only isolcpus= with the `domain` flag (or
+#: no flags, which means domain) fills it, so `isolated_file` decides per host.
+ARG_FILES = {
+    "nohz_full": "/sys/devices/system/cpu/nohz_full",
+    "transparent_hugepage": "/sys/kernel/mm/transparent_hugepage/enabled",
+    "default_hugepagesz": "/proc/meminfo (Hugepagesize)",
+}
+#: other spellings of a kernel argument's setting: TuneD's [vm] option (tuned.conf(5))
+ARG_ALIASES = {"transparent_hugepage": ("transparent_hugepages",)}
+LIMIT_FIELDS = {"nofile": "Max open files", "memlock": "Max locked memory"}
+
+
+ISOLATED_FILE = "/sys/devices/system/cpu/isolated"
+
+
+def isolated_file(plan: Plan) -> str:
+    """Where a host shows the isolcpus set, or why it does not (no `domain` flag)."""
+    iso = plan.isolation_by("isolcpus")
+    if iso is not None and (not iso.flags or "domain" in iso.flags):
+        return ISOLATED_FILE
+    return f"not {ISOLATED_FILE}: it lists only CPUs isolated with the `domain` flag"
+
+
+def _kernel(plan: Plan) -> list[Setting]:
+    out = []
+    for a in kernel_args(plan):
+        where = ["/proc/cmdline (cat /proc/cmdline)"]
+        if a.key in ARG_FILES:
+            where.append(ARG_FILES[a.key])
+        if a.key == "isolcpus":
+            where.append(isolated_file(plan))
+        if a.key == "hugepages":
+            where += [
+                f"/sys/kernel/mm/hugepages/hugepages-{p.size_kib}kB/nr_hugepages"
+                for p in plan.hugepages
+                if p.per_node
+            ]
+        value = "" if a.value is None else a.value
+        carries = _any(*(_token(k) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
+        out.append(Setting(a.key, value, a.reason, "boot", carries, tuple(where)))
+    return out
+
+
+def _sysctls(plan: Plan) -> list[Setting]:
+    return [
+        Setting(
+            s.key,
+            s.value,
+            s.reason,
+            str(s.when),
+            _sysctl(s.key),
+            (f"/proc/sys/{s.key.replace('.', '/')} (sysctl -n {s.key})",),
+        )
+        for s in plan.sysctls
+    ]
+
+
+def _limits(plan: Plan) -> list[Setting]:
+    return [
+        Setting(
+            x.item,
+            str(x.value),
+            x.reason,
+            str(x.when),
+            _any(_token(x.item, r"\s", r"\s|$"), _token(f"Limit{x.item.upper()}", r"^|Default")),
+            (f"/proc/<pid>/limits ({LIMIT_FIELDS.get(x.item, x.item)}) of a session or service",),
+        )
+        for x in plan.limits
+    ]
+
+
+def _workloads(plan: Plan) -> list[Setting]:
+    out = []
+    words = ("CPUAffinity=", "NUMAPolicy=", "NUMAMask=", "Environment=")
+    for w in plan.workloads:
+        unit = w.unit or f"{w.name}.service"
+
+        def carries(path: str, line: str, unit: str = unit) -> bool:
+            return f"/{unit}.d/" in path and line.startswith(words)
+
+        out.append(
+            Setting(
+                f"workload.{w.name}",
+                f"cpus {w.cpus} memory node(s) {','.join(map(str, w.nodes))}",
+                w.reason,
+                str(w.when),
+                carries,
+                (
+                    f"systemctl show -p CPUAffinity -p NUMAMask {unit}",
+                    f"/proc/<MainPID of {unit}>/status (Cpus_allowed_list)",
+                ),
+            )
+        )
+    return out
+
+
+def _partition(plan: Plan) -> list[Setting]:
+    p = plan.partition
+
+    def manager(path: str, line: str) -> bool:
+        return "/system.conf.d/" in path and line.startswith("CPUAffinity=")
+
+    return [
+        Setting(
+            "housekeeping",
+            str(p.housekeeping),
+            p.housekeeping_reason,
+            "boot",
+            _any(manager, _token("irqaffinity")),
+            ("systemctl show -p CPUAffinity (the service manager's CPUs)",),
+        ),
+        Setting(
+            "isolated",
+            str(p.isolated),
+            p.isolated_reason,
+            "boot",
+            _any(*(_token(m.mechanism) for m in plan.isolation if m.mechanism != "irqaffinity")),
+            (isolated_file(plan), "/sys/devices/system/cpu/nohz_full"),
+        ),
+    ]
+
+
+def settings(plan: Plan) -> list[Setting]:
+    """Every named setting, in `hostc plan`'s order: the partition, kernel arguments,
+    sysctls, limits, workloads, then the runtime settings."""
+    from hostc.report.catalog_kubelet import kubelet
+    from hostc.report.catalog_runtime import runtime
+
+    return [
+        *_partition(plan),
+        *_kernel(plan),
+        *_sysctls(plan),
+        *_limits(plan),
+        *_workloads(plan),
+        *runtime(plan),
+        *kubelet(plan),
+    ]

@@ -1,0 +1,105 @@
+"""The two sides of `hostc diff`: a spec (compiled here), a saved plan.json, or
+`SPEC@REV`, a spec and the topology it names as git has them at a revision."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import HostcError, file_error
+from hostc.plan import Plan
+
+
+@attrs.frozen
+class Side:
+    label: str
+    data: dict[str, Any]  # plan.json's data
+    plan: Plan | None = None  # None for a saved plan.json
+    artifacts: tuple[Artifact, ...] | None = None
+
+
+def _git_show(path: Path, rev: str) -> str:
+    """`git show REV:./NAME` from the file's own directory (any repository layout)."""
+    try:
+        r = subprocess.run(
+            ["git", "-C", str(path.parent or "."), "show", f"{rev}:./{path.name}"],
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HostcError([file_error(str(path), f"cannot run git: {e}")]) from None
+    if r.returncode != 0:
+        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git show failed")])
+    try:
+        return r.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HostcError([file_error(f"{path}@{rev}", "not UTF-8 text")]) from None
+
+
+def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
+    from hostc import api, plan_view
+    from hostc.spec.load import loads
+    from hostc.topology.snapshot import loads as loads_topology
+
+    spec = loads(text, spec_file)
+    plan, _ = api.compile_plan(
+        spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
+    )
+    return Side(label, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))
+
+
+def _plan_json(path: Path, arg: str) -> dict[str, Any]:
+    """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
+    from hostc.cpuset import CpuListError
+    from hostc.report.plandiff import flatten, roles_of
+    from hostc.topology.readfile import read_text_bounded
+
+    text = read_text_bounded(path, limit=64 << 20, what="plan.json")
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise HostcError([file_error(arg, f"not JSON: {e}")]) from None
+    try:
+        roles_of(data)
+        flatten(data)
+    except (KeyError, TypeError, AttributeError, ValueError, CpuListError) as e:
+        raise HostcError(
+            [
+                file_error(
+                    arg,
+                    f"not a plan.json ({type(e).__name__}: {e})",
+                    hint="`hostc plan SPEC --json` writes one",
+                )
+            ]
+        ) from None
+    return data  # type: ignore[no-any-return]
+
+
+def load(arg: str) -> Side:
+    """One side from its command-line spelling."""
+    from hostc import api, plan_view
+
+    path = Path(arg)
+    if "@" in arg and not path.exists():
+        name, rev = arg.rsplit("@", 1)
+        spec_path = Path(name)
+        text = _git_show(spec_path, rev)
+        from hostc.spec.load import loads
+
+        spec = loads(text, arg)
+        if spec.host.topology is None:
+            raise HostcError(
+                [file_error(arg, f"host.topology is not set: nothing to read at {rev}")]
+            )
+        topo_path = spec_path.parent / spec.host.topology
+        return _from_texts(arg, arg, text, f"{topo_path}@{rev}", _git_show(topo_path, rev))
+    if path.suffix == ".json":
+        return Side(arg, _plan_json(path, arg))
+    plan, _ = api.compile_file(path)
+    return Side(arg, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))

@@ -1,0 +1,171 @@
+"""`hostc explain SPEC WHAT`: the chain from source to output for one setting.
+
+WHAT is a setting name as `hostc plan` prints it (`vm.swappiness`), a spec key path
+(`kernel.transparent_hugepage`), or an artifact line (`/etc/sysctl.d/90-hostc.conf:12`).
+For each setting found: where its value came from (origin), the Plan entry and its
+reason, every artifact line carrying it, and where a host shows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import attrs
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import HostcError, error
+from hostc.plan import Plan
+from hostc.report.catalog import Setting, settings
+from hostc.report.origin import Origin, origin
+
+_LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]+)")
+
+
+@attrs.frozen
+class Carried:
+    path: str
+    line: int
+    text: str
+
+
+@attrs.frozen
+class Found:
+    name: str
+    value: str
+    when: str
+    reason: str
+    origin: Origin
+    lines: tuple[Carried, ...]
+    observe: tuple[str, ...]
+
+
+@attrs.frozen
+class Explanation:
+    what: str
+    how: str  # setting | spec key | artifact line
+    found: tuple[Found, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "what": self.what,
+            "matched_as": self.how,
+            "settings": [
+                {**attrs.asdict(f, recurse=True), "lines": [attrs.asdict(c) for c in f.lines]}
+                for f in self.found
+            ],
+        }
+
+    def render(self) -> str:
+        out: list[str] = []
+        for f in self.found:
+            o = f.origin
+            where = (
+                f" ({o.file}:{o.line})" if o.file and o.line else (f" ({o.file})" if o.file else "")
+            )
+            out += [
+                f"{f.name} = {f.value}  [takes effect: {f.when}]",
+                f"  source   {o.text}{where}",
+            ]
+            out += [f"           {d}" for d in o.detail]
+            out.append(f"  plan     {f.reason}")
+            out += [f"  emitted  {c.path}:{c.line}  {c.text}" for c in f.lines] or [
+                "  emitted  (no artifact line for this host's targets)"
+            ]
+            out += [f"  observe  {x}" for x in f.observe]
+            out.append("")
+        return "\n".join(out)
+
+
+def _lines(s: Setting, arts: list[Artifact]) -> tuple[Carried, ...]:
+    out = []
+    for a in arts:
+        try:
+            text = a.data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), start=1):
+            if line.lstrip().startswith(("#", ";")) or not s.carries(a.path, line):
+                continue
+            out.append(Carried(a.path, n, line.strip()))
+    return tuple(out)
+
+
+def _norm(path: str) -> str:
+    return path.replace('"', "").replace("'", "")
+
+
+def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str, list[Setting]]:
+    named = [s for s in table if s.name == what]
+    if named:
+        return "setting", named
+    m = _LINE.fullmatch(what)
+    if m and any(a.path == m["path"] for a in arts):
+        return "artifact line", _at_line(m["path"], int(m["line"]), table, arts)
+    key = _norm(what)
+    by_key = [
+        s
+        for s in table
+        if _norm(s.reason.source) == key
+        or _norm(s.reason.source).startswith((key + ".", key + "["))
+    ]
+    if by_key:
+        return "spec key", by_key
+    last = key.rsplit(".", 1)[-1]
+    by_last = [s for s in table if s.name in (last, key.split(".", 1)[-1])]
+    if by_last and "." in key:
+        return "spec key", by_last
+    names = sorted({s.name for s in table} | {_norm(s.reason.source) for s in table})
+    close = difflib.get_close_matches(what, names, n=5, cutoff=0.5)
+    raise HostcError(
+        [
+            error(
+                "WHAT",
+                f"{what!r} is no setting, spec key or artifact line of this host",
+                hint=("close: " + ", ".join(close))
+                if close
+                else "`hostc plan SPEC` lists the settings",
+            )
+        ]
+    )
+
+
+def _at_line(path: str, line: int, table: list[Setting], arts: list[Artifact]) -> list[Setting]:
+    art = next(a for a in arts if a.path == path)
+    lines = art.data.decode("utf-8", "replace").splitlines()
+    if not 0 < line <= len(lines):
+        raise HostcError([error("WHAT", f"{path} has {len(lines)} lines, not {line}")])
+    text = lines[line - 1]
+    found = [s for s in table if not text.lstrip().startswith("#") and s.carries(path, text)]
+    if not found:
+        raise HostcError(
+            [
+                error(
+                    "WHAT",
+                    f"{path}:{line} carries no setting: {text.strip()!r}",
+                    hint="a comment, blank or structural line",
+                )
+            ]
+        )
+    return found
+
+
+def explain(
+    plan: Plan, arts: list[Artifact], what: str, spec: tuple[str, str], topo: tuple[str, str]
+) -> Explanation:
+    """`spec` and `topo` are (file name, text) of the spec and its topology snapshot."""
+    table = settings(plan)
+    how, chosen = _select(what, table, arts)
+    found = tuple(
+        Found(
+            s.name,
+            s.value,
+            s.when,
+            str(s.reason),
+            origin(s.name, s.reason, plan, spec, topo),
+            _lines(s, arts),
+            s.observe,
+        )
+        for s in chosen
+    )
+    return Explanation(what, how, found)

@@ -1,0 +1,131 @@
+"""`hostc diff OLD NEW`: the Plan-level change, and the artifacts whose bytes change,
+as Markdown for a PR comment and as JSON for bots."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import attrs
+
+from hostc.artifact import Artifact
+from hostc.report.diffinputs import Side, load
+from hostc.report.plandiff import PlanDiff, diff
+
+
+@attrs.frozen
+class FileChange:
+    target: str
+    path: str
+    change: str  # added | removed | changed
+    diff: str  # unified diff of the text ("" for binary files)
+    added: int
+    removed: int
+
+
+@attrs.frozen
+class Review:
+    old: Side
+    new: Side
+    plan: PlanDiff
+    files: tuple[FileChange, ...] | None  # None: a side is a plan.json, no artifacts
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.plan) or bool(self.files)
+
+
+def _text(a: Artifact | None) -> list[str] | None:
+    if a is None:
+        return []
+    try:
+        return a.data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return None
+
+
+def files(old: tuple[Artifact, ...], new: tuple[Artifact, ...]) -> tuple[FileChange, ...]:
+    a = {(x.target, x.path): x for x in old}
+    b = {(x.target, x.path): x for x in new}
+    out = []
+    for key in [*a, *(k for k in b if k not in a)]:
+        x, y = a.get(key), b.get(key)
+        if x is not None and y is not None and x.data == y.data and x.mode == y.mode:
+            continue
+        change = "added" if x is None else "removed" if y is None else "changed"
+        before, after = _text(x), _text(y)
+        if before is None or after is None:
+            out.append(FileChange(*key, change, "", 0, 0))
+            continue
+        name = f"{key[0]}:{key[1]}"
+        lines = list(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
+        plus = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        minus = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+        out.append(FileChange(*key, change, "".join(lines), plus, minus))
+    return tuple(out)
+
+
+def review(old_arg: str, new_arg: str) -> Review:
+    old, new = load(old_arg), load(new_arg)
+    changes = None
+    if old.artifacts is not None and new.artifacts is not None:
+        changes = files(old.artifacts, new.artifacts)
+    return Review(old, new, diff(old.data, new.data), changes)
+
+
+def to_json(r: Review) -> dict[str, Any]:
+    return {
+        "old": r.old.label,
+        "new": r.new.label,
+        "changed": r.changed,
+        "cpus": [attrs.asdict(m) for m in r.plan.moves],
+        "settings": [attrs.asdict(s) for s in r.plan.settings],
+        "artifacts": None if r.files is None else [attrs.asdict(f) for f in r.files],
+    }
+
+
+def _code(text: str | None) -> str:
+    """Inline Markdown code that survives backticks in the value."""
+    if text is None or text == "":
+        return "(none)"
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+def to_markdown(r: Review) -> str:
+    out = [f"### hostc diff: {r.old.label} → {r.new.label}", ""]
+    if not r.changed:
+        files = "no artifact changes" if r.files is not None else "artifacts not compared"
+        return "\n".join([*out, f"No change at Plan level; {files}.", ""])
+    out += ["**CPUs**", ""]
+    out += [f"- node {m.node}: CPUs {m.cpus}: {m.old} → {m.new}" for m in r.plan.moves] or [
+        "- no CPU changes its role"
+    ]
+    out += ["", "**Settings**", ""]
+    for s in r.plan.settings:
+        if s.change == "changed" and not (s.old or s.new):
+            out.append(f"- reason changed for {_code(s.name)}")
+            out.append(f"  - was: {s.old_reason or '(no reason)'}")
+            out.append(f"  - now: {s.new_reason or '(no reason)'}")
+        elif s.change == "changed":
+            out.append(f"- changed {_code(s.name)}: {_code(s.old)} → {_code(s.new)}")
+            if s.old_reason == s.new_reason:
+                out.append(f"  - why (both): {s.new_reason or '(no reason)'}")
+            else:
+                out.append(f"  - was: {s.old_reason or '(no reason)'}")
+                out.append(f"  - now: {s.new_reason or '(no reason)'}")
+        elif s.change == "added":
+            out.append(f"- added {_code(s.name)}: {_code(s.new)}")
+            out.append(f"  - why: {s.new_reason or '(no reason)'}")
+        else:
+            out.append(f"- removed {_code(s.name)}: {_code(s.old)}")
+            out.append(f"  - was: {s.old_reason or '(no reason)'}")
+    if not r.plan.settings:
+        out.append("- no setting changes")
+    out += ["", "**Artifacts**", ""]
+    if r.files is None:
+        out.append("- not compared: a side is a plan.json (give specs to compare artifacts)")
+    else:
+        out += [f"- {f.change} {f.target}:{f.path} (+{f.added} −{f.removed})" for f in r.files]
+        out += [] if r.files else ["- no artifact changes"]
+    return "\n".join([*out, ""])

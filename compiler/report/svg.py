@@ -1,0 +1,292 @@
+"""The partition as a picture: `hostc plan --format svg`, `api.render_svg`.
+
+Per package a box, per NUMA node a box inside it: the CPUs (SMT siblings stacked in
+one core's column), coloured AND labelled by what the Plan makes them; the node's GPUs
+and NICs with the link kind between them; the node's memory as a bar.  Under it the
+kernel command line's isolation arguments.  Every element has a `<title>` (hover, screen
+readers); every CPU cell or folded run carries `data-cpu`/`data-cpus` and `data-class`,
+so a test reads the partition back from the picture.  Bytes are deterministic: integer
+coordinates, Plan order, the serializer escapes every name from the input.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from hostc.cpuset import CpuSet
+from hostc.kernelargs import kernel_args
+from hostc.plan import NodeView, Plan
+from hostc.report import palette as P
+from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, Role, offline, roles
+from hostc.report.svgcpus import CHANGED, Context, Core, cpus_area
+from hostc.report.svgdoc import dumps, el, fit, root, titled, width_of
+from hostc.report.svgparts import devices, memory_bar
+
+ISOLATION_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity")
+INNER = P.WIDTH - 2 * P.MARGIN - 4 * P.PAD  # width of a node's content
+
+
+def render_svg(plan: Plan, changed: CpuSet | None = None) -> str:
+    """The SVG document, as text.  `changed`: CPUs a review page outlines in red."""
+    body = ET.Element("g")
+    y = _header(body, plan)
+    y = _legend(body, y, plan, bool(changed))
+    by_role = roles(plan)
+    ctx = Context(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu, changed)
+    for pkg, nodes in _packages(plan):
+        y = _package(body, y, pkg, nodes, plan, by_role, ctx) + 12
+    y = _unplaced(body, y, plan, by_role, ctx)
+    y = _cmdline(body, y, plan)
+    height = y + P.MARGIN
+    svg = root(P.WIDTH, height, _summary(plan))
+    el(svg, "title", _summary(plan))
+    el(svg, "rect", x=0, y=0, width=P.WIDTH, height=height, fill="#ffffff")
+    svg.extend(list(body))
+    return dumps(svg)
+
+
+def _summary(plan: Plan) -> str:
+    p = plan.partition
+    works = "; ".join(f"{w.name} on CPUs {w.cpus}" for w in plan.workloads)
+    return (
+        f"CPU partition of {plan.host.name}: {len(p.online)} online CPUs, housekeeping "
+        f"{p.housekeeping or 'none'}, isolated {p.isolated or 'none'}"
+        + (f"; {works}" if works else "")
+    )
+
+
+def _header(g: ET.Element, plan: Plan) -> int:
+    h, p = plan.host, plan.partition
+    el(
+        g,
+        "text",
+        f"{h.name} — {h.role}",
+        x=P.MARGIN,
+        y=P.MARGIN + 16,
+        font_size=18,
+        font_weight="bold",
+        fill=P.INK,
+    )
+    facts = " · ".join(
+        x for x in (h.arch, h.cpu_vendor, h.kernel and f"kernel {h.kernel}", h.os) if x
+    )
+    el(g, "text", fit(facts, INNER, 12), x=P.MARGIN, y=P.MARGIN + 34, font_size=12, fill=P.MUTED)
+    counts = (
+        f"{len(p.online)} online CPUs: {len(p.housekeeping)} housekeeping, {len(p.isolated)} "
+        f"isolated"
+        + (f", {len(offline(plan))} offline" if offline(plan) else "")
+        + (f" · boot CPU {p.boot_cpu}" if p.boot_cpu is not None else "")
+    )
+    el(g, "text", counts, x=P.MARGIN, y=P.MARGIN + 52, font_size=12, fill=P.INK)
+    return P.MARGIN + 64
+
+
+def _legend(g: ET.Element, y: int, plan: Plan, changed: bool = False) -> int:
+    """Swatch and name for each class and workload present, and the boot CPU's outline."""
+    found = {r for r in roles(plan).values()}
+    items: list[tuple[Role, str]] = [
+        (Role(c), n)
+        for c, n in (
+            (HOUSEKEEPING, "housekeeping (hk)"),
+            (ISOLATED, "isolated, no workload (iso)"),
+            (OFFLINE, "offline (off)"),
+        )
+        if Role(c) in found
+    ]
+    items += [(Role(ISOLATED, (w.name,)), f"workload {w.name}") for w in plan.workloads]
+    lg = el(g, "g", data_legend="cpus")
+    x = P.MARGIN
+    works = tuple(w.name for w in plan.workloads)
+    for role, name in items:
+        w = 20 + width_of(name, 11) + 14
+        if x + w > P.WIDTH - P.MARGIN:
+            x, y = P.MARGIN, y + 20
+        fill, _ = P.colours(role, works)
+        titled(lg, "rect", name, x=x, y=y, width=14, height=14, rx=2, fill=fill, stroke=P.FRAME)
+        el(lg, "text", name, x=x + 20, y=y + 11, font_size=11, fill=P.INK)
+        x += w
+    outlines = [("boot CPU (outlined, bold)", P.INK)] if plan.partition.boot_cpu is not None else []
+    outlines += [("changed in this diff (red outline)", CHANGED)] if changed else []
+    for name, stroke in outlines:
+        w = 20 + width_of(name, 11) + 14
+        if x + w > P.WIDTH - P.MARGIN:
+            x, y = P.MARGIN, y + 20
+        titled(
+            lg,
+            "rect",
+            name,
+            x=x,
+            y=y,
+            width=14,
+            height=14,
+            rx=2,
+            fill="#ffffff",
+            stroke=stroke,
+            stroke_width=2,
+        )
+        el(lg, "text", name, x=x + 20, y=y + 11, font_size=11, fill=P.INK)
+        x += w
+    return y + 28
+
+
+def _packages(plan: Plan) -> list[tuple[int | None, list[NodeView]]]:
+    """Nodes grouped by package in package order; CPU-less nodes last, package None."""
+    of = dict(plan.hardware.packages)
+    groups: dict[int | None, list[NodeView]] = {}
+    for n in plan.nodes:
+        groups.setdefault(of.get(n.id), []).append(n)
+    return sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
+
+
+def _package(
+    g: ET.Element,
+    y: int,
+    pkg: int | None,
+    nodes: list[NodeView],
+    plan: Plan,
+    by_role: dict[int, Role],
+    ctx: Context,
+) -> int:
+    label = f"package {pkg}" if pkg is not None else "no CPUs (memory or device nodes)"
+    pg = el(g, "g", data_package="" if pkg is None else pkg)
+    frame = titled(
+        pg,
+        "rect",
+        label,
+        x=P.MARGIN,
+        y=y,
+        width=P.WIDTH - 2 * P.MARGIN,
+        height=0,
+        rx=6,
+        fill=P.PACKAGE_BG,
+        stroke=P.FRAME,
+    )
+    el(
+        pg,
+        "text",
+        label,
+        x=P.MARGIN + P.PAD,
+        y=y + 18,
+        font_size=13,
+        font_weight="bold",
+        fill=P.INK,
+    )
+    top = y
+    y += 28
+    for node in nodes:
+        y = _node(pg, y, node, plan, by_role, ctx) + 10
+    frame.set("height", str(y - top))
+    return y
+
+
+def _node_cores(node: NodeView, plan: Plan) -> list[Core]:
+    cores = [tuple(c) for c in plan.partition.cores if c and c <= node.cpus]
+    cores += [(cpu,) for n, cpus in plan.hardware.offline if n == node.id for cpu in cpus]
+    return sorted(cores, key=lambda c: (min(c) in offline(plan), min(c)))
+
+
+def _node(
+    g: ET.Element, y: int, node: NodeView, plan: Plan, by_role: dict[int, Role], ctx: Context
+) -> int:
+    x = P.MARGIN + P.PAD
+    w = P.WIDTH - 2 * x
+    ng = el(g, "g", data_node=node.id)
+    head = f"NUMA node {node.id}"
+    frame = titled(
+        ng,
+        "rect",
+        f"{head}: CPUs {node.cpus or 'none'}",
+        x=x,
+        y=y,
+        width=w,
+        height=0,
+        rx=5,
+        fill=P.NODE_BG,
+        stroke=P.FRAME,
+    )
+    detail = (
+        f"{len(node.cpus)} CPUs · housekeeping {node.housekeeping or '-'} · "
+        f"isolated {node.isolated or '-'}"
+    )
+    el(ng, "text", head, x=x + P.PAD, y=y + 18, font_size=12, font_weight="bold", fill=P.INK)
+    el(ng, "text", fit(detail, w - 120, 11), x=x + 110, y=y + 18, font_size=11, fill=P.MUTED)
+    top, y = y, y + 28
+    cores = _node_cores(node, plan)
+    if cores:
+        y += cpus_area(ng, x + P.PAD, y, cores, by_role, ctx) + 4
+    used = devices(ng, x + P.PAD, y, w - 2 * P.PAD, node, plan)
+    y += used + (6 if used else 0)
+    y += memory_bar(ng, x + P.PAD, y, w - 2 * P.PAD, node, plan)
+    frame.set("height", str(y - top))
+    return y
+
+
+def _unplaced(g: ET.Element, y: int, plan: Plan, by_role: dict[int, Role], ctx: Context) -> int:
+    """Offline CPUs the snapshot puts on no node (Linux does not say for some)."""
+    cores = [(cpu,) for n, cpus in plan.hardware.offline if n is None for cpu in cpus]
+    if not cores:
+        return y
+    label = "offline CPUs, NUMA node unknown"
+    ug = el(g, "g", data_node="")
+    frame = titled(
+        ug,
+        "rect",
+        label,
+        x=P.MARGIN,
+        y=y,
+        width=P.WIDTH - 2 * P.MARGIN,
+        height=0,
+        rx=6,
+        fill=P.PACKAGE_BG,
+        stroke=P.FRAME,
+    )
+    el(
+        ug,
+        "text",
+        label,
+        x=P.MARGIN + P.PAD,
+        y=y + 18,
+        font_size=13,
+        font_weight="bold",
+        fill=P.INK,
+    )
+    height = 28 + cpus_area(ug, P.MARGIN + P.PAD, y + 28, cores, by_role, ctx) + 6
+    frame.set("height", str(height))
+    return y + height + 12
+
+
+def _cmdline(g: ET.Element, y: int, plan: Plan) -> int:
+    """The isolation arguments of the kernel command line, wrapped, in monospace."""
+    args = [str(a) for a in kernel_args(plan) if a.key in ISOLATION_ARGS]
+    cg = el(g, "g", data_cmdline="isolation")
+    el(
+        cg,
+        "text",
+        "kernel command line (isolation)",
+        x=P.MARGIN,
+        y=y + 14,
+        font_size=12,
+        font_weight="bold",
+        fill=P.INK,
+    )
+    y += 20
+    per_line = (P.WIDTH - 2 * P.MARGIN) * 10 // 66
+    lines: list[str] = []
+    for a in args or ["(no isolation arguments)"]:
+        while len(a) > per_line:
+            lines.append(a[:per_line])
+            a = "  " + a[per_line:]
+        lines.append(a)
+    for line in lines:
+        el(
+            cg,
+            "text",
+            line,
+            x=P.MARGIN,
+            y=y + 13,
+            font_size=11,
+            font_family="DejaVu Sans Mono, monospace",
+            fill=P.INK,
+        )
+        y += 16
+    return y

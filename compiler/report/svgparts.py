@@ -1,0 +1,180 @@
+"""A node's devices (GPUs, NICs and the link kind between them) and its memory bar."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from hostc.plan import DeviceLink, NodeView, Plan
+from hostc.report import palette as P
+from hostc.report.svgdoc import el, fit, titled
+from hostc.units import format_kib
+
+BOX_W, BOX_H, SLOT = 84, 22, 96
+#: link kinds from closest to farthest, as nvidia-smi orders them
+CLOSE = ("PIX", "PXB", "PHB", "NODE")
+
+
+def _columns(node: NodeView, links: tuple[DeviceLink, ...]) -> list[tuple[str | None, list[str]]]:
+    """One column per GPU with the node's NICs it reaches closest under it; NICs no GPU
+    of this node reaches by PIX..NODE get columns of their own."""
+    cols: list[tuple[str | None, list[str]]] = [(gpu, []) for gpu in node.gpus]
+    placed: set[str] = set()
+    for nic in node.nics:
+        best = [lk for lk in links if lk.nic == nic and lk.gpu in node.gpus and lk.kind in CLOSE]
+        if best:
+            best.sort(key=lambda lk: (CLOSE.index(lk.kind), node.gpus.index(lk.gpu)))
+            next(c for c in cols if c[0] == best[0].gpu)[1].append(nic)
+            placed.add(nic)
+    cols += [(None, [nic]) for nic in node.nics if nic not in placed]
+    return cols
+
+
+def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Plan) -> int:
+    """GPUs in a row, each NIC under the GPU it is closest to with the link kind on the
+    line between them; the height used (0 without devices)."""
+    if not node.gpus and not node.nics:
+        return 0
+    links = plan.hardware.links
+    cols = _columns(node, links)
+    users = _users(plan)
+    pill = 16 if any(gpu in users for gpu, _ in cols) else 0  # the workload's name above
+    step = pill + (86 if any(g and n for g, n in cols) else 30)  # NICs under linked GPUs
+    x0 = x
+    cx, row = x0, 0
+    for gpu, nics in cols:
+        span = max(1, len(nics)) * SLOT
+        if cx + span > x0 + width and cx > x0:
+            cx, row = x0, row + 1
+        top = y + row * step + pill
+        if gpu is not None:
+            far = [f"{lk.nic} {lk.kind}" for lk in links if lk.gpu == gpu]
+            tip = f"GPU {gpu} on node {node.id}" + (" · links: " + ", ".join(far) if far else "")
+            gx = cx + (span - BOX_W) // 2
+            if gpu in users:
+                _pill(g, gx, top - pill, gpu, *users[gpu])
+            _box(g, gx, top, gpu, P.GPU_FILL, tip, data_gpu=gpu)
+        for k, nic in enumerate(nics):
+            nx = cx + k * SLOT + (SLOT - BOX_W) // 2
+            ny = top + 56 if gpu is not None else top
+            _box(g, nx, ny, nic, P.NIC_FILL, f"NIC {nic} on node {node.id}", data_nic=nic)
+            kind = next((lk.kind for lk in links if lk.gpu == gpu and lk.nic == nic), None)
+            if gpu is not None and kind is not None:
+                _link(g, cx + span // 2, top + BOX_H, nx + BOX_W // 2, ny, gpu, nic, kind)
+        cx += span
+    return (row + 1) * step
+
+
+def _users(plan: Plan) -> dict[str, tuple[str, str]]:
+    """GPU → (the workload(s) it serves, the first one's colour), as the CPU cells show."""
+    names: dict[str, list[str]] = {}
+    colour: dict[str, str] = {}
+    for i, w in enumerate(plan.workloads):
+        for gpu in w.gpus:
+            names.setdefault(gpu, []).append(w.name)
+            colour.setdefault(gpu, P.WORKLOAD_COLOURS[i % len(P.WORKLOAD_COLOURS)])
+    return {gpu: ("+".join(n), colour[gpu]) for gpu, n in names.items()}
+
+
+def _pill(g: ET.Element, x: int, y: int, gpu: str, names: str, fill: str) -> None:
+    """The workload a GPU serves, named in its colour just above the GPU."""
+    pg = el(g, "g", data_gpu_workload=names)
+    titled(pg, "rect", f"{gpu} serves {names}", x=x, y=y, width=BOX_W, height=14, rx=3, fill=fill)
+    el(
+        pg,
+        "text",
+        fit(names, BOX_W - 6, 10),
+        x=x + BOX_W // 2,
+        y=y + 11,
+        font_size=10,
+        text_anchor="middle",
+        fill="#ffffff",
+    )
+
+
+def _box(g: ET.Element, x: int, y: int, name: str, fill: str, tip: str, **data: str) -> None:
+    b = el(g, "g", **data)
+    titled(b, "rect", tip, x=x, y=y, width=BOX_W, height=BOX_H, rx=4, fill=fill)
+    el(
+        b,
+        "text",
+        fit(name, BOX_W - 6, 11),
+        x=x + BOX_W // 2,
+        y=y + 15,
+        font_size=11,
+        text_anchor="middle",
+        fill="#ffffff",
+    )
+
+
+def _link(g: ET.Element, x1: int, y1: int, x2: int, y2: int, gpu: str, nic: str, kind: str) -> None:
+    lg = el(g, "g", data_link=f"{gpu}-{nic}", data_kind=kind)
+    titled(
+        lg,
+        "line",
+        f"{gpu} ↔ {nic}: {kind}",
+        x1=x1,
+        y1=y1,
+        x2=x2,
+        y2=y2,
+        stroke=P.INK,
+        stroke_width=2 if kind in ("PIX", "PXB") else 1,
+    )
+    mx, my = (x1 + x2) // 2, (y1 + y2) // 2
+    el(lg, "rect", x=mx - 17, y=my - 8, width=34, height=14, rx=3, fill="#ffffff", stroke=P.FRAME)
+    el(lg, "text", kind, x=mx, y=my + 3, font_size=10, text_anchor="middle", fill=P.INK)
+
+
+def _gib(mib: int) -> str:
+    """Fixed formatting: whole GiB from 10 GiB up, one decimal below, MiB under 1 GiB."""
+    if mib >= 10240:
+        return f"{(mib + 512) // 1024} GiB"
+    if mib >= 1024:
+        return f"{mib * 10 // 1024 // 10}.{mib * 10 // 1024 % 10} GiB"
+    return f"{mib} MiB"
+
+
+def memory_parts(node: NodeView, plan: Plan) -> list[tuple[str, int, str]]:
+    """(label, MiB, fill) for each part of the node's memory: pools, reserved, the rest."""
+    parts = [
+        (f"hugepages {count}×{format_kib(size)}", size * count // 1024, P.HUGEPAGE_FILLS[i % 3])
+        for i, (size, count) in enumerate(node.hugepages)
+    ]
+    kube = plan.kubelet
+    if kube is not None and kube.memory_manager_static:
+        for r in kube.reserved_memory:
+            if r.node == node.id:
+                parts.append(("kubelet reservedMemory", r.memory.bytes >> 20, P.RESERVED_FILL))
+    used = sum(p[1] for p in parts)
+    if node.memory_mib is not None:
+        parts.append(("rest", max(0, node.memory_mib - used), P.REST_FILL))
+    return parts
+
+
+def memory_bar(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Plan) -> int:
+    """The node's memory as one bar split into its parts, a text line under it."""
+    parts = memory_parts(node, plan)
+    total = node.memory_mib
+    if total is None or total <= 0:
+        el(g, "text", "memory: not in the snapshot", x=x, y=y + 12, font_size=11, fill=P.MUTED)
+        return 20
+    cx = x
+    for i, (label, mib, fill) in enumerate(parts):
+        w = (width * mib + total // 2) // total if i < len(parts) - 1 else x + width - cx
+        w = max(w, 2) if mib > 0 else 0
+        titled(
+            g,
+            "rect",
+            f"node {node.id} {label}: {_gib(mib)}",
+            x=cx,
+            y=y,
+            width=w,
+            height=14,
+            fill=fill,
+            data_memory=label,
+            data_mib=mib,
+        )
+        cx += w
+    el(g, "rect", x=x, y=y, width=width, height=14, fill="none", stroke=P.FRAME)
+    text = f"memory {_gib(total)}: " + " · ".join(f"{lbl} {_gib(m)}" for lbl, m, _ in parts)
+    el(g, "text", fit(text, width, 11), x=x, y=y + 28, font_size=11, fill=P.INK)
+    return 36
