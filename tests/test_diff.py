@@ -89,8 +89,7 @@ def test_removing_a_workload_frees_its_cpus_and_removes_its_drop_in(tmp_path: Pa
             "workloads[serve-d]",
             "removed",
             'gpus=["GPU6","GPU7"] nodes=[1] cpus=86-111,198-223 unit=serve-d.service '
-            'nics=["mlx5_6","mlx5_7"] env=[["NCCL_IB_HCA","=mlx5_6,mlx5_7"],'
-            '["NCCL_SOCKET_IFNAME","=ibp120s0,ibp136s0"]] shared=false',
+            'nics=["mlx5_6","mlx5_7"] env=[["NCCL_IB_HCA","=mlx5_6,mlx5_7"]] shared=false',
             None,
         ),
     ]

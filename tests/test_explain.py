@@ -53,20 +53,23 @@ vm.swappiness = 10  [takes effect: sysctl]
 irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
   source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:101)
   plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
-  emitted  /usr/local/sbin/hostc-tuning:77  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /usr/local/sbin/hostc-tuning:137  nic_channels 0000:18:00.0 8
+  emitted  /usr/local/sbin/hostc-tuning:231  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:6  ACTION=="add", SUBSYSTEM=="net", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:7  ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
   observe  /proc/irq/<n>/smp_affinity_list for each IRQ in /sys/bus/pci/devices/0000:18:00.0/msi_irqs
 """,
     ),
     (
         "artifact-line",
         DGX,
-        "/etc/sysctl.d/90-hostc.conf:11",
+        "/etc/sysctl.d/90-hostc.conf:23",
         """\
 vm.overcommit_memory = 1  [takes effect: sysctl]
   source   preset layer `inference` ({dgx} does not set it)
            condition: role inference (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
-  plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap, which large mmapped weights and forked loader workers can request; 1 never refuses
-  emitted  /etc/sysctl.d/90-hostc.conf:11  vm.overcommit_memory = 1
+  plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap; anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not; 1 never refuses
+  emitted  /etc/sysctl.d/90-hostc.conf:23  vm.overcommit_memory = 1
   observe  /proc/sys/vm/overcommit_memory (sysctl -n vm.overcommit_memory)
 """,
     ),
@@ -91,7 +94,7 @@ def test_explain_a_spec_key_the_spec_leaves_to_a_preset() -> None:
     assert (f.name, f.value, f.origin.kind) == ("transparent_hugepage", "madvise", "preset")
     assert [(c.path, c.line) for c in f.lines] == [
         ("kernel-cmdline", 1),
-        ("/etc/default/grub.d/90-hostc.cfg", 27),
+        ("/etc/default/grub.d/90-hostc.cfg", 36),
     ]
     assert "/sys/kernel/mm/transparent_hugepage/enabled" in f.observe
 

@@ -87,7 +87,10 @@ def _kernel(plan: Plan) -> list[Setting]:
                 if p.per_node
             ]
         value = "" if a.value is None else a.value
-        carries = _any(*(_token(k) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
+        # with a value, only `key=` is the argument (a bare word may be a list of keys,
+        # as the GRUB drop-in's duplicate-key loop has)
+        after = r"=" if a.value is not None else r"[\s\"',]|$"
+        carries = _any(*(_token(k, after=after) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
         out.append(Setting(a.key, value, a.reason, "boot", carries, tuple(where)))
     return out
 
