@@ -21,6 +21,8 @@ from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
+    from hostc.fleet import Job as FleetJob
+    from hostc.fleet import Result as FleetResult
     from hostc.plan import Plan
     from hostc.topology.model import Topology
 
@@ -173,10 +175,19 @@ def build(
         bool, typer.Option("--quiet", "-q", help="no summary line on stderr after --out")
     ] = False,
     strict: StrictOpt = False,
+    jobs: JobsOpt = None,
 ) -> None:
-    """Compile SPEC into OS artifacts."""
+    """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
+    @list): each is written to DIR/<host>/<target>/…, and a summary follows."""
     from hostc import api
 
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        if out is None:
+            _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
+        job = Job("build", tuple(target or ["all"]), out, check, strict, topology)
+        _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
@@ -241,14 +252,77 @@ def build(
     sys.stdout.buffer.write(artifacts[0].data)
 
 
+JobsOpt = Annotated[
+    int | None,
+    typer.Option("--jobs", "-j", min=1, help="worker processes for many hosts (default: CPUs)"),
+]
+
+
+def _is_fleet(spec: Path) -> bool:
+    from hostc.fleet import is_selection
+
+    return is_selection(str(spec))
+
+
+def _fleet(
+    spec: Path, job: FleetJob, jobs: int | None, quiet: bool = False, as_json: bool = False
+) -> NoReturn:
+    """Every host of a selection: diagnostics per host, then the summary table; exit 2
+    when a host failed (the others are still written), 1 when `--check` found a change."""
+    from hostc import fleet, fleet_view
+
+    hosts = _guard(lambda: fleet.select(str(spec)))
+    show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            sys.stderr.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
+            sys.stderr.flush()
+
+    results = fleet.run(hosts, job, jobs, progress)
+    for r in results:
+        _warn([*r.errors, *r.warnings])
+    if job.mode == "plan":
+        doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif as_json:
+        rows = [_fleet_row(r) for r in results]
+        typer.echo(json.dumps({"hosts": rows}, indent=2))
+    elif job.compare:
+        sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
+    if not quiet:
+        typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
+    if any(not r.ok for r in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def _fleet_row(r: FleetResult) -> dict[str, object]:
+    return {
+        "host": r.host,
+        "spec": r.spec,
+        "ok": r.ok,
+        "files": r.files,
+        "differences": [{"path": p, "diff": t} for p, t in r.differences],
+        "warnings": [d.to_json() for d in r.warnings],
+        "errors": [d.to_json() for d in r.errors],
+    }
+
+
 def _usage(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
 
 
 @app.command("check")
-def check_cmd(spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False) -> None:
+def check_cmd(
+    spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False, jobs: JobsOpt = None
+) -> None:
     """Validate SPEC against its topology; print every problem."""
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        _fleet(spec, Job("check", strict=strict, topology=topology), jobs)
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
@@ -261,9 +335,17 @@ def plan_cmd(
     topology: TopologyOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
     strict: StrictOpt = False,
+    jobs: JobsOpt = None,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
     from hostc import plan_view
+
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        if not as_json:
+            _usage("many hosts: pass --json (one JSON object, each host's Plan by host name)")
+        _fleet(spec, Job("plan", strict=strict, topology=topology), jobs, as_json=True)
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
