@@ -14,6 +14,7 @@ import pytest
 from hostc import api
 from hostc.targets import Role
 from hostc.topology import snapshot
+
 from regen_golden import fleet_specs, specs
 
 ROOT = Path(__file__).resolve().parents[1]
