@@ -21,6 +21,7 @@ from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
+    from hostc.fleet import Host as FleetHost
     from hostc.fleet import Job as FleetJob
     from hostc.fleet import Result as FleetResult
     from hostc.plan import Plan
@@ -269,9 +270,20 @@ def _fleet(
 ) -> NoReturn:
     """Every host of a selection: diagnostics per host, then the summary table; exit 2
     when a host failed (the others are still written), 1 when `--check` found a change."""
+    from hostc import fleet
+
+    _fleet_hosts(_guard(lambda: fleet.select(str(spec))), job, jobs, quiet, as_json)
+
+
+def _fleet_hosts(
+    hosts: list[FleetHost],
+    job: FleetJob,
+    jobs: int | None,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
     from hostc import fleet, fleet_view
 
-    hosts = _guard(lambda: fleet.select(str(spec)))
     show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
 
     def progress(done: int, total: int) -> None:
@@ -295,6 +307,32 @@ def _fleet(
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+@app.command("pre-commit")
+def pre_commit_cmd(
+    hosts: Annotated[str, typer.Argument(help="the fleet: a directory, glob or @list")],
+    changed: Annotated[
+        list[Path] | None, typer.Argument(help="files that changed (pre-commit passes them)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="the committed output, DIR/<host>/")
+    ] = Path("out"),
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
+    ] = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """`hostc build --check` for the hosts whose spec, or a file it extends, changed."""
+    from hostc import fleet
+    from hostc.spec import layers
+
+    wanted = {os.path.normpath(p) for p in changed or []}
+    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & layers.chain(h.spec)]
+    if not chosen:
+        raise typer.Exit(0)
+    job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
+    _fleet_hosts(chosen, job, jobs)
 
 
 def _fleet_row(r: FleetResult) -> dict[str, object]:

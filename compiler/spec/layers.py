@@ -252,3 +252,24 @@ def provenance(merged: Layered) -> tuple[Provenance, ...]:
         text = merged.sources.get(_shown(Path(merged.base) / origin.file), "")
         rows.append(Provenance(key, origin.file, locate(origin.key, text), origin.key))
     return tuple(rows)
+
+
+def chain(path: Path) -> set[str]:
+    """Every spec file `path` reads (itself and all it extends), normalised: a pre-commit
+    hook checks a host when any of them changed.  Unreadable files are left to the build."""
+    seen: set[str] = set()
+    todo = [path]
+    while todo:
+        p = todo.pop()
+        name = _shown(p)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            data, _ = _read(p)
+        except HostcError:
+            continue
+        ext = data.get("extends", [])
+        if isinstance(ext, list):
+            todo += [p.parent / x for x in ext if isinstance(x, str)]
+    return seen
