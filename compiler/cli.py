@@ -292,6 +292,7 @@ def _fleet_hosts(
             sys.stderr.flush()
 
     results = fleet.run(hosts, job, jobs, progress)
+    results += fleet.ansible_fleet(results, job)
     for r in results:
         _warn([*r.errors, *r.warnings])
     if job.mode == "plan":

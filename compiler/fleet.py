@@ -101,6 +101,10 @@ class Result:
     #: --check: (path under out/, unified diff) per differing file
     differences: tuple[tuple[str, str], ...] = ()
     plan: str | None = None  # plan --json: the Plan's JSON text
+    #: the ansible target's deliverables (name, bytes), gathered into DIR/ansible/ for all hosts
+    ansible: tuple[tuple[str, bytes], ...] = ()
+    #: a row about the whole fleet (DIR/ansible/), not one host
+    fleetwide: bool = False
 
     @property
     def ok(self) -> bool:
@@ -138,6 +142,8 @@ def _run(host: Host, job: Job) -> Result:
         artifacts = api.emit(plan, job.targets)
     except HostcError as e:
         raise HostcError(with_file(e.diagnostics, str(host.spec))) from None
+    playbook = tuple((a.path, a.data) for a in artifacts if a.target == "ansible")
+    base = attrs.evolve(base, ansible=playbook)
     if job.out is None:
         return attrs.evolve(base, files=len(artifacts))
     dest = job.out / host.name
@@ -202,3 +208,40 @@ def _warm() -> None:
 
     for t in TARGETS.values():
         t.load()
+
+
+def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
+    """With the ansible target: DIR/ansible/ holds the one playbook and every built host's
+    variables, so `ansible-playbook -i INVENTORY DIR/ansible/playbook.yml` pushes the
+    fleet.  Returned as one more Result (`ansible`), compared instead with --check."""
+    from hostc.artifact import deliverable
+
+    if job.out is None or not any(r.ansible for r in results):
+        return []
+    arts: dict[str, bytes] = {}
+    errors = []
+    for r in results:
+        for name, data in r.ansible:
+            if name in arts and arts[name] != data:
+                errors.append(
+                    file_error(r.spec, f"two hosts write ansible/{name}: host.name must differ")
+                )
+            arts[name] = data
+    found = [deliverable("ansible", n, d) for n, d in sorted(arts.items())]
+    name = "ansible (all hosts)"
+    if errors:
+        return [Result(name, str(job.out / "ansible"), errors=tuple(errors), fleetwide=True)]
+    if job.compare:
+        from hostc.output import differences
+
+        diffs = tuple(differences(found, job.out))
+        return [
+            Result(
+                name, str(job.out / "ansible"), files=len(found), differences=diffs, fleetwide=True
+            )
+        ]
+    from hostc import api
+
+    return [
+        Result(name, str(job.out / "ansible"), files=len(api.write(found, job.out)), fleetwide=True)
+    ]

@@ -40,10 +40,11 @@ def summary(results: Sequence[Result], compare: bool = False) -> str:
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
-    failed = sum(not r.ok for r in results)
-    warned = sum(len(r.warnings) for r in results)
-    built = len(results) - failed
-    tail = f"{len(results)} hosts: {built} built, {failed} failed, {warned} warning(s)"
+    hosts = [r for r in results if not r.fleetwide]
+    failed = sum(not r.ok for r in hosts)
+    warned = sum(len(r.warnings) for r in hosts)
+    built = len(hosts) - failed
+    tail = f"{len(hosts)} hosts: {built} built, {failed} failed, {warned} warning(s)"
     if compare:
-        tail += f", {sum(bool(r.differences) for r in results)} stale"
+        tail += f", {sum(bool(r.differences) for r in hosts)} stale"
     return "\n".join([*lines, tail]) + "\n"
