@@ -122,3 +122,72 @@ def single_loop(hostc: list[str], hosts: Path, out: Path, sample: int = SAMPLE) 
             capture_output=True,
         )
     return time.perf_counter() - t0
+
+
+def figures(
+    hostc: list[str], work: Path, quick: bool, build_rate: float, tuned: float | None
+) -> list[tuple[str, str, str, bool | None, str]]:
+    """The fleet rows: (figure, value, goal, ok, note).  `build_rate`: P2's in-process
+    builds per CPU-second; `tuned`: TuneD's profile loads per second (None: no TuneD)."""
+    rows: list[tuple[str, str, str, bool | None, str]] = []
+    if tuned is None:
+        rows.append(
+            (
+                "F1 one host's build ÷ TuneD loading one profile",
+                "—",
+                "≥ 2×",
+                None,
+                "skipped: TuneD is not installed",
+            )
+        )
+    else:
+        ratio = build_rate / tuned
+        rows.append(
+            (
+                "F1 one host's build ÷ TuneD loading one profile",
+                f"{ratio:.1f}×",
+                "≥ 2×",
+                ratio >= 2,
+                f"{build_rate:,.0f} builds/s (P2, all targets, in-process) vs "
+                f"{tuned:,.0f} profile loads/s",
+            )
+        )
+    count, sample = (200, 5) if quick else (HOSTS, SAMPLE)
+    hosts = generate(work / "fleet", count)
+    two, parent_kib, worker_kib = fleet_build(hosts, work / "fleet-out-2", 2)
+    one, one_kib, _ = fleet_build(hosts, work / "fleet-out-1", 1)
+    loop = single_loop(hostc, hosts, work / "fleet-single", sample) * count / sample
+    speedup = loop / two
+    rows.append(
+        (
+            f"F2 {count:,} hosts, --jobs 2 ÷ a loop of single-host commands",
+            f"{speedup:.0f}×",
+            "≥ 100×",
+            speedup >= 100,
+            f"{two:.1f} s vs {loop:.0f} s, extrapolated from {sample} single-host runs "
+            f"({loop / count * 1e3:.0f} ms each); four classes, every host overrides",
+        )
+    )
+    rows.append(
+        (
+            "F3 the same, --jobs 2 ÷ --jobs 1",
+            f"{one / two:.2f}×",
+            "≥ 1.6×",
+            one / two >= 1.6,
+            f"{one:.1f} s on one core; wall clock, so a machine "
+            "others share (load average above 2) cannot show it",
+        )
+    )
+    peak = (parent_kib + 2 * worker_kib) / 1024
+    rows.append(
+        (
+            f"F4 peak memory of the {count:,}-host build",
+            f"{peak:.0f} MiB",
+            "≤ 256 MiB",
+            peak <= 256,
+            f"parent {parent_kib / 1024:.0f} MiB + 2 × largest worker "
+            f"{worker_kib / 1024:.0f} MiB (an upper bound); --jobs 1: "
+            f"{one_kib / 1024:.0f} MiB",
+        )
+    )
+    return rows
