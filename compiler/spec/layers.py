@@ -38,6 +38,33 @@ LAYER_KEYS = ("extends", "force", "remove")
 DEPTH_LIMIT = 16
 
 
+#: The layer keys in the JSON Schema of node.toml.  A file that extends others is
+#: checked after merging: alone it may leave out what its classes set (`host.role`).
+SCHEMA: dict[str, Any] = {
+    "extends": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "spec files this one refines, relative to this file; a later entry "
+        "refines an earlier one, and two entries setting one value differently is an error "
+        "unless this file sets it",
+        "examples": [["../classes/dgx-inference.toml"]],
+    },
+    "force": {
+        "type": "object",
+        "description": "values, in the spec's own shape, that win over every later layer "
+        "(NixOS mkForce)",
+        "examples": [{"sysctl": {"vm.swappiness": 1}}],
+    },
+    "remove": {
+        "type": "object",
+        "description": "inherited entries to take out, in the spec's shape: a list of names "
+        "(workloads by name, table keys, array items) or true for the whole key; forced "
+        "values stay",
+        "examples": [{"workload": ["serve-d"], "hugepages": True}],
+    },
+}
+
+
 @attrs.frozen
 class Layered:
     """The merged data of one host, and where each value came from."""
