@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from hostc.artifact import Artifact
     from hostc.fleet import Host as FleetHost
     from hostc.fleet import Job as FleetJob
-    from hostc.fleet import Result as FleetResult
     from hostc.plan import Plan
     from hostc.topology.model import Topology
 
@@ -282,32 +281,9 @@ def _fleet_hosts(
     quiet: bool = False,
     as_json: bool = False,
 ) -> NoReturn:
-    from hostc import fleet, fleet_view
+    from hostc.cli_fleet import report
 
-    show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
-
-    def progress(done: int, total: int) -> None:
-        if show:
-            sys.stderr.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
-            sys.stderr.flush()
-
-    results = fleet.run(hosts, job, jobs, progress)
-    results += fleet.ansible_fleet(results, job)
-    for r in results:
-        _warn([*r.errors, *r.warnings])
-    if job.mode == "plan":
-        doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    elif as_json:
-        rows = [_fleet_row(r) for r in results]
-        typer.echo(json.dumps({"hosts": rows}, indent=2))
-    elif job.compare:
-        sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
-    if not quiet:
-        typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
-    if any(not r.ok for r in results):
-        raise typer.Exit(2)
-    raise typer.Exit(1 if any(r.differences for r in results) else 0)
+    report(hosts, job, jobs, lambda diags: _warn(list(diags)), quiet=quiet, as_json=as_json)
 
 
 @app.command("pre-commit")
@@ -334,18 +310,6 @@ def pre_commit_cmd(
         raise typer.Exit(0)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     _fleet_hosts(chosen, job, jobs)
-
-
-def _fleet_row(r: FleetResult) -> dict[str, object]:
-    return {
-        "host": r.host,
-        "spec": r.spec,
-        "ok": r.ok,
-        "files": r.files,
-        "differences": [{"path": p, "diff": t} for p, t in r.differences],
-        "warnings": [d.to_json() for d in r.warnings],
-        "errors": [d.to_json() for d in r.errors],
-    }
 
 
 def _usage(message: str) -> NoReturn:

@@ -11,15 +11,17 @@ worker, not once per host.  Nothing here prints: the CLI renders the results.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 #: Characters that make a spec argument a glob.
 GLOB_CHARS = frozenset("*?[")
@@ -57,6 +59,8 @@ def select(arg: str) -> list[Host]:
         root = Path(arg)
         specs = sorted(root.glob("*.toml")) + sorted(root.glob("*/node.toml"))
     else:
+        import glob
+
         specs = [Path(p) for p in sorted(glob.glob(arg))]
     if not specs:
         raise HostcError([file_error(arg, "names no spec (no *.toml, */node.toml or match)")])
@@ -168,6 +172,7 @@ def _run_chunk(hosts: list[Host], job: Job) -> list[Result]:
 def _executor(jobs: int) -> Executor:
     """fork where there is one: a worker starts with hostc already imported."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -182,6 +187,8 @@ def run(
     total = len(hosts)
     if jobs == 1 or total == 1:
         return list(_serial(hosts, job, progress))
+    from concurrent.futures import as_completed
+
     _warm()
     results: dict[str, Result] = {}
     with _executor(min(jobs, total)) as pool:
