@@ -28,7 +28,7 @@ CLASSES = {
         "dgx-h100-inference",
         'role = "inference"\n\n[[workload]]\nname = "serve-a"\ngpus = ["GPU0", "GPU1"]\n\n'
         '[[workload]]\nname = "serve-b"\ngpus = ["GPU2", "GPU3"]\n\n'
-        '[cpu]\nhousekeeping_per_node = 4\nisolate = "rest"\n\n[irq]\nowner = "hostc"\n',
+        '[cpu]\nhousekeeping_per_node = 4\nisolate = "workload"\n\n[irq]\nowner = "hostc"\n',
     ),
     "h100-inference": (
         "h100-4gpu-inference",
@@ -39,7 +39,7 @@ CLASSES = {
     "epyc-rhel9": (
         "epyc-rhel9-inference",
         'role = "inference"\n\n[[workload]]\nname = "triton"\ngpus = ["GPU0", "GPU1"]\n\n'
-        '[cpu]\nhousekeeping_per_node = 2\nisolate = "rest"\n',
+        '[cpu]\nhousekeeping_per_node = 2\nisolate = "workload"\n',
     ),
 }
 
