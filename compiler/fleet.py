@@ -28,8 +28,12 @@ GLOB_CHARS = frozenset("*?[")
 
 
 def is_selection(arg: str) -> bool:
-    """A directory, a glob or an @list names many hosts; anything else is one spec."""
-    return arg.startswith("@") or bool(GLOB_CHARS & set(arg)) or Path(arg).is_dir()
+    """A directory, a glob or an @list names many hosts; anything else (an existing file
+    above all, whatever its name) is one spec, compiled exactly as before."""
+    path = Path(arg)
+    if path.is_file():
+        return False
+    return arg.startswith("@") or bool(GLOB_CHARS & set(arg)) or path.is_dir()
 
 
 @attrs.frozen

@@ -148,3 +148,16 @@ def test_progress_bar_draws_and_finishes() -> None:
 
     assert fleet_view.bar(0, 4).endswith("0/4 hosts")
     assert "#" * fleet_view.BAR_WIDTH in fleet_view.bar(4, 4)
+
+
+def test_an_existing_spec_file_is_one_host_whatever_its_name(tmp_path: Path) -> None:
+    """`node[1].toml` names a file, not a glob: single-spec behaviour is kept."""
+    spec = tmp_path / "node[1].toml"
+    spec.write_text((ROOT / "examples" / "h100-4gpu-inference" / "node.toml").read_text())
+    (tmp_path / "topology.toml").write_text(
+        (ROOT / "examples" / "h100-4gpu-inference" / "topology.toml").read_text()
+    )
+    assert not fleet.is_selection(str(spec))
+    assert fleet.is_selection(str(tmp_path)) and fleet.is_selection(f"{tmp_path}/*.toml")
+    r = run_hostc("check", spec)
+    assert r.returncode == 0 and r.stdout == f"{spec}: ok\n", r.stdout + r.stderr
