@@ -129,7 +129,7 @@ TARGETS: dict[str, Target] = {
         Target(
             "ansible",
             "ansible",
-            "playbook.yml + host_vars/<host>.yml: push the host files with their modes, apply "
+            "playbook.yml + vars-<host>.yml: push the host files with their modes, apply "
             "on change, reboot only for new kernel arguments, record a manifest",
             Role.WRAPPER,
         ),

@@ -1,8 +1,9 @@
 """Ansible: a playbook and this host's variables, to push hostc's files to running hosts.
 
-`playbook.yml` is the same for every host; `host_vars/<host>.yml` carries one
-host's files (path, mode, sha256, content in base64: no Jinja2 delimiter can
-appear in it, so Ansible never templates a file's text), its apply steps as
+`playbook.yml` is the same for every host; `vars-<host>.yml` beside it (read by
+`vars_files` for the inventory host of that name) carries one host's files (path,
+mode, sha256, content in base64: no Jinja2 delimiter can appear in it, so Ansible
+never templates a file's text), its apply steps as
 argv lists (`hostc.activation`, never a shell), and the manifest of what was
 installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
 second run changes nothing); the apply steps run as a handler only when a file
@@ -68,6 +69,7 @@ def playbook() -> str:
         "hosts": "{{ hostc_hosts | default('all') }}",
         "become": "{{ hostc_become | default(true) | bool }}",
         "gather_facts": False,
+        "vars_files": ["vars-{{ inventory_hostname }}.yml"],
         "vars": {
             "hostc_root": "/",
             "hostc_owner": "root",
@@ -160,5 +162,5 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
 def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     return [
         deliverable("ansible", PLAYBOOK, playbook()),
-        deliverable("ansible", f"host_vars/{plan.host.name}.yml", host_vars(plan, files)),
+        deliverable("ansible", f"vars-{plan.host.name}.yml", host_vars(plan, files)),
     ]
