@@ -197,3 +197,25 @@ def test_a_bad_value_is_reported_at_the_file_and_line_that_set_it(tmp_path: Path
     assert [(d.file, d.line, d.path) for d in e.value.diagnostics] == [
         (f"{tmp_path}/c.toml", 6, "cpu.isolate")
     ]
+
+
+def test_a_remove_that_is_neither_true_a_list_nor_a_table_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text('[sysctl]\n"vm.swappiness" = 5\n')
+    (tmp_path / "h.toml").write_text('extends = ["c.toml"]\n\n[remove]\nsysctl = false\n')
+    with pytest.raises(HostcError) as e:
+        layers.read(tmp_path / "h.toml")
+    (d,) = e.value.diagnostics
+    assert (d.file, d.line, d.path) == (f"{tmp_path}/h.toml", 4, "remove.sysctl")
+    assert "a list of names" in d.message
+
+
+def test_hostc_plan_names_the_file_and_line_of_each_value() -> None:
+    from conftest import run_hostc
+
+    r = run_hostc("plan", ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-03.toml")
+    assert r.returncode == 0, r.stderr
+    tail = r.stdout.split("spec values set by:\n", 1)[1]
+    rows = {line.split()[0]: line.split()[1:] for line in tail.splitlines()}
+    assert rows["limits.nofile"] == ["dgx-r1-03.toml:8", "(force.limits.nofile)"]
+    assert rows["kernel.iommu"] == ["../classes/dgx-inference.toml:48", "(force.kernel.iommu)"]
+    assert rows["cpu.isolate"][0] == "../classes/dgx-inference.toml:29"

@@ -136,7 +136,12 @@ class _Reader:
             sub = self.layer(parent, (*chain, name))
             base = merge.combine(base, sub, siblings=i > 0)
         if isinstance(data.get("remove"), dict):
-            base, missing = merge.remove(base, data["remove"])
+            try:
+                base, missing = merge.remove(base, data["remove"])
+            except TypeError as e:
+                key = f"remove.{e.args[0]}"
+                msg = "must be true (the whole key), a list of names, or a table"
+                raise HostcError([_at(name, text, key, msg)]) from None
             if missing:
                 raise HostcError(
                     [

@@ -172,6 +172,7 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
 
     `true` removes the key; a list of names removes those entries of a table, a
     keyed array (by name) or an append array (by value).  Forced values stay.
+    Any other value raises TypeError naming its key path.
     """
     missing: list[str] = []
     if not isinstance(base, dict) or not isinstance(what, dict):
@@ -188,9 +189,11 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
         elif isinstance(spec, list):
             kept, gone = _remove_entries(node, spec, here)
             missing += gone
-        else:
+        elif isinstance(spec, dict):
             kept, gone = remove(node, spec, here)
             missing += gone
+        else:
+            raise TypeError(keypath(here))
         if kept is None:
             del out[k]
         else:
