@@ -9,6 +9,7 @@ P3a  `hostc import hwloc` of an 8,192-PU export ÷ a 64-PU one
 P3b  `hostc build` on an 8,192-CPU snapshot ÷ a 64-CPU one
 P4   peak RSS of any command above (ru_maxrss of each child, from wait4)
 peer TuneD's own profile loader, profiles per second (where TuneD is installed)
+F1-F4 fleet figures (benchmarks/fleet.py): one host ÷ TuneD, 1,000 hosts in one command
 
 Commands run through the `hostc` console script next to this interpreter (what
 users run) and are interleaved with their baseline, so a noisy machine slows
@@ -417,6 +418,11 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 note,
             )
         )
+
+        # F1-F4: one host against TuneD, and a thousand hosts in one command
+        from fleet import figures
+
+        rows += [Row(*r) for r in figures(hostc, work, quick, rate, tuned)]
     return rows
 
 

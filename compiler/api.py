@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from hostc.activation import Step, needs_reboot
 from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
@@ -107,13 +109,33 @@ def compile_plan(
 def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
     spec, source = _read_spec(spec_path)
+    if spec is None:
+        return _compile_layered(spec_path, topology)
     topo = _read_topology(topology_path(spec, spec_path, topology, source))
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 
-def _read_spec(path: Path) -> tuple[HostSpec, str]:
+def _compile_layered(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
+    """A spec with `extends`: every diagnostic names the file and line that set the value,
+    and the Plan carries each value's provenance."""
+    from hostc.spec import layers
+    from hostc.spec.load import load_layered
+
+    spec, merged = load_layered(spec_path)
+    try:
+        topo = _read_topology(topology_path(spec, spec_path, topology))
+        plan, warnings = compile_plan(spec, topo, spec_file=str(spec_path))
+    except HostcError as e:
+        raise HostcError(layers.attribute(e.diagnostics, merged)) from None
+    return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
+        warnings, merged
+    )
+
+
+def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
     """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
-    per node class and compiles it for every machine of the class."""
+    per node class and compiles it for every machine of the class.  None: the spec
+    has layers (`extends` …), which are read from their files every time."""
     from hostc.spec.load import SPEC_LIMIT
     from hostc.topology.readfile import read_text_bounded
 
@@ -122,12 +144,14 @@ def _read_spec(path: Path) -> tuple[HostSpec, str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _parsed_spec(text: str, file: str) -> HostSpec:
+def _parsed_spec(text: str, file: str) -> HostSpec | None:
     """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
     Only successes are remembered: a HostcError propagates and is not cached."""
-    from hostc.spec.load import loads
+    from hostc.spec import layers
+    from hostc.spec.load import from_data, parse
 
-    return loads(text, file)
+    data = parse(text, file)
+    return None if layers.declares_layers(data) else from_data(data, file, text)
 
 
 def _read_topology(path: Path) -> Topology:

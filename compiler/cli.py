@@ -21,6 +21,8 @@ from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
+    from hostc.fleet import Host as FleetHost
+    from hostc.fleet import Job as FleetJob
     from hostc.plan import Plan
     from hostc.topology.model import Topology
 
@@ -173,10 +175,19 @@ def build(
         bool, typer.Option("--quiet", "-q", help="no summary line on stderr after --out")
     ] = False,
     strict: StrictOpt = False,
+    jobs: JobsOpt = None,
 ) -> None:
-    """Compile SPEC into OS artifacts."""
+    """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
+    @list): each is written to DIR/<host>/<target>/…, and a summary follows."""
     from hostc import api
 
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        if out is None:
+            _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
+        job = Job("build", tuple(target or ["all"]), out, check, strict, topology)
+        _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
@@ -241,14 +252,80 @@ def build(
     sys.stdout.buffer.write(artifacts[0].data)
 
 
+JobsOpt = Annotated[
+    int | None,
+    typer.Option("--jobs", "-j", min=1, help="worker processes for many hosts (default: CPUs)"),
+]
+
+
+def _is_fleet(spec: Path) -> bool:
+    from hostc.fleet import is_selection
+
+    return is_selection(str(spec))
+
+
+def _fleet(
+    spec: Path, job: FleetJob, jobs: int | None, quiet: bool = False, as_json: bool = False
+) -> NoReturn:
+    """Every host of a selection: diagnostics per host, then the summary table; exit 2
+    when a host failed (the others are still written), 1 when `--check` found a change."""
+    from hostc import fleet
+
+    _fleet_hosts(_guard(lambda: fleet.select(str(spec))), job, jobs, quiet, as_json)
+
+
+def _fleet_hosts(
+    hosts: list[FleetHost],
+    job: FleetJob,
+    jobs: int | None,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
+    from hostc.cli_fleet import report
+
+    report(hosts, job, jobs, lambda diags: _warn(list(diags)), quiet=quiet, as_json=as_json)
+
+
+@app.command("pre-commit")
+def pre_commit_cmd(
+    hosts: Annotated[str, typer.Argument(help="the fleet: a directory, glob or @list")],
+    changed: Annotated[
+        list[Path] | None, typer.Argument(help="files that changed (pre-commit passes them)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="the committed output, DIR/<host>/")
+    ] = Path("out"),
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
+    ] = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """`hostc build --check` for the hosts whose spec, or a file it extends, changed."""
+    from hostc import fleet
+    from hostc.spec import layers
+
+    wanted = {os.path.normpath(p) for p in changed or []}
+    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & layers.chain(h.spec)]
+    if not chosen:
+        raise typer.Exit(0)
+    job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
+    _fleet_hosts(chosen, job, jobs)
+
+
 def _usage(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
 
 
 @app.command("check")
-def check_cmd(spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False) -> None:
+def check_cmd(
+    spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False, jobs: JobsOpt = None
+) -> None:
     """Validate SPEC against its topology; print every problem."""
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        _fleet(spec, Job("check", strict=strict, topology=topology), jobs)
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
@@ -264,12 +341,20 @@ def plan_cmd(
     fmt: Annotated[
         str, typer.Option("--format", help="text, json, or svg (the partition as a picture)")
     ] = "text",
+    jobs: JobsOpt = None,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
     from hostc import plan_view
 
     if fmt not in ("text", "json", "svg"):
         _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
+    if _is_fleet(spec):
+        from hostc.fleet import Job
+
+        if not as_json and fmt != "json":
+            _usage("many hosts: pass --json (one JSON object, each host's Plan by host name)")
+        _fleet(spec, Job("plan", strict=strict, topology=topology), jobs, as_json=True)
+
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)

@@ -80,12 +80,15 @@ def write(artifacts: Iterable[Artifact], out: Path) -> list[Path]:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
     staged: list[tuple[Path, Path]] = []
     created: list[Path] = []
+    ready: set[Path] = set()  # folders made or seen by this call: one mkdir -p each
     try:
         for art in artifacts:
             dest = destination(out, art)
             if dest.is_dir():
                 raise IsADirectoryError(f"{dest} is a directory")
-            created += _makedirs(dest.parent)
+            if dest.parent not in ready:
+                created += _makedirs(dest.parent)
+                ready.add(dest.parent)
             staged.append((_stage(dest, art.data, art.mode), dest))
         for tmp, dest in staged:
             os.replace(tmp, dest)
@@ -122,7 +125,7 @@ def _makedirs(path: Path) -> list[Path]:
 
 
 def _stage(dest: Path, data: bytes, mode: int) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` beside `dest` (whose folder `write` has made) under a hidden name."""
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=STAGING_SUFFIX, dir=dest.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -403,6 +403,16 @@ class Hardware:
 
 
 @attrs.frozen
+class Provenance:
+    """Which spec file set a value (a spec built from layers: `extends`, `[force]`)."""
+
+    key: str  # the merged spec's key path, as Reasons name it (`cpu.isolate`)
+    file: str  # relative to the host's spec file
+    line: int | None
+    source_key: str  # the key path inside that file (`force.cpu.isolate`)
+
+
+@attrs.frozen
 class Plan:
     host: HostFacts
     partition: CpuPartition
@@ -422,6 +432,8 @@ class Plan:
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
     modules_load: tuple[ModuleLoad, ...] = ()
     hardware: Hardware = Hardware()
+    #: per spec value, the file that set it; empty for a single-file spec
+    provenance: tuple[Provenance, ...] = ()
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)

@@ -157,7 +157,21 @@ def render(plan: Plan) -> str:
         lines += [f"  {x.setting}\n      # {x.reason}" for x in plan.left_out]
     lines += kubelet_view.lines(plan)
     lines += runtime_lines(plan)
+    lines += provenance_lines(plan)
     return "\n".join(lines) + "\n"
+
+
+def provenance_lines(plan: Plan) -> list[str]:
+    """For a spec built from layers: which file set each spec value (a `(spec)` reason
+    above names the key; this names the file and line)."""
+    if not plan.provenance:
+        return []
+    width = max(len(p.key) for p in plan.provenance)
+    out = ["", "spec values set by:"]
+    for p in plan.provenance:
+        where = f"{p.file}:{p.line}" if p.line else p.file
+        out.append(f"  {p.key.ljust(width)}  {where}  ({p.source_key})")
+    return out
 
 
 def to_data(v: Any) -> Any:
@@ -196,6 +210,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     data["partition"]["cores"] = " ".join(data["partition"]["cores"])  # one line per PR diff
     if data.get("kubelet") is None:
         data.pop("kubelet", None)  # only Kubernetes nodes have one
+    if not plan.provenance:
+        data.pop("provenance", None)  # only specs built from layers (`extends`) have it
     data["views"] = {
         "cmdline": cmdline(plan),
         "numactl": {w.name: numactl(w) for w in plan.workloads},

@@ -105,6 +105,10 @@ def build(which: str) -> dict[str, Any]:
         title = "hostc topology snapshot"
     defs: dict[str, Any] = {}
     body = _object(root, defs)
+    if which == "node":
+        from hostc.spec.layers import SCHEMA
+
+        body["properties"] = {**body["properties"], **SCHEMA}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://hostc.dev/schemas/{which}.schema.json",

@@ -126,6 +126,13 @@ TARGETS: dict[str, Target] = {
             "rootfs.tar: the same tree as one byte-reproducible tarball",
             Role.WRAPPER,
         ),
+        Target(
+            "ansible",
+            "ansible",
+            "playbook.yml + vars-<host>.yml: push the host files with their modes, apply "
+            "on change, reboot only for new kernel arguments, record a manifest",
+            Role.WRAPPER,
+        ),
     )
 }
 

@@ -15,9 +15,22 @@ from hostc.targets import Role
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def fleet_specs() -> list[tuple[str, Path]]:
+    """The example fleet's hosts: (golden folder under golden/, spec)."""
+    hosts = sorted((ROOT / "examples" / "fleet" / "hosts").glob("*.toml"))
+    return [(f"fleet/{spec.stem}", spec) for spec in hosts]
+
+
+def specs() -> list[tuple[str, Path]]:
+    """Every example host: (golden folder under golden/, spec)."""
+    single = [(s.parent.name, s) for s in sorted((ROOT / "examples").glob("*/node.toml"))]
+    return single + fleet_specs()
+
+
 def main() -> None:
-    for spec in sorted((ROOT / "examples").glob("*/node.toml")):
-        out = ROOT / "golden" / spec.parent.name
+    shutil.rmtree(ROOT / "golden" / "fleet", ignore_errors=True)  # a removed host leaves nothing
+    for name, spec in specs():
+        out = ROOT / "golden" / name
         plan, _ = api.compile_file(spec)
         wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
         arts = api.emit(plan, ["all", *wrappers])

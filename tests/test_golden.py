@@ -15,13 +15,21 @@ from hostc import api
 from hostc.targets import Role
 from hostc.topology import snapshot
 
+from regen_golden import fleet_specs, specs
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+#: golden folder → spec, for the single-file examples and every host of the example fleet
+SPECS = dict(specs())
+
+
+def _spec(name: str) -> Path:
+    return SPECS[name]
 
 
 def _build(name: str) -> list[api.Artifact]:
     """`all` (every applicable file target) and every wrapper target."""
-    spec_path = ROOT / "examples" / name / "node.toml"
+    spec_path = _spec(name)
     plan, _ = api.compile_file(spec_path)
     wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
     return api.emit(plan, ["all", *wrappers])
@@ -31,10 +39,10 @@ def test_at_least_three_examples() -> None:
     assert len(EXAMPLES) >= 3
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", sorted(SPECS))
 def test_golden_is_current(name: str) -> None:
     arts = _build(name)
-    plan, _ = api.compile_file(ROOT / "examples" / name / "node.toml")
+    plan, _ = api.compile_file(_spec(name))
     applicable = {n for n, t in api.targets().items() if t.applies(plan) is None}
     assert {a.target for a in arts} == applicable, "every target has golden output"
     delta = api.diff(arts, ROOT / "golden" / name)
@@ -51,7 +59,30 @@ def test_example_snapshot_round_trips(name: str) -> None:
 
 
 def test_no_stray_golden_dirs() -> None:
-    assert sorted(p.name for p in (ROOT / "golden").iterdir() if p.is_dir()) == EXAMPLES
+    found = sorted(p.name for p in (ROOT / "golden").iterdir() if p.is_dir())
+    assert found == sorted([*EXAMPLES, "fleet"])
+    hosts = sorted(f"fleet/{p.name}" for p in (ROOT / "golden" / "fleet").iterdir())
+    assert hosts == [name for name, _ in fleet_specs()]
+
+
+def test_fleet_golden_matches_a_fleet_build(tmp_path: Path) -> None:
+    """`hostc build examples/fleet/hosts/ --out DIR` writes what golden/fleet holds."""
+    from hostc import fleet
+
+    hosts = fleet.select(str(ROOT / "examples" / "fleet" / "hosts"))
+    wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
+    job = fleet.Job("build", ("all", *wrappers), tmp_path / "out", compare=False)
+    results = fleet.run(hosts, job, 1, lambda done, total: None)
+    assert all(r.ok for r in results)
+    for h in hosts:
+        built = sorted(
+            str(p.relative_to(tmp_path / "out" / h.name))
+            for p in (tmp_path / "out" / h.name).rglob("*")
+            if p.is_file()
+        )
+        golden = ROOT / "golden" / "fleet" / h.name
+        kept = sorted(str(p.relative_to(golden)) for p in golden.rglob("*") if p.is_file())
+        assert built == [k for k in kept if k != "plan.json"]
 
 
 def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
 from hostc.spec.model import HostSpec
 from hostc.spec.text import shown
 from hostc.topology.readfile import read_text_bounded
+
+if TYPE_CHECKING:
+    from hostc.spec.layers import Layered
 
 SPEC_VERSION = 1
 #: A spec is a few hundred bytes; a MiB is far above any real one.
@@ -51,9 +54,8 @@ def _too_deep(file: str) -> HostcError:
     )
 
 
-def loads(text: str, file: str = "node.toml") -> HostSpec:
-    from hostc.convert import diagnostics, structure
-
+def parse(text: str, file: str) -> dict[str, Any]:
+    """TOML text → data, with the syntax and nesting checks every spec file gets."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -62,6 +64,22 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
         raise _too_deep(file) from None
     if _depth(data) > NESTING_LIMIT:
         raise _too_deep(file)
+    return data
+
+
+def loads(text: str, file: str = "node.toml") -> HostSpec:
+    data = parse(text, file)
+    from hostc.spec import layers
+
+    if layers.declares_layers(data):  # `extends`, `[force]`, `[remove]`: read from `file`
+        return load_layered(Path(file))[0]
+    return from_data(data, file, text)
+
+
+def from_data(data: dict[str, Any], file: str, text: str | None) -> HostSpec:
+    """Parsed (or merged) TOML data → HostSpec: the version, then shape and types."""
+    from hostc.convert import diagnostics, structure
+
     version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(
@@ -81,6 +99,18 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
         return structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
         raise HostcError(with_file(diagnostics(e), file, text)) from None
+
+
+def load_layered(path: Path) -> tuple[HostSpec, Layered]:
+    """A spec with `extends`/`[force]`/`[remove]`: merged, structured, and each problem
+    pointed at the file and line that set the value."""
+    from hostc.spec import layers
+
+    merged = layers.read(path)
+    try:
+        return from_data(merged.data, str(path), None), merged
+    except HostcError as e:
+        raise HostcError(layers.attribute(e.diagnostics, merged)) from None
 
 
 def load(path: Path) -> tuple[HostSpec, str]:

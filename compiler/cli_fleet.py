@@ -1,0 +1,66 @@
+"""The output of many-host commands (`hostc build|check|plan HOSTS/`): part of the CLI,
+the only other module that prints or exits.  Per host: its diagnostics; then the Plans
+(plan --json), the JSON report (--json) or the diffs (--check) on stdout, and the
+summary table on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+import typer
+
+from hostc.diagnostics import Diagnostic
+from hostc.fleet import Host, Job, Result
+
+
+def report(
+    hosts: list[Host],
+    job: Job,
+    jobs: int | None,
+    warn: Callable[[Sequence[Diagnostic]], None],
+    *,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
+    """Run every host, print, and exit: 2 when a host failed (the others are still
+    written), 1 when `--check` found a difference, else 0."""
+    from hostc import fleet, fleet_view
+
+    show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            sys.stderr.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
+            sys.stderr.flush()
+
+    results = fleet.run(hosts, job, jobs, progress)
+    results += fleet.ansible_fleet(results, job)
+    for r in results:
+        warn([*r.errors, *r.warnings])
+    if job.mode == "plan":
+        doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif as_json:
+        typer.echo(json.dumps({"hosts": [row(r) for r in results]}, indent=2))
+    elif job.compare:
+        sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
+    if not quiet:
+        typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
+    if any(not r.ok for r in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def row(r: Result) -> dict[str, object]:
+    return {
+        "host": r.host,
+        "spec": r.spec,
+        "ok": r.ok,
+        "files": r.files,
+        "differences": [{"path": p, "diff": t} for p, t in r.differences],
+        "warnings": [d.to_json() for d in r.warnings],
+        "errors": [d.to_json() for d in r.errors],
+    }

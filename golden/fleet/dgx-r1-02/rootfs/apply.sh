@@ -1,0 +1,53 @@
+#!/bin/sh
+# Managed by hostc for dgx-r1-02 (role inference); regenerate, do not edit.
+# Installs the files of the rootfs tree next to this script (owner root:root,
+# hostc's modes), then applies them on this debian-family host.  Run as root:
+#     sudo sh apply.sh
+# With DESTDIR=/path/to/image set, it installs under DESTDIR only and runs no
+# step: the steps act on the running host.  Safe to run twice.
+set -eu
+src=$(dirname -- "$0")
+install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${DESTDIR:-}"/etc/default/grub.d/90-hostc.cfg
+install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.service "${DESTDIR:-}"/etc/systemd/system/hostc-tuning.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
+install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.rules "${DESTDIR:-}"/etc/udev/rules.d/90-hostc-tuning.rules
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-a.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/serve-a.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-b.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/serve-b.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-c.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/serve-c.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-d.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/serve-d.service.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system-preset/90-hostc.preset "${DESTDIR:-}"/etc/systemd/system-preset/90-hostc.preset
+install -D -m 0644 -o root -g root -- "$src"/etc/modprobe.d/90-hostc.conf "${DESTDIR:-}"/etc/modprobe.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+if [ -n "${DESTDIR:-}" ]; then
+    echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
+    exit 0
+fi
+# systemd rereads units and drop-ins
+systemctl daemon-reload
+# the manager rereads system.conf.d
+systemctl daemon-reexec
+# load sysctl.d now (systemd-sysctl ran before)
+sysctl --system
+# start hostc-tuning.service at every boot
+systemctl enable hostc-tuning.service
+# apply hostc-tuning.service now
+systemctl restart hostc-tuning.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
+# a running serve-a.service rereads its config
+systemctl try-restart serve-a.service
+# a running serve-b.service rereads its config
+systemctl try-restart serve-b.service
+# a running serve-c.service rereads its config
+systemctl try-restart serve-c.service
+# a running serve-d.service rereads its config
+systemctl try-restart serve-d.service
+# modules loaded from the initramfs
+update-initramfs -u -k all
+# regenerate the boot configuration
+update-grub
+echo "hostc: reboot to apply the kernel command line" >&2

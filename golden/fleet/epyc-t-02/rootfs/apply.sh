@@ -1,0 +1,36 @@
+#!/bin/sh
+# Managed by hostc for epyc-t-02 (role training); regenerate, do not edit.
+# Installs the files of the rootfs tree next to this script (owner root:root,
+# hostc's modes), then applies them on this debian-family host.  Run as root:
+#     sudo sh apply.sh
+# With DESTDIR=/path/to/image set, it installs under DESTDIR only and runs no
+# step: the steps act on the running host.  Safe to run twice.
+set -eu
+src=$(dirname -- "$0")
+if [ -z "${DESTDIR:-}" ] && ! command -v tuned-adm >/dev/null 2>&1; then
+    echo 'hostc: tuned-adm is missing: install the tuned package first (apt-get install tuned, dnf install tuned); nothing was changed' >&2
+    exit 1
+fi
+install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${DESTDIR:-}"/etc/default/grub.d/90-hostc.cfg
+install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/tuned/hostc/tuned.conf "${DESTDIR:-}"/etc/tuned/hostc/tuned.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+if [ -n "${DESTDIR:-}" ]; then
+    echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
+    exit 0
+fi
+# the manager rereads system.conf.d
+systemctl daemon-reexec
+# load sysctl.d now (systemd-sysctl ran before)
+sysctl --system
+# tuned.service runs now and at every boot
+systemctl enable --now tuned.service
+# apply systemd-modules-load.service now
+systemctl restart systemd-modules-load.service
+# TuneD applies profile hostc
+tuned-adm profile hostc
+# regenerate the boot configuration
+update-grub
+echo "hostc: reboot to apply the kernel command line" >&2

@@ -1,0 +1,166 @@
+"""Ansible: a playbook and this host's variables, to push hostc's files to running hosts.
+
+`playbook.yml` is the same for every host; `vars-<host>.yml` beside it (read by
+`vars_files` for the inventory host of that name) carries one host's files (path,
+mode, sha256, content in base64: no Jinja2 delimiter can appear in it, so Ansible
+never templates a file's text), its apply steps as
+argv lists (`hostc.activation`, never a shell), and the manifest of what was
+installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
+second run changes nothing); the apply steps run as a handler only when a file
+changed, and `ansible.builtin.reboot` only when a file that carries kernel
+arguments changed.  `hostc_root` (default `/`) prefixes every path: a run
+against a directory installs the files there and skips the steps and the reboot.
+Built as data and serialized by PyYAML; every host's files are checked to parse back.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hostc.activation import steps
+from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.plan import Plan
+
+PLAYBOOK = "playbook.yml"
+MANIFEST = "/var/lib/hostc/manifest.json"
+HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
+
+
+def _yaml() -> Any:
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
+    return yaml
+
+
+def _dump(doc: object) -> str:
+    yaml = _yaml()
+    dumper: Any = type("Dumper", (yaml.SafeDumper,), {"ignore_aliases": lambda self, d: True})
+    text: str = yaml.dump(
+        doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 16, indent=2
+    )
+    return text
+
+
+def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
+    return {
+        "name": name,
+        "ansible.builtin.copy": {
+            "dest": "{{ hostc_prefix }}{{ item.path }}",
+            "content": "{{ item.content | b64decode }}",
+            "mode": "{{ item.mode }}",
+            "owner": "{{ hostc_owner }}",
+            "group": "{{ hostc_group }}",
+        },
+        "loop": "{{ hostc_files | " + selector + "('boot') | list }}",
+        "loop_control": {"label": "{{ item.path }}"},
+        "notify": notify,
+    }
+
+
+def playbook() -> str:
+    """The one playbook: hosts' differences are all in their variables."""
+    on_host = "hostc_prefix == ''"
+    play = {
+        "name": "hostc host tuning",
+        "hosts": "{{ hostc_hosts | default('all') }}",
+        "become": "{{ hostc_become | default(true) | bool }}",
+        "gather_facts": False,
+        "vars_files": ["vars-{{ inventory_hostname }}.yml"],
+        "vars": {
+            "hostc_root": "/",
+            "hostc_owner": "root",
+            "hostc_group": "root",
+            "hostc_prefix": "{{ hostc_root | regex_replace('/+$', '') }}",
+        },
+        "tasks": [
+            {
+                "name": "hostc folders",
+                "ansible.builtin.file": {
+                    "path": "{{ hostc_prefix }}{{ item }}",
+                    "state": "directory",
+                },
+                "loop": "{{ hostc_dirs }}",
+            },
+            _copy("hostc files", "rejectattr", ["hostc apply"]),
+            _copy("hostc kernel command line files", "selectattr", ["hostc apply", "hostc reboot"]),
+            {
+                "name": "hostc manifest of what is installed",
+                "ansible.builtin.copy": {
+                    "dest": "{{ hostc_prefix }}" + MANIFEST,
+                    "content": "{{ hostc_manifest | b64decode }}",
+                    "mode": "0644",
+                    "owner": "{{ hostc_owner }}",
+                    "group": "{{ hostc_group }}",
+                },
+            },
+        ],
+        "handlers": [
+            {
+                "name": "hostc apply",
+                "ansible.builtin.command": {"argv": "{{ item.argv }}"},
+                "loop": "{{ hostc_steps }}",
+                "loop_control": {"label": "{{ item.why }}"},
+                "changed_when": True,
+                "when": on_host,
+            },
+            {
+                "name": "hostc reboot",
+                "ansible.builtin.reboot": {
+                    "msg": "hostc: the kernel command line changed",
+                    "reboot_timeout": 1800,
+                },
+                "when": on_host,
+            },
+        ],
+    }
+    return HEADER + _dump([play])
+
+
+def manifest(files: Sequence[Artifact]) -> str:
+    """What is installed: [{path, sha256, mode}], sorted by path."""
+    rows = [
+        {"path": a.path, "sha256": hashlib.sha256(a.data).hexdigest(), "mode": f"{a.mode:04o}"}
+        for a in sorted(files, key=lambda a: a.path)
+    ]
+    return json.dumps(rows, indent=2) + "\n"
+
+
+def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
+    carried = [a for a in files if a.kind is Kind.FILE]
+    dirs = sorted({a.path.rsplit("/", 1)[0] for a in carried} | {MANIFEST.rsplit("/", 1)[0]})
+    doc = {
+        "hostc_files": [
+            {
+                "path": a.path,
+                "mode": f"{a.mode:04o}",
+                "sha256": hashlib.sha256(a.data).hexdigest(),
+                "boot": any(x.action is Action.REBOOT for x in a.activation),
+                "content": base64.b64encode(a.data).decode("ascii"),
+            }
+            for a in carried
+        ],
+        "hostc_dirs": dirs,
+        "hostc_steps": [
+            {"argv": list(s.argv), "why": s.why} for s in steps(carried, plan.host.os_family)
+        ],
+        "hostc_manifest": base64.b64encode(manifest(carried).encode()).decode("ascii"),
+    }
+    text = HEADER + f"# host {plan.host.name}\n" + _dump(doc)
+    back = _yaml().safe_load(text)
+    got = [
+        (f["path"], int(f["mode"], 8), base64.b64decode(f["content"])) for f in back["hostc_files"]
+    ]
+    if got != [(a.path, a.mode, a.data) for a in carried]:
+        raise RuntimeError("ansible: host variables do not parse back to the artifacts")
+    return text
+
+
+def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    return [
+        deliverable("ansible", PLAYBOOK, playbook()),
+        deliverable("ansible", f"vars-{plan.host.name}.yml", host_vars(plan, files)),
+    ]
