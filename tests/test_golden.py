@@ -82,7 +82,7 @@ def test_fleet_golden_matches_a_fleet_build(tmp_path: Path) -> None:
         )
         golden = ROOT / "golden" / "fleet" / h.name
         kept = sorted(str(p.relative_to(golden)) for p in golden.rglob("*") if p.is_file())
-        assert built == [k for k in kept if k != "plan.json"]
+        assert built == [k for k in kept if k not in ("plan.json", "plan.svg")]
 
 
 def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:
