@@ -259,19 +259,28 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
     the value came from, its Plan entry and reason, the artifact lines carrying it, and
     where a host shows it.  An unknown WHAT raises HostcError with close matches."""
     from hostc.diagnostics import with_file
+    from hostc.lower.assemble import context
     from hostc.report.explain import explain as _explain
-
-    spec, source = _read_spec(spec_path)
-    topo_path = topology_path(spec, spec_path, topology, source)
-    plan, _ = compile_plan(
-        spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
-    )
     from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
 
+    spec, source = _read_spec(spec_path)
+    if spec is None:  # layers: the Plan's provenance names the file of each value
+        from hostc.spec.load import load_layered
+
+        spec = load_layered(spec_path)[0]
+        topo_path = topology_path(spec, spec_path, topology)
+        plan, _ = _compile_layered(spec_path, topology)
+    else:
+        topo_path = topology_path(spec, spec_path, topology, source)
+        plan, _ = compile_plan(
+            spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
+        )
+    # the facts the preset conditions were judged on, exactly as lower resolved them
+    ctx = context(spec, _read_topology(topo_path), list(plan.workloads))
     topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
     try:
         return _explain(
-            plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text)
+            plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text), ctx
         )
     except HostcError as e:
         raise HostcError(with_file(e.diagnostics, str(spec_path))) from None

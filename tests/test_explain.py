@@ -16,9 +16,26 @@ ROOT = Path(__file__).resolve().parents[1]
 DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 EPYC = ROOT / "examples" / "epyc-1s-training" / "node.toml"
 
-# (spec, WHAT, the exact text).  An inherited value joins this table when fleet
-# inheritance lands: its `source` line names the file of the chain that set it.
+FLEET_HOST = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+FLEET_CLASS = ROOT / "examples" / "fleet" / "classes" / "dgx-inference.toml"
+
+# (spec, WHAT, the exact text).  An inherited value's `source` line names the file of
+# the chain that set it (the Plan's provenance), not the host's own spec.
 CASES = [
+    (
+        "inherited",
+        FLEET_HOST,
+        "kernel.iommu",
+        """\
+iommu = pt  [takes effect: boot]
+  source   spec key kernel.iommu, inherited ({fleet_class}:48)
+           as force.kernel.iommu
+  plan     kernel.iommu: set by the spec (preset had pt)
+  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt
+  emitted  /etc/default/grub.d/90-hostc.cfg:39  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
+  observe  /proc/cmdline (cat /proc/cmdline)
+""",
+    ),
     (
         "preset",
         DGX,
@@ -77,7 +94,9 @@ vm.overcommit_memory = 1  [takes effect: sysctl]
 
 
 def _fill(text: str) -> str:
-    return text.format(dgx=DGX, epyc=EPYC, dgx_topo=DGX.parent / "topology.toml")
+    return text.format(
+        dgx=DGX, epyc=EPYC, dgx_topo=DGX.parent / "topology.toml", fleet_class=FLEET_CLASS
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from hostc.diagnostics import HostcError, error
 from hostc.plan import Plan
 from hostc.report.catalog import Setting, settings
 from hostc.report.origin import Origin, origin
+from hostc.spec import presets
 
 _LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]+)")
 
@@ -151,9 +152,15 @@ def _at_line(path: str, line: int, table: list[Setting], arts: list[Artifact]) -
 
 
 def explain(
-    plan: Plan, arts: list[Artifact], what: str, spec: tuple[str, str], topo: tuple[str, str]
+    plan: Plan,
+    arts: list[Artifact],
+    what: str,
+    spec: tuple[str, str],
+    topo: tuple[str, str],
+    ctx: presets.Context,
 ) -> Explanation:
-    """`spec` and `topo` are (file name, text) of the spec and its topology snapshot."""
+    """`spec` and `topo` are (file name, text) of the spec and its topology snapshot;
+    `ctx` the facts the preset conditions were judged on."""
     table = settings(plan)
     how, chosen = _select(what, table, arts)
     found = tuple(
@@ -162,7 +169,7 @@ def explain(
             s.value,
             s.when,
             str(s.reason),
-            origin(s.name, s.reason, plan, spec, topo),
+            origin(s.name, s.reason, plan, spec, topo, ctx),
             _lines(s, arts),
             s.observe,
         )

@@ -1,15 +1,17 @@
 """Where a value came from, as a chain a reviewer can follow: the spec file and line,
 or the preset layer and the condition that selected it, or the hardware fact in the
-topology snapshot.  A spec key is located in the one spec file given: with fleet
-inheritance (not yet here) the file of the chain that set the key must come from the
-value's provenance instead, and a test row in tests/test_explain.py is waiting for it."""
+topology snapshot.  A spec key is located in the spec file given, or, for a spec built
+from layers (`extends`), in the file of the chain that set it (the Plan's provenance)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import attrs
 
 from hostc.locate import locate
-from hostc.plan import Plan, Reason
+from hostc.plan import Plan, Provenance, Reason
 from hostc.spec import presets
 
 
@@ -30,20 +32,45 @@ PRESET_NAMES = {"intel_idle.max_cstate": "max_cstate", "processor.max_cstate": "
 
 
 def origin(
-    name: str, r: Reason, plan: Plan, spec: tuple[str, str], topo: tuple[str, str]
+    name: str,
+    r: Reason,
+    plan: Plan,
+    spec: tuple[str, str],
+    topo: tuple[str, str],
+    ctx: presets.Context,
 ) -> Origin:
-    """`spec` and `topo` are (file, text) of the spec and its topology snapshot."""
+    """`spec` and `topo` are (file, text) of the spec and its topology snapshot; `ctx`
+    the facts the preset conditions were judged on (lower's own Context)."""
     if r.source.startswith("preset:"):
-        return _preset(
-            PRESET_NAMES.get(name, name), r.source.removeprefix("preset:"), plan, spec[0]
-        )
+        return _preset(PRESET_NAMES.get(name, name), r.source.removeprefix("preset:"), ctx, spec[0])
     if r.source.startswith("topology:") or r.source == "host":
         fact = r.source.removeprefix("topology:")
         line = _topology_line(fact, topo[1]) if r.source != "host" else None
         what = f"hardware fact `{fact}`" if r.source != "host" else "the host's facts"
         return Origin("topology", topo[0], line, f"{what} in the topology snapshot")
+    inherited = _provenance(r.source, plan)
+    if inherited is not None:
+        file = os.path.normpath(Path(spec[0]).parent / inherited.file)
+        via = () if inherited.source_key == inherited.key else (f"as {inherited.source_key}",)
+        text = (
+            f"spec key {r.source}, inherited"
+            if inherited.file != Path(spec[0]).name
+            else (f"spec key {r.source}")
+        )
+        return Origin("spec", file, inherited.line, text, via)
     line = locate(r.source, spec[1])
     return Origin("spec", spec[0], line, f"spec key {r.source}")
+
+
+def _provenance(key: str, plan: Plan) -> Provenance | None:
+    """The provenance row of `key` or of the closest table above it (a layered spec)."""
+    rows = {p.key: p for p in plan.provenance}
+    probe = key
+    while probe:
+        if probe in rows:
+            return rows[probe]
+        probe = probe.rpartition(".")[0]
+    return None
 
 
 def _topology_line(fact: str, text: str) -> int | None:
@@ -53,12 +80,6 @@ def _topology_line(fact: str, text: str) -> int | None:
             if line.strip() == want or line.strip().startswith(want):
                 return n
     return None
-
-
-def context(plan: Plan) -> presets.Context:
-    """The facts the preset conditions read, as the Plan records them."""
-    h = plan.host
-    return presets.Context(h.role, h.arch, h.cpu_vendor, h.kernel_version, bool(plan.workloads))
 
 
 def describe(c: presets.Cond) -> str:
@@ -71,6 +92,16 @@ def describe(c: presets.Cond) -> str:
         parts.append("role " + " or ".join(c.roles))
     if c.pinned is not None:
         parts.append("workloads pinned to NUMA nodes" if c.pinned else "no pinned workloads")
+    if c.multi_node is not None:
+        parts.append("several NUMA nodes" if c.multi_node else "one NUMA node")
+    if c.rdma is not None:
+        parts.append("a workload gets RDMA NICs" if c.rdma else "no workload gets RDMA NICs")
+    if c.gpu_vendor:
+        parts.append("GPUs by " + " or ".join(c.gpu_vendor))
+    if c.min_rdma_nics:
+        parts.append(f"≥ {c.min_rdma_nics} RDMA NIC(s)")
+    if c.feature is not None:
+        parts.append(f"kernel bounds judged by {c.feature} (distribution backports count)")
     if c.kernel_min is not None:
         parts.append(f"kernel ≥ {c.kernel_min[0]}.{c.kernel_min[1]}")
     if c.kernel_below is not None:
@@ -78,8 +109,7 @@ def describe(c: presets.Cond) -> str:
     return ", ".join(parts) or "every host"
 
 
-def _preset(setting: str, layer: str, plan: Plan, spec_file: str) -> Origin:
-    ctx = context(plan)
+def _preset(setting: str, layer: str, ctx: presets.Context, spec_file: str) -> Origin:
     held = [e for e in presets.ENTRIES if e.setting == setting and e.cond.holds(ctx)]
     chosen = next((e for e in reversed(held) if e.layer == layer), None)
     detail = []
