@@ -52,13 +52,13 @@ LINE_MAX = 120
 
 
 def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
-    """One printable line: control characters escaped, cut to `limit` with an ellipsis."""
+    """One printable line: terminal-unsafe characters escaped (`diagnostics.printable`),
+    cut to `limit` with an ellipsis."""
     if text is None:
         return None
-    from hostc.spec.text import control_char
+    from hostc.diagnostics import printable
 
-    if control_char(text) is not None:
-        text = "".join(f"\\x{ord(c):02x}" if control_char(c) else c for c in text)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -184,8 +184,19 @@ def build(
     if check:
         if out is None:
             _usage("--check needs --out DIR to compare against")
+        from hostc.diagnostics import file_error
         from hostc.output import differences
 
+        if not out.is_dir():
+            _fail(
+                [
+                    file_error(
+                        str(out),
+                        "--check: there is no such directory to compare against",
+                        hint="build it once with --out DIR (without --check), then compare",
+                    )
+                ]
+            )
         found = differences(artifacts, out)
         if as_json:
             doc = {
@@ -196,10 +207,15 @@ def build(
             typer.echo(json.dumps(doc, indent=2))
         elif found:
             sys.stdout.write("".join(text for _, text in found))
+            n = len(found)
+            typer.echo(
+                f"{_clean(str(out))}: {n} file{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}",
+                err=True,
+            )
         if found:
             raise typer.Exit(1)
         if not quiet and not as_json:
-            typer.echo(f"{out} is up to date", err=True)
+            typer.echo(f"{_clean(str(out))} is up to date", err=True)
         return
     if out is not None:
         try:
@@ -217,7 +233,7 @@ def build(
             }
             typer.echo(json.dumps(doc, indent=2))
         if not quiet:
-            typer.echo(f"wrote {len(written)} files under {out}", err=True)
+            typer.echo(_wrote(written, out), err=True)
         return
     if as_json:
         typer.echo(
@@ -241,8 +257,15 @@ def build(
     sys.stdout.buffer.write(artifacts[0].data)
 
 
+def _wrote(written: list[Path], out: Path) -> str:
+    """`wrote 1 file: out/ignition/config.ign`, or the count and the directory."""
+    if len(written) == 1:
+        return f"wrote 1 file: {_clean(str(written[0]))}"
+    return f"wrote {len(written)} files under {_clean(str(out))}"
+
+
 def _usage(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {_clean(message)}", err=True)
     raise typer.Exit(2)
 
 
@@ -252,7 +275,7 @@ def check_cmd(spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = F
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
-    typer.echo(f"{spec}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
+    typer.echo(f"{_clean(str(spec))}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
 
 
 @app.command("plan")
@@ -311,7 +334,7 @@ def _emit_snapshot(topo: Topology, output: Path | None) -> None:
             write_text(output, text)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
-        typer.echo(f"wrote {output}", err=True)
+        typer.echo(f"wrote {_clean(str(output))}", err=True)
 
 
 def _read_input(path: Path) -> str:
@@ -390,7 +413,7 @@ def probe_cmd(
     if capture is not None:
         archive = capture
         paths = _guard(lambda: ingest.capture(archive, root))
-        typer.echo(f"captured {len(paths)} files into {capture}", err=True)
+        typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
     _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output)

@@ -39,12 +39,14 @@ def _strict_int(v: Any, _: type) -> int:
 
 
 def _strict_str(v: Any, _: type) -> str:
-    from hostc.spec.text import control_char
+    from hostc.spec.text import control_char, expansion_problem
 
     if not isinstance(v, str):
         raise TypeError(f"expected a string, got {_kind(v)}")
     if (c := control_char(v)) is not None:
         raise ValueError(f"the string contains a control character ({c})")
+    if (msg := expansion_problem(v)) is not None:
+        raise ValueError(msg)
     return v
 
 

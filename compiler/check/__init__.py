@@ -67,6 +67,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.kernel_args_carried,
     plan_rules.tuned_has_a_profile_dir,
     kernel.cmdline_fits,
+    kernel.extra_args_not_derived,
     runtime.isolated_cpus_pinned,
     runtime.nohz_full_not_shared,
     runtime.workload_one_node,

@@ -13,6 +13,8 @@ from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
 NR_OPEN_MAX = 1073741816
+#: `lower.kernel.OWNED` as the kernel compares names (dashes are underscores).
+OWNED_NAMES = frozenset(text.kernel_param_name(k) for k in lkernel.OWNED)
 
 
 def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -29,15 +31,17 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
             continue
         key = arg.partition("=")[0]
-        if key in lkernel.OWNED:
+        name = text.kernel_param_name(key)  # `nohz-full` is `nohz_full` to the kernel
+        if name in OWNED_NAMES:
             yield error(
                 path,
-                f"{key}= is derived by hostc from typed settings",
+                f"{key}= is derived by hostc from typed settings"
+                + ("" if key == name else f" (the kernel reads it as {name})"),
                 hint="use [cpu], [hugepages] or [kernel] keys instead",
             )
-        if key in seen:
-            yield error(path, f"{key} is given twice (also kernel.extra_args[{seen[key]}])")
-        seen.setdefault(key, i)
+        if name in seen:
+            yield error(path, f"{key} is given twice (also kernel.extra_args[{seen[name]}])")
+        seen.setdefault(name, i)
 
 
 def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -71,6 +75,22 @@ def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
                 f"preset.exclude[{i}]",
                 f"{text.shown(key)} is not a preset setting",
                 hint="preset keys: " + ", ".join(sorted(known)),
+            )
+
+
+def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
+    """No extra argument names (as the kernel compares names) one hostc derived: the
+    kernel would take the last one, so the Plan's reason would be false."""
+    from hostc.kernelargs import kernel_args
+
+    extra = {a.key for a in plan.extra_args}
+    derived = {text.kernel_param_name(a.key) for a in kernel_args(plan) if a.key not in extra}
+    for a in plan.extra_args:
+        if text.kernel_param_name(a.key) in derived:
+            yield error(
+                a.reason.source,
+                f"{a.key} redefines {text.kernel_param_name(a.key)}, which hostc derives",
+                hint="use [cpu], [hugepages], [kernel], [cpufreq] or [runtime] keys instead",
             )
 
 

@@ -78,6 +78,11 @@ def name_problem(text: str) -> str | None:
 def kernel_arg_problem(text: str) -> str | None:
     if (c := control_char(text)) is not None:
         return f"contains a control character ({c})"
+    if text.startswith("-"):
+        return (
+            f"{shown(text)} starts with '-': `--` ends the kernel's parameters and hands "
+            "the rest of the command line to init, and no kernel parameter starts with '-'"
+        )
     if len(text) > KERNEL_ARG_MAX:
         return f"is {len(text)} characters long; one argument is at most {KERNEL_ARG_MAX}"
     key, sep, value = text.partition("=")
@@ -94,6 +99,12 @@ def kernel_arg_problem(text: str) -> str | None:
             "(no quote, space, $, backslash, brace, # or shell character)"
         )
     return None
+
+
+def kernel_param_name(key: str) -> str:
+    """The name as the kernel compares it: `-` and `_` are the same character
+    (kernel/params.c parameqn(), for `module.param` names too), the value untouched."""
+    return key.replace("-", "_")
 
 
 def normalize_sysctl_key(key: str) -> str:
@@ -119,8 +130,21 @@ def sysctl_key_problem(key: str) -> str | None:
             f"{shown(key)} has upper-case letters; sysctl names are lower case "
             f"(write {shown(key.lower())})"
         )
+    if key.startswith("-"):
+        return (
+            f"{shown(key)} starts with '-', which systemd-sysctl and sysctl -p read as "
+            "\"ignore errors\" and strip: write the key without it"
+        )
+    if any(c in key for c in "*?["):
+        return (
+            f"{shown(key)} is a glob, which systemd-sysctl expands to other keys past "
+            "hostc's rules: name each key"
+        )
     if not _SYSCTL_KEY.match(normalize_sysctl_key(key)):
-        return f"{shown(key)} is not a sysctl name"
+        return (
+            f"{shown(key)} is not a sysctl name in canonical form: dot-separated words, "
+            "no empty, '.' or '..' component (sysctl would read it as another key)"
+        )
     return None
 
 
@@ -135,6 +159,16 @@ def sysctl_value_problem(value: int | str) -> str | None:
         return "the value is empty"
     if "#" in value or ";" in value:
         return f"value {shown(value)} has a # or ; (sysctl.d would read a comment)"
+    return expansion_problem(value)
+
+
+def expansion_problem(text: str) -> str | None:
+    """`${` in a value: TuneD expands `${name}` and `${f:function:…}` (`${f:exec:…}` runs
+    a program as root) in every profile value, and has no escape for a variable
+    (`\\${f:…}` only for functions); hostc never needs the sequence, so it is refused
+    in every string of a spec (docs/escaping.md)."""
+    if "${" in text:
+        return f"{shown(text)} holds '${{', which TuneD would expand as a variable or function"
     return None
 
 
