@@ -15,7 +15,7 @@ Every input problem raises HostcError carrying all Diagnostics.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -215,4 +215,23 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
             out.extend(t.emit(plan, files()) if t.role is Role.WRAPPER else t.emit(plan))
         elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
+    _one_artifact_per_path(out)
+    if files_cache is not None:
+        _one_artifact_per_path(files_cache, key=lambda a: a.path)
     return out
+
+
+class ArtifactCollision(AssertionError):
+    """Two artifacts at one path: a bug in hostc (the checks should have refused the
+    spec), so an internal error (exit 3), never a file silently overwritten."""
+
+
+def _one_artifact_per_path(
+    arts: Iterable[Artifact], key: Callable[[Artifact], str] = lambda a: f"{a.target}/{a.relpath}"
+) -> None:
+    seen: set[str] = set()
+    for a in arts:
+        k = key(a)
+        if k in seen:
+            raise ArtifactCollision(f"two artifacts share the path {k}")
+        seen.add(k)

@@ -128,19 +128,32 @@ def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
         raise ValueError(f"{shown(v)} is not one of {choices}") from None
 
 
-def _int_keys(v: Any, _: type) -> dict[int, int]:
+def _node_keys(v: Any) -> dict[int, Any]:
+    """A table keyed by NUMA node: keys are ASCII decimal numbers, and two spellings of one
+    node (`"01"` and `"1"`) are a collision reported with both, never one silently lost
+    (Python's isdigit() would also take `"١"` or `"²"`; TOML keys are strings)."""
     if not isinstance(v, dict):
         raise TypeError(f"expected a table, got {_kind(v)}")
-    out: dict[int, int] = {}
-    bad = []
-    for k, n in v.items():
-        if not (isinstance(k, str) and k.isdigit()):
-            bad.append(k)
-            continue
-        out[int(k)] = _strict_int(n, int)
+    bad = [k for k in v if not (isinstance(k, str) and k.isascii() and k.isdigit())]
     if bad:
         raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(shown, bad[:5]))}")
+    out: dict[int, Any] = {}
+    first: dict[int, str] = {}
+    for k, n in v.items():
+        if len(k) > 9:
+            raise ValueError(f"NUMA node {shown(k)} is too large")
+        node = int(k)
+        if node in first:
+            raise ValueError(
+                f"keys {shown(first[node])} and {shown(k)} name the same NUMA node {node}"
+            )
+        first[node] = k
+        out[node] = n
     return out
+
+
+def _int_keys(v: Any, _: type) -> dict[int, int]:
+    return {k: _strict_int(n, int) for k, n in _node_keys(v).items()}
 
 
 def _cpuset(v: Any, _: Any) -> Any:
@@ -212,12 +225,7 @@ def _kube_version(v: Any, _: Any) -> Any:
 def _node_quantities(v: Any, _: Any) -> Any:
     if v is None:
         return None
-    if not isinstance(v, dict):
-        raise TypeError(f"expected a table, got {_kind(v)}")
-    bad = [k for k in v if not (isinstance(k, str) and k.isdigit() and k.isascii())]
-    if bad:
-        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(repr, bad))}")
-    return {int(k): _quantity(q, None) for k, q in v.items()}
+    return {k: _quantity(q, None) for k, q in _node_keys(v).items()}
 
 
 def _is_list(t: Any) -> bool:

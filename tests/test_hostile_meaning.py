@@ -163,3 +163,52 @@ def test_bidi_and_zero_width_characters_are_escaped(ch: str) -> None:
 def test_a_key_path_with_a_bidi_override_is_echoed_escaped() -> None:
     found = problems(spec('[sysctl]\n"vm.swap\u202epiness" = 1\n'))
     assert found and not any("\u202e" in p for p in found), found
+
+
+# --- collisions: one key, one unit, one path ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["irqbalance.service", "hostc-tuning.service", "kubelet.service", "rke2-agent.service",
+     "containerd.service", "tuned.service", "hostc-anything.service"],
+)  # fmt: skip
+def test_a_workload_in_one_of_hostcs_own_units_is_refused(unit: str) -> None:
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert any("workload[0].unit" in p and "hostc" in p for p in found), found
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[hugepages]\nsize = "2M"\nper_node = { "01" = 8, "1" = 8 }\n',
+        '[hugepages]\nsize = "2M"\nper_node = { "0" = 8, "00" = 4 }\n',
+        '[kubelet]\nversion = "1.30"\nreserved_memory = { "1" = "1Gi", "001" = "1Gi" }\n',
+    ],
+)
+def test_two_spellings_of_one_numa_node_are_a_collision(table: str) -> None:
+    found = problems(spec(table))
+    assert any("same NUMA node" in p for p in found), found
+
+
+@pytest.mark.parametrize("key", ["\u0661", "\u00b2", " 1", "+1", "-1", "1.0"])
+def test_a_numa_node_key_that_is_not_ascii_decimal_is_refused(key: str) -> None:
+    found = problems(spec(f'[hugepages]\nsize = "2M"\nper_node = {{ "{key}" = 8 }}\n'))
+    assert any("hugepages.per_node" in p for p in found), found
+
+
+def test_two_spellings_of_one_module_are_a_collision() -> None:
+    found = problems(
+        spec('[modules]\noptions = { nvidia-drm = "modeset=1", nvidia_drm = "modeset=0" }\n')
+    )
+    assert any("same module" in p for p in found), found
+
+
+def test_emit_refuses_two_artifacts_at_one_path() -> None:
+    from hostc.artifact import Artifact
+
+    plan, _ = api.compile_plan(loads(spec()), TOPO)
+    arts = api.emit(plan, ["sysctl"])
+    with pytest.raises(AssertionError, match="share the path"):
+        api._one_artifact_per_path([*arts, *arts])
+    assert isinstance(arts[0], Artifact)

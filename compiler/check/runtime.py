@@ -30,14 +30,33 @@ def unit_problem(name: str) -> str | None:
     return None
 
 
+#: The units hostc writes or configures itself (systemd target: hostc-tuning and the
+#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (kubelet_options
+#: Flavor.unit) and the container runtimes it runs beside; TuneD, which the tuned
+#: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload placed in one of them would get a
+#: drop-in at the same path as hostc's own, or move a service hostc reasons about.
+HOSTC_UNITS = frozenset(
+    {
+        "hostc-tuning.service", "irqbalance.service", "kubelet.service",
+        "rke2-server.service", "rke2-agent.service", "k3s.service", "k3s-agent.service",
+        "containerd.service", "crio.service", "tuned.service", "systemd-sysctl.service",
+    }
+)  # fmt: skip
+
+
 def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for i, m in enumerate(spec.modules.blacklist):
         if MODULE.fullmatch(m) is None:
             yield error(f"modules.blacklist[{i}]", f"{text.shown(m)} is not a module name")
+    modules: dict[str, str] = {}
     for m, opts in spec.modules.options.items():
-        path = f"modules.options.{m}"
+        path = f"modules.options.{text.toml_key(m)}"
         if MODULE.fullmatch(m) is None:
             yield error(path, f"{text.shown(m)} is not a module name")
+        same = m.replace("-", "_")  # modprobe reads `-` and `_` in a name as one
+        if same in modules:
+            yield error(path, f"names the same module as modules.options.{modules[same]}")
+        modules.setdefault(same, m)
         words = opts.split(" ")
         if not opts.strip() or any(MODULE_OPTION.fullmatch(w) is None for w in words):
             yield error(
@@ -55,10 +74,22 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
         if problem is not None:
             yield error(f"workload[{i}].unit" if w.unit else f"workload[{i}].name", problem)
-    units = [w.unit or f"{w.name}.service" for w in spec.workload]
-    for i, u in enumerate(units):
-        if units.index(u) != i:
-            yield error(f"workload[{i}].unit", f"unit {u} is placed by two workloads")
+        elif unit in HOSTC_UNITS or unit.startswith("hostc-"):
+            yield error(
+                f"workload[{i}].unit" if w.unit else f"workload[{i}].name",
+                f"{unit} is one of the units hostc itself writes or configures; "
+                "a workload drop-in would collide with hostc's own",
+                hint="name the workload's own service (unit = \"my-server.service\")",
+            )
+    seen: dict[str, int] = {}  # one pass: thousands of workloads stay linear
+    for i, w in enumerate(spec.workload):
+        u = w.unit or f"{w.name}.service"
+        if u in seen:
+            yield error(
+                f"workload[{i}].unit",
+                f"unit {u} is placed by two workloads (also workload[{seen[u]}])",
+            )
+        seen.setdefault(u, i)
 
 
 def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
