@@ -219,7 +219,7 @@ def build(
         return
     if out is not None:
         try:
-            written = _guard(lambda: api.write(artifacts, out))
+            written = _guard(lambda: api.write(artifacts, out, _inputs(spec, topology)))
         except OSError as e:
             from hostc.diagnostics import file_error
 
@@ -255,6 +255,19 @@ def build(
         )
     sys.stdout.flush()
     sys.stdout.buffer.write(artifacts[0].data)
+
+
+def _inputs(spec: Path, topology: Path | None) -> list[Path]:
+    """The files a build reads, which it must never overwrite."""
+    from hostc import api
+
+    if topology is not None:
+        return [spec, topology]
+    try:
+        loaded, source = api.load_spec(spec)
+        return [spec, api.topology_path(loaded, spec, None, source)]
+    except HostcError:
+        return [spec]
 
 
 def _wrote(written: list[Path], out: Path) -> str:
@@ -320,9 +333,9 @@ def schema_cmd(
     sys.stdout.write(schema.dumps(which))
 
 
-def _emit_snapshot(topo: Topology, output: Path | None) -> None:
+def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
     from hostc import ingest
-    from hostc.output import write_text
+    from hostc.output import overwrites_input, write_text
 
     text = ingest.dumps_snapshot(topo)
     if output is None:
@@ -330,6 +343,18 @@ def _emit_snapshot(topo: Topology, output: Path | None) -> None:
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
+        if overwrites_input([output], [p for p in inputs if p is not None]) is not None:
+            from hostc.diagnostics import file_error
+
+            _fail(
+                [
+                    file_error(
+                        str(output),
+                        "refusing to write: the snapshot would overwrite its own input",
+                        hint="write it to another file (-o topology.toml)",
+                    )
+                ]
+            )
         try:
             write_text(output, text)
         except OSError as e:
@@ -376,7 +401,7 @@ def import_command(kind: str) -> Callable[..., None]:
                 kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
             )
         )
-        _emit_snapshot(topo, output)
+        _emit_snapshot(topo, output, [file, base])
 
     return import_cmd
 
@@ -416,7 +441,7 @@ def probe_cmd(
         typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
-    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output)
+    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
 
 
 def main() -> None:
