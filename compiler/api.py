@@ -1,6 +1,7 @@
 """The Python API: the same stages and types the CLI uses, and no printing.
 
-    spec, source = load_spec(Path("node.toml"))
+    spec, source = load_spec("node.toml")          # str or os.PathLike
+    spec = loads_spec(text, path="node.toml")      # or spec_from_data({...})
     topo = read_topology(topology_path(spec, Path("node.toml")))
     plan, warnings = compile_plan(spec, topo, spec_file="node.toml", spec_source=source)
     artifacts = emit(plan, ["sysctl"])
@@ -9,13 +10,16 @@
         ...
     reboot = needs_reboot(artifacts)
 
-Every input problem raises HostcError carrying all Diagnostics.
+Every input problem raises HostcError carrying all Diagnostics, and so does an
+argument of the wrong type (a path that is not str or os.PathLike, one bare
+string where a list of target names belongs, a spec field of the wrong type).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,12 +28,14 @@ from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
 from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
 from hostc.output import apply_manifest as _apply_manifest
-from hostc.output import diff, manifest, write
+from hostc.output import diff as _diff
+from hostc.output import manifest as _manifest
+from hostc.output import write as _write
+from hostc.patharg import as_names, as_path
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
-from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
     from hostc.targets import Target
@@ -50,23 +56,71 @@ __all__ = [
     "emit",
     "import_source",
     "load_spec",
+    "loads_spec",
     "manifest",
     "needs_reboot",
     "probe",
     "read_source",
     "read_topology",
+    "spec_from_data",
     "targets",
     "topology_path",
     "write",
 ]
 
 
+def loads_spec(text: str, path: str | os.PathLike[str] = "node.toml") -> HostSpec:
+    """A spec from its text; `path` is only the name diagnostics give it."""
+    from hostc.spec.load import loads
+
+    return loads(text, str(as_path(path, "path")))
+
+
+def spec_from_data(data: Mapping[str, object], path: str = "<data>") -> HostSpec:
+    """A spec from a mapping shaped like node.toml, through the loader's own converter."""
+    from hostc.spec.load import from_data
+
+    return from_data(data, path)
+
+
+def read_topology(path: str | os.PathLike[str]) -> Topology:
+    """A topology snapshot from its file."""
+    from hostc.topology.snapshot import read
+
+    return read(as_path(path, "topology"))
+
+
+def write(
+    artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
+) -> list[Path]:
+    """Write the artifacts under `out` atomically (`hostc.output.write`)."""
+    return _write(artifacts, as_path(out, "out"), [as_path(p, "protect") for p in protect])
+
+
+def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:
+    """Unified diff from the tree `out` to the artifacts; '' when identical."""
+    return _diff(artifacts, as_path(out, "out"))
+
+
+def manifest(
+    artifacts: list[Artifact], out: str | os.PathLike[str] | None
+) -> list[dict[str, object]]:
+    """Rows of `hostc build --json`: with `out`, where each file was written."""
+    return _manifest(artifacts, None if out is None else as_path(out, "out"))
+
+
 def topology_path(
-    spec: HostSpec, spec_path: Path, override: Path | None = None, spec_source: str | None = None
+    spec: HostSpec,
+    spec_path: str | os.PathLike[str],
+    override: str | os.PathLike[str] | None = None,
+    spec_source: str | None = None,
 ) -> Path:
-    """`--topology` wins; else `host.topology`, relative to the spec file."""
+    """An explicit override wins; else `host.topology`, relative to the spec file."""
+    spec_path = as_path(spec_path, "spec_path")
     if override is not None:
-        return override
+        return as_path(override, "topology")
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
     if spec.host.topology is None:
         raise HostcError(
             with_file(
@@ -74,8 +128,8 @@ def topology_path(
                     error(
                         "host.topology",
                         "no topology snapshot: hostc never guesses the hardware",
-                        hint='set host.topology = "topology.toml" or pass --topology FILE; '
-                        "capture one with `hostc probe -o topology.toml`",
+                        hint='set host.topology = "topology.toml" or name a snapshot '
+                        "explicitly; capture one with `hostc probe -o topology.toml`",
                     )
                 ],
                 str(spec_path),
@@ -88,9 +142,16 @@ def topology_path(
 def compile_plan(
     spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
 ) -> tuple[Plan, list[Diagnostic]]:
-    """check → lower → check the plan.  Returns the Plan and the warnings."""
+    """check → lower → check the plan.  Returns the Plan and the warnings.
+
+    A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
+    goes through the loader's converter first, so it gets the same types and rules."""
     from hostc.check import check, check_plan
     from hostc.lower import lower
+
+    spec = _typed(spec, spec_file)
+    if not isinstance(topo, Topology):
+        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
 
     found = with_file(check(spec, topo), spec_file, spec_source)
     raise_if_errors(found)
@@ -99,8 +160,27 @@ def compile_plan(
     return plan, raise_if_errors(found)
 
 
-def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
+def _typed(spec: object, file: str) -> HostSpec:
+    """`spec` with every field of its declared type: a loaded spec as it is, any other
+    one rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
+    from hostc.spec.load import LOADED, from_data, to_data
+
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+    if LOADED.get(id(spec)) is spec:
+        return spec
+    try:
+        data = to_data(spec)
+    except (TypeError, ValueError) as e:
+        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
+    return from_data(data, file)
+
+
+def compile_file(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> tuple[Plan, list[Diagnostic]]:
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
+    spec_path = as_path(spec_path, "spec_path")
     spec, source = _read_spec(spec_path)
     topo = _read_topology(topology_path(spec, spec_path, topology, source))
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
@@ -177,19 +257,21 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     from hostc.targets import Role
 
     registry = targets()
-    wanted: Sequence[str] = list(names)
+    if not isinstance(plan, Plan):
+        raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
+    wanted: Sequence[str] = as_names(names)
     unknown = [n for n in wanted if n != "all" and n not in registry]
     if unknown:
         raise HostcError(
             [
                 error(
-                    "--target", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
+                    "targets", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
                 )
                 for n in unknown
             ]
         )
     problems = [
-        error("--target", f"target {n!r} does not apply to this host: {why}")
+        error("targets", f"target {n!r} does not apply to this host: {why}")
         for n in wanted
         if n != "all" and (why := registry[n].applies(plan)) is not None
     ]

@@ -39,9 +39,7 @@ KERNEL_ARG = re.compile(rf"^{KERNEL_ARG_KEY}(={KERNEL_ARG_VALUE})?$")
 #: expands them, so `fs.nr_*` would set fs.nr_open past every rule), empty components
 #: (`vm..swappiness`: path_simplify() collapses `//`) and components that are `.` or
 #: `..` once the dots and slashes are swapped back (`/` or `//` here).
-SYSCTL_KEY = re.compile(
-    r"^[a-z0-9_][a-z0-9_-]*(\.(?!/{1,2}(?:\.|$))[a-z0-9_/-]+)+$"
-)
+SYSCTL_KEY = re.compile(r"^[a-z0-9_][a-z0-9_-]*(\.(?!/{1,2}(?:\.|$))[a-z0-9_/-]+)+$")
 
 #: systemd.unit(5): "[A-Za-z0-9:_.\\-]" plus one "@" for templates and a type suffix;
 #: hostc refuses `\\` (escapes) to stay literal, and a leading dot (no `..` in paths).

@@ -130,13 +130,18 @@ def _strict(warnings: list[Diagnostic], strict: bool) -> None:
 
 def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
     """Target errors name the spec they were asked for (never a bare `<input>`)."""
+    import attrs
+
     from hostc import api
     from hostc.diagnostics import with_file
 
     try:
         return api.emit(plan, names)
     except HostcError as e:
-        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
+        flagged = [
+            attrs.evolve(d, path="--target") if d.path == "targets" else d for d in e.diagnostics
+        ]
+        raise HostcError(with_file(flagged, str(spec_path))) from None
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
@@ -208,10 +213,8 @@ def build(
         elif found:
             sys.stdout.write("".join(text for _, text in found))
             n = len(found)
-            typer.echo(
-                f"{_clean(str(out))}: {n} file{'s' if n != 1 else ''} differ{'' if n != 1 else 's'}",
-                err=True,
-            )
+            counted = "1 file differs" if n == 1 else f"{n} files differ"
+            typer.echo(f"{_clean(str(out))}: {counted}", err=True)
         if found:
             raise typer.Exit(1)
         if not quiet and not as_json:

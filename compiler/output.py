@@ -321,7 +321,6 @@ def differences(artifacts: list[Artifact], out: Path) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     expected = {destination(out, a) for a in artifacts}
     for art in artifacts:
-        dest = destination(out, art)
         old = _read(out, Path(art.target, art.relpath).parts)
         new = art.data
         if old == new:

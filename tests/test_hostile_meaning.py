@@ -144,7 +144,10 @@ def test_a_value_tuned_would_expand_is_refused(extra: str) -> None:
 
 # --- terminal-safe echoes --------------------------------------------------------------
 
-UNSAFE = "\x1b\x07\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\ufeff\u200e\u200f\u061c"
+UNSAFE = (
+    "\x1b\x07\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    "\u200b\u200c\u200d\ufeff\u200e\u200f\u061c"
+)
 
 
 @given(st.text())

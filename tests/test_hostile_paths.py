@@ -18,7 +18,10 @@ from conftest import run_hostc
 from sysfs_fixtures import build, smt_host, two_socket_gpu_host
 from topogen import H100_KW, machine
 
-SPEC = 'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\ntopology = "topology.toml"\n'
+SPEC = (
+    'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
+    'topology = "topology.toml"\n'
+)
 
 
 @pytest.fixture
@@ -43,7 +46,9 @@ def test_a_link_planted_in_the_out_tree_is_refused_not_followed(work: Path, dept
     out.joinpath(*parts[: depth + 1]).symlink_to(outside)
     with pytest.raises(HostcError) as e:
         write(arts, out)
-    assert "symbolic link" in str(e.value) and str(out.joinpath(*parts[: depth + 1])) in str(e.value)
+    assert "symbolic link" in str(e.value) and str(out.joinpath(*parts[: depth + 1])) in str(
+        e.value
+    )
     assert list(outside.iterdir()) == []
 
 

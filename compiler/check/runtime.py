@@ -32,9 +32,10 @@ def unit_problem(name: str) -> str | None:
 
 #: The units hostc writes or configures itself (systemd target: hostc-tuning and the
 #: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (kubelet_options
-#: Flavor.unit) and the container runtimes it runs beside; TuneD, which the tuned
-#: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload placed in one of them would get a
-#: drop-in at the same path as hostc's own, or move a service hostc reasons about.
+#: kubelet_unit) and the container runtimes it runs beside; TuneD, which the tuned
+#: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload
+#: placed in one of them would get a drop-in at the same path as hostc's own, or move
+#: a service hostc reasons about.
 HOSTC_UNITS = frozenset(
     {
         "hostc-tuning.service", "irqbalance.service", "kubelet.service",
@@ -79,7 +80,7 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 f"workload[{i}].unit" if w.unit else f"workload[{i}].name",
                 f"{unit} is one of the units hostc itself writes or configures; "
                 "a workload drop-in would collide with hostc's own",
-                hint="name the workload's own service (unit = \"my-server.service\")",
+                hint='name the workload\'s own service (unit = "my-server.service")',
             )
     seen: dict[str, int] = {}  # one pass: thousands of workloads stay linear
     for i, w in enumerate(spec.workload):

@@ -133,7 +133,7 @@ def sysctl_key_problem(key: str) -> str | None:
     if key.startswith("-"):
         return (
             f"{shown(key)} starts with '-', which systemd-sysctl and sysctl -p read as "
-            "\"ignore errors\" and strip: write the key without it"
+            '"ignore errors" and strip: write the key without it'
         )
     if any(c in key for c in "*?["):
         return (
