@@ -32,6 +32,13 @@ KERNEL_ARG_KEY = r"[A-Za-z0-9_.-]+"
 KERNEL_ARG_VALUE = r"[A-Za-z0-9_.,:/=+@%-]+"
 KERNEL_ARG = re.compile(rf"^{KERNEL_ARG_KEY}(={KERNEL_ARG_VALUE})?$")
 
+#: A sysctl value some reader would take for something else: `${` (TuneD expands
+#: variables and `${f:…}` functions, `${f:exec:…}` as root, in every profile value),
+#: whitespace at either end (sysctl.d, sysctl -p and TuneD strip it), a leading `<` or
+#: `>` (TuneD's "only if greater/less" assignment modifiers), a value wholly in double
+#: quotes (TuneD's sysctl plugin unquotes it, sysctl.d does not).  docs/escaping.md.
+SYSCTL_VALUE_REREAD = re.compile(r'\$\{|^\s|\s$|^[<>].|^".*"$', re.DOTALL)
+
 #: A sysctl key in its canonical dotted form: lowercase words, `/` standing for a
 #: literal dot inside a component (`net.ipv4.conf.eth0/100.rp_filter`).  Refused, so
 #: that the key hostc checks is the file sysctl writes: a leading `-` (systemd-sysctl

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hostc.diagnostics import Diagnostic, error
 from hostc.kernelargs import cmdline
 from hostc.lower import kernel as lkernel
-from hostc.plan import Plan
+from hostc.plan import Plan, RuntimeOwner
 from hostc.spec import presets, text
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
@@ -54,6 +54,13 @@ def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, problem, hint='e.g. "vm.swappiness" = 1')
             continue
         norm = text.normalize_sysctl_key(key)
+        if "/" in norm and spec.runtime.owner is RuntimeOwner.TUNED:
+            yield error(
+                path,
+                f"{norm} has a dot inside a component, which TuneD cannot write: its sysctl "
+                "plugin turns every '.' into '/' (no swap as in sysctl.d)",
+                hint='keep runtime.owner = "systemd" for this key, or drop it',
+            )
         if norm in first:
             yield error(
                 path, f"names the same sysctl as sysctl.{text.toml_key(first[norm])} ({norm})"

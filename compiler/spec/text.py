@@ -159,6 +159,18 @@ def sysctl_value_problem(value: int | str) -> str | None:
         return "the value is empty"
     if "#" in value or ";" in value:
         return f"value {shown(value)} has a # or ; (sysctl.d would read a comment)"
+    if value != value.strip():
+        return (
+            f"value {shown(value)} has leading or trailing whitespace, which sysctl.d, "
+            "sysctl -p and TuneD strip"
+        )
+    if len(value) > 1 and value[0] in "<>":
+        return (
+            f"value {shown(value)} starts with {value[0]!r}: TuneD reads that as "
+            '"only if greater (less) than the current value" and drops the sign'
+        )
+    if len(value) > 1 and value[0] == value[-1] == '"':
+        return f"value {shown(value)} is quoted: TuneD strips the quotes, sysctl.d does not"
     return expansion_problem(value)
 
 
