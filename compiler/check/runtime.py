@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from hostc import charsets, kernelfacts
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import memory as lmem
 from hostc.plan import X86_ARCHES, IrqOwner, Plan, RuntimeOwner
@@ -168,19 +169,33 @@ def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
+    """One warning per NUMA node whose isolated CPUs two or more workloads share, naming
+    the first few of them: linear in the workloads, never one warning per pair."""
     if plan.isolation_by("nohz_full") is None:
         return
-    ws = plan.workloads
-    for i, a in enumerate(ws):
-        for b in ws[i + 1 :]:
-            both = a.cpus & b.cpus & plan.partition.isolated
-            if both:
-                yield warning(
-                    f"workload[{i}]",
-                    f"{a.name} and {b.name} share isolated CPUs {both} under nohz_full: the "
-                    "tick stops only with one runnable thread per CPU",
-                    hint="drop share_cpus, or give each its own GPUs' node",
-                )
+    iso = plan.partition.isolated
+    users: dict[int, list[int]] = {}
+    for i, w in enumerate(plan.workloads):
+        for cpu in w.cpus & iso:
+            users.setdefault(cpu, []).append(i)
+    node_of = {cpu: n.id for n in plan.nodes for cpu in n.cpus}
+    shared: dict[int | None, tuple[set[int], dict[int, None]]] = {}
+    for cpu, ws in sorted(users.items()):
+        if len(ws) > 1:
+            cpus, names = shared.setdefault(node_of.get(cpu), (set(), {}))
+            cpus.add(cpu)
+            names.update(dict.fromkeys(ws))
+    for node, (cpus, idx) in sorted(shared.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        names = [plan.workloads[i].name for i in idx]
+        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        first = next(iter(idx))
+        yield warning(
+            f"workload[{first}]",
+            f"{len(names)} workloads ({listed}) share isolated CPUs {CpuSet(cpus)}"
+            + ("" if node is None else f" on NUMA node {node}")
+            + " under nohz_full: the tick stops only with one runnable thread per CPU",
+            hint="drop share_cpus, or give each its own GPUs' node",
+        )
 
 
 def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:
