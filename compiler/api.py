@@ -63,6 +63,7 @@ __all__ = [
     "read_source",
     "read_topology",
     "spec_from_data",
+    "target_warnings",
     "targets",
     "topology_path",
     "write",
@@ -130,6 +131,20 @@ def topology_path(
                         "no topology snapshot: hostc never guesses the hardware",
                         hint='set host.topology = "topology.toml" or name a snapshot '
                         "explicitly; capture one with `hostc probe -o topology.toml`",
+                    )
+                ],
+                str(spec_path),
+                spec_source,
+            )
+        )
+    if not spec.host.topology.strip():
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "host.topology",
+                        "is empty: it names the topology snapshot, relative to the spec",
+                        hint='host.topology = "topology.toml"',
                     )
                 ],
                 str(spec_path),
@@ -300,6 +315,27 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     _one_artifact_per_path(out)
     if files_cache is not None:
         _one_artifact_per_path(files_cache, key=lambda a: a.path)
+    return out
+
+
+def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
+    """Warnings about a target selection that is valid but likely not what the host
+    reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
+    for a Debian host, but Ignition may also provision a first boot elsewhere)."""
+    from hostc.diagnostics import warning
+    from hostc.plan import OsFamily
+
+    out = []
+    if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:
+        out.append(
+            warning(
+                "targets",
+                f"ignition is read by CoreOS-family hosts (Fedora CoreOS, RHCOS, Flatcar); "
+                f"this host is {plan.host.os or plan.host.os_family}, which does not run "
+                "Ignition unless its image does",
+                hint="cloud-init or rootfs deliver the same files to other hosts",
+            )
+        )
     return out
 
 

@@ -113,6 +113,22 @@ def _guard(fn: Callable[[], T]) -> T:
         _fail(e.diagnostics)
 
 
+#: `--target` help; tests/test_first_hour.py checks it against the registry.
+TARGET_HELP = (
+    "target name, repeatable (`hostc targets` lists them); `all` (the default) is every "
+    "file target that applies to the host: grub or grubby, cmdline, sysctl, limits, "
+    "systemd, modprobe, kubelet, tuned; the wrappers cloud-init, ignition, rootfs and "
+    "rootfs-tar are made only when named"
+)
+
+
+def _flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """An API diagnostic about the target list, as the CLI spells it (`--target`)."""
+    import attrs
+
+    return [attrs.evolve(d, path="--target") if d.path == "targets" else d for d in diags]
+
+
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="treat warnings as errors (exit 2, nothing written)")
 ]
@@ -130,18 +146,13 @@ def _strict(warnings: list[Diagnostic], strict: bool) -> None:
 
 def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
     """Target errors name the spec they were asked for (never a bare `<input>`)."""
-    import attrs
-
     from hostc import api
     from hostc.diagnostics import with_file
 
     try:
         return api.emit(plan, names)
     except HostcError as e:
-        flagged = [
-            attrs.evolve(d, path="--target") if d.path == "targets" else d for d in e.diagnostics
-        ]
-        raise HostcError(with_file(flagged, str(spec_path))) from None
+        raise HostcError(with_file(_flagged(list(e.diagnostics)), str(spec_path))) from None
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
@@ -156,7 +167,7 @@ def build(
     topology: TopologyOpt = None,
     target: Annotated[
         list[str] | None,
-        typer.Option("--target", "-t", help="target name, repeatable; `all` for every one"),
+        typer.Option("--target", "-t", help=TARGET_HELP),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="write DIR/<target>/<path>")
@@ -181,8 +192,11 @@ def build(
 ) -> None:
     """Compile SPEC into OS artifacts."""
     from hostc import api
+    from hostc.diagnostics import with_file
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
+    picked = _guard(lambda: api.target_warnings(plan, target or ["all"]))
+    warnings = warnings + _flagged(with_file(picked, str(spec)))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
     _warn(warnings)
@@ -343,6 +357,7 @@ def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None
     text = ingest.dumps_snapshot(topo)
     if output is None:
         sys.stdout.write(text)
+        typer.echo(_found(topo), err=True)
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
@@ -362,7 +377,20 @@ def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None
             write_text(output, text)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
-        typer.echo(f"wrote {_clean(str(output))}", err=True)
+        typer.echo(f"wrote {_clean(str(output))}: {_found(topo)}", err=True)
+
+
+def _found(topo: Topology) -> str:
+    """What a probe or an import found, in one line: `found 128 CPUs (2 offline), 2 NUMA
+    nodes, 8 GPUs, 8 NICs`."""
+
+    def n(count: int, what: str) -> str:
+        return f"{count} {what}{'' if count == 1 else 's'}"
+
+    offline = sum(1 for c in topo.cpus if not c.online)
+    cpus = n(len(topo.cpus), "CPU") + (f" ({offline} offline)" if offline else "")
+    parts = [cpus, n(len(topo.nodes), "NUMA node"), n(len(topo.gpus), "GPU")]
+    return "found " + ", ".join(parts) + f", {n(len(topo.nics), 'NIC')}"
 
 
 def _read_input(path: Path) -> str:

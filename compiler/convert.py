@@ -32,9 +32,22 @@ T = TypeVar("T")
 _converters: dict[bool, cattrs.Converter] = {}
 
 
+#: TOML integers are 64-bit signed (toml.io, "Integer"); tomllib takes larger ones.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _strict_int(v: Any, _: type) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"expected an integer, got {_kind(v)}")
+    return _in_range(v)
+
+
+def _in_range(v: int) -> int:
+    """One rule for every integer of a spec: TOML's 64-bit range."""
+    if v > INT_MAX:
+        raise ValueError(f"{shown(v)} is too large: TOML integers are 64-bit (at most {INT_MAX})")
+    if v < INT_MIN:
+        raise ValueError(f"{shown(v)} is too small: TOML integers are 64-bit (at least {INT_MIN})")
     return v
 
 
@@ -117,7 +130,7 @@ def _strict_bool(v: Any, _: type) -> bool:
 def _int_or_str(v: Any, _: Any) -> int | str:
     if isinstance(v, bool) or not isinstance(v, int | str):
         raise TypeError(f"expected an integer or a string, got {_kind(v)}")
-    return v
+    return _in_range(v) if isinstance(v, int) else v
 
 
 def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
@@ -191,6 +204,10 @@ def _page_size(v: Any, _: Any) -> Any:
     return PageSize.parse(_strict_str(v, str))
 
 
+#: The largest finite memlock in KiB: rlim_t is 64-bit and 2^64-1 is RLIM_INFINITY.
+MEMLOCK_MAX_KIB = ((1 << 64) - 2) // 1024
+
+
 def _memlock(v: Any, _: Any) -> Any:
     if v is None:
         return None
@@ -203,6 +220,10 @@ def _memlock(v: Any, _: Any) -> Any:
         return "unlimited"
     if n < 0:
         raise ValueError(f"negative memlock {n}")
+    if n > MEMLOCK_MAX_KIB:
+        raise ValueError(
+            f'{n} KiB is too large: RLIMIT_MEMLOCK holds at most 2^64-1 bytes; write "unlimited"'
+        )
     return n
 
 

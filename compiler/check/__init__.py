@@ -65,6 +65,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.workloads_on_online_cpus,
     plan_rules.vendor_known,
     plan_rules.kernel_args_carried,
+    plan_rules.os_known,
     plan_rules.tuned_has_a_profile_dir,
     kernel.cmdline_fits,
     kernel.extra_args_not_derived,

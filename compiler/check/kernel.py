@@ -70,8 +70,10 @@ def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     n = spec.limits.nofile
-    if n is not None and not 1024 <= n <= NR_OPEN_MAX:
-        yield error("limits.nofile", f"{n} is outside 1024..{NR_OPEN_MAX} (fs.nr_open's ceiling)")
+    if n is not None and n > NR_OPEN_MAX:
+        yield error("limits.nofile", f"{n} is too large: fs.nr_open's ceiling is {NR_OPEN_MAX}")
+    elif n is not None and n < 1024:
+        yield error("limits.nofile", f"{n} is too small: at least 1024 (the kernel's default)")
 
 
 def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:

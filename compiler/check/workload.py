@@ -52,6 +52,6 @@ def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 yield error(
                     f"workload[{i}].gpus[{j}]",
                     f"the snapshot does not know {name}'s NUMA node",
-                    hint="capture the topology with `hostc probe` or merge "
-                    "`nvidia-smi topo -m` output into it",
+                    hint="capture the topology with `hostc probe`, or save `nvidia-smi topo -m` "
+                    "and run `hostc import nvidia-smi FILE --base SNAPSHOT`",
                 )
