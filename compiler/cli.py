@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, TypeVar, cast
 
 import typer
 
@@ -475,6 +475,23 @@ def probe_cmd(
     _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
 
 
+class _TerminalSafe:
+    """stderr with every terminal-unsafe character escaped (`diagnostics.printable`), line
+    feeds and tabs kept: click's usage errors quote the arguments a user typed."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from hostc.diagnostics import printable
+
+        safe = "\n".join("\t".join(map(printable, ln.split("\t"))) for ln in text.split("\n"))
+        return self._stream.write(safe)  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console entry point: a traceback never reaches the user.
 
@@ -487,6 +504,8 @@ def main() -> None:
 
     collecting = gc.isenabled()
     gc.disable()
+    stderr = sys.stderr
+    sys.stderr = cast(TextIO, _TerminalSafe(stderr))  # click's usage errors quote argv
     try:
         app()
     except SystemExit:
@@ -503,5 +522,6 @@ def main() -> None:
         )
         sys.exit(3)
     finally:
+        sys.stderr = stderr
         if collecting:
             gc.enable()

@@ -215,3 +215,11 @@ def test_emit_refuses_two_artifacts_at_one_path() -> None:
     with pytest.raises(AssertionError, match="share the path"):
         api._one_artifact_per_path([*arts, *arts])
     assert isinstance(arts[0], Artifact)
+
+
+def test_click_usage_errors_echo_arguments_escaped() -> None:
+    from conftest import run_hostc
+
+    r = run_hostc("schema", "node", "b\u202ec\u200b")
+    assert r.returncode == 2
+    assert "\u202e" not in r.stderr and "\u200b" not in r.stderr and "\\u202e" in r.stderr

@@ -182,9 +182,9 @@ def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
     shared: dict[int | None, tuple[set[int], dict[int, None]]] = {}
     for cpu, ws in sorted(users.items()):
         if len(ws) > 1:
-            cpus, names = shared.setdefault(node_of.get(cpu), (set(), {}))
+            cpus, seen = shared.setdefault(node_of.get(cpu), (set(), {}))
             cpus.add(cpu)
-            names.update(dict.fromkeys(ws))
+            seen.update(dict.fromkeys(ws))
     for node, (cpus, idx) in sorted(shared.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
         names = [plan.workloads[i].name for i in idx]
         listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
