@@ -223,3 +223,31 @@ def test_click_usage_errors_echo_arguments_escaped() -> None:
     r = run_hostc("schema", "node", "b\u202ec\u200b")
     assert r.returncode == 2
     assert "\u202e" not in r.stderr and "\u200b" not in r.stderr and "\\u202e" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        '[services]\ndisable = ["hostc-tuning.service"]\n',
+        '[[workload]]\nname = "w"\ngpus = ["GPU0"]\n[services]\ndisable = ["w.service"]\n',
+        '[irq]\nowner = "irqbalance"\n[services]\ndisable = ["irqbalance.service"]\n',
+        '[modules]\nblacklist = ["nouveau", "nouveau"]\n',
+        '[modules]\nblacklist = ["snd-hda-intel", "snd_hda_intel"]\n',
+    ],
+)
+def test_a_unit_or_module_named_twice_or_against_hostc_is_refused(extra: str) -> None:
+    found = problems(spec(extra))
+    assert any("services.disable" in p or "modules.blacklist" in p for p in found), found
+
+
+def test_two_spellings_of_one_package_in_a_snapshot_are_a_collision() -> None:
+    from hostc.topology import snapshot
+
+    text = snapshot.dumps(TOPO)
+    assert "[packages]" in text
+    text = text.replace('[packages]\n"0"', '[packages]\n"00"').replace(
+        "[packages]\n0 =", '[packages]\n"00" ='
+    )
+    text = text.replace("[packages]\n", '[packages]\n"000" = "0"\n', 1)
+    with pytest.raises(HostcError, match="name the same package"):
+        snapshot.loads(text, "topology.toml")

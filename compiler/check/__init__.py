@@ -36,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     cpu.isolation_has_users,
     workload.gpus_exist,
     runtime.names_valid,
+    runtime.units_valid,
     runtime.owners_agree,
     runtime.pstate_spelled,
     runtime.epp_taken,

@@ -46,6 +46,13 @@ HOSTC_UNITS = frozenset(
 )  # fmt: skip
 
 
+def _kubelet_units(spec: HostSpec) -> set[str]:
+    from hostc.kubelet_options import kubelet_unit
+
+    k = spec.kubelet
+    return set() if k is None else {kubelet_unit(k.flavor, k.role)}
+
+
 def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for i, m in enumerate(spec.modules.blacklist):
         if MODULE.fullmatch(m) is None:
@@ -65,8 +72,28 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 path,
                 f"{text.shown(opts)} is not a list of key=value options separated by single spaces",
             )
+    blacklisted: dict[str, int] = {}
+    for i, m in enumerate(spec.modules.blacklist):
+        same = m.replace("-", "_")
+        if same in blacklisted:
+            yield error(
+                f"modules.blacklist[{i}]",
+                f"names the same module as modules.blacklist[{blacklisted[same]}]",
+            )
+        blacklisted.setdefault(same, i)
+
+
+def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """Unit names, and no unit that is hostc's own or a workload's where it would collide."""
+    workload_units = {w.unit or f"{w.name}.service" for w in spec.workload}
     for i, u in enumerate(spec.services.disable):
         problem = unit_problem(u)
+        if problem is None and (u in workload_units or u == "hostc-tuning.service"):
+            problem = f"{u} is placed or started by hostc; disabling it would undo that"
+        if problem is None and u in _kubelet_units(spec):
+            problem = f"{u} runs the kubelet hostc configures"
+        if problem is None and u == "irqbalance.service" and spec.irq.owner is IrqOwner.IRQBALANCE:
+            problem = 'irq.owner = "irqbalance" keeps irqbalance as the owner of interrupts'
         if problem is not None:
             yield error(f"services.disable[{i}]", problem)
     for i, w in enumerate(spec.workload):
