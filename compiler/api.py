@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hostc.activation import Step, needs_reboot
+from hostc.activation import Step
+from hostc.activation import needs_reboot as _needs_reboot
 from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
 from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
@@ -31,7 +32,7 @@ from hostc.output import apply_manifest as _apply_manifest
 from hostc.output import diff as _diff
 from hostc.output import manifest as _manifest
 from hostc.output import write as _write
-from hostc.patharg import as_names, as_path
+from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
@@ -84,6 +85,13 @@ def spec_from_data(data: Mapping[str, object], path: str = "<data>") -> HostSpec
     return from_data(data, path)
 
 
+def as_names_or_paths(value: object) -> list[object]:
+    """`protect`: an iterable of paths, never one bare path."""
+    if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
+        raise HostcError([error("protect", "expected a list of paths")])
+    return list(value)  # type: ignore[call-overload]
+
+
 def read_topology(path: str | os.PathLike[str]) -> Topology:
     """A topology snapshot from its file."""
     from hostc.topology.snapshot import read
@@ -95,19 +103,20 @@ def write(
     artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
 ) -> list[Path]:
     """Write the artifacts under `out` atomically (`hostc.output.write`)."""
-    return _write(artifacts, as_path(out, "out"), [as_path(p, "protect") for p in protect])
+    paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
+    return _write(artifact_list(artifacts), as_path(out, "out"), paths)
 
 
 def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:
     """Unified diff from the tree `out` to the artifacts; '' when identical."""
-    return _diff(artifacts, as_path(out, "out"))
+    return _diff(artifact_list(artifacts), as_path(out, "out"))
 
 
 def manifest(
     artifacts: list[Artifact], out: str | os.PathLike[str] | None
 ) -> list[dict[str, object]]:
     """Rows of `hostc build --json`: with `out`, where each file was written."""
-    return _manifest(artifacts, None if out is None else as_path(out, "out"))
+    return _manifest(artifact_list(artifacts), None if out is None else as_path(out, "out"))
 
 
 def topology_path(
@@ -248,12 +257,19 @@ def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:
     reboot must follow."""
     from hostc.activation import steps
 
-    return steps(artifacts, plan.host.os_family)
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    return steps(artifact_list(artifacts), plan.host.os_family)
+
+
+def needs_reboot(artifacts: Iterable[Artifact]) -> bool:
+    """Whether any of `artifacts` takes effect only after a reboot."""
+    return _needs_reboot(artifact_list(artifacts))
 
 
 def apply_manifest(plan: Plan, artifacts: Iterable[Artifact]) -> dict[str, object]:
     """`apply` (argv and why per step) and `reboot`, as `hostc build --json` prints them."""
-    return _apply_manifest(artifacts, plan.host.os_family)
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    return _apply_manifest(artifact_list(artifacts), plan.host.os_family)
 
 
 def targets() -> dict[str, Target]:
@@ -325,6 +341,7 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
     from hostc.diagnostics import warning
     from hostc.plan import OsFamily
 
+    plan = of_type(plan, Plan, "plan", "a Plan")
     out = []
     if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:
         out.append(

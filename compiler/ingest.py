@@ -88,6 +88,10 @@ def import_source(
 
     if not isinstance(text, str):
         raise HostcError([error("text", f"expected the file's text, got {type(text).__name__}")])
+    if not isinstance(kind, str) or not isinstance(file, str):
+        raise HostcError([error("kind", "kind and file are strings")])
+    if arch is not None and not isinstance(arch, str):
+        raise HostcError([error("arch", f"expected a string, got {type(arch).__name__}")])
     if base is not None and not isinstance(base, Topology):
         raise HostcError([error("base", f"expected a Topology, got {type(base).__name__}")])
     if kind == "nvidia-smi":
@@ -113,6 +117,8 @@ def probe(
     from hostc.topology.importers import sysfs
 
     root = as_path(root, "root")
+    if nvidia_smi_topo is not None and not isinstance(nvidia_smi_topo, str):
+        raise HostcError([error("nvidia_smi_topo", "expected the saved output as a string")])
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
@@ -128,4 +134,6 @@ def dumps_snapshot(topo: Topology) -> str:
     """The snapshot file's text (version 2), deterministic."""
     from hostc.topology import snapshot
 
+    if not isinstance(topo, Topology):
+        raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
     return snapshot.dumps(topo)

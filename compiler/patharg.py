@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, TypeVar
 
 from hostc.diagnostics import HostcError, error
+
+T = TypeVar("T")
 
 
 def as_path(value: object, what: str) -> Path:
@@ -43,3 +46,22 @@ def as_names(value: object, what: str = "targets") -> list[str]:
     if bad:
         raise HostcError([error(what, f"target names are strings, got {type(bad[0]).__name__}")])
     return names
+
+
+def of_type(value: T, cls: type[T] | tuple[type, ...], what: str, expected: str) -> T:
+    """`value` when it is a `cls`, else a HostcError naming the argument."""
+    if not isinstance(value, cls):
+        raise HostcError([error(what, f"expected {expected}, got {type(value).__name__}")])
+    return value
+
+
+def artifact_list(value: object, what: str = "artifacts") -> list[Any]:
+    """A list of Artifacts (any iterable of them, not a bare one)."""
+    from hostc.artifact import Artifact
+
+    if isinstance(value, str | bytes | Artifact) or not hasattr(value, "__iter__"):
+        raise HostcError([error(what, f"expected a list of Artifacts, got {type(value).__name__}")])
+    items = list(value)  # type: ignore[call-overload]
+    if not all(isinstance(a, Artifact) for a in items):
+        raise HostcError([error(what, "expected a list of Artifacts")])
+    return items

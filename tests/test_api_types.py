@@ -101,3 +101,32 @@ def test_loads_spec_and_spec_from_data_agree_with_the_loader() -> None:
 def test_a_spec_round_trips_through_its_data(example: Path) -> None:
     spec, _ = load(example)
     assert from_data(to_data(spec)) == spec
+
+
+def _plan_and_arts() -> tuple[api.Plan, list[api.Artifact]]:
+    plan, _ = api.compile_plan(HostSpec(host=host()), TOPO)
+    return plan, api.emit(plan, ["sysctl"])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p, a: api.apply_steps("x", a),  # type: ignore[arg-type]
+        lambda p, a: api.apply_steps(p, "x"),  # type: ignore[arg-type]
+        lambda p, a: api.apply_manifest(p, [1]),  # type: ignore[list-item]
+        lambda p, a: api.needs_reboot("x"),  # type: ignore[arg-type]
+        lambda p, a: api.diff("x", "/tmp"),  # type: ignore[arg-type]
+        lambda p, a: api.manifest(a[0], None),  # type: ignore[arg-type]
+        lambda p, a: api.write(a, "/nonexistent-dir/out", "/tmp/x"),  # type: ignore[arg-type]
+        lambda p, a: api.dumps_snapshot("x"),  # type: ignore[arg-type]
+        lambda p, a: api.import_source("lscpu", "x", file="f", arch=5),  # type: ignore[arg-type]
+        lambda p, a: api.probe("/", nvidia_smi_topo=5),  # type: ignore[arg-type]
+        lambda p, a: api.target_warnings(None, ["all"]),  # type: ignore[arg-type]
+    ],
+)
+def test_every_api_function_refuses_a_wrong_type_with_a_hostc_error(
+    call: Callable[[api.Plan, list[api.Artifact]], object],
+) -> None:
+    plan, arts = _plan_and_arts()
+    with pytest.raises(HostcError):
+        call(plan, arts)
