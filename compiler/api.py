@@ -89,7 +89,7 @@ def as_names_or_paths(value: object) -> list[object]:
     """`protect`: an iterable of paths, never one bare path."""
     if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
         raise HostcError([error("protect", "expected a list of paths")])
-    return list(value)  # type: ignore[call-overload]
+    return list(value)
 
 
 def read_topology(path: str | os.PathLike[str]) -> Topology:

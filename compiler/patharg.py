@@ -61,7 +61,7 @@ def artifact_list(value: object, what: str = "artifacts") -> list[Any]:
 
     if isinstance(value, str | bytes | Artifact) or not hasattr(value, "__iter__"):
         raise HostcError([error(what, f"expected a list of Artifacts, got {type(value).__name__}")])
-    items = list(value)  # type: ignore[call-overload]
+    items = list(value)
     if not all(isinstance(a, Artifact) for a in items):
         raise HostcError([error(what, "expected a list of Artifacts")])
     return items
