@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, TypeVar, cast
 
 import typer
 
+from hostc.cli_text import TARGET_HELP, TerminalSafe, flagged, found, wrote
 from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
@@ -113,22 +114,6 @@ def _guard(fn: Callable[[], T]) -> T:
         _fail(e.diagnostics)
 
 
-#: `--target` help; tests/test_first_hour.py checks it against the registry.
-TARGET_HELP = (
-    "target name, repeatable (`hostc targets` lists them); `all` (the default) is every "
-    "file target that applies to the host: grub or grubby, cmdline, sysctl, limits, "
-    "systemd, modprobe, kubelet, tuned; the wrappers cloud-init, ignition, rootfs and "
-    "rootfs-tar are made only when named"
-)
-
-
-def _flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
-    """An API diagnostic about the target list, as the CLI spells it (`--target`)."""
-    import attrs
-
-    return [attrs.evolve(d, path="--target") if d.path == "targets" else d for d in diags]
-
-
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="treat warnings as errors (exit 2, nothing written)")
 ]
@@ -152,7 +137,7 @@ def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
     try:
         return api.emit(plan, names)
     except HostcError as e:
-        raise HostcError(with_file(_flagged(list(e.diagnostics)), str(spec_path))) from None
+        raise HostcError(with_file(flagged(list(e.diagnostics)), str(spec_path))) from None
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
@@ -196,7 +181,7 @@ def build(
 
     plan, warnings = _guard(lambda: _compile(spec, topology))
     picked = _guard(lambda: api.target_warnings(plan, target or ["all"]))
-    warnings = warnings + _flagged(with_file(picked, str(spec)))
+    warnings = warnings + flagged(with_file(picked, str(spec)))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
     _warn(warnings)
@@ -250,7 +235,7 @@ def build(
             }
             typer.echo(json.dumps(doc, indent=2))
         if not quiet:
-            typer.echo(_wrote(written, out), err=True)
+            typer.echo(wrote(written, out), err=True)
         return
     if as_json:
         typer.echo(
@@ -285,13 +270,6 @@ def _inputs(spec: Path, topology: Path | None) -> list[Path]:
         return [spec, api.topology_path(loaded, spec, None, source)]
     except HostcError:
         return [spec]
-
-
-def _wrote(written: list[Path], out: Path) -> str:
-    """`wrote 1 file: out/ignition/config.ign`, or the count and the directory."""
-    if len(written) == 1:
-        return f"wrote 1 file: {_clean(str(written[0]))}"
-    return f"wrote {len(written)} files under {_clean(str(out))}"
 
 
 def _usage(message: str) -> NoReturn:
@@ -357,7 +335,7 @@ def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None
     text = ingest.dumps_snapshot(topo)
     if output is None:
         sys.stdout.write(text)
-        typer.echo(_found(topo), err=True)
+        typer.echo(found(topo), err=True)
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
@@ -377,20 +355,7 @@ def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None
             write_text(output, text)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
-        typer.echo(f"wrote {_clean(str(output))}: {_found(topo)}", err=True)
-
-
-def _found(topo: Topology) -> str:
-    """What a probe or an import found, in one line: `found 128 CPUs (2 offline), 2 NUMA
-    nodes, 8 GPUs, 8 NICs`."""
-
-    def n(count: int, what: str) -> str:
-        return f"{count} {what}{'' if count == 1 else 's'}"
-
-    offline = sum(1 for c in topo.cpus if not c.online)
-    cpus = n(len(topo.cpus), "CPU") + (f" ({offline} offline)" if offline else "")
-    parts = [cpus, n(len(topo.nodes), "NUMA node"), n(len(topo.gpus), "GPU")]
-    return "found " + ", ".join(parts) + f", {n(len(topo.nics), 'NIC')}"
+        typer.echo(f"wrote {_clean(str(output))}: {found(topo)}", err=True)
 
 
 def _read_input(path: Path) -> str:
@@ -475,23 +440,6 @@ def probe_cmd(
     _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
 
 
-class _TerminalSafe:
-    """stderr with every terminal-unsafe character escaped (`diagnostics.printable`), line
-    feeds and tabs kept: click's usage errors quote the arguments a user typed."""
-
-    def __init__(self, stream: object) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        from hostc.diagnostics import printable
-
-        safe = "\n".join("\t".join(map(printable, ln.split("\t"))) for ln in text.split("\n"))
-        return self._stream.write(safe)  # type: ignore[attr-defined, no-any-return]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
-
-
 def main() -> None:
     """Console entry point: a traceback never reaches the user.
 
@@ -505,7 +453,7 @@ def main() -> None:
     collecting = gc.isenabled()
     gc.disable()
     stderr = sys.stderr
-    sys.stderr = cast(TextIO, _TerminalSafe(stderr))  # click's usage errors quote argv
+    sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
         app()
     except SystemExit:
