@@ -23,6 +23,11 @@ class _NotAFile(enum.Enum):
     LINK = "a symbolic link, not followed"
     DIRECTORY = "a directory"
     OTHER = "not a regular file"
+    LARGE = "a file too large to be hostc's, not read"
+
+
+#: No artifact comes near this; a larger file in a golden tree is not read.
+READ_LIMIT = 16 << 20
 
 
 def _read(out: Path, parts: tuple[str, ...]) -> bytes | _NotAFile | None:
@@ -45,9 +50,11 @@ def _read(out: Path, parts: tuple[str, ...]) -> bytes | _NotAFile | None:
                     return _NotAFile.DIRECTORY
                 if not stat.S_ISREG(st.st_mode):
                     return _NotAFile.OTHER
+                if st.st_size > READ_LIMIT:
+                    return _NotAFile.LARGE
                 ffd = os.open(part, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
                 with os.fdopen(ffd, "rb") as f:
-                    return f.read()
+                    return f.read(READ_LIMIT + 1)
             if not stat.S_ISDIR(st.st_mode):
                 return None
             fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)

@@ -177,7 +177,13 @@ class _Tree:
         try:
             return os.open(name, flags, dir_fd=parent)
         except FileNotFoundError:
-            os.mkdir(name, 0o755, dir_fd=parent)
+            try:
+                os.mkdir(name, 0o755, dir_fd=parent)
+            except OSError as e:
+                where = str(self.out.joinpath(*key))
+                raise HostcError(
+                    [file_error(where, f"cannot create the directory: {e.strerror or e}")]
+                ) from None
             self.created.append((parent, name))
             return os.open(name, flags, dir_fd=parent)
         except OSError as e:
