@@ -165,3 +165,14 @@ def test_dies_of_different_packages_are_different_dies(tmp_path: Path) -> None:
     topo = probe(build(two_socket_gpu_host(), tmp_path), run_nvidia_smi=False)
     dies = {(c.package, c.die) for c in topo.cpus if c.online}
     assert len({d for _, d in dies}) == len({p for p, _ in dies}) == 2, dies
+
+
+def test_a_capture_never_overwrites_a_file_it_read(tmp_path: Path) -> None:
+    from hostc.topology.importers.capture import capture
+
+    root = build(smt_host(1, 2, 1, 1), tmp_path / "root")
+    target = root / "sys/devices/system/cpu/online"
+    before = target.read_text()
+    with pytest.raises(HostcError, match="overwrite a file it read"):
+        capture(target, root)
+    assert target.read_text() == before
