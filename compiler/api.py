@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
 from hostc.artifact import Artifact, Kind
@@ -206,7 +208,13 @@ def compile_file(
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
     spec_path = as_path(spec_path, "spec_path")
     spec, source = _read_spec(spec_path)
-    topo = _read_topology(topology_path(spec, spec_path, topology, source))
+    try:
+        topo = _read_topology(topology_path(spec, spec_path, topology, source))
+    except HostcError as e:
+        if topology is not None or spec.host.topology is None:
+            raise
+        named = f"named by host.topology in {spec_path}, relative to the spec's directory"
+        raise HostcError([attrs.evolve(d, hint=d.hint or named) for d in e.diagnostics]) from None
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 

@@ -100,3 +100,9 @@ def test_a_fresh_clone_skips_what_needs_shared_with_a_reason(tmp_path: Path) -> 
 
     (param,) = nonempty([], "no corpus under /nowhere")
     assert param.id == "absent" and "no corpus" in str(param.marks)
+
+
+def test_a_topology_that_cannot_be_read_points_at_host_topology(work: Path) -> None:
+    (work / "node.toml").write_text(SPEC + 'topology = "."\n')
+    r = run_hostc("check", work / "node.toml", cwd=work)
+    assert r.returncode == 2 and "host.topology" in r.stderr, r.stderr
