@@ -1,6 +1,7 @@
 """The Python API: the same stages and types the CLI uses, and no printing.
 
-    spec, source = load_spec(Path("node.toml"))
+    spec, source = load_spec("node.toml")          # str or os.PathLike
+    spec = loads_spec(text, path="node.toml")      # or spec_from_data({...})
     topo = read_topology(topology_path(spec, Path("node.toml")))
     plan, warnings = compile_plan(spec, topo, spec_file="node.toml", spec_source=source)
     artifacts = emit(plan, ["sysctl"])
@@ -9,29 +10,35 @@
         ...
     reboot = needs_reboot(artifacts)
 
-Every input problem raises HostcError carrying all Diagnostics.
+Every input problem raises HostcError carrying all Diagnostics, and so does an
+argument of the wrong type (a path that is not str or os.PathLike, one bare
+string where a list of target names belongs, a spec field of the wrong type).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from hostc.activation import Step, needs_reboot
+from hostc.activation import Step
+from hostc.activation import needs_reboot as _needs_reboot
 from hostc.artifact import Artifact, Kind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
 from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
 from hostc.output import apply_manifest as _apply_manifest
-from hostc.output import diff, manifest, write
+from hostc.output import diff as _diff
+from hostc.output import manifest as _manifest
+from hostc.output import write as _write
+from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
-from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
     from hostc.report.explain import Explanation
@@ -55,6 +62,7 @@ __all__ = [
     "explain",
     "import_source",
     "load_spec",
+    "loads_spec",
     "manifest",
     "needs_reboot",
     "plan_diff",
@@ -62,18 +70,74 @@ __all__ = [
     "read_source",
     "read_topology",
     "render_svg",
+    "spec_from_data",
+    "target_warnings",
     "targets",
     "topology_path",
     "write",
 ]
 
 
+def loads_spec(text: str, path: str | os.PathLike[str] = "node.toml") -> HostSpec:
+    """A spec from its text; `path` is only the name diagnostics give it."""
+    from hostc.spec.load import loads
+
+    return loads(text, str(as_path(path, "path")))
+
+
+def spec_from_data(data: Mapping[str, object], path: str = "<data>") -> HostSpec:
+    """A spec from a mapping shaped like node.toml, through the loader's own converter."""
+    from hostc.spec.load import from_data
+
+    return from_data(data, path)
+
+
+def as_names_or_paths(value: object) -> list[object]:
+    """`protect`: an iterable of paths, never one bare path."""
+    if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
+        raise HostcError([error("protect", "expected a list of paths")])
+    return list(value)
+
+
+def read_topology(path: str | os.PathLike[str]) -> Topology:
+    """A topology snapshot from its file."""
+    from hostc.topology.snapshot import read
+
+    return read(as_path(path, "topology"))
+
+
+def write(
+    artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
+) -> list[Path]:
+    """Write the artifacts under `out` atomically (`hostc.output.write`)."""
+    paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
+    return _write(artifact_list(artifacts), as_path(out, "out"), paths)
+
+
+def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:
+    """Unified diff from the tree `out` to the artifacts; '' when identical."""
+    return _diff(artifact_list(artifacts), as_path(out, "out"))
+
+
+def manifest(
+    artifacts: list[Artifact], out: str | os.PathLike[str] | None
+) -> list[dict[str, object]]:
+    """Rows of `hostc build --json`: with `out`, where each file was written."""
+    return _manifest(artifact_list(artifacts), None if out is None else as_path(out, "out"))
+
+
 def topology_path(
-    spec: HostSpec, spec_path: Path, override: Path | None = None, spec_source: str | None = None
+    spec: HostSpec,
+    spec_path: str | os.PathLike[str],
+    override: str | os.PathLike[str] | None = None,
+    spec_source: str | None = None,
 ) -> Path:
-    """`--topology` wins; else `host.topology`, relative to the spec file."""
+    """An explicit override wins; else `host.topology`, relative to the spec file."""
+    spec_path = as_path(spec_path, "spec_path")
     if override is not None:
-        return override
+        return as_path(override, "topology")
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
     if spec.host.topology is None:
         raise HostcError(
             with_file(
@@ -81,8 +145,22 @@ def topology_path(
                     error(
                         "host.topology",
                         "no topology snapshot: hostc never guesses the hardware",
-                        hint='set host.topology = "topology.toml" or pass --topology FILE; '
-                        "capture one with `hostc probe -o topology.toml`",
+                        hint='set host.topology = "topology.toml" or name a snapshot '
+                        "explicitly; capture one with `hostc probe -o topology.toml`",
+                    )
+                ],
+                str(spec_path),
+                spec_source,
+            )
+        )
+    if not spec.host.topology.strip():
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "host.topology",
+                        "is empty: it names the topology snapshot, relative to the spec",
+                        hint='host.topology = "topology.toml"',
                     )
                 ],
                 str(spec_path),
@@ -95,9 +173,16 @@ def topology_path(
 def compile_plan(
     spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
 ) -> tuple[Plan, list[Diagnostic]]:
-    """check → lower → check the plan.  Returns the Plan and the warnings."""
+    """check → lower → check the plan.  Returns the Plan and the warnings.
+
+    A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
+    goes through the loader's converter first, so it gets the same types and rules."""
     from hostc.check import check, check_plan
     from hostc.lower import lower
+
+    spec = _typed(spec, spec_file)
+    if not isinstance(topo, Topology):
+        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
 
     found = with_file(check(spec, topo), spec_file, spec_source)
     raise_if_errors(found)
@@ -106,12 +191,37 @@ def compile_plan(
     return plan, raise_if_errors(found)
 
 
-def compile_file(spec_path: Path, topology: Path | None = None) -> tuple[Plan, list[Diagnostic]]:
+def _typed(spec: object, file: str) -> HostSpec:
+    """`spec` with every field of its declared type: a loaded spec as it is, any other
+    one rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
+    from hostc.spec.load import LOADED, from_data, to_data
+
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+    if LOADED.get(id(spec)) is spec:
+        return spec
+    try:
+        data = to_data(spec)
+    except (TypeError, ValueError) as e:
+        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
+    return from_data(data, file)
+
+
+def compile_file(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> tuple[Plan, list[Diagnostic]]:
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
+    spec_path = as_path(spec_path, "spec_path")
     spec, source = _read_spec(spec_path)
     if spec is None:
         return _compile_layered(spec_path, topology)
-    topo = _read_topology(topology_path(spec, spec_path, topology, source))
+    try:
+        topo = _read_topology(topology_path(spec, spec_path, topology, source))
+    except HostcError as e:
+        if topology is not None or spec.host.topology is None:
+            raise
+        named = f"named by host.topology in {spec_path}, relative to the spec's directory"
+        raise HostcError([attrs.evolve(d, hint=d.hint or named) for d in e.diagnostics]) from None
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 
@@ -182,12 +292,19 @@ def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:
     reboot must follow."""
     from hostc.activation import steps
 
-    return steps(artifacts, plan.host.os_family)
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    return steps(artifact_list(artifacts), plan.host.os_family)
+
+
+def needs_reboot(artifacts: Iterable[Artifact]) -> bool:
+    """Whether any of `artifacts` takes effect only after a reboot."""
+    return _needs_reboot(artifact_list(artifacts))
 
 
 def apply_manifest(plan: Plan, artifacts: Iterable[Artifact]) -> dict[str, object]:
     """`apply` (argv and why per step) and `reboot`, as `hostc build --json` prints them."""
-    return _apply_manifest(artifacts, plan.host.os_family)
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    return _apply_manifest(artifact_list(artifacts), plan.host.os_family)
 
 
 def targets() -> dict[str, Target]:
@@ -206,19 +323,21 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     from hostc.targets import Role
 
     registry = targets()
-    wanted: Sequence[str] = list(names)
+    if not isinstance(plan, Plan):
+        raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
+    wanted: Sequence[str] = as_names(names)
     unknown = [n for n in wanted if n != "all" and n not in registry]
     if unknown:
         raise HostcError(
             [
                 error(
-                    "--target", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
+                    "targets", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
                 )
                 for n in unknown
             ]
         )
     problems = [
-        error("--target", f"target {n!r} does not apply to this host: {why}")
+        error("targets", f"target {n!r} does not apply to this host: {why}")
         for n in wanted
         if n != "all" and (why := registry[n].applies(plan)) is not None
     ]
@@ -244,6 +363,9 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
             out.extend(t.emit(plan, files()) if t.role is Role.WRAPPER else t.emit(plan))
         elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
+    _one_artifact_per_path(out)
+    if files_cache is not None:
+        _one_artifact_per_path(files_cache, key=lambda a: a.path)
     return out
 
 
@@ -293,3 +415,41 @@ def plan_diff(old: str, new: str) -> Review:
     from hostc.report.review import review
 
     return review(old, new)
+
+
+def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
+    """Warnings about a target selection that is valid but likely not what the host
+    reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
+    for a Debian host, but Ignition may also provision a first boot elsewhere)."""
+    from hostc.diagnostics import warning
+    from hostc.plan import OsFamily
+
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    out = []
+    if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:
+        out.append(
+            warning(
+                "targets",
+                f"ignition is read by CoreOS-family hosts (Fedora CoreOS, RHCOS, Flatcar); "
+                f"this host is {plan.host.os or plan.host.os_family}, which does not run "
+                "Ignition unless its image does",
+                hint="cloud-init or rootfs deliver the same files to other hosts",
+            )
+        )
+    return out
+
+
+class ArtifactCollision(AssertionError):
+    """Two artifacts at one path: a bug in hostc (the checks should have refused the
+    spec), so an internal error (exit 3), never a file silently overwritten."""
+
+
+def _one_artifact_per_path(
+    arts: Iterable[Artifact], key: Callable[[Artifact], str] = lambda a: f"{a.target}/{a.relpath}"
+) -> None:
+    seen: set[str] = set()
+    for a in arts:
+        k = key(a)
+        if k in seen:
+            raise ArtifactCollision(f"two artifacts share the path {k}")
+        seen.add(k)

@@ -15,6 +15,16 @@ import re
 #: each either ends a line in some reader or is invisible in review.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
+#: What a terminal must never be handed raw: every control character (C0 with tab,
+#: DEL, C1), the line and paragraph separators, the bidi embeddings, overrides and
+#: isolates (U+202A-U+202E, U+2066-U+2069, and the marks U+200E, U+200F, U+061C,
+#: which reorder what a reader sees: "Trojan Source", CVE-2021-42574), the
+#: zero-width characters (U+200B-U+200D, U+2060) and the BOM U+FEFF, which hide
+#: text.  `hostc.diagnostics.printable` escapes them in everything hostc echoes.
+TERMINAL_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
+)
+
 #: A kernel argument: characters both the kernel's parser and GRUB's script
 #: language take literally when unquoted (no quoting, braces, globs, comments,
 #: variables, separators or whitespace).
@@ -22,10 +32,21 @@ KERNEL_ARG_KEY = r"[A-Za-z0-9_.-]+"
 KERNEL_ARG_VALUE = r"[A-Za-z0-9_.,:/=+@%-]+"
 KERNEL_ARG = re.compile(rf"^{KERNEL_ARG_KEY}(={KERNEL_ARG_VALUE})?$")
 
+#: A sysctl value some reader would take for something else: `${` (TuneD expands
+#: variables and `${f:…}` functions, `${f:exec:…}` as root, in every profile value),
+#: whitespace at either end (sysctl.d, sysctl -p and TuneD strip it), a leading `<` or
+#: `>` (TuneD's "only if greater/less" assignment modifiers), a value wholly in double
+#: quotes (TuneD's sysctl plugin unquotes it, sysctl.d does not).  docs/escaping.md.
+SYSCTL_VALUE_REREAD = re.compile(r'\$\{|^\s|\s$|^[<>].|^".*"$', re.DOTALL)
+
 #: A sysctl key in its canonical dotted form: lowercase words, `/` standing for a
-#: literal dot inside a component (`net.ipv4.conf.eth0/100.rp_filter`), `*` as
-#: sysctl.d's glob.
-SYSCTL_KEY = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_*/-]+)+$")
+#: literal dot inside a component (`net.ipv4.conf.eth0/100.rp_filter`).  Refused, so
+#: that the key hostc checks is the file sysctl writes: a leading `-` (systemd-sysctl
+#: and procps read it as "ignore errors" and strip it), globs (`*`: systemd-sysctl
+#: expands them, so `fs.nr_*` would set fs.nr_open past every rule), empty components
+#: (`vm..swappiness`: path_simplify() collapses `//`) and components that are `.` or
+#: `..` once the dots and slashes are swapped back (`/` or `//` here).
+SYSCTL_KEY = re.compile(r"^[a-z0-9_][a-z0-9_-]*(\.(?!/{1,2}(?:\.|$))[a-z0-9_/-]+)+$")
 
 #: systemd.unit(5): "[A-Za-z0-9:_.\\-]" plus one "@" for templates and a type suffix;
 #: hostc refuses `\\` (escapes) to stay literal, and a leading dot (no `..` in paths).

@@ -13,10 +13,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, TypeVar, cast
 
 import typer
 
+from hostc.cli_text import TARGET_HELP, TerminalSafe, flagged, found, wrote
 from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
@@ -54,13 +55,13 @@ LINE_MAX = 120
 
 
 def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
-    """One printable line: control characters escaped, cut to `limit` with an ellipsis."""
+    """One printable line: terminal-unsafe characters escaped (`diagnostics.printable`),
+    cut to `limit` with an ellipsis."""
     if text is None:
         return None
-    from hostc.spec.text import control_char
+    from hostc.diagnostics import printable
 
-    if control_char(text) is not None:
-        text = "".join(f"\\x{ord(c):02x}" if control_char(c) else c for c in text)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -138,7 +139,7 @@ def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
     try:
         return api.emit(plan, names)
     except HostcError as e:
-        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
+        raise HostcError(with_file(flagged(list(e.diagnostics)), str(spec_path))) from None
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
@@ -153,7 +154,7 @@ def build(
     topology: TopologyOpt = None,
     target: Annotated[
         list[str] | None,
-        typer.Option("--target", "-t", help="target name, repeatable; `all` for every one"),
+        typer.Option("--target", "-t", help=TARGET_HELP),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="write DIR/<target>/<path>")
@@ -180,6 +181,7 @@ def build(
     """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
     @list): each is written to DIR/<host>/<target>/…, and a summary follows."""
     from hostc import api
+    from hostc.diagnostics import with_file
 
     if _is_fleet(spec):
         from hostc.fleet import Job
@@ -189,14 +191,27 @@ def build(
         job = Job("build", tuple(target or ["all"]), out, check, strict, topology)
         _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
     plan, warnings = _guard(lambda: _compile(spec, topology))
+    picked = _guard(lambda: api.target_warnings(plan, target or ["all"]))
+    warnings = warnings + flagged(with_file(picked, str(spec)))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
     _warn(warnings)
     if check:
         if out is None:
             _usage("--check needs --out DIR to compare against")
+        from hostc.diagnostics import file_error
         from hostc.output import differences
 
+        if not out.is_dir():
+            _fail(
+                [
+                    file_error(
+                        str(out),
+                        "--check: there is no such directory to compare against",
+                        hint="build it once with --out DIR (without --check), then compare",
+                    )
+                ]
+            )
         found = differences(artifacts, out)
         if as_json:
             doc = {
@@ -207,14 +222,17 @@ def build(
             typer.echo(json.dumps(doc, indent=2))
         elif found:
             sys.stdout.write("".join(text for _, text in found))
+            n = len(found)
+            counted = "1 file differs" if n == 1 else f"{n} files differ"
+            typer.echo(f"{_clean(str(out))}: {counted}", err=True)
         if found:
             raise typer.Exit(1)
         if not quiet and not as_json:
-            typer.echo(f"{out} is up to date", err=True)
+            typer.echo(f"{_clean(str(out))} is up to date", err=True)
         return
     if out is not None:
         try:
-            written = _guard(lambda: api.write(artifacts, out))
+            written = _guard(lambda: api.write(artifacts, out, _inputs(spec, topology)))
         except OSError as e:
             from hostc.diagnostics import file_error
 
@@ -228,7 +246,7 @@ def build(
             }
             typer.echo(json.dumps(doc, indent=2))
         if not quiet:
-            typer.echo(f"wrote {len(written)} files under {out}", err=True)
+            typer.echo(wrote(written, out), err=True)
         return
     if as_json:
         typer.echo(
@@ -312,8 +330,21 @@ def pre_commit_cmd(
     _fleet_hosts(chosen, job, jobs)
 
 
+def _inputs(spec: Path, topology: Path | None) -> list[Path]:
+    """The files a build reads, which it must never overwrite."""
+    from hostc import api
+
+    if topology is not None:
+        return [spec, topology]
+    try:
+        loaded, source = api.load_spec(spec)
+        return [spec, api.topology_path(loaded, spec, None, source)]
+    except HostcError:
+        return [spec]
+
+
 def _usage(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {_clean(message)}", err=True)
     raise typer.Exit(2)
 
 
@@ -329,7 +360,7 @@ def check_cmd(
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
-    typer.echo(f"{spec}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
+    typer.echo(f"{_clean(str(spec))}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
 
 
 @app.command("plan")
@@ -448,21 +479,34 @@ def schema_cmd(
     sys.stdout.write(schema.dumps(which))
 
 
-def _emit_snapshot(topo: Topology, output: Path | None) -> None:
+def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
     from hostc import ingest
-    from hostc.output import write_text
+    from hostc.output import overwrites_input, write_text
 
     text = ingest.dumps_snapshot(topo)
     if output is None:
         sys.stdout.write(text)
+        typer.echo(found(topo), err=True)
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
+        if overwrites_input([output], [p for p in inputs if p is not None]) is not None:
+            from hostc.diagnostics import file_error
+
+            _fail(
+                [
+                    file_error(
+                        str(output),
+                        "refusing to write: the snapshot would overwrite its own input",
+                        hint="write it to another file (-o topology.toml)",
+                    )
+                ]
+            )
         try:
             write_text(output, text)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
-        typer.echo(f"wrote {output}", err=True)
+        typer.echo(f"wrote {_clean(str(output))}: {found(topo)}", err=True)
 
 
 def _read_input(path: Path) -> str:
@@ -504,7 +548,7 @@ def import_command(kind: str) -> Callable[..., None]:
                 kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
             )
         )
-        _emit_snapshot(topo, output)
+        _emit_snapshot(topo, output, [file, base])
 
     return import_cmd
 
@@ -541,10 +585,10 @@ def probe_cmd(
     if capture is not None:
         archive = capture
         paths = _guard(lambda: ingest.capture(archive, root))
-        typer.echo(f"captured {len(paths)} files into {capture}", err=True)
+        typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
-    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output)
+    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
 
 
 def main() -> None:
@@ -559,6 +603,8 @@ def main() -> None:
 
     collecting = gc.isenabled()
     gc.disable()
+    stderr = sys.stderr
+    sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
         app()
     except SystemExit:
@@ -575,5 +621,6 @@ def main() -> None:
         )
         sys.exit(3)
     finally:
+        sys.stderr = stderr
         if collecting:
             gc.enable()

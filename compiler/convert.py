@@ -32,19 +32,34 @@ T = TypeVar("T")
 _converters: dict[bool, cattrs.Converter] = {}
 
 
+#: TOML integers are 64-bit signed (toml.io, "Integer"); tomllib takes larger ones.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
 def _strict_int(v: Any, _: type) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"expected an integer, got {_kind(v)}")
+    return _in_range(v)
+
+
+def _in_range(v: int) -> int:
+    """One rule for every integer of a spec: TOML's 64-bit range."""
+    if v > INT_MAX:
+        raise ValueError(f"{shown(v)} is too large: TOML integers are 64-bit (at most {INT_MAX})")
+    if v < INT_MIN:
+        raise ValueError(f"{shown(v)} is too small: TOML integers are 64-bit (at least {INT_MIN})")
     return v
 
 
 def _strict_str(v: Any, _: type) -> str:
-    from hostc.spec.text import control_char
+    from hostc.spec.text import control_char, expansion_problem
 
     if not isinstance(v, str):
         raise TypeError(f"expected a string, got {_kind(v)}")
     if (c := control_char(v)) is not None:
         raise ValueError(f"the string contains a control character ({c})")
+    if (msg := expansion_problem(v)) is not None:
+        raise ValueError(msg)
     return v
 
 
@@ -115,7 +130,7 @@ def _strict_bool(v: Any, _: type) -> bool:
 def _int_or_str(v: Any, _: Any) -> int | str:
     if isinstance(v, bool) or not isinstance(v, int | str):
         raise TypeError(f"expected an integer or a string, got {_kind(v)}")
-    return v
+    return _in_range(v) if isinstance(v, int) else v
 
 
 def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
@@ -126,19 +141,32 @@ def _enum(v: Any, cls: type[enum.Enum]) -> enum.Enum:
         raise ValueError(f"{shown(v)} is not one of {choices}") from None
 
 
-def _int_keys(v: Any, _: type) -> dict[int, int]:
+def _node_keys(v: Any) -> dict[int, Any]:
+    """A table keyed by NUMA node: keys are ASCII decimal numbers, and two spellings of one
+    node (`"01"` and `"1"`) are a collision reported with both, never one silently lost
+    (Python's isdigit() would also take `"١"` or `"²"`; TOML keys are strings)."""
     if not isinstance(v, dict):
         raise TypeError(f"expected a table, got {_kind(v)}")
-    out: dict[int, int] = {}
-    bad = []
-    for k, n in v.items():
-        if not (isinstance(k, str) and k.isdigit()):
-            bad.append(k)
-            continue
-        out[int(k)] = _strict_int(n, int)
+    bad = [k for k in v if not (isinstance(k, str) and k.isascii() and k.isdigit())]
     if bad:
         raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(shown, bad[:5]))}")
+    out: dict[int, Any] = {}
+    first: dict[int, str] = {}
+    for k, n in v.items():
+        if len(k) > 9:
+            raise ValueError(f"NUMA node {shown(k)} is too large")
+        node = int(k)
+        if node in first:
+            raise ValueError(
+                f"keys {shown(first[node])} and {shown(k)} name the same NUMA node {node}"
+            )
+        first[node] = k
+        out[node] = n
     return out
+
+
+def _int_keys(v: Any, _: type) -> dict[int, int]:
+    return {k: _strict_int(n, int) for k, n in _node_keys(v).items()}
 
 
 def _cpuset(v: Any, _: Any) -> Any:
@@ -176,6 +204,10 @@ def _page_size(v: Any, _: Any) -> Any:
     return PageSize.parse(_strict_str(v, str))
 
 
+#: The largest finite memlock in KiB: rlim_t is 64-bit and 2^64-1 is RLIM_INFINITY.
+MEMLOCK_MAX_KIB = ((1 << 64) - 2) // 1024
+
+
 def _memlock(v: Any, _: Any) -> Any:
     if v is None:
         return None
@@ -188,6 +220,10 @@ def _memlock(v: Any, _: Any) -> Any:
         return "unlimited"
     if n < 0:
         raise ValueError(f"negative memlock {n}")
+    if n > MEMLOCK_MAX_KIB:
+        raise ValueError(
+            f'{n} KiB is too large: RLIMIT_MEMLOCK holds at most 2^64-1 bytes; write "unlimited"'
+        )
     return n
 
 
@@ -210,12 +246,7 @@ def _kube_version(v: Any, _: Any) -> Any:
 def _node_quantities(v: Any, _: Any) -> Any:
     if v is None:
         return None
-    if not isinstance(v, dict):
-        raise TypeError(f"expected a table, got {_kind(v)}")
-    bad = [k for k in v if not (isinstance(k, str) and k.isdigit() and k.isascii())]
-    if bad:
-        raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(repr, bad))}")
-    return {int(k): _quantity(q, None) for k, q in v.items()}
+    return {k: _quantity(q, None) for k, q in _node_keys(v).items()}
 
 
 def _is_list(t: Any) -> bool:

@@ -8,9 +8,12 @@ together so a user fixes a spec in one round.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable
 
 import attrs
+
+from hostc import charsets
 
 
 class Severity(enum.StrEnum):
@@ -28,18 +31,36 @@ class Diagnostic:
     line: int | None = None
 
     def render(self) -> str:
-        where = self.file or "<input>"
+        """One line (two with a hint), every field through `printable`: a key path,
+        a file name or a quoted value cannot move the cursor or reorder the text."""
+        where = printable(self.file or "<input>")
         if self.line is not None:
             where += f":{self.line}"
+        message = printable(self.message)
         head = (
-            f"{self.severity}: {where}: {self.path}: {self.message}"
+            f"{self.severity}: {where}: {printable(self.path)}: {message}"
             if self.path
-            else (f"{self.severity}: {where}: {self.message}")
+            else (f"{self.severity}: {where}: {message}")
         )
-        return head + (f"\n  hint: {self.hint}" if self.hint else "")
+        return head + (f"\n  hint: {printable(self.hint)}" if self.hint else "")
 
     def to_json(self) -> dict[str, object]:
         return {k: v for k, v in attrs.asdict(self).items() if v is not None}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` safe to echo to a terminal: every character of `charsets.TERMINAL_UNSAFE`
+    as a visible `\\xNN` or `\\uNNNN` escape.  The one function every echo of
+    hostc goes through (diagnostics, paths in summaries, usage errors)."""
+    s = str(text)
+    if s.isascii() and s.isprintable():
+        return s
+    return charsets.TERMINAL_UNSAFE.sub(_escape, s)
 
 
 def error(path: str, message: str, hint: str | None = None) -> Diagnostic:

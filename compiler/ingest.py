@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hostc.diagnostics import HostcError, error
+from hostc.patharg import as_path
 from hostc.topology.model import Topology
 from hostc.topology.readfile import SOURCE_LIMIT, read_text_bounded
 
@@ -39,13 +40,15 @@ IMPORT_KINDS: dict[str, str] = {
 }
 
 
-def read_source(path: Path) -> str:
+def read_source(path: Path | str) -> str:
     """An import source's text: a regular UTF-8 file of at most 16 MiB."""
+    path = as_path(path, "path")
     return read_text_bounded(path, limit=SOURCE_LIMIT, what=f"import source ({path.name})")
 
 
-def read_snapshot(path: Path) -> Topology:
+def read_snapshot(path: Path | str) -> Topology:
     """A snapshot file (version 1 or 2), read bounded and validated."""
+    path = as_path(path, "path")
     from hostc.topology import snapshot
 
     return snapshot.read(path)
@@ -83,6 +86,14 @@ def import_source(
     """
     from hostc.topology.importers.common import finish, with_arch
 
+    if not isinstance(text, str):
+        raise HostcError([error("text", f"expected the file's text, got {type(text).__name__}")])
+    if not isinstance(kind, str) or not isinstance(file, str):
+        raise HostcError([error("kind", "kind and file are strings")])
+    if arch is not None and not isinstance(arch, str):
+        raise HostcError([error("arch", f"expected a string, got {type(arch).__name__}")])
+    if base is not None and not isinstance(base, Topology):
+        raise HostcError([error("base", f"expected a Topology, got {type(base).__name__}")])
     if kind == "nvidia-smi":
         from hostc.topology.importers import nvidia_smi
 
@@ -97,7 +108,7 @@ def import_source(
 
 
 def probe(
-    root: Path = Path("/"),
+    root: Path | str = Path("/"),
     nvidia_smi_topo: str | None = None,
     *,
     run_nvidia_smi: bool = True,
@@ -105,13 +116,17 @@ def probe(
     """Read the host under `root` (a directory, or an archive made by `capture`)."""
     from hostc.topology.importers import sysfs
 
+    root = as_path(root, "root")
+    if nvidia_smi_topo is not None and not isinstance(nvidia_smi_topo, str):
+        raise HostcError([error("nvidia_smi_topo", "expected the saved output as a string")])
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
-def capture(archive: Path, root: Path = Path("/")) -> list[str]:
+def capture(archive: Path | str, root: Path | str = Path("/")) -> list[str]:
     """Write an archive of exactly the files `probe` reads; returns its member names."""
     from hostc.topology.importers import capture as cap
 
+    archive, root = as_path(archive, "archive"), as_path(root, "root")
     return cap.capture(archive, root)
 
 
@@ -119,4 +134,6 @@ def dumps_snapshot(topo: Topology) -> str:
     """The snapshot file's text (version 2), deterministic."""
     from hostc.topology import snapshot
 
+    if not isinstance(topo, Topology):
+        raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
     return snapshot.dumps(topo)

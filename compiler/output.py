@@ -7,9 +7,11 @@ by one with os.replace, so a failed build leaves the previous output as it was.
 from __future__ import annotations
 
 import contextlib
-import difflib
+import errno
 import hashlib
 import os
+import secrets
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -65,41 +67,174 @@ def unsafe_out(out: Path) -> str | None:
     return None
 
 
-def write(artifacts: Iterable[Artifact], out: Path) -> list[Path]:
+def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()) -> list[Path]:
     """Stage every file next to its destination first, then rename them all.
 
-    A failure while staging (a path blocked by a directory, a full disk) removes
-    the staged files and every directory this call created, and leaves every
-    previous output untouched.  Renames replace one file at a time, so a reader
-    (or a build killed half-way) sees each file either old or new, never half.
+    A failure while staging (a path blocked by a file or a symbolic link, a full
+    disk) removes the staged files and every directory this call created, and
+    leaves every previous output untouched.  Renames replace one file at a time,
+    so a reader (or a build killed half-way) sees each file either old or new.
+
+    Below `out`, nothing is reached by path: each directory is opened relative to
+    its parent's descriptor with O_NOFOLLOW, so a symbolic link in the tree (one
+    planted before the build or during it) is refused, never written through, and
+    the renames happen inside the directories already opened.
     """
     from hostc.diagnostics import HostcError, file_error
 
     problem = unsafe_out(out)
     if problem is not None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
-    staged: list[tuple[Path, Path]] = []
-    created: list[Path] = []
-    ready: set[Path] = set()  # folders made or seen by this call: one mkdir -p each
+    arts = list(artifacts)
+    clash = overwrites_input((destination(out, a) for a in arts), protect)
+    if clash is not None:
+        raise HostcError(
+            [
+                file_error(
+                    str(clash),
+                    "refusing to write: the build would overwrite its own input",
+                    hint="write the build into a directory that holds none of its inputs",
+                )
+            ]
+        )
+    tree = _Tree(out)
+    staged: list[tuple[int, str, str, Path]] = []
     try:
-        for art in artifacts:
+        tree.open_root()
+        for art in arts:
             dest = destination(out, art)
-            if dest.is_dir():
-                raise IsADirectoryError(f"{dest} is a directory")
-            if dest.parent not in ready:
-                created += _makedirs(dest.parent)
-                ready.add(dest.parent)
-            staged.append((_stage(dest, art.data, art.mode), dest))
-        for tmp, dest in staged:
-            os.replace(tmp, dest)
+            *dirs, name = Path(art.target, art.relpath).parts
+            dfd = tree.directory(dirs)
+            tree.refuse_directory(dfd, name, dest)
+            staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
+        for dfd, tmp, name, _ in staged:
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        for d in reversed(created):
-            with contextlib.suppress(OSError):  # not empty: keep it
-                d.rmdir()
+        for dfd, tmp, _, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+        tree.remove_created()
         raise
-    return [dest for _, dest in staged]
+    finally:
+        tree.close()
+    return [dest for _, _, _, dest in staged]
+
+
+def overwrites_input(dests: Iterable[Path], inputs: Iterable[Path]) -> Path | None:
+    """The first destination that is (the same file as) one of `inputs`, or None.
+
+    Compared by device and inode where the destination exists (a hard link or a
+    path through a link is the same file), else by the resolved path."""
+    ids: set[tuple[int, int]] = set()
+    paths: set[Path] = set()
+    for p in inputs:
+        with contextlib.suppress(OSError, RuntimeError):
+            paths.add(p.resolve())
+            st = os.stat(p)
+            ids.add((st.st_dev, st.st_ino))
+    if not paths:
+        return None
+    for d in dests:
+        try:
+            st = os.stat(d)
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError, RuntimeError):
+                if d.resolve() in paths:
+                    return d
+            continue
+        if (st.st_dev, st.st_ino) in ids:
+            return d
+    return None
+
+
+class _Tree:
+    """The directories under one `--out`, opened one component at a time (openat)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.fds: dict[tuple[str, ...], int] = {}
+        self.created: list[tuple[int, str]] = []  # (parent fd, name), outermost first
+        self.made_root: list[Path] = []
+
+    def open_root(self) -> None:
+        self.made_root = _makedirs(self.out)
+        self.fds[()] = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
+
+    def directory(self, parts: list[str]) -> int:
+        key: tuple[str, ...] = ()
+        fd = self.fds[()]
+        for part in parts:
+            key = (*key, part)
+            if key not in self.fds:
+                self.fds[key] = self._open_child(fd, part, key)
+            fd = self.fds[key]
+        return fd
+
+    def _open_child(self, parent: int, name: str, key: tuple[str, ...]) -> int:
+        from hostc.diagnostics import HostcError, file_error
+
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+        try:
+            return os.open(name, flags, dir_fd=parent)
+        except FileNotFoundError:
+            try:
+                os.mkdir(name, 0o755, dir_fd=parent)
+            except OSError as e:
+                where = str(self.out.joinpath(*key))
+                raise HostcError(
+                    [file_error(where, f"cannot create the directory: {e.strerror or e}")]
+                ) from None
+            self.created.append((parent, name))
+            return os.open(name, flags, dir_fd=parent)
+        except OSError as e:
+            where = str(self.out.joinpath(*key))
+            if os.path.islink(where) or e.errno == errno.ELOOP:
+                why = "is a symbolic link; hostc never writes through one"
+            else:
+                why = "is in the way: it is not a directory"
+            raise HostcError(
+                [file_error(where, f"refusing to write: {why}", hint="remove it, then build")]
+            ) from None
+
+    def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", str(dest))
+
+    def remove_created(self) -> None:
+        for parent, name in reversed(self.created):
+            with contextlib.suppress(OSError):  # not empty: keep it
+                os.rmdir(name, dir_fd=parent)
+        for d in reversed(self.made_root):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+
+def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
+    """A hidden staging file in the directory `dfd`, created exclusively, never a link."""
+    for _ in range(100):
+        tmp = f".{name}.{secrets.token_hex(4)}{STAGING_SUFFIX}"
+        try:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd
+            )
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                os.fchmod(f.fileno(), mode)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        return tmp
+    raise FileExistsError(errno.EEXIST, "no free staging name", name)
 
 
 def _makedirs(path: Path) -> list[Path]:
@@ -137,69 +272,16 @@ def _stage(dest: Path, data: bytes, mode: int) -> Path:
     return Path(tmp)
 
 
-def _read(path: Path) -> bytes | None:
-    """The bytes on disk, or None when there is no file (a directory counts as none)."""
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None
-
-
 def differences(artifacts: list[Artifact], out: Path) -> list[tuple[str, str]]:
-    """(path under `out`, unified diff) for each file that differs; [] when identical.
+    """(path under `out`, unified diff) per differing file (`hostc.compare`)."""
+    from hostc.compare import differences as found
 
-    Files under a selected target's folder that the build no longer makes count
-    as differences too (a stale golden file must not linger).  Hidden staging
-    files a killed build left behind (`STAGING_SUFFIX`) are not.
-    """
-    found: list[tuple[str, str]] = []
-    expected = {destination(out, a) for a in artifacts}
-    for art in artifacts:
-        dest = destination(out, art)
-        old = _read(dest)
-        new = art.data
-        if old == new:
-            continue
-        rel = f"{art.target}/{art.relpath}"
-        if dest.is_dir():
-            found.append((rel, f"--- a/{rel} (a directory)\n+++ b/{rel}\n"))
-            continue
-        chunks = difflib.unified_diff(
-            [] if old is None else _lines(old),
-            _lines(new),
-            fromfile="/dev/null" if old is None else f"a/{rel}",
-            tofile=f"b/{rel}",
-        )
-        found.append((rel, _join(chunks)))
-    for target in sorted({a.target for a in artifacts}):
-        root = out / target
-        if not root.is_dir():
-            continue
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and not is_staging_file(p)):
-            if path not in expected:
-                rel = path.relative_to(out).as_posix()
-                chunks = difflib.unified_diff(
-                    _lines(path.read_bytes()), [], fromfile=f"a/{rel}", tofile="/dev/null"
-                )
-                found.append((rel, _join(chunks)))
-    return found
+    return found(artifacts, out)
 
 
 def diff(artifacts: list[Artifact], out: Path) -> str:
     """Unified diff from what is in `out` to what the build makes; '' when identical."""
     return "".join(text for _, text in differences(artifacts, out))
-
-
-def _join(chunks: Iterable[str]) -> str:
-    return "".join(
-        c if c.endswith("\n") else c + "\n\\ No newline at end of file\n" for c in chunks
-    )
-
-
-def _lines(data: bytes) -> list[str]:
-    """Lines for a diff, split on LF only so a stray CR stays visible; bad bytes escaped."""
-    parts = data.decode("utf-8", errors="backslashreplace").split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:

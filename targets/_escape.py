@@ -73,8 +73,12 @@ def sysctl_key(key: object) -> str:
 
 
 def sysctl_value(value: object) -> str:
+    """A value for sysctl.d and TuneD's [sysctl] alike: one line, no comment character,
+    nothing either reader would strip, unquote or expand (`charsets.SYSCTL_VALUE_REREAD`)."""
     s = str(value)
     if _has_control(s) or "#" in s or ";" in s or not s.strip():
+        raise UnsafeValue(f"sysctl value {_short(s)} is not safe for sysctl.d")
+    if charsets.SYSCTL_VALUE_REREAD.search(s):
         raise UnsafeValue(f"sysctl value {_short(s)} is not safe for sysctl.d")
     return s
 
@@ -114,3 +118,76 @@ def finalize(value: object) -> object:
     if isinstance(value, str) and not value.isprintable() and _has_control(value):
         raise UnsafeValue(f"a template value holds a control character: {_short(value)}")
     return value
+
+
+#: What each target's consumer expands or re-reads in a value, and the one rule that
+#: keeps hostc's values literal there (docs/escaping.md is the same table in prose;
+#: tests/test_downstream_expansion.py parses every artifact back with these rules).
+EXPANSION: dict[str, tuple[str, str, str]] = {
+    "grub": (
+        "grub-mkconfig sources the drop-in with sh; grub.cfg pastes the arguments unquoted",
+        "sh: $, `, \\, quotes, globs, ;|&<>; GRUB script: $ { } quotes",
+        "kernel arguments from charsets.KERNEL_ARG only (no character either expands)",
+    ),
+    "grubby": (
+        "sh runs the script; grubby --args passes the words to the kernel",
+        "sh expansion and word splitting",
+        "each argument quoted with `shell` (shlex.quote) and from charsets.KERNEL_ARG",
+    ),
+    "cmdline": (
+        "the kernel's parser (kernel/params.c): `-` is `_` in names, `--` ends its arguments",
+        "quotes group a value; `--` hands the rest to init",
+        "charsets.KERNEL_ARG, no argument starting with `-`, names compared as the kernel does",
+    ),
+    "sysctl": (
+        "systemd-sysctl and sysctl -p: key normalisation, `-` prefix, globs, value stripped",
+        "`-key` ignores errors, `*` globs, `/` and `.` swapped, `//` and `.` collapsed",
+        "canonical keys only (charsets.SYSCTL_KEY), values per charsets.SYSCTL_VALUE_REREAD",
+    ),
+    "tuned": (
+        "TuneD's profile loader (configparser, `=`, inline `#`) and its variables",
+        "${var}, ${f:function:…} (${f:exec:…} runs as root), ${i:PROFILE_DIR}; "
+        "sysctl values unquoted and `<`/`>` prefixes; keys `.` → `/` without swap",
+        "`${`, quoted, `<`/`>`-prefixed values refused; keys with a literal dot refused",
+    ),
+    "systemd": (
+        "systemd unit files and drop-ins: specifiers in almost every setting",
+        "%n, %i, %h … in Environment=, ExecStart=, Description=, dependencies",
+        "Environment= values double-quoted with `%` doubled; other values typed (no `%`)",
+    ),
+    "limits": (
+        "pam_limits (limits.d) and systemd's system.conf: whitespace-separated fields",
+        "whitespace splits fields; `#` starts a comment",
+        "each field through `word` (one plain word)",
+    ),
+    "modprobe": (
+        "modprobe.d: `options MODULE key=value …`, whitespace-separated",
+        "whitespace, `#` comments, `-`/`_` equal in module names",
+        "module names and options from check.runtime's charsets; names compared as modprobe does",
+    ),
+    "kubelet": (
+        "the kubelet's YAML configuration and RKE2/K3s config.yaml.d",
+        "YAML syntax",
+        "a YAML serializer (never text templating) for every value",
+    ),
+    "cloud-init": (
+        "cloud-init: YAML user-data; runcmd entries run by sh",
+        "YAML syntax; sh expansion in runcmd strings",
+        "PyYAML's SafeDumper for the files; runcmd as argv lists of fixed words",
+    ),
+    "ignition": (
+        "Ignition: JSON config, file contents as data: URLs",
+        "JSON syntax; URL percent-encoding",
+        "json.dumps and urllib.parse.quote: no value is interpreted",
+    ),
+    "rootfs": (
+        "the files as they are; apply.sh run by sh",
+        "sh expansion in apply.sh",
+        "apply.sh holds fixed commands and words through `shell`",
+    ),
+    "rootfs-tar": (
+        "tar: member names and modes",
+        "`..` and absolute names, links",
+        "fixed relative names, regular files only",
+    ),
+}

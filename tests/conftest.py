@@ -6,7 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -15,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_TOPOLOGIES = ROOT.parent / "shared" / "topologies"
 IN_CI = os.environ.get("CI") == "true"
+T = TypeVar("T")
 
 
 def need_tool(name: str) -> str:
@@ -25,6 +28,32 @@ def need_tool(name: str) -> str:
             pytest.fail(f"validator {name!r} is missing; .ci/run must install it")
         pytest.skip(f"{name} not installed")
     return path
+
+
+SHARED_TOOLS = ROOT.parent / "shared" / "tools"
+
+
+def shared_tool(name: str) -> Path:
+    """A consumer's harness from ../shared/tools (cloud-init-apply, ignition-apply …): the
+    README's fresh clone has no ../shared, so locally a missing one skips with the path;
+    under CI=true it fails."""
+    path = SHARED_TOOLS / name
+    if not path.is_file():
+        if IN_CI:
+            pytest.fail(f"{path} is missing; CI must provide ../shared/tools")
+        pytest.skip(f"{path} not present (the shared tools sit beside the checkout)")
+    return path
+
+
+def nonempty(params: Iterable[T], why: str) -> list[T] | list[Any]:
+    """Parameters that are never silently none: with none (../shared absent), one
+    parameter that skips with `why`; under CI=true a collection failure."""
+    found = list(params)
+    if found:
+        return found
+    if IN_CI:
+        pytest.fail(f"{why}; CI must provide it", pytrace=False)
+    return [pytest.param(None, id="absent", marks=pytest.mark.skip(reason=why))]
 
 
 def shared_topologies() -> Path:

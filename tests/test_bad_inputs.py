@@ -327,7 +327,7 @@ CASES: list[Case] = [
         HEAD + "\n[limits]\nnofile = 10\n",
         key="limits.nofile",
         at="nofile = 10",
-        message="outside",
+        message="too small",
     ),
     Case("cmdline-too-long", _many_extra_args(), key="kernel", at="[kernel]", message="bytes"),
     Case(

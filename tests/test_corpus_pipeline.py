@@ -19,7 +19,7 @@ from hostc.spec import model as m
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Topology
 
-from conftest import SHARED_TOPOLOGIES, shared_topologies
+from conftest import SHARED_TOPOLOGIES, nonempty, shared_topologies
 from invariants import assert_partition_sound
 
 PARSERS = {"hwloc": hwloc.parse, "lscpu": lscpu.parse, "numactl": numactl.parse}
@@ -54,7 +54,9 @@ def _name(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:63]
 
 
-@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", nonempty(_files(), f"no corpus under {SHARED_TOPOLOGIES}"), ids=lambda p: p.name
+)
 def test_isolating_all_but_one_core_per_node(path: Path) -> None:
     topo = _import(path)
     spec = m.HostSpec(
@@ -95,7 +97,9 @@ def _right_for_the_host(plan: Plan) -> None:
         assert all(v >= d for v, d in zip(values, fact.default(version) or (), strict=True)), s
 
 
-@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", nonempty(_files(), f"no corpus under {SHARED_TOPOLOGIES}"), ids=lambda p: p.name
+)
 def test_nofile_above_the_ceiling_raises_nr_open_on_every_host(path: Path) -> None:
     topo = _import(path)
     spec = m.HostSpec(
@@ -109,7 +113,9 @@ def test_nofile_above_the_ceiling_raises_nr_open_on_every_host(path: Path) -> No
     assert {s.key: s.value for s in plan.sysctls}["fs.nr_open"] == str(kernelfacts.NR_OPEN_MAX)
 
 
-@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", nonempty(_files(), f"no corpus under {SHARED_TOPOLOGIES}"), ids=lambda p: p.name
+)
 def test_hugepages_where_memory_is_known(path: Path) -> None:
     topo = _import(path)
     spec = m.HostSpec(

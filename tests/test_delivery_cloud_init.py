@@ -20,7 +20,7 @@ from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact
 from hostc.targets import cloud_init
 
-from conftest import need_tool
+from conftest import need_tool, shared_tool
 from delivery_read import (
     as_files,
     build_cli,
@@ -109,7 +109,7 @@ def test_real_cloud_init_writes_the_files_and_the_runcmd(name: str, tmp_path: Pa
     ud.write_text(text)
     out = tmp_path / "out"
     r = subprocess.run(
-        [str(APPLY), str(ud), str(out), "write_files", "runcmd"],
+        [str(shared_tool(APPLY.name)), str(ud), str(out), "write_files", "runcmd"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -162,7 +162,7 @@ def test_awkward_contents_survive_byte_for_byte(tmp_path: Path) -> None:
     need_root()
     out = tmp_path / "out"
     r = subprocess.run(
-        [str(APPLY), str(path), str(out), "write_files"],
+        [str(shared_tool(APPLY.name)), str(path), str(out), "write_files"],
         capture_output=True,
         text=True,
         timeout=300,

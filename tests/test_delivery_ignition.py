@@ -20,7 +20,7 @@ from hostc.artifact import Action, Activation, Artifact
 from hostc.kernelargs import kernel_args
 from hostc.targets import ignition
 
-from conftest import need_tool
+from conftest import need_tool, shared_tool
 from delivery_read import as_files, build_cli, host_files, ignition_files, need_root, tree_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def _validate(path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _apply(cfg: Path, root: Path) -> None:
-    argv = [str(APPLY), str(cfg), str(root)]
+    argv = [str(shared_tool(APPLY.name)), str(cfg), str(root)]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
 

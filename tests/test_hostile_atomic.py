@@ -66,12 +66,16 @@ def test_replace_failing_at_a_random_call(
         calls = {"n": 0}
 
         def flaky(
-            a: str | Path, b: str | Path, fail_at: int = seed, calls: dict[str, int] = calls
+            a: str | Path,
+            b: str | Path,
+            fail_at: int = seed,
+            calls: dict[str, int] = calls,
+            **dir_fds: int,
         ) -> None:
             calls["n"] += 1
             if calls["n"] > fail_at:
                 raise OSError(28, "No space left on device")
-            real(a, b)
+            real(a, b, **dir_fds)
 
         monkeypatch.setattr(os, "replace", flaky)
         with pytest.raises(OSError):
@@ -88,15 +92,15 @@ def test_failed_first_build_leaves_no_skeleton(
     arts = api.emit(plan)
     out = tmp_path / "fresh" / "out"
     calls = {"n": 0}
-    real = output._stage
+    real = output._stage_at
 
-    def flaky(dest: Path, data: bytes, mode: int) -> Path:
+    def flaky(dfd: int, name: str, data: bytes, mode: int) -> str:
         calls["n"] += 1
         if calls["n"] == len(arts):
             raise OSError(28, "No space left on device")
-        return real(dest, data, mode)
+        return real(dfd, name, data, mode)
 
-    monkeypatch.setattr(output, "_stage", flaky)
+    monkeypatch.setattr(output, "_stage_at", flaky)
     with pytest.raises(OSError):
         api.write(arts, out)
     assert not (tmp_path / "fresh").exists()

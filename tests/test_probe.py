@@ -45,7 +45,7 @@ def nic(addr: str, node: int) -> FPci:
 
 def test_two_socket_gpu_host(tmp_path: Path) -> None:
     def cpu(i: int, core: int, package: int) -> Cpu:
-        return Cpu(i, core=core, package=package, node=package, die=0)
+        return Cpu(i, core=core, package=package, node=package, die=package)
 
     expected = Topology(
         arch="x86_64",

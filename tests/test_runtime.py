@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -465,7 +466,7 @@ def test_strict_makes_warnings_errors(tmp_path: Path) -> None:
     (tmp_path / "node.toml").write_text(text)
     for cmd in ("check", "plan", "build"):
         r = subprocess.run(
-            [str(ROOT / ".venv/bin/python"), "-m", "hostc", cmd, str(tmp_path / "node.toml"),
+            [sys.executable, "-m", "hostc", cmd, str(tmp_path / "node.toml"),
              "--strict", *(["--out", str(tmp_path / "o")] if cmd == "build" else [])],
             capture_output=True, cwd=ROOT, check=False,
         )  # fmt: skip

@@ -17,6 +17,13 @@ def one_housekeeping_form(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
     n = spec.cpu.housekeeping_per_node
     if n is not None and n < 1:
         yield error("cpu.housekeeping_per_node", f"must be at least 1 core, got {n}")
+    if n is not None and n >= 1:
+        most = max((len(topo.node_cpus(i)) for i in topo.node_ids()), default=0)
+        if n > most:
+            yield error(
+                "cpu.housekeeping_per_node",
+                f"{n} is too large: no NUMA node of this machine has more than {most} CPUs",
+            )
 
 
 def _named(spec: HostSpec) -> Iterator[tuple[str, CpuSet]]:

@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from hostc.diagnostics import Diagnostic, error
 from hostc.kernelargs import cmdline
 from hostc.lower import kernel as lkernel
-from hostc.plan import Plan
+from hostc.plan import Plan, RuntimeOwner
 from hostc.spec import presets, text
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
 NR_OPEN_MAX = 1073741816
+#: `lower.kernel.OWNED` as the kernel compares names (dashes are underscores).
+OWNED_NAMES = frozenset(text.kernel_param_name(k) for k in lkernel.OWNED)
 
 
 def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -29,15 +31,17 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
             continue
         key = arg.partition("=")[0]
-        if key in lkernel.OWNED:
+        name = text.kernel_param_name(key)  # `nohz-full` is `nohz_full` to the kernel
+        if name in OWNED_NAMES:
             yield error(
                 path,
-                f"{key}= is derived by hostc from typed settings",
+                f"{key}= is derived by hostc from typed settings"
+                + ("" if key == name else f" (the kernel reads it as {name})"),
                 hint="use [cpu], [hugepages] or [kernel] keys instead",
             )
-        if key in seen:
-            yield error(path, f"{key} is given twice (also kernel.extra_args[{seen[key]}])")
-        seen.setdefault(key, i)
+        if name in seen:
+            yield error(path, f"{key} is given twice (also kernel.extra_args[{seen[name]}])")
+        seen.setdefault(name, i)
 
 
 def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -50,6 +54,13 @@ def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, problem, hint='e.g. "vm.swappiness" = 1')
             continue
         norm = text.normalize_sysctl_key(key)
+        if "/" in norm and spec.runtime.owner is RuntimeOwner.TUNED:
+            yield error(
+                path,
+                f"{norm} has a dot inside a component, which TuneD cannot write: its sysctl "
+                "plugin turns every '.' into '/' (no swap as in sysctl.d)",
+                hint='keep runtime.owner = "systemd" for this key, or drop it',
+            )
         if norm in first:
             yield error(
                 path, f"names the same sysctl as sysctl.{text.toml_key(first[norm])} ({norm})"
@@ -59,8 +70,10 @@ def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
 
 def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     n = spec.limits.nofile
-    if n is not None and not 1024 <= n <= NR_OPEN_MAX:
-        yield error("limits.nofile", f"{n} is outside 1024..{NR_OPEN_MAX} (fs.nr_open's ceiling)")
+    if n is not None and n > NR_OPEN_MAX:
+        yield error("limits.nofile", f"{n} is too large: fs.nr_open's ceiling is {NR_OPEN_MAX}")
+    elif n is not None and n < 1024:
+        yield error("limits.nofile", f"{n} is too small: at least 1024 (the kernel's default)")
 
 
 def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -71,6 +84,22 @@ def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
                 f"preset.exclude[{i}]",
                 f"{text.shown(key)} is not a preset setting",
                 hint="preset keys: " + ", ".join(sorted(known)),
+            )
+
+
+def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
+    """No extra argument names (as the kernel compares names) one hostc derived: the
+    kernel would take the last one, so the Plan's reason would be false."""
+    from hostc.kernelargs import kernel_args
+
+    extra = {a.key for a in plan.extra_args}
+    derived = {text.kernel_param_name(a.key) for a in kernel_args(plan) if a.key not in extra}
+    for a in plan.extra_args:
+        if text.kernel_param_name(a.key) in derived:
+            yield error(
+                a.reason.source,
+                f"{a.key} redefines {text.kernel_param_name(a.key)}, which hostc derives",
+                hint="use [cpu], [hugepages], [kernel], [cpufreq] or [runtime] keys instead",
             )
 
 

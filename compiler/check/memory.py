@@ -106,7 +106,8 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 at,
                 f"the snapshot does not know NUMA node {node_id}'s memory, so "
                 f"{count} × {size} pages cannot be checked",
-                hint="capture the topology with `hostc probe` or `numactl --hardware`",
+                hint="capture the topology with `hostc probe`, or save `numactl --hardware` and "
+                "run `hostc import numactl FILE --base SNAPSHOT`",
             )
             continue
         want = count * page_mib

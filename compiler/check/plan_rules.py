@@ -67,6 +67,21 @@ def tuned_has_a_profile_dir(plan: Plan) -> Iterator[Diagnostic]:
         )
 
 
+def os_known(plan: Plan) -> Iterator[Diagnostic]:
+    """An unknown OS is a guess (the Debian GRUB drop-in), said in `check`, not only in
+    `hostc plan`: a RHEL, SUSE or CoreOS host would never read the drop-in."""
+    from hostc.plan import BootCarrier, OsFamily
+
+    if plan.host.os_family is OsFamily.UNKNOWN and plan.boot.carrier is BootCarrier.GRUB:
+        yield warning(
+            "host.os",
+            "the host's OS is not known (no host.os, and the snapshot has no os-release): "
+            "hostc falls back to the Debian GRUB drop-in (/etc/default/grub.d), which "
+            "RHEL, SUSE and CoreOS hosts do not read",
+            hint='set host.os, e.g. host.os = "ubuntu-22.04", "rhel-9.4" or "fedora-coreos-40"',
+        )
+
+
 def kernel_args_carried(plan: Plan) -> Iterator[Diagnostic]:
     """Kernel arguments no file target carries reach the host only if someone applies them."""
     from hostc.kernelargs import kernel_args
@@ -100,6 +115,6 @@ def vendor_known(plan: Plan) -> Iterator[Diagnostic]:
         "host.topology",
         f"the snapshot does not say the CPU vendor, so the Intel-only {', '.join(inert)} "
         "go out too (inert on a non-Intel host)",
-        hint="capture with `hostc probe`, or import lscpu's full output or hwloc XML "
-        "(they carry the vendor)",
+        hint="capture with `hostc probe`, or `hostc import lscpu FILE` (full `lscpu` output) "
+        "or `hostc import hwloc FILE` (they carry the vendor)",
     )

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from hostc import charsets, kernelfacts, osfacts
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import memory as lmem
 from hostc.plan import X86_ARCHES, IrqOwner, Plan, RuntimeOwner
@@ -30,22 +31,69 @@ def unit_problem(name: str) -> str | None:
     return None
 
 
+#: The units hostc writes or configures itself (systemd target: hostc-tuning and the
+#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (kubelet_options
+#: kubelet_unit) and the container runtimes it runs beside; TuneD, which the tuned
+#: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload
+#: placed in one of them would get a drop-in at the same path as hostc's own, or move
+#: a service hostc reasons about.
+HOSTC_UNITS = frozenset(
+    {
+        "hostc-tuning.service", "irqbalance.service", "kubelet.service",
+        "rke2-server.service", "rke2-agent.service", "k3s.service", "k3s-agent.service",
+        "containerd.service", "crio.service", "tuned.service", "systemd-sysctl.service",
+    }
+)  # fmt: skip
+
+
+def _kubelet_units(spec: HostSpec) -> set[str]:
+    from hostc.kubelet_options import kubelet_unit
+
+    k = spec.kubelet
+    return set() if k is None else {kubelet_unit(k.flavor, k.role)}
+
+
 def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     for i, m in enumerate(spec.modules.blacklist):
         if MODULE.fullmatch(m) is None:
             yield error(f"modules.blacklist[{i}]", f"{text.shown(m)} is not a module name")
+    modules: dict[str, str] = {}
     for m, opts in spec.modules.options.items():
-        path = f"modules.options.{m}"
+        path = f"modules.options.{text.toml_key(m)}"
         if MODULE.fullmatch(m) is None:
             yield error(path, f"{text.shown(m)} is not a module name")
+        same = m.replace("-", "_")  # modprobe reads `-` and `_` in a name as one
+        if same in modules:
+            yield error(path, f"names the same module as modules.options.{modules[same]}")
+        modules.setdefault(same, m)
         words = opts.split(" ")
         if not opts.strip() or any(MODULE_OPTION.fullmatch(w) is None for w in words):
             yield error(
                 path,
                 f"{text.shown(opts)} is not a list of key=value options separated by single spaces",
             )
+    blacklisted: dict[str, int] = {}
+    for i, m in enumerate(spec.modules.blacklist):
+        same = m.replace("-", "_")
+        if same in blacklisted:
+            yield error(
+                f"modules.blacklist[{i}]",
+                f"names the same module as modules.blacklist[{blacklisted[same]}]",
+            )
+        blacklisted.setdefault(same, i)
+
+
+def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+    """Unit names, and no unit that is hostc's own or a workload's where it would collide."""
+    workload_units = {w.unit or f"{w.name}.service" for w in spec.workload}
     for i, u in enumerate(spec.services.disable):
         problem = unit_problem(u)
+        if problem is None and (u in workload_units or u == "hostc-tuning.service"):
+            problem = f"{u} is placed or started by hostc; disabling it would undo that"
+        if problem is None and u in _kubelet_units(spec):
+            problem = f"{u} runs the kubelet hostc configures"
+        if problem is None and u == "irqbalance.service" and spec.irq.owner is IrqOwner.IRQBALANCE:
+            problem = 'irq.owner = "irqbalance" keeps irqbalance as the owner of interrupts'
         if problem is not None:
             yield error(f"services.disable[{i}]", problem)
     for i, w in enumerate(spec.workload):
@@ -55,10 +103,22 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
         if problem is not None:
             yield error(f"workload[{i}].unit" if w.unit else f"workload[{i}].name", problem)
-    units = [w.unit or f"{w.name}.service" for w in spec.workload]
-    for i, u in enumerate(units):
-        if units.index(u) != i:
-            yield error(f"workload[{i}].unit", f"unit {u} is placed by two workloads")
+        elif unit in HOSTC_UNITS or unit.startswith("hostc-"):
+            yield error(
+                f"workload[{i}].unit" if w.unit else f"workload[{i}].name",
+                f"{unit} is one of the units hostc itself writes or configures; "
+                "a workload drop-in would collide with hostc's own",
+                hint='name the workload\'s own service (unit = "my-server.service")',
+            )
+    seen: dict[str, int] = {}  # one pass: thousands of workloads stay linear
+    for i, w in enumerate(spec.workload):
+        u = w.unit or f"{w.name}.service"
+        if u in seen:
+            yield error(
+                f"workload[{i}].unit",
+                f"unit {u} is placed by two workloads (also workload[{seen[u]}])",
+            )
+        seen.setdefault(u, i)
 
 
 def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -144,21 +204,34 @@ def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
+    """One warning per NUMA node whose isolated CPUs two or more workloads share, naming
+    the first few of them: linear in the workloads, never one warning per pair."""
     nohz = plan.isolation_by("nohz_full")
     if nohz is None:
         return
-    tickless = nohz.cpus if nohz.cpus is not None else plan.partition.isolated
-    ws = plan.workloads
-    for i, a in enumerate(ws):
-        for b in ws[i + 1 :]:
-            both = a.cpus & b.cpus & tickless
-            if both:
-                yield warning(
-                    f"workload[{i}]",
-                    f"{a.name} and {b.name} share isolated CPUs {both} under nohz_full: the "
-                    "tick stops only with one runnable thread per CPU",
-                    hint="drop share_cpus, or give each its own GPUs' node",
-                )
+    iso = nohz.cpus if nohz.cpus is not None else plan.partition.isolated
+    users: dict[int, list[int]] = {}
+    for i, w in enumerate(plan.workloads):
+        for cpu in w.cpus & iso:
+            users.setdefault(cpu, []).append(i)
+    node_of = {cpu: n.id for n in plan.nodes for cpu in n.cpus}
+    shared: dict[int | None, tuple[set[int], dict[int, None]]] = {}
+    for cpu, ws in sorted(users.items()):
+        if len(ws) > 1:
+            cpus, seen = shared.setdefault(node_of.get(cpu), (set(), {}))
+            cpus.add(cpu)
+            seen.update(dict.fromkeys(ws))
+    for node, (cpus, idx) in sorted(shared.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        names = [plan.workloads[i].name for i in idx]
+        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        first = next(iter(idx))
+        yield warning(
+            f"workload[{first}]",
+            f"{len(names)} workloads ({listed}) share isolated CPUs {CpuSet(cpus)}"
+            + ("" if node is None else f" on NUMA node {node}")
+            + " under nohz_full: the tick stops only with one runnable thread per CPU",
+            hint="drop share_cpus, or give each its own GPUs' node",
+        )
 
 
 def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:

@@ -11,10 +11,15 @@ from hostc.topology.model import Topology
 
 def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     gpus = {g.name: g for g in topo.gpus}
-    names = [w.name for w in spec.workload]
+    first: dict[str, int] = {}  # one pass: thousands of workloads stay linear
+    node_ids = set(topo.node_ids())
     for i, w in enumerate(spec.workload):
-        if names.count(w.name) > 1:
-            yield error(f"workload[{i}].name", f"workload {w.name!r} is defined twice")
+        if w.name in first:
+            yield error(
+                f"workload[{i}].name",
+                f"workload {w.name!r} is defined twice (also workload[{first[w.name]}])",
+            )
+        first.setdefault(w.name, i)
         if not w.gpus and not w.nodes:
             yield error(
                 f"workload[{i}].gpus",
@@ -27,7 +32,6 @@ def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 f"workload[{i}].nodes",
                 "give gpus or nodes, not both: the nodes follow from the GPUs",
             )
-        node_ids = set(topo.node_ids())
         for j, n in enumerate(w.nodes or []):
             if n not in node_ids:
                 yield error(
@@ -48,6 +52,6 @@ def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 yield error(
                     f"workload[{i}].gpus[{j}]",
                     f"the snapshot does not know {name}'s NUMA node",
-                    hint="capture the topology with `hostc probe` or merge "
-                    "`nvidia-smi topo -m` output into it",
+                    hint="capture the topology with `hostc probe`, or save `nvidia-smi topo -m` "
+                    "and run `hostc import nvidia-smi FILE --base SNAPSHOT`",
                 )

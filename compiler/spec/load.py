@@ -8,6 +8,8 @@ error about it echoes its content.
 from __future__ import annotations
 
 import tomllib
+import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,12 @@ SPEC_VERSION = 1
 SPEC_LIMIT = 1 << 20
 #: Arrays and tables nested deeper than this are refused (the model nests 4 deep).
 NESTING_LIMIT = 32
+
+
+#: Specs this converter made, by id (HostSpec holds lists, so it is not hashable):
+#: typed by construction, so `api.compile_plan` need not rebuild them.  Weak values,
+#: so an entry goes with its spec and an id is never taken for a later object's.
+LOADED: weakref.WeakValueDictionary[int, HostSpec] = weakref.WeakValueDictionary()
 
 
 def _depth(data: Any) -> int:
@@ -56,6 +64,10 @@ def _too_deep(file: str) -> HostcError:
 
 def parse(text: str, file: str) -> dict[str, Any]:
     """TOML text → data, with the syntax and nesting checks every spec file gets."""
+    if not isinstance(text, str):
+        raise HostcError(
+            [file_error(file, f"expected the text of node.toml, got {type(text).__name__}")]
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -76,10 +88,19 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
     return from_data(data, file, text)
 
 
-def from_data(data: dict[str, Any], file: str, text: str | None) -> HostSpec:
-    """Parsed (or merged) TOML data → HostSpec: the version, then shape and types."""
+def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostSpec:
+    """A mapping shaped like node.toml (what tomllib returns) → HostSpec, through the
+    one converter the loader uses: the same types, rules and key paths."""
     from hostc.convert import diagnostics, structure
 
+    if isinstance(data, Mapping) and not isinstance(data, dict):
+        data = dict(data)
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise HostcError(
+            [file_error(file, f"expected a table of node.toml keys, got {type(data).__name__}")]
+        )
+    if _depth(data) > NESTING_LIMIT:
+        raise _too_deep(file)
     version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(
@@ -96,9 +117,11 @@ def from_data(data: dict[str, Any], file: str, text: str | None) -> HostSpec:
             )
         )
     try:
-        return structure(data, HostSpec)
+        spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
         raise HostcError(with_file(diagnostics(e), file, text)) from None
+    LOADED[id(spec)] = spec
+    return spec
 
 
 def load_layered(path: Path) -> tuple[HostSpec, Layered]:
@@ -113,7 +136,43 @@ def load_layered(path: Path) -> tuple[HostSpec, Layered]:
         raise HostcError(layers.attribute(e.diagnostics, merged)) from None
 
 
-def load(path: Path) -> tuple[HostSpec, str]:
+def load(path: Path | str) -> tuple[HostSpec, str]:
     """Return the spec and its source text (kept for locating later diagnostics)."""
+    from hostc.patharg import as_path
+
+    path = as_path(path, "spec")
     text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return loads(text, str(path)), text
+
+
+def to_data(value: Any) -> Any:
+    """A HostSpec (or any part of one) as the plain data node.toml would hold: enums as
+    their values, CPU lists, quantities, page sizes and versions as their text, table
+    keys as strings.  `from_data(to_data(spec))` is how a spec built in Python gets the
+    loader's types and rules (a `"always"` where a Thp belongs becomes a Thp)."""
+    import enum
+
+    import attrs
+
+    from hostc.cpuset import CpuSet
+    from hostc.kubelet_options import KubeVersion
+    from hostc.quantity import Quantity
+    from hostc.units import PageSize
+
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, bool | int | str | float) or value is None:
+        return value
+    if isinstance(value, CpuSet | KubeVersion | Quantity | PageSize):
+        return str(value)  # node.toml writes these as text
+    if attrs.has(type(value)):
+        return {
+            f.name: to_data(getattr(value, f.name))
+            for f in attrs.fields(type(value))
+            if getattr(value, f.name) is not None
+        }
+    if isinstance(value, list | tuple):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_data(v) for k, v in value.items()}
+    raise TypeError(f"{type(value).__name__} is no node.toml value")

@@ -97,6 +97,11 @@ def ifname_problem(text: str) -> str | None:
 def kernel_arg_problem(text: str) -> str | None:
     if (c := control_char(text)) is not None:
         return f"contains a control character ({c})"
+    if text.startswith("-"):
+        return (
+            f"{shown(text)} starts with '-': `--` ends the kernel's parameters and hands "
+            "the rest of the command line to init, and no kernel parameter starts with '-'"
+        )
     if len(text) > KERNEL_ARG_MAX:
         return f"is {len(text)} characters long; one argument is at most {KERNEL_ARG_MAX}"
     key, sep, value = text.partition("=")
@@ -113,6 +118,12 @@ def kernel_arg_problem(text: str) -> str | None:
             "(no quote, space, $, backslash, brace, # or shell character)"
         )
     return None
+
+
+def kernel_param_name(key: str) -> str:
+    """The name as the kernel compares it: `-` and `_` are the same character
+    (kernel/params.c parameqn(), for `module.param` names too), the value untouched."""
+    return key.replace("-", "_")
 
 
 def normalize_sysctl_key(key: str) -> str:
@@ -138,8 +149,21 @@ def sysctl_key_problem(key: str) -> str | None:
             f"{shown(key)} has upper-case letters; sysctl names are lower case "
             f"(write {shown(key.lower())})"
         )
+    if key.startswith("-"):
+        return (
+            f"{shown(key)} starts with '-', which systemd-sysctl and sysctl -p read as "
+            '"ignore errors" and strip: write the key without it'
+        )
+    if any(c in key for c in "*?["):
+        return (
+            f"{shown(key)} is a glob, which systemd-sysctl expands to other keys past "
+            "hostc's rules: name each key"
+        )
     if not _SYSCTL_KEY.match(normalize_sysctl_key(key)):
-        return f"{shown(key)} is not a sysctl name"
+        return (
+            f"{shown(key)} is not a sysctl name in canonical form: dot-separated words, "
+            "no empty, '.' or '..' component (sysctl would read it as another key)"
+        )
     return None
 
 
@@ -154,6 +178,28 @@ def sysctl_value_problem(value: int | str) -> str | None:
         return "the value is empty"
     if "#" in value or ";" in value:
         return f"value {shown(value)} has a # or ; (sysctl.d would read a comment)"
+    if value != value.strip():
+        return (
+            f"value {shown(value)} has leading or trailing whitespace, which sysctl.d, "
+            "sysctl -p and TuneD strip"
+        )
+    if len(value) > 1 and value[0] in "<>":
+        return (
+            f"value {shown(value)} starts with {value[0]!r}: TuneD reads that as "
+            '"only if greater (less) than the current value" and drops the sign'
+        )
+    if len(value) > 1 and value[0] == value[-1] == '"':
+        return f"value {shown(value)} is quoted: TuneD strips the quotes, sysctl.d does not"
+    return expansion_problem(value)
+
+
+def expansion_problem(text: str) -> str | None:
+    """`${` in a value: TuneD expands `${name}` and `${f:function:…}` (`${f:exec:…}` runs
+    a program as root) in every profile value, and has no escape for a variable
+    (`\\${f:…}` only for functions); hostc never needs the sequence, so it is refused
+    in every string of a spec (docs/escaping.md)."""
+    if "${" in text:
+        return f"{shown(text)} holds '${{', which TuneD would expand as a variable or function"
     return None
 
 

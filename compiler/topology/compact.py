@@ -286,10 +286,22 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
     values: dict[str, dict[int, str]] = {}
     for name in _GROUPS:
         seen: dict[int, str] = {}
+        spelled: dict[int, str] = {}  # `0` and `00` are one package: a collision, not a merge
         for key, text in getattr(f, name).items():
             if name != "kinds" and _DIGITS.fullmatch(key) is None:
                 p.out.append(error(f"{name}.{key}", f"{name} keys are numbers, not {key!r}"))
                 continue
+            if name != "kinds":
+                if int(key) in spelled:
+                    p.out.append(
+                        error(
+                            f"{name}.{key}",
+                            f"{key!r} and {spelled[int(key)]!r} name the same {name[:-1]} "
+                            f"{int(key)}",
+                        )
+                    )
+                    continue
+                spelled[int(key)] = key
             for cpu in p.cpulist(text, f"{name}.{key}"):
                 if cpu in seen:
                     p.out.append(error(f"{name}.{key}", f"CPU {cpu} is also in {seen[cpu]}"))

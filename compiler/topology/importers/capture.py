@@ -15,7 +15,7 @@ import tarfile
 from pathlib import Path
 
 from hostc.diagnostics import HostcError, file_error
-from hostc.output import write_bytes
+from hostc.output import overwrites_input, write_bytes
 from hostc.topology.importers import sysfs
 from hostc.topology.importers.archive import archive_bytes
 
@@ -35,6 +35,11 @@ def capture(out: Path, root: Path = Path("/")) -> list[str]:
         text, _ = sysfs.run_nvidia_smi()
         if text is not None:
             files[sysfs.SMI_FILE] = text.encode("utf-8")
+    read = [p for rel in reader.files if (p := reader.path(rel)) is not None]
+    if overwrites_input([out], read) is not None:
+        raise HostcError(
+            [file_error(str(out), "refusing to write: the capture would overwrite a file it read")]
+        )
     data = archive_bytes(files, reader.dirs)
     try:
         # Atomic, so a failed capture never leaves half an archive.

@@ -65,7 +65,8 @@ class _Reader:
                 self.file,
                 "numactl says this host has no NUMA support",
                 line=no,
-                hint="use `lscpu -p` instead, or `hostc probe` on the host",
+                hint="save `lscpu -p` and run `hostc import lscpu FILE` instead, or "
+                "`hostc probe` on the host",
             )
         elif self.available is None:
             # Before the first numactl line this may be any file: show none of it.

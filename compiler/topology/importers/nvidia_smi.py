@@ -183,7 +183,8 @@ def _standalone(smi: SmiTopo) -> Topology:
                 file_error(
                     smi.file,
                     "every GPU's CPU Affinity is N/A, so nvidia-smi alone cannot tell the CPUs",
-                    hint="import lscpu, numactl or hwloc output too and pass it with --base",
+                    hint="import the CPUs first (`hostc import lscpu FILE -o SNAPSHOT`), then "
+                    "`hostc import nvidia-smi FILE --base SNAPSHOT`",
                 )
             ]
         )

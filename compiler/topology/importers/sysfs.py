@@ -23,6 +23,7 @@ from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error, with_file
 from hostc.topology.importers import nvidia_smi
 from hostc.topology.importers.archive import extracted
+from hostc.topology.importers.chroot import Resolver
 from hostc.topology.model import (
     Cpu,
     Gpu,
@@ -98,6 +99,7 @@ class Reader:
     def __init__(self, root: Path, display: str | None = None) -> None:
         self.root = root
         self.display = display  # archive name for messages; None: the real path
+        self.resolver = Resolver(root)
         self.errors: list[Diagnostic] = []
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
@@ -112,9 +114,17 @@ class Reader:
         """Record a directory whose existence (not content) carries meaning."""
         self.dirs.add(rel)
 
+    def path(self, rel: str) -> Path | None:
+        """`rel` under the root, links resolved as if the root were / (`chroot`)."""
+        try:
+            return self.resolver.path(rel)
+        except OSError as e:
+            self.fail(rel, f"cannot be resolved: {e.strerror or e}")
+            return None
+
     def text(self, rel: str, keep: Callable[[str], str] | None = None) -> str | None:
-        path = self.root / rel
-        if not path.exists():
+        path = self.path(rel)
+        if path is None or not path.exists():
             return None
         try:
             data = read_bytes_bounded(path, limit=SOURCE_LIMIT, what=f"{rel} file")
@@ -153,8 +163,11 @@ class Reader:
             return None
 
     def listdir(self, rel: str) -> list[str]:
+        path = self.path(rel)
+        if path is None:
+            return []
         try:
-            names = sorted(p.name for p in (self.root / rel).iterdir())
+            names = sorted(p.name for p in path.iterdir())
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError as e:
@@ -164,7 +177,8 @@ class Reader:
         return names
 
     def is_dir(self, rel: str) -> bool:
-        found = (self.root / rel).is_dir()
+        path = self.path(rel)
+        found = path is not None and path.is_dir()
         if found:
             self.mark(rel)
         return found
@@ -240,7 +254,22 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
         else c
         for c in cpus
     ]
-    return cpus, ["smt"] if smt_unknown else []
+    return _global_dies(cpus), ["smt"] if smt_unknown else []
+
+
+def _global_dies(cpus: list[Cpu]) -> list[Cpu]:
+    """sysfs die_id counts within a package (die 0 of package 1 is not die 0 of package
+    0); the snapshot's dies are machine-wide, so each (package, die) pair is numbered
+    in order: two packages of one die each are dies 0 and 1."""
+    pairs = sorted({(c.package if c.package is not None else -1, c.die) for c in cpus
+                    if c.die is not None})  # fmt: skip
+    number = {pair: i for i, pair in enumerate(pairs)}
+    return [
+        c
+        if c.die is None
+        else attrs.evolve(c, die=number[(c.package if c.package is not None else -1, c.die)])
+        for c in cpus
+    ]
 
 
 def _core_kinds(r: Reader, ids: list[int]) -> dict[int, str]:

@@ -1,0 +1,63 @@
+"""The CLI's own wording, kept apart from its commands: the `--target` help, the one-line
+summaries of what a command wrote or found, and a terminal-safe stderr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hostc.diagnostics import Diagnostic, printable
+
+if TYPE_CHECKING:
+    from hostc.topology.model import Topology
+
+
+#: `--target` help; tests/test_first_hour.py checks it against the registry.
+TARGET_HELP = (
+    "target name, repeatable (`hostc targets` lists them); `all` (the default) is every "
+    "file target that applies to the host: grub or grubby, cmdline, sysctl, limits, "
+    "systemd, modprobe, kubelet, tuned; the wrappers cloud-init, ignition, rootfs and "
+    "rootfs-tar are made only when named"
+)
+
+
+def flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """An API diagnostic about the target list, as the CLI spells it (`--target`)."""
+    import attrs
+
+    return [attrs.evolve(d, path="--target") if d.path == "targets" else d for d in diags]
+
+
+def wrote(written: list[Path], out: Path) -> str:
+    """`wrote 1 file: out/ignition/config.ign`, or the count and the directory."""
+    if len(written) == 1:
+        return f"wrote 1 file: {printable(str(written[0]))}"
+    return f"wrote {len(written)} files under {printable(str(out))}"
+
+
+def found(topo: Topology) -> str:
+    """What a probe or an import found, in one line: `found 128 CPUs (2 offline), 2 NUMA
+    nodes, 8 GPUs, 8 NICs`."""
+
+    def n(count: int, what: str) -> str:
+        return f"{count} {what}{'' if count == 1 else 's'}"
+
+    offline = sum(1 for c in topo.cpus if not c.online)
+    cpus = n(len(topo.cpus), "CPU") + (f" ({offline} offline)" if offline else "")
+    parts = [cpus, n(len(topo.nodes), "NUMA node"), n(len(topo.gpus), "GPU")]
+    return "found " + ", ".join(parts) + f", {n(len(topo.nics), 'NIC')}"
+
+
+class TerminalSafe:
+    """stderr with every terminal-unsafe character escaped (`diagnostics.printable`), line
+    feeds and tabs kept: click's usage errors quote the arguments a user typed."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        safe = "\n".join("\t".join(map(printable, ln.split("\t"))) for ln in text.split("\n"))
+        return self._stream.write(safe)  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
