@@ -214,7 +214,9 @@ def compile_file(
     spec_path = as_path(spec_path, "spec_path")
     spec, source = _read_spec(spec_path)
     if spec is None:
-        return _compile_layered(spec_path, topology)
+        return _compile_layered(
+            spec_path, None if topology is None else as_path(topology, "topology")
+        )
     try:
         topo = _read_topology(topology_path(spec, spec_path, topology, source))
     except HostcError as e:

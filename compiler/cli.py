@@ -11,124 +11,35 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, cast
 
 import typer
 
-from hostc.cli_text import TARGET_HELP, TerminalSafe, flagged, found, wrote
-from hostc.diagnostics import Diagnostic, HostcError
+from hostc.cli_base import (
+    JobsOpt,
+    SpecArg,
+    StrictOpt,
+    TopologyOpt,
+    _clean,
+    _compile,
+    _fail,
+    _guard,
+    _strict,
+    _usage,
+    _warn,
+    app,
+)
+from hostc.cli_base import _show as _show  # the printed form of a diagnostic, for tests
+from hostc.cli_text import TARGET_HELP as TARGET_HELP
+from hostc.cli_text import TerminalSafe, flagged, wrote
+from hostc.diagnostics import HostcError
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
     from hostc.fleet import Host as FleetHost
     from hostc.fleet import Job as FleetJob
     from hostc.plan import Plan
-    from hostc.topology.model import Topology
-
-app = typer.Typer(
-    name="hostc",
-    help="Compile GPU host tuning from node.toml and a topology snapshot.",
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    no_args_is_help=True,
-)
-import_app = typer.Typer(
-    help="Convert hardware descriptions into a hostc snapshot.", no_args_is_help=True
-)
-app.add_typer(import_app, name="import")
-
-T = TypeVar("T")
-
-SpecArg = Annotated[Path, typer.Argument(help="the node.toml spec", show_default=False)]
-TopologyOpt = Annotated[
-    Path | None, typer.Option("--topology", help="topology snapshot (overrides host.topology)")
-]
-
-
-#: The longest message, hint or key path printed (a value quoted in it is cut first).
-SHOW_MAX = 1000
-#: The longest source line shown under a diagnostic.
-LINE_MAX = 120
-
-
-def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
-    """One printable line: terminal-unsafe characters escaped (`diagnostics.printable`),
-    cut to `limit` with an ellipsis."""
-    if text is None:
-        return None
-    from hostc.diagnostics import printable
-
-    text = printable(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _show(d: Diagnostic) -> str:
-    """The raw form, plus the offending source line (Butane's snippet, without carets).
-
-    The line is shown only for a diagnostic with a key path: the file parsed as
-    TOML and is the spec or a snapshot.  An error about a file that is not
-    hostc's (a syntax error, a file that is not text, an import source that is
-    not what it claims) shows no content from it: it may be a secret.
-    """
-    import attrs
-
-    d = attrs.evolve(
-        d,
-        path=_clean(d.path) or "",
-        message=_clean(d.message) or "",
-        hint=_clean(d.hint),
-        file=_clean(d.file),
-    )
-    text = d.render()
-    if d.file and d.line and d.path:
-        from hostc.topology.readfile import read_text_bounded
-
-        try:
-            source = read_text_bounded(Path(d.file), limit=8 << 20, what="file")
-        except HostcError:
-            return text
-        lines = source.splitlines()
-        if 0 < d.line <= len(lines):
-            line = _clean(lines[d.line - 1].rstrip(), LINE_MAX)
-            head, sep, rest = text.partition("\n")
-            text = f"{head}\n  {d.line:>4} | {line}{sep}{rest}"
-    return text
-
-
-def _fail(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> NoReturn:
-    for d in diags:
-        typer.echo(_show(d), err=True)
-    raise typer.Exit(2)
-
-
-def _warn(diags: list[Diagnostic]) -> None:
-    for d in diags:
-        typer.echo(_show(d), err=True)
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except HostcError as e:
-        _fail(e.diagnostics)
-
-
-StrictOpt = Annotated[
-    bool, typer.Option("--strict", help="treat warnings as errors (exit 2, nothing written)")
-]
-
-
-def _strict(warnings: list[Diagnostic], strict: bool) -> None:
-    """With --strict a warning is an error: reported as one, and nothing is written."""
-    if strict and warnings:
-        import attrs
-
-        from hostc.diagnostics import Severity
-
-        _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
 
 
 def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
@@ -140,12 +51,6 @@ def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
         return api.emit(plan, names)
     except HostcError as e:
         raise HostcError(with_file(flagged(list(e.diagnostics)), str(spec_path))) from None
-
-
-def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
-    from hostc import api
-
-    return api.compile_file(spec_path, topology)
 
 
 @app.command()
@@ -270,12 +175,6 @@ def build(
     sys.stdout.buffer.write(artifacts[0].data)
 
 
-JobsOpt = Annotated[
-    int | None,
-    typer.Option("--jobs", "-j", min=1, help="worker processes for many hosts (default: CPUs)"),
-]
-
-
 def _is_fleet(spec: Path) -> bool:
     from hostc.fleet import is_selection
 
@@ -341,11 +240,6 @@ def _inputs(spec: Path, topology: Path | None) -> list[Path]:
         return [spec, api.topology_path(loaded, spec, None, source)]
     except HostcError:
         return [spec]
-
-
-def _usage(message: str) -> NoReturn:
-    typer.echo(f"error: {_clean(message)}", err=True)
-    raise typer.Exit(2)
 
 
 @app.command("check")
@@ -479,118 +373,6 @@ def schema_cmd(
     sys.stdout.write(schema.dumps(which))
 
 
-def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
-    from hostc import ingest
-    from hostc.output import overwrites_input, write_text
-
-    text = ingest.dumps_snapshot(topo)
-    if output is None:
-        sys.stdout.write(text)
-        typer.echo(found(topo), err=True)
-    else:
-        if output.is_dir():  # `-o .`: the snapshot goes into the directory
-            output = output / "topology.toml"
-        if overwrites_input([output], [p for p in inputs if p is not None]) is not None:
-            from hostc.diagnostics import file_error
-
-            _fail(
-                [
-                    file_error(
-                        str(output),
-                        "refusing to write: the snapshot would overwrite its own input",
-                        hint="write it to another file (-o topology.toml)",
-                    )
-                ]
-            )
-        try:
-            write_text(output, text)
-        except OSError as e:
-            _usage(f"cannot write {output}: {e.strerror or e}")
-        typer.echo(f"wrote {_clean(str(output))}: {found(topo)}", err=True)
-
-
-def _read_input(path: Path) -> str:
-    from hostc import ingest
-
-    return _guard(lambda: ingest.read_source(path))
-
-
-OutOpt = Annotated[
-    Path | None, typer.Option("--output", "-o", help="snapshot file to write (default: stdout)")
-]
-FileArg = Annotated[Path, typer.Argument(help="the saved output to convert", show_default=False)]
-ArchOpt = Annotated[
-    str | None,
-    typer.Option("--arch", help="machine architecture (uname -m) when the input does not say"),
-]
-BaseOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--base",
-        help="snapshot of the same machine to complete: facts it lacks are filled in, "
-        "facts both know must agree",
-    ),
-]
-
-
-def import_command(kind: str) -> Callable[..., None]:
-    """The one `hostc import KIND` command body, for every kind."""
-
-    def import_cmd(
-        file: FileArg, output: OutOpt = None, base: BaseOpt = None, arch: ArchOpt = None
-    ) -> None:
-        from hostc import ingest
-
-        text = _read_input(file)
-        base_topo = _guard(lambda: ingest.read_snapshot(base)) if base is not None else None
-        topo = _guard(
-            lambda: ingest.import_source(
-                kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
-            )
-        )
-        _emit_snapshot(topo, output, [file, base])
-
-    return import_cmd
-
-
-def _register_importers() -> None:
-    from hostc.ingest import IMPORT_KINDS
-
-    for kind, summary in IMPORT_KINDS.items():
-        import_app.command(kind, help=summary)(import_command(kind))
-
-
-_register_importers()
-
-
-@app.command("probe")
-def probe_cmd(
-    output: OutOpt = None,
-    root: Annotated[
-        Path,
-        typer.Option("--root", help="read /sys and /proc under DIR, or from a --capture archive"),
-    ] = Path("/"),
-    capture: Annotated[
-        Path | None,
-        typer.Option("--capture", help="write an archive of exactly the files probe reads"),
-    ] = None,
-    nvidia_smi_topo: Annotated[
-        Path | None,
-        typer.Option("--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge"),
-    ] = None,
-) -> None:
-    """Read this machine's topology (or a captured one) into a snapshot."""
-    from hostc import ingest
-
-    if capture is not None:
-        archive = capture
-        paths = _guard(lambda: ingest.capture(archive, root))
-        typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
-        return
-    smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
-    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
-
-
 def main() -> None:
     """Console entry point: a traceback never reaches the user.
 
@@ -624,3 +406,7 @@ def main() -> None:
         sys.stderr = stderr
         if collecting:
             gc.enable()
+
+
+# probe and import register themselves on the same app
+import hostc.cli_topology  # noqa: E402, F401

@@ -12,42 +12,41 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 from __future__ import annotations
 
 import enum
-from typing import Final, Literal
+from typing import Literal
 
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
 from hostc.osfacts import ALLOWED_CPUS_SINCE
-from hostc.quantity import Quantity
-
-
-class When(enum.StrEnum):
-    """When a setting takes effect on the host."""
-
-    BOOT = "boot"  # kernel command line: a reboot
-    SYSCTL = "sysctl"  # sysctl.d, applied by systemd-sysctl at boot or `sysctl --system`
-    RUNTIME = "runtime"  # sysfs, IRQ masks, services: a oneshot unit at boot
-    SERVICE = "service"  # per systemd service (limits, placement): on (re)start
-    SESSION = "session"  # pam_limits: sessions opened afterwards
-
-
-class OsFamily(enum.StrEnum):
-    DEBIAN = "debian"  # Debian, Ubuntu: update-grub reads /etc/default/grub.d
-    RHEL = "rhel"  # RHEL, Fedora, Rocky, Alma: BLS entries edited by grubby
-    COREOS = "coreos"  # Fedora CoreOS, RHCOS, Flatcar: Ignition, kargs
-    SUSE = "suse"
-    UNKNOWN = "unknown"
-
-
-@attrs.frozen
-class Reason:
-    source: str  # "cpu.isolate", "preset:inference", "topology:node0"
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.source}: {self.why}"
-
+from hostc.plan_base import UNLIMITED as UNLIMITED
+from hostc.plan_base import OsFamily as OsFamily
+from hostc.plan_base import Reason as Reason
+from hostc.plan_base import When as When
+from hostc.plan_kubelet import CpuManager as CpuManager
+from hostc.plan_kubelet import Eviction as Eviction
+from hostc.plan_kubelet import KubeletPlan as KubeletPlan
+from hostc.plan_kubelet import KubeReservation as KubeReservation
+from hostc.plan_kubelet import MemoryManager as MemoryManager
+from hostc.plan_kubelet import MemoryReservation as MemoryReservation
+from hostc.plan_kubelet import PodCapacity as PodCapacity
+from hostc.plan_kubelet import RuntimeAffinity as RuntimeAffinity
+from hostc.plan_kubelet import TopologyManager as TopologyManager
+from hostc.plan_runtime import CpuMask as CpuMask
+from hostc.plan_runtime import DeviceIrq as DeviceIrq
+from hostc.plan_runtime import EnergyPreference as EnergyPreference
+from hostc.plan_runtime import Governor as Governor
+from hostc.plan_runtime import Iommu as Iommu
+from hostc.plan_runtime import IrqOwner as IrqOwner
+from hostc.plan_runtime import IrqPlan as IrqPlan
+from hostc.plan_runtime import Module as Module
+from hostc.plan_runtime import ModuleLoad as ModuleLoad
+from hostc.plan_runtime import NicChannels as NicChannels
+from hostc.plan_runtime import PstateMode as PstateMode
+from hostc.plan_runtime import Runtime as Runtime
+from hostc.plan_runtime import RuntimeOwner as RuntimeOwner
+from hostc.plan_runtime import ServiceOff as ServiceOff
+from hostc.plan_runtime import SysfsWrite as SysfsWrite
+from hostc.plan_runtime import ThpDefrag as ThpDefrag
 
 #: The names an x86 machine's arch goes by (uname, Debian, hwloc).
 X86_ARCHES = ("x86_64", "i686", "i386", "amd64")
@@ -200,7 +199,6 @@ class Sysctl:
     when: When = When.SYSCTL
 
 
-UNLIMITED: Final = "unlimited"
 LimitValue = int | Literal["unlimited"]
 
 
@@ -239,125 +237,6 @@ class LeftOut:
 
     setting: str
     reason: Reason
-
-
-@attrs.frozen
-class CpuManager:
-    """The kubelet's CPU manager.  `reserved` is the partition's housekeeping set, read
-    from the Plan, never re-derived: system daemons and the kubelet run there."""
-
-    policy: str  # static | none
-    options: tuple[str, ...]  # static-policy options, each "true"
-    alpha_gate: bool  # CPUManagerPolicyAlphaOptions must be on for an alpha option
-    reserved: CpuSet  # reservedSystemCPUs
-    reason: Reason
-    reserved_reason: Reason
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class TopologyManager:
-    policy: str | None  # none | best-effort | restricted | single-numa-node
-    scope: str | None  # container | pod
-    reason: Reason
-    #: topologyManagerPolicyOptions, in the kubelet's spelling (name, value), sorted
-    options: tuple[tuple[str, str], ...] = ()
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class MemoryManager:
-    policy: str  # Static | None
-    reason: Reason
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class KubeReservation:
-    """kubeReserved or systemReserved (no cpu: reservedSystemCPUs overrides it)."""
-
-    memory: Quantity | None
-    ephemeral_storage: Quantity | None
-    reason: Reason
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class Eviction:
-    """evictionHard: `memory` is memory.available, the part reservedMemory counts."""
-
-    memory: Quantity
-    others: tuple[tuple[str, str], ...]  # (signal, threshold) as the kubelet writes them
-    reason: Reason
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class MemoryReservation:
-    node: int
-    memory: Quantity
-
-
-@attrs.frozen
-class PodCapacity:
-    """What one NUMA node leaves for pods once the host has taken its share."""
-
-    node: int
-    cpus: CpuSet  # online minus reservedSystemCPUs
-    memory: Quantity | None  # node memory minus hugepages minus reservedMemory
-    hugepages: tuple[tuple[int, int], ...]  # (page size in KiB, pages): pod-allocatable
-    gpus: tuple[str, ...]
-
-
-@attrs.frozen
-class RuntimeAffinity:
-    """The container runtime's unit where the service manager confines services to the
-    housekeeping CPUs: every CPU as its affinity, which the containers it starts inherit,
-    and the housekeeping CPUs as its own cgroup cpuset where systemd has AllowedCPUs=."""
-
-    unit: str
-    cpus: CpuSet  # CPUAffinity=
-    reason: Reason
-    allowed: CpuSet | None  # AllowedCPUs=
-    allowed_reason: Reason | None
-    when: When = When.SERVICE
-
-
-@attrs.frozen
-class KubeletPlan:
-    """A Kubernetes node's kubelet managers, from the same partition and memory budget.
-
-    Invariant (a Plan rule): Σ reserved_memory == kube_reserved.memory +
-    system_reserved.memory + eviction.memory, the equation the kubelet checks at start.
-    """
-
-    flavor: Flavor
-    role: NodeRole | None
-    version: KubeVersion
-    unit: str  # the systemd unit whose restart applies the configuration
-    cpu: CpuManager
-    topology: TopologyManager | None
-    memory: MemoryManager | None
-    kube_reserved: KubeReservation | None
-    system_reserved: KubeReservation | None
-    eviction: Eviction
-    reserved_memory: tuple[MemoryReservation, ...]  # per NUMA node; emitted with Static
-    reserved_memory_reason: Reason
-    capacity: tuple[PodCapacity, ...]
-    max_gpus_per_pod: int | None
-    reason: Reason
-    when: When = When.SERVICE
-    runtime: RuntimeAffinity | None = None
-
-    @property
-    def memory_total(self) -> Quantity:
-        """kube-reserved + system-reserved + hard eviction memory: reservedMemory sums to it."""
-        parts = [r.memory for r in (self.kube_reserved, self.system_reserved) if r and r.memory]
-        return Quantity(sum(q.bytes for q in parts) + self.eviction.memory.bytes)
-
-    @property
-    def memory_manager_static(self) -> bool:
-        return self.memory is not None and self.memory.policy == "Static"
 
 
 class BootCarrier(enum.StrEnum):
@@ -440,198 +319,3 @@ class Plan:
 
     def isolation_by(self, mechanism: str) -> Isolation | None:
         return next((x for x in self.isolation if x.mechanism == mechanism), None)
-
-
-# --- Runtime tuning (issue 10): settings the command line and sysctl cannot carry. ---
-
-
-class RuntimeOwner(enum.StrEnum):
-    """Who applies the runtime settings on the host: hostc's own systemd units, or TuneD.
-
-    Exactly one: the systemd target leaves out every runtime setting when TuneD owns
-    them, and the tuned target applies only when TuneD owns them.
-    """
-
-    SYSTEMD = "systemd"
-    TUNED = "tuned"
-
-
-class IrqOwner(enum.StrEnum):
-    """Who places interrupts: irqbalance (with the isolated CPUs banned), or hostc."""
-
-    IRQBALANCE = "irqbalance"
-    HOSTC = "hostc"
-
-
-@attrs.frozen
-class Governor:
-    """cpufreq scaling governor for every CPU."""
-
-    name: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class EnergyPreference:
-    """Energy-performance preference (EPP) of the pstate drivers' active mode."""
-
-    value: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class PstateMode:
-    """The P-state driver's mode on the command line (`amd_pstate=active`)."""
-
-    driver: str  # intel_pstate | amd_pstate
-    mode: str
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
-class ThpDefrag:
-    """/sys/kernel/mm/transparent_hugepage/defrag: when THP allocation may compact."""
-
-    mode: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class Iommu:
-    """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
-    forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
-
-    mode: str  # pt | on
-    reason: Reason
-    when: When = When.BOOT
-    #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
-    acs_off: Reason | None = None
-
-
-@attrs.frozen
-class DeviceIrq:
-    """A device whose interrupts hostc pins: to housekeeping CPUs on its own NUMA node."""
-
-    device: str
-    kind: str  # nic | gpu
-    pci: str
-    node: int | None
-    cpus: CpuSet
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class IrqPlan:
-    """Interrupt placement with exactly one owner (only isolated hosts get one)."""
-
-    owner: IrqOwner
-    banned: CpuSet  # the isolated CPUs: no interrupt is placed there
-    default: CpuSet  # /proc/irq/default_smp_affinity (hostc) — the housekeeping CPUs
-    irqbalance_variable: str  # IRQBALANCE_BANNED_CPULIST (≥ 1.8.0) | IRQBALANCE_BANNED_CPUS
-    variable_reason: Reason
-    devices: tuple[DeviceIrq, ...]  # hostc owner only
-    reason: Reason
-    when: When = When.RUNTIME
-
-    @property
-    def banned_value(self) -> str:
-        """The banned CPUs as the chosen irqbalance variable spells them."""
-        if self.irqbalance_variable == "IRQBALANCE_BANNED_CPUS":
-            return self.banned.mask()
-        return str(self.banned)
-
-
-@attrs.frozen
-class CpuMask:
-    """A kernel cpumask file hostc writes (workqueue, writeback): hex mask of `cpus`."""
-
-    name: str  # workqueue | writeback
-    path: str
-    cpus: CpuSet
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class Module:
-    """A kernel module blacklisted (optionally hard-blocked) or given options."""
-
-    name: str
-    blacklist: bool
-    hard: bool  # `install <name> /bin/false`: even explicit loads fail
-    options: str | None
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
-class ModuleLoad:
-    """A kernel module loaded at every boot (modules-load.d, systemd-modules-load)."""
-
-    name: str
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
-class ServiceOff:
-    """A systemd unit disabled and stopped."""
-
-    unit: str
-    reason: Reason
-    when: When = When.RUNTIME
-    #: stopped before hostc-tuning runs (Conflicts=): an owner that would undo or fight
-    #: what hostc writes (irqbalance when hostc places IRQs, TuneD's rollback on stop)
-    conflicts: bool = False
-
-
-@attrs.frozen
-class SysfsWrite:
-    """A sysfs file set at runtime; `glob` may name one file per CPU or bank."""
-
-    name: str
-    glob: str
-    value: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class NicChannels:
-    """A NIC's combined queues (`ethtool -L <netdev> combined N`): one per housekeeping CPU
-    of its node, the CPUs its interrupts go to."""
-
-    device: str
-    pci: str
-    node: int | None
-    count: int
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class Runtime:
-    owner: RuntimeOwner = RuntimeOwner.SYSTEMD
-    owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
-    governor: Governor | None = None
-    epp: EnergyPreference | None = None
-    pstate: PstateMode | None = None
-    thp_defrag: ThpDefrag | None = None
-    iommu: Iommu | None = None
-    #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
-    acs: Reason | None = None
-    irq: IrqPlan | None = None
-    cpumasks: tuple[CpuMask, ...] = ()
-    modules: tuple[Module, ...] = ()
-    services_off: tuple[ServiceOff, ...] = ()
-    sysfs: tuple[SysfsWrite, ...] = ()
-    nic_channels: tuple[NicChannels, ...] = ()
-
-    @property
-    def hostc_owned(self) -> bool:
-        return self.owner is RuntimeOwner.SYSTEMD

@@ -15,18 +15,21 @@ from typing import Literal
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.kubelet_options import (
-    CpuManagerPolicy,
-    Flavor,
-    KubeVersion,
-    MemoryManagerPolicy,
-    NodeRole,
-    TopologyPolicy,
-    TopologyScope,
-)
-from hostc.plan import IrqOwner, RuntimeOwner
-from hostc.quantity import Quantity
-from hostc.spec.text import IfName, KernelArgText, Name
+from hostc.spec.model_kubelet import Kubelet as Kubelet
+from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
+from hostc.spec.model_runtime import Cpufreq as Cpufreq
+from hostc.spec.model_runtime import CStatesAt as CStatesAt
+from hostc.spec.model_runtime import Epp as Epp
+from hostc.spec.model_runtime import Governor as Governor
+from hostc.spec.model_runtime import IommuMode as IommuMode
+from hostc.spec.model_runtime import Irq as Irq
+from hostc.spec.model_runtime import Modules as Modules
+from hostc.spec.model_runtime import Nccl as Nccl
+from hostc.spec.model_runtime import PstateMode as PstateMode
+from hostc.spec.model_runtime import Runtime as Runtime
+from hostc.spec.model_runtime import Services as Services
+from hostc.spec.model_runtime import ThpDefrag as ThpDefrag
+from hostc.spec.text import KernelArgText, Name
 from hostc.topology.model import doc
 from hostc.units import PageSize
 
@@ -45,6 +48,8 @@ class IsolateMode(enum.StrEnum):
 
 #: `cpu.isolate`: a keyword, or the CPUs themselves.
 Isolate = IsolateMode | CpuSet
+
+
 #: `limits.memlock`: KiB, or unlimited (`"unlimited"`, `"infinity"` and -1 read as unlimited).
 Memlock = int | Literal["unlimited"]
 
@@ -309,154 +314,6 @@ class Preset:
     )
 
 
-def _to_quantity(v: Quantity | str | int | None) -> Quantity | None:
-    """API callers may pass `"1Gi"`; the loader passes Quantities (typed by cattrs)."""
-    return Quantity.parse(v) if isinstance(v, str | int) else v
-
-
-def _to_kube_version(v: KubeVersion | str) -> KubeVersion:
-    return KubeVersion.parse(v) if isinstance(v, str) else v
-
-
-def _to_reserved_memory(
-    v: dict[int, Quantity] | dict[int, str] | None,
-) -> dict[int, Quantity] | None:
-    if v is None:
-        return None
-    return {int(k): (Quantity.parse(q) if isinstance(q, str | int) else q) for k, q in v.items()}
-
-
-def _to_role(v: NodeRole | str | None) -> NodeRole | None:
-    return None if v is None else NodeRole(v)
-
-
-def _to_cpu_policy(v: CpuManagerPolicy | str | None) -> CpuManagerPolicy | None:
-    return None if v is None else CpuManagerPolicy(v)
-
-
-def _to_topology_policy(v: TopologyPolicy | str | None) -> TopologyPolicy | None:
-    return None if v is None else TopologyPolicy(v)
-
-
-def _to_topology_scope(v: TopologyScope | str | None) -> TopologyScope | None:
-    return None if v is None else TopologyScope(v)
-
-
-def _to_memory_policy(v: MemoryManagerPolicy | str | None) -> MemoryManagerPolicy | None:
-    return None if v is None else MemoryManagerPolicy(v)
-
-
-@attrs.frozen
-class KubeletReserved:
-    """Resources set aside from pods (kubeReserved / systemReserved).  CPUs are not here:
-    the kubelet's reserved CPUs are the housekeeping set, always."""
-
-    memory: Quantity | None = attrs.field(
-        default=None,
-        converter=_to_quantity,
-        metadata=doc("memory, a quantity (Ki, Mi, Gi, Ti or bytes)", "1Gi"),
-    )
-    ephemeral_storage: Quantity | None = attrs.field(
-        default=None,
-        converter=_to_quantity,
-        metadata=doc("local ephemeral storage (`ephemeral-storage`)", "1Gi"),
-    )
-
-
-@attrs.frozen
-class Kubelet:
-    """A Kubernetes node: kubelet CPU, topology and memory managers from the same Plan."""
-
-    flavor: Flavor = attrs.field(
-        converter=Flavor,
-        metadata=doc("who runs the kubelet: kubeadm (kubelet.service), rke2 or k3s", "rke2"),
-    )
-    version: KubeVersion = attrs.field(
-        converter=_to_kube_version,
-        metadata=doc(
-            "kubelet minor release; decides the file form and which CPU-manager options exist",
-            "1.31",
-        ),
-    )
-    role: NodeRole | None = attrs.field(
-        default=None,
-        converter=_to_role,
-        metadata=doc("rke2/k3s: server or agent, which names the service to restart", "agent"),
-    )
-    cpu_manager_policy: CpuManagerPolicy | None = attrs.field(
-        default=None,
-        converter=_to_cpu_policy,
-        metadata=doc(
-            "CPU manager policy (default static: Guaranteed pods get whole CPUs)", "static"
-        ),
-    )
-    cpu_manager_policy_options: list[str] = attrs.field(
-        factory=list,
-        metadata=doc("static-policy options, checked against `version`", ["full-pcpus-only"]),
-    )
-    allow_alpha_options: bool = attrs.field(
-        default=False,
-        metadata=doc(
-            "permit alpha CPU-manager options by turning on the CPUManagerPolicyAlphaOptions "
-            "feature gate",
-            False,
-        ),
-    )
-    topology_manager_policy: TopologyPolicy | None = attrs.field(
-        default=None,
-        converter=_to_topology_policy,
-        metadata=doc("topology manager policy (unset: the kubelet's default, none)", "restricted"),
-    )
-    topology_manager_scope: TopologyScope | None = attrs.field(
-        default=None,
-        converter=_to_topology_scope,
-        metadata=doc("topology manager scope: container or pod", "pod"),
-    )
-    topology_manager_policy_options: dict[str, str] = attrs.field(
-        factory=dict,
-        metadata=doc(
-            "topology-manager options, checked against `version`: prefer-closest-numa-nodes "
-            '("true") and max-allowable-numa-nodes (a count above 8, for hosts with more '
-            "NUMA nodes)",
-            {"max-allowable-numa-nodes": "16"},
-        ),
-    )
-    memory_manager_policy: MemoryManagerPolicy | None = attrs.field(
-        default=None,
-        converter=_to_memory_policy,
-        metadata=doc("memory manager policy: Static or None (unset: None)", "Static"),
-    )
-    kube_reserved: KubeletReserved | None = attrs.field(
-        default=None, metadata=doc("kubeReserved: for the kubelet and the container runtime")
-    )
-    system_reserved: KubeletReserved | None = attrs.field(
-        default=None, metadata=doc("systemReserved: for the OS daemons")
-    )
-    eviction_hard: dict[str, str] = attrs.field(
-        factory=dict,
-        metadata=doc(
-            "hard eviction thresholds by signal (memory.available defaults to 100Mi; the "
-            "kubelet's other defaults are kept unless set)",
-            {"memory.available": "500Mi"},
-        ),
-    )
-    reserved_memory: dict[int, Quantity] | None = attrs.field(
-        default=None,
-        converter=_to_reserved_memory,
-        metadata=doc(
-            "memory reserved per NUMA node (default: derived so it adds up); must add up to "
-            "kube_reserved + system_reserved + eviction_hard memory",
-            {"0": "1124Mi", "1": "1024Mi"},
-        ),
-    )
-    max_gpus_per_pod: int | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "the largest GPU request a pod makes here, checked against the topology policy", 8
-        ),
-    )
-
-
 @attrs.frozen
 class HostSpec:
     host: Host = attrs.field(metadata=doc("what the node is"))
@@ -492,137 +349,4 @@ class HostSpec:
     )
     nccl: Nccl = attrs.field(
         factory=lambda: Nccl(), metadata=doc("NCCL's environment in the workloads' drop-ins")
-    )
-
-
-# --- Runtime tuning (issue 10) ---
-
-
-class ThpDefrag(enum.StrEnum):
-    ALWAYS = "always"
-    DEFER = "defer"
-    DEFER_MADVISE = "defer+madvise"
-    MADVISE = "madvise"
-    NEVER = "never"
-
-
-class CStatesAt(enum.StrEnum):
-    RUNTIME = "runtime"
-    BOOT = "boot"
-
-
-class IommuMode(enum.StrEnum):
-    PT = "pt"
-    ON = "on"
-
-
-class Governor(enum.StrEnum):
-    PERFORMANCE = "performance"
-    POWERSAVE = "powersave"
-    SCHEDUTIL = "schedutil"
-    ONDEMAND = "ondemand"
-    CONSERVATIVE = "conservative"
-
-
-class Epp(enum.StrEnum):
-    """energy_performance_available_preferences (intel_pstate and amd-pstate-epp)."""
-
-    DEFAULT = "default"
-    PERFORMANCE = "performance"
-    BALANCE_PERFORMANCE = "balance_performance"
-    BALANCE_POWER = "balance_power"
-    POWER = "power"
-
-
-class PstateMode(enum.StrEnum):
-    """`intel_pstate=` / `amd_pstate=` modes (guided: amd_pstate only)."""
-
-    ACTIVE = "active"
-    PASSIVE = "passive"
-    GUIDED = "guided"
-    DISABLE = "disable"
-
-
-@attrs.frozen
-class Cpufreq:
-    governor: Governor | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "scaling governor (preset: performance for inference and training)", "performance"
-        ),
-    )
-    energy_performance_preference: Epp | None = attrs.field(
-        default=None,
-        metadata=doc("EPP hint (preset: performance for inference and training)", "performance"),
-    )
-    pstate: PstateMode | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "P-state driver mode on the command line, spelled by CPU vendor "
-            "(preset: amd_pstate=active on AMD with Linux >= 6.3)",
-            "active",
-        ),
-    )
-
-
-@attrs.frozen
-class Irq:
-    owner: IrqOwner | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "who places interrupts on an isolated host: `irqbalance` (kept, isolated CPUs "
-            "banned; the default) or `hostc` (irqbalance off, each NIC's and GPU's IRQs on "
-            "housekeeping CPUs of its own NUMA node)",
-            "irqbalance",
-        ),
-    )
-
-
-@attrs.frozen
-class Modules:
-    blacklist: list[str] = attrs.field(
-        factory=list, metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
-    )
-    hard_block: bool = attrs.field(
-        default=False,
-        metadata=doc("also `install <module> /bin/false`: explicit loads fail too", False),
-    )
-    options: dict[str, str] = attrs.field(
-        factory=dict, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
-    )
-
-
-@attrs.frozen
-class Services:
-    disable: list[str] = attrs.field(
-        factory=list,
-        metadata=doc("systemd units to disable and stop", ["cups.service", "avahi-daemon.service"]),
-    )
-
-
-@attrs.frozen
-class Runtime:
-    owner: RuntimeOwner | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "who applies governor, EPP, THP defrag, IRQ and workqueue masks: `systemd` "
-            "(hostc-tuning.service; default) or `tuned` (the hostc TuneD profile)",
-            "systemd",
-        ),
-    )
-
-
-@attrs.frozen
-class Nccl:
-    """NCCL's bootstrap needs an interface with an IP address; the RDMA NICs' netdevs
-    often have none ("Bootstrap : no socket interface found"), so hostc never guesses
-    it from the topology: it sets NCCL_SOCKET_IFNAME only when named here."""
-
-    socket_ifname: IfName | None = attrs.field(
-        default=None,
-        metadata=doc(
-            "interface NCCL bootstraps over (the management network, one with an IP "
-            "address): NCCL_SOCKET_IFNAME==<name> in every workload; unset, NCCL picks one",
-            "eth0",
-        ),
     )

@@ -1,0 +1,136 @@
+"""`hostc probe` and `hostc import KIND`: commands that write topology snapshots,
+registered on the app `hostc.cli` runs."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from hostc.cli_text import found
+
+if TYPE_CHECKING:
+    from hostc.topology.model import Topology
+
+from hostc.cli_base import _clean, _fail, _guard, _usage, app, import_app
+
+
+def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
+    from hostc import ingest
+    from hostc.output import overwrites_input, write_text
+
+    text = ingest.dumps_snapshot(topo)
+    if output is None:
+        sys.stdout.write(text)
+        typer.echo(found(topo), err=True)
+    else:
+        if output.is_dir():  # `-o .`: the snapshot goes into the directory
+            output = output / "topology.toml"
+        if overwrites_input([output], [p for p in inputs if p is not None]) is not None:
+            from hostc.diagnostics import file_error
+
+            _fail(
+                [
+                    file_error(
+                        str(output),
+                        "refusing to write: the snapshot would overwrite its own input",
+                        hint="write it to another file (-o topology.toml)",
+                    )
+                ]
+            )
+        try:
+            write_text(output, text)
+        except OSError as e:
+            _usage(f"cannot write {output}: {e.strerror or e}")
+        typer.echo(f"wrote {_clean(str(output))}: {found(topo)}", err=True)
+
+
+def _read_input(path: Path) -> str:
+    from hostc import ingest
+
+    return _guard(lambda: ingest.read_source(path))
+
+
+OutOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="snapshot file to write (default: stdout)")
+]
+
+
+FileArg = Annotated[Path, typer.Argument(help="the saved output to convert", show_default=False)]
+
+
+ArchOpt = Annotated[
+    str | None,
+    typer.Option("--arch", help="machine architecture (uname -m) when the input does not say"),
+]
+
+
+BaseOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--base",
+        help="snapshot of the same machine to complete: facts it lacks are filled in, "
+        "facts both know must agree",
+    ),
+]
+
+
+def import_command(kind: str) -> Callable[..., None]:
+    """The one `hostc import KIND` command body, for every kind."""
+
+    def import_cmd(
+        file: FileArg, output: OutOpt = None, base: BaseOpt = None, arch: ArchOpt = None
+    ) -> None:
+        from hostc import ingest
+
+        text = _read_input(file)
+        base_topo = _guard(lambda: ingest.read_snapshot(base)) if base is not None else None
+        topo = _guard(
+            lambda: ingest.import_source(
+                kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
+            )
+        )
+        _emit_snapshot(topo, output, [file, base])
+
+    return import_cmd
+
+
+def _register_importers() -> None:
+    from hostc.ingest import IMPORT_KINDS
+
+    for kind, summary in IMPORT_KINDS.items():
+        import_app.command(kind, help=summary)(import_command(kind))
+
+
+_register_importers()
+
+
+@app.command("probe")
+def probe_cmd(
+    output: OutOpt = None,
+    root: Annotated[
+        Path,
+        typer.Option("--root", help="read /sys and /proc under DIR, or from a --capture archive"),
+    ] = Path("/"),
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="write an archive of exactly the files probe reads"),
+    ] = None,
+    nvidia_smi_topo: Annotated[
+        Path | None,
+        typer.Option("--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge"),
+    ] = None,
+) -> None:
+    """Read this machine's topology (or a captured one) into a snapshot."""
+    from hostc import ingest
+
+    if capture is not None:
+        archive = capture
+        paths = _guard(lambda: ingest.capture(archive, root))
+        typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
+        return
+    smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
+    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])

@@ -1,0 +1,130 @@
+"""The kubelet part of the Plan: CPU, topology and memory managers, reservations,
+eviction and the container runtime's CPU affinity, as typed values the kubelet target spells."""
+
+from __future__ import annotations
+
+import attrs
+
+from hostc.cpuset import CpuSet
+from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
+from hostc.plan_base import Reason, When
+from hostc.quantity import Quantity
+
+
+@attrs.frozen
+class CpuManager:
+    """The kubelet's CPU manager.  `reserved` is the partition's housekeeping set, read
+    from the Plan, never re-derived: system daemons and the kubelet run there."""
+
+    policy: str  # static | none
+    options: tuple[str, ...]  # static-policy options, each "true"
+    alpha_gate: bool  # CPUManagerPolicyAlphaOptions must be on for an alpha option
+    reserved: CpuSet  # reservedSystemCPUs
+    reason: Reason
+    reserved_reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class TopologyManager:
+    policy: str | None  # none | best-effort | restricted | single-numa-node
+    scope: str | None  # container | pod
+    reason: Reason
+    #: topologyManagerPolicyOptions, in the kubelet's spelling (name, value), sorted
+    options: tuple[tuple[str, str], ...] = ()
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class MemoryManager:
+    policy: str  # Static | None
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class KubeReservation:
+    """kubeReserved or systemReserved (no cpu: reservedSystemCPUs overrides it)."""
+
+    memory: Quantity | None
+    ephemeral_storage: Quantity | None
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class Eviction:
+    """evictionHard: `memory` is memory.available, the part reservedMemory counts."""
+
+    memory: Quantity
+    others: tuple[tuple[str, str], ...]  # (signal, threshold) as the kubelet writes them
+    reason: Reason
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class MemoryReservation:
+    node: int
+    memory: Quantity
+
+
+@attrs.frozen
+class PodCapacity:
+    """What one NUMA node leaves for pods once the host has taken its share."""
+
+    node: int
+    cpus: CpuSet  # online minus reservedSystemCPUs
+    memory: Quantity | None  # node memory minus hugepages minus reservedMemory
+    hugepages: tuple[tuple[int, int], ...]  # (page size in KiB, pages): pod-allocatable
+    gpus: tuple[str, ...]
+
+
+@attrs.frozen
+class RuntimeAffinity:
+    """The container runtime's unit where the service manager confines services to the
+    housekeeping CPUs: every CPU as its affinity, which the containers it starts inherit,
+    and the housekeeping CPUs as its own cgroup cpuset where systemd has AllowedCPUs=."""
+
+    unit: str
+    cpus: CpuSet  # CPUAffinity=
+    reason: Reason
+    allowed: CpuSet | None  # AllowedCPUs=
+    allowed_reason: Reason | None
+    when: When = When.SERVICE
+
+
+@attrs.frozen
+class KubeletPlan:
+    """A Kubernetes node's kubelet managers, from the same partition and memory budget.
+
+    Invariant (a Plan rule): Σ reserved_memory == kube_reserved.memory +
+    system_reserved.memory + eviction.memory, the equation the kubelet checks at start.
+    """
+
+    flavor: Flavor
+    role: NodeRole | None
+    version: KubeVersion
+    unit: str  # the systemd unit whose restart applies the configuration
+    cpu: CpuManager
+    topology: TopologyManager | None
+    memory: MemoryManager | None
+    kube_reserved: KubeReservation | None
+    system_reserved: KubeReservation | None
+    eviction: Eviction
+    reserved_memory: tuple[MemoryReservation, ...]  # per NUMA node; emitted with Static
+    reserved_memory_reason: Reason
+    capacity: tuple[PodCapacity, ...]
+    max_gpus_per_pod: int | None
+    reason: Reason
+    when: When = When.SERVICE
+    runtime: RuntimeAffinity | None = None
+
+    @property
+    def memory_total(self) -> Quantity:
+        """kube-reserved + system-reserved + hard eviction memory: reservedMemory sums to it."""
+        parts = [r.memory for r in (self.kube_reserved, self.system_reserved) if r and r.memory]
+        return Quantity(sum(q.bytes for q in parts) + self.eviction.memory.bytes)
+
+    @property
+    def memory_manager_static(self) -> bool:
+        return self.memory is not None and self.memory.policy == "Static"

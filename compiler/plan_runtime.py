@@ -1,0 +1,204 @@
+"""Runtime tuning in the Plan: settings the command line and sysctl cannot carry
+(governor, EPP, IRQ ownership, workqueue masks, modules, services, sysfs writes,
+NIC channels), and who owns them on the host."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from hostc.cpuset import CpuSet
+from hostc.plan_base import Reason, When
+
+
+class RuntimeOwner(enum.StrEnum):
+    """Who applies the runtime settings on the host: hostc's own systemd units, or TuneD.
+
+    Exactly one: the systemd target leaves out every runtime setting when TuneD owns
+    them, and the tuned target applies only when TuneD owns them.
+    """
+
+    SYSTEMD = "systemd"
+    TUNED = "tuned"
+
+
+class IrqOwner(enum.StrEnum):
+    """Who places interrupts: irqbalance (with the isolated CPUs banned), or hostc."""
+
+    IRQBALANCE = "irqbalance"
+    HOSTC = "hostc"
+
+
+@attrs.frozen
+class Governor:
+    """cpufreq scaling governor for every CPU."""
+
+    name: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class EnergyPreference:
+    """Energy-performance preference (EPP) of the pstate drivers' active mode."""
+
+    value: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class PstateMode:
+    """The P-state driver's mode on the command line (`amd_pstate=active`)."""
+
+    driver: str  # intel_pstate | amd_pstate
+    mode: str
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ThpDefrag:
+    """/sys/kernel/mm/transparent_hugepage/defrag: when THP allocation may compact."""
+
+    mode: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Iommu:
+    """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
+    forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
+
+    mode: str  # pt | on
+    reason: Reason
+    when: When = When.BOOT
+    #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
+    acs_off: Reason | None = None
+
+
+@attrs.frozen
+class DeviceIrq:
+    """A device whose interrupts hostc pins: to housekeeping CPUs on its own NUMA node."""
+
+    device: str
+    kind: str  # nic | gpu
+    pci: str
+    node: int | None
+    cpus: CpuSet
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class IrqPlan:
+    """Interrupt placement with exactly one owner (only isolated hosts get one)."""
+
+    owner: IrqOwner
+    banned: CpuSet  # the isolated CPUs: no interrupt is placed there
+    default: CpuSet  # /proc/irq/default_smp_affinity (hostc) — the housekeeping CPUs
+    irqbalance_variable: str  # IRQBALANCE_BANNED_CPULIST (≥ 1.8.0) | IRQBALANCE_BANNED_CPUS
+    variable_reason: Reason
+    devices: tuple[DeviceIrq, ...]  # hostc owner only
+    reason: Reason
+    when: When = When.RUNTIME
+
+    @property
+    def banned_value(self) -> str:
+        """The banned CPUs as the chosen irqbalance variable spells them."""
+        if self.irqbalance_variable == "IRQBALANCE_BANNED_CPUS":
+            return self.banned.mask()
+        return str(self.banned)
+
+
+@attrs.frozen
+class CpuMask:
+    """A kernel cpumask file hostc writes (workqueue, writeback): hex mask of `cpus`."""
+
+    name: str  # workqueue | writeback
+    path: str
+    cpus: CpuSet
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Module:
+    """A kernel module blacklisted (optionally hard-blocked) or given options."""
+
+    name: str
+    blacklist: bool
+    hard: bool  # `install <name> /bin/false`: even explicit loads fail
+    options: str | None
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ModuleLoad:
+    """A kernel module loaded at every boot (modules-load.d, systemd-modules-load)."""
+
+    name: str
+    reason: Reason
+    when: When = When.BOOT
+
+
+@attrs.frozen
+class ServiceOff:
+    """A systemd unit disabled and stopped."""
+
+    unit: str
+    reason: Reason
+    when: When = When.RUNTIME
+    #: stopped before hostc-tuning runs (Conflicts=): an owner that would undo or fight
+    #: what hostc writes (irqbalance when hostc places IRQs, TuneD's rollback on stop)
+    conflicts: bool = False
+
+
+@attrs.frozen
+class SysfsWrite:
+    """A sysfs file set at runtime; `glob` may name one file per CPU or bank."""
+
+    name: str
+    glob: str
+    value: str
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class NicChannels:
+    """A NIC's combined queues (`ethtool -L <netdev> combined N`): one per housekeeping CPU
+    of its node, the CPUs its interrupts go to."""
+
+    device: str
+    pci: str
+    node: int | None
+    count: int
+    reason: Reason
+    when: When = When.RUNTIME
+
+
+@attrs.frozen
+class Runtime:
+    owner: RuntimeOwner = RuntimeOwner.SYSTEMD
+    owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
+    governor: Governor | None = None
+    epp: EnergyPreference | None = None
+    pstate: PstateMode | None = None
+    thp_defrag: ThpDefrag | None = None
+    iommu: Iommu | None = None
+    #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
+    acs: Reason | None = None
+    irq: IrqPlan | None = None
+    cpumasks: tuple[CpuMask, ...] = ()
+    modules: tuple[Module, ...] = ()
+    services_off: tuple[ServiceOff, ...] = ()
+    sysfs: tuple[SysfsWrite, ...] = ()
+    nic_channels: tuple[NicChannels, ...] = ()
+
+    @property
+    def hostc_owned(self) -> bool:
+        return self.owner is RuntimeOwner.SYSTEMD

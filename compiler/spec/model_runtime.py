@@ -1,0 +1,143 @@
+"""The runtime tables of node.toml (`[cpufreq]`, `[irq]`, `[modules]`, `[services]`,
+`[runtime]`, `[nccl]`) and the kernel enums they share, as attrs classes whose names
+are the TOML keys (see `hostc.spec.model`)."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from hostc.plan import IrqOwner, RuntimeOwner
+from hostc.spec.text import IfName
+from hostc.topology.model import doc
+
+
+class ThpDefrag(enum.StrEnum):
+    ALWAYS = "always"
+    DEFER = "defer"
+    DEFER_MADVISE = "defer+madvise"
+    MADVISE = "madvise"
+    NEVER = "never"
+
+
+class CStatesAt(enum.StrEnum):
+    RUNTIME = "runtime"
+    BOOT = "boot"
+
+
+class IommuMode(enum.StrEnum):
+    PT = "pt"
+    ON = "on"
+
+
+class Governor(enum.StrEnum):
+    PERFORMANCE = "performance"
+    POWERSAVE = "powersave"
+    SCHEDUTIL = "schedutil"
+    ONDEMAND = "ondemand"
+    CONSERVATIVE = "conservative"
+
+
+class Epp(enum.StrEnum):
+    """energy_performance_available_preferences (intel_pstate and amd-pstate-epp)."""
+
+    DEFAULT = "default"
+    PERFORMANCE = "performance"
+    BALANCE_PERFORMANCE = "balance_performance"
+    BALANCE_POWER = "balance_power"
+    POWER = "power"
+
+
+class PstateMode(enum.StrEnum):
+    """`intel_pstate=` / `amd_pstate=` modes (guided: amd_pstate only)."""
+
+    ACTIVE = "active"
+    PASSIVE = "passive"
+    GUIDED = "guided"
+    DISABLE = "disable"
+
+
+@attrs.frozen
+class Cpufreq:
+    governor: Governor | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "scaling governor (preset: performance for inference and training)", "performance"
+        ),
+    )
+    energy_performance_preference: Epp | None = attrs.field(
+        default=None,
+        metadata=doc("EPP hint (preset: performance for inference and training)", "performance"),
+    )
+    pstate: PstateMode | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "P-state driver mode on the command line, spelled by CPU vendor "
+            "(preset: amd_pstate=active on AMD with Linux >= 6.3)",
+            "active",
+        ),
+    )
+
+
+@attrs.frozen
+class Irq:
+    owner: IrqOwner | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "who places interrupts on an isolated host: `irqbalance` (kept, isolated CPUs "
+            "banned; the default) or `hostc` (irqbalance off, each NIC's and GPU's IRQs on "
+            "housekeeping CPUs of its own NUMA node)",
+            "irqbalance",
+        ),
+    )
+
+
+@attrs.frozen
+class Modules:
+    blacklist: list[str] = attrs.field(
+        factory=list, metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
+    )
+    hard_block: bool = attrs.field(
+        default=False,
+        metadata=doc("also `install <module> /bin/false`: explicit loads fail too", False),
+    )
+    options: dict[str, str] = attrs.field(
+        factory=dict, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
+    )
+
+
+@attrs.frozen
+class Services:
+    disable: list[str] = attrs.field(
+        factory=list,
+        metadata=doc("systemd units to disable and stop", ["cups.service", "avahi-daemon.service"]),
+    )
+
+
+@attrs.frozen
+class Runtime:
+    owner: RuntimeOwner | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "who applies governor, EPP, THP defrag, IRQ and workqueue masks: `systemd` "
+            "(hostc-tuning.service; default) or `tuned` (the hostc TuneD profile)",
+            "systemd",
+        ),
+    )
+
+
+@attrs.frozen
+class Nccl:
+    """NCCL's bootstrap needs an interface with an IP address; the RDMA NICs' netdevs
+    often have none ("Bootstrap : no socket interface found"), so hostc never guesses
+    it from the topology: it sets NCCL_SOCKET_IFNAME only when named here."""
+
+    socket_ifname: IfName | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "interface NCCL bootstraps over (the management network, one with an IP "
+            "address): NCCL_SOCKET_IFNAME==<name> in every workload; unset, NCCL picks one",
+            "eth0",
+        ),
+    )
