@@ -15,6 +15,14 @@ from typing import Literal
 import attrs
 
 from hostc.cpuset import CpuSet
+
+# the vocabularies of spec values that live beside their consumers, re-exported so a
+# spec is built from this one module (`m.RuntimeOwner.TUNED`, `m.NodeRole.WORKER`)
+from hostc.kubelet_options import Flavor as Flavor
+from hostc.kubelet_options import MemoryManagerPolicy as MemoryManagerPolicy
+from hostc.kubelet_options import NodeRole as NodeRole
+from hostc.plan import IrqOwner as IrqOwner
+from hostc.plan import RuntimeOwner as RuntimeOwner
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
 from hostc.spec.model_runtime import Cpufreq as Cpufreq
