@@ -32,6 +32,7 @@ from hostc.topology.model import Topology
 from hostc.topology.snapshot import read as read_topology
 
 if TYPE_CHECKING:
+    from hostc.audit import Finding
     from hostc.targets import Target
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Step",
     "apply_manifest",
     "apply_steps",
+    "audit",
     "capture",
     "compile_file",
     "compile_plan",
@@ -216,3 +218,11 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
         elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
     return out
+
+
+def audit(plan: Plan, root: Path = Path("/")) -> list[Finding]:
+    """Compare the host under `root` (`/`: this one, live; a copied tree; or a
+    `hostc probe --capture --spec` archive) with the Plan: one Finding per setting."""
+    from hostc.audit.run import audit_root
+
+    return audit_root(plan, root)

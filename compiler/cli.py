@@ -383,17 +383,61 @@ def probe_cmd(
         Path | None,
         typer.Option("--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge"),
     ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="with --capture: also the state `hostc audit SPEC` reads"),
+    ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
     from hostc import ingest
 
+    if spec is not None and capture is None:
+        _usage("--spec needs --capture FILE")
     if capture is not None:
         archive = capture
-        paths = _guard(lambda: ingest.capture(archive, root))
+        extra = None
+        if spec is not None:
+            from hostc.audit.run import audit_state
+
+            plan, _ = _guard(lambda: _compile(spec, None))
+            extra = audit_state(plan, root)
+        paths = _guard(lambda: ingest.capture(archive, root, extra))
         typer.echo(f"captured {len(paths)} files into {capture}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
     _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output)
+
+
+@app.command("audit")
+def audit_cmd(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    root: Annotated[
+        Path, typer.Option("--root", help="audit the tree under DIR (default: this host)")
+    ] = Path("/"),
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="audit an archive from `hostc probe --capture --spec`"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the findings as JSON")] = False,
+) -> None:
+    """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
+    (a setting differs or waits for a reboot), 2 on bad input."""
+    from hostc import audit as report
+    from hostc.audit.run import audit_root
+
+    if capture is not None and root != Path("/"):
+        _usage("pass --root DIR or --capture FILE, not both")
+    where = capture if capture is not None else root
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    _warn(warnings)
+    findings = _guard(lambda: audit_root(plan, where))
+    if as_json:
+        sys.stdout.write(report.dumps(findings, source=where))
+    else:
+        sys.stdout.write(report.render(findings))
+    if report.drift(findings):
+        raise typer.Exit(1)
 
 
 def main() -> None:

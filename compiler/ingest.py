@@ -108,11 +108,14 @@ def probe(
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
-def capture(archive: Path, root: Path = Path("/")) -> list[str]:
-    """Write an archive of exactly the files `probe` reads; returns its member names."""
+def capture(
+    archive: Path, root: Path = Path("/"), extra: tuple[dict[str, bytes], set[str]] | None = None
+) -> list[str]:
+    """Write an archive of exactly the files `probe` reads (plus `extra`: the files
+    `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names."""
     from hostc.topology.importers import capture as cap
 
-    return cap.capture(archive, root)
+    return cap.capture(archive, root, extra)
 
 
 def dumps_snapshot(topo: Topology) -> str:
