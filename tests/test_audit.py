@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-import sysfs_fixtures
 from audit_host import BASE_CMDLINE, perfect_host, put, show
-from conftest import ROOT, run_hostc
 
 from hostc import api
 from hostc.audit import Finding, Status, drift
 from hostc.audit.observe import TABLE, expectations
 from hostc.audit.observers import OBSERVERS
 from hostc.plan import Plan
+
+import sysfs_fixtures
+from conftest import ROOT, run_hostc
 
 DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
