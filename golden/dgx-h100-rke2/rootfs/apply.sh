@@ -17,6 +17,8 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-tuning.ser
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DESTDIR:-}"/usr/local/sbin/hostc-tuning
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-verify.service "${DESTDIR:-}"/etc/systemd/system/hostc-verify.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-verify "${DESTDIR:-}"/usr/local/sbin/hostc-verify
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -31,6 +33,8 @@ sysctl --system
 /usr/local/sbin/hostc-kubelet-reset
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start hostc-verify.service at every boot
+systemctl enable hostc-verify.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
 # a running irqbalance.service rereads its config
