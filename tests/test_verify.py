@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from audit_host import perfect_host, put
-from conftest import ROOT, need_tool
 
 from hostc import api
 from hostc.audit.host import CAPTURED
 from hostc.plan import Plan
 from hostc.targets import verify
+
+from conftest import ROOT, need_tool
 
 EXAMPLES = ["dgx-h100-inference", "h100-kubeadm", "epyc-1s-training", "epyc-rhel9-inference"]
 
