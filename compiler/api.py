@@ -209,6 +209,10 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
                 for a in t.emit(plan)
                 if a.kind is Kind.FILE
             ]
+            # every delivery records what it installs, and carries hostc-apply/-revert
+            from hostc.targets import lifecycle
+
+            files_cache += lifecycle.artifacts(plan, files_cache)
         return files_cache
 
     out: list[Artifact] = []
