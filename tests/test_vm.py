@@ -252,10 +252,11 @@ def cloud_init_vm(
     spec = _spec(tree / "root/spec", HERE / "v1.toml", results / "topology.toml")
     _hostc("build", spec, "--target", "cloud-init", "--out", work / "build", "-q")
     out = work / "out"
-    audit = "hostc audit /root/spec/node.toml --json >$VMBOOT_COLLECT/audit.json; echo $? >$VMBOOT_COLLECT/audit.rc"
+    c = "$VMBOOT_COLLECT"
+    audit = f"hostc audit /root/spec/node.toml --json >{c}/audit.json; echo $? >{c}/audit.rc"
     drift = (
-        "sysctl -w vm.swappiness=60 >/dev/null; hostc audit /root/spec/node.toml >$VMBOOT_COLLECT/drift.txt;"
-        " echo $? >$VMBOOT_COLLECT/drift.rc"
+        "sysctl -w vm.swappiness=60 >/dev/null; "
+        f"hostc audit /root/spec/node.toml >{c}/drift.txt; echo $? >{c}/drift.rc"
     )
     summary = _vm(out, "--rootfs", tree, "--user-data", work / "build/cloud-init/user-data",
                   "--boots", "2", "--timeout", "600", "--run", audit, "--run", drift,
