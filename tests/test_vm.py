@@ -23,6 +23,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,16 @@ def vm_ready() -> None:
         pytest.skip(why)
 
 
+@pytest.fixture(scope="session")
+def vm_work(vm_ready: None) -> Iterator[Path]:
+    """A work directory of its own: pytest prunes its old temporary directories when
+    another session starts, which must not happen under a VM that runs for minutes."""
+    path = Path(tempfile.mkdtemp(prefix="hostc-vmtest-", dir="/var/tmp"))
+    yield path
+    if not os.environ.get("HOSTC_VM_KEEP"):  # HOSTC_VM_KEEP=1 keeps it for inspection
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _run(argv: list[str | Path], timeout: int) -> None:
     done = subprocess.run(
         [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, check=False
@@ -72,10 +84,10 @@ def _hostc(*args: str | Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def guest_hostc(vm_ready: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def guest_hostc(vm_work: Path) -> Path:
     """hostc and its dependencies from a wheel of this tree, unpacked for the guest's
     Python 3.11 (no pip run under emulation), byte-compiled once here."""
-    work = tmp_path_factory.mktemp("wheel")
+    work = vm_work / "wheel"
     _run([sys.executable, "-m", "pip", "wheel", "-q", ROOT, "-w", work / "wheels"], 600)
     lib = work / "lib"
     _run(
@@ -123,10 +135,8 @@ def _vm(out: Path, *args: str | Path, timeout: int) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def lifecycle_vm(
-    guest_hostc: Path, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[dict[str, Any], Path]:
-    work = tmp_path_factory.mktemp("lifecycle")
+def lifecycle_vm(guest_hostc: Path, vm_work: Path) -> tuple[dict[str, Any], Path]:
+    work = vm_work / "lifecycle"
     tree = _guest_tree(work / "rootfs", guest_hostc, driver=True)
     vmtest = tree / "root/vmtest"
     shutil.copytree(HERE / "steps", vmtest / "steps")
@@ -241,13 +251,13 @@ def test_vm_revert_gives_back_the_host_as_it_was(lifecycle_vm: tuple[dict[str, A
 def cloud_init_vm(
     lifecycle_vm: tuple[dict[str, Any], Path],
     guest_hostc: Path,
-    tmp_path_factory: pytest.TempPathFactory,
+    vm_work: Path,
 ) -> tuple[dict[str, Any], Path]:
     """The user's path: the topology `hostc probe` wrote inside a guest, a spec for it,
     --target cloud-init, and a fresh guest whose cloud-init applies it."""
     _, results = lifecycle_vm
     assert _read(results, "probe.rc").strip() == "0"
-    work = tmp_path_factory.mktemp("cloud-init")
+    work = vm_work / "cloud-init"
     tree = _guest_tree(work / "rootfs", guest_hostc, driver=False)
     spec = _spec(tree / "root/spec", HERE / "v1.toml", results / "topology.toml")
     _hostc("build", spec, "--target", "cloud-init", "--out", work / "build", "-q")
