@@ -60,8 +60,10 @@ def perfect_host(plan: Plan, root: Path) -> Path:
     for i, e in enumerate(expectations(plan)):
         if e.kind == "cmdline":
             tokens.append(e.expected)
-        elif e.kind in ("integer", "cpulist", "mask", "selected", "first-word", "module-param"):
+        elif e.kind in ("value", "cpulist", "mask", "selected", "first-word", "module-param"):
             _value_file(root, e)
+        elif e.kind == "release":
+            put(root, e.args[0], f"{e.expected}.0-45-generic\n")
         elif e.kind == "sysctl":
             put(root, "/proc/sys/" + e.args[0].replace(".", "/"), e.expected + "\n")
             sysctl_d.append(f"{e.args[0]} = {e.expected}\n")

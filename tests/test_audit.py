@@ -189,3 +189,18 @@ def test_this_machine_gets_a_report_and_a_drift_code() -> None:
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "sysctl vm.max_map_count" in done.stdout
+
+
+def test_another_kernel_minor_or_machine_differs_but_a_patch_release_does_not(
+    tmp_path: Path,
+) -> None:
+    """The Plan's facts depend on the kernel's major.minor and on the CPUs it was made for."""
+    plan = plan_of(KUBEADM)
+    root = perfect_host(plan, tmp_path)
+    put(root, "/proc/sys/kernel/osrelease", "6.8.0-99-generic\n")
+    assert by_setting(api.audit(plan, root))["kernel release"].status is Status.APPLIED
+    put(root, "/proc/sys/kernel/osrelease", "6.5.0-45-generic\n")
+    put(root, "/sys/devices/system/cpu/online", "0-63\n")
+    found = by_setting(api.audit(plan, root))
+    assert found["kernel release"].status is Status.DIFFERS
+    assert (found["online CPUs"].status, found["online CPUs"].found) == (Status.DIFFERS, "0-63")

@@ -57,6 +57,19 @@ def _boot(token: str) -> tuple[tuple[str, ...], str]:
     return (BOOT_CARRIERS, token)
 
 
+def _host(plan: Plan) -> Iterator[Expect]:
+    """The machine the Plan was compiled for: another one makes every other row moot."""
+    h, part = plan.host, plan.partition
+    yield Expect(
+        "cpulist", "online CPUs", str(part.online), h.reason, ("/sys/devices/system/cpu/online",)
+    )
+    if h.kernel_version is not None:  # the facts hostc used depend on major.minor only
+        release = "{}.{}".format(*h.kernel_version)
+        yield Expect(
+            "release", "kernel release", release, h.reason, ("/proc/sys/kernel/osrelease",)
+        )
+
+
 def _kernel_args(plan: Plan) -> Iterator[Expect]:
     for a in kernel_args(plan):
         yield Expect("cmdline", f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
@@ -79,13 +92,13 @@ def _hugepages(plan: Plan) -> Iterator[Expect]:
             token = f"hugepages={pool.total}"
             path = f"/sys/kernel/mm/{d}"
             name = f"hugepages {format_kib(pool.size_kib)}"
-            yield Expect("integer", name, str(pool.total), pool.reason, (path,), _boot(token))
+            yield Expect("value", name, str(pool.total), pool.reason, (path,), _boot(token))
             continue
         token = "hugepages=" + ",".join(f"{n}:{c}" for n, c in pool.per_node)
         for node, count in pool.per_node:
             path = f"/sys/devices/system/node/node{node}/{d}"
             name = f"hugepages {format_kib(pool.size_kib)} node{node}"
-            yield Expect("integer", name, str(count), pool.reason, (path,), _boot(token))
+            yield Expect("value", name, str(count), pool.reason, (path,), _boot(token))
 
 
 def _thp(plan: Plan) -> Iterator[Expect]:
@@ -222,6 +235,7 @@ def _tuned(plan: Plan) -> Iterator[Expect]:
 #: Setting kind → the expectations the Plan gives it.  Each Expect.kind names its
 #: observer in `hostc.audit.observers.OBSERVERS`.
 TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
+    ("host", _host),
     ("kernel arguments", _kernel_args),
     ("isolation", _nohz),
     ("hugepages", _hugepages),

@@ -58,11 +58,21 @@ def cmdline(host: Host, e: Expect) -> Seen:
     return Seen(found or "(absent)", found == e.expected)
 
 
-def integer(host: Host, e: Expect) -> Seen:
+def value(host: Host, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist here")
     return _compare(text.strip(), e.expected)
+
+
+def release(host: Host, e: Expect) -> Seen:
+    """A kernel release against `major.minor`: 6.8.0-45-generic is a 6.8."""
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    found = text.strip()
+    head = ".".join(found.split("-")[0].split(".")[:2])
+    return Seen(found, head == e.expected)
 
 
 def cpulist(host: Host, e: Expect) -> Seen:
@@ -238,7 +248,8 @@ def checkpoint(host: Host, e: Expect) -> Seen:
 
 OBSERVERS: dict[str, Callable[[Host, Expect], Seen]] = {
     "cmdline": cmdline,
-    "integer": integer,
+    "value": value,
+    "release": release,
     "cpulist": cpulist,
     "mask": mask,
     "selected": selected,
