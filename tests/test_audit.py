@@ -170,6 +170,9 @@ def test_cli_bad_input_exits_2_without_a_traceback(tmp_path: Path) -> None:
     spec = tmp_path / "node.toml"
     spec.write_text("version = 1\n[host\n")
     assert run_hostc("audit", spec).returncode == 2
+    assert run_hostc("probe", "--spec", DGX).returncode == 2  # --spec only with --capture
+    both = run_hostc("audit", DGX, "--root", tmp_path, "--capture", junk)
+    assert both.returncode == 2 and "not both" in both.stderr
 
 
 def test_a_capture_with_the_spec_audits_like_the_tree_it_came_from(tmp_path: Path) -> None:
