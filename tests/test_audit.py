@@ -117,9 +117,11 @@ def test_a_workload_is_judged_by_its_running_process(tmp_path: Path) -> None:
     unit = plan.workloads[0].unit
     show(root, unit, {"MainPID": "1000"})
     put(root, "/proc/1000/status", "Cpus_allowed_list:\t0-223\nMems_allowed_list:\t0-1\n")
+    put(root, "/proc/1000/numa_maps", "00400000 default file=/bin/sh\n7f00 bind:0 anon=1\n")
     found = by_setting(api.audit(plan, root))
     assert found[f"{unit} CPUs"].status is Status.DIFFERS
-    assert found[f"{unit} memory nodes"].found == "0-1"
+    policy = found[f"{unit} memory policy"]
+    assert (policy.status, policy.found) == (Status.DIFFERS, "bind:0,default")
     show(root, unit, {"MainPID": "0", "ActiveState": "inactive"})
     f = by_setting(api.audit(plan, root))[f"{unit} CPUs"]
     assert (f.status, f.note) == (Status.NOT_OBSERVABLE, f"{unit} is not running")

@@ -150,17 +150,34 @@ def pid_cpus(host: Host, e: Expect) -> Seen:
     return _cpu_field(host, e.args[0], e)
 
 
-def unit_cpus(host: Host, e: Expect) -> Seen:
-    """A workload's running main process, not its unit file: what the kernel enforces."""
-    props = host.show(e.args[0])
+def _main_pid(host: Host, unit: str) -> str | Seen:
+    """The unit's running main process (what the kernel enforces, not its unit file)."""
+    props = host.show(unit)
     if props is None:
         return _absent("systemd cannot be asked here (no systemd running)")
     pid = props.get("MainPID", "0")
     if props.get("LoadState") == "not-found":
-        return _absent(f"{e.args[0]} is not installed")
+        return _absent(f"{unit} is not installed")
     if not pid.isdigit() or pid == "0":
-        return _absent(f"{e.args[0]} is not running")
-    return _cpu_field(host, pid, e)
+        return _absent(f"{unit} is not running")
+    return pid
+
+
+def unit_cpus(host: Host, e: Expect) -> Seen:
+    pid = _main_pid(host, e.args[0])
+    return pid if isinstance(pid, Seen) else _cpu_field(host, pid, e)
+
+
+def unit_numa(host: Host, e: Expect) -> Seen:
+    """Every mapping's policy in numa_maps (the task's policy where a mapping has none)."""
+    pid = _main_pid(host, e.args[0])
+    if isinstance(pid, Seen):
+        return pid
+    text = host.text(f"/proc/{pid}/numa_maps")
+    if text is None:
+        return _absent(f"/proc/{pid}/numa_maps cannot be read (a kernel without NUMA)")
+    policies = {line.split()[1] for line in text.splitlines() if len(line.split()) > 1}
+    return Seen(",".join(sorted(policies)) or "-", policies == {e.expected})
 
 
 def unit(host: Host, e: Expect) -> Seen:
@@ -258,6 +275,7 @@ OBSERVERS: dict[str, Callable[[Host, Expect], Seen]] = {
     "manager": manager,
     "pid-cpus": pid_cpus,
     "unit-cpus": unit_cpus,
+    "unit-numa": unit_numa,
     "unit": unit,
     "per-cpu": per_cpu,
     "irqs-off": irqs_off,
