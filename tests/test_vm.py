@@ -38,6 +38,9 @@ HERE = ROOT / "tests" / "vm"
 VM_BOOT = ROOT.parent / "shared" / "tools" / "vm-boot"
 CACHE = Path(os.environ.get("HOSTC_VM_CACHE", "/var/tmp/hostc-vm"))
 SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608"]
+#: Per boot.  A boot takes 1-3 minutes under TCG on 2 idle cores (cloud-init adds 1-2),
+#: several times that on a loaded machine: the limit only stops a hung VM.
+BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "900"))
 
 
 def _unavailable() -> str | None:
@@ -144,8 +147,8 @@ def lifecycle_vm(guest_hostc: Path, vm_work: Path) -> tuple[dict[str, Any], Path
         spec = _spec(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     out = work / "out"
-    summary = _vm(out, "--rootfs", tree, "--boots", "5", "--timeout", "420",
-                  "--run", "true", "--collect", "/root/results", timeout=2700)  # fmt: skip
+    summary = _vm(out, "--rootfs", tree, "--boots", "5", "--timeout", str(BOOT_TIMEOUT),
+                  "--run", "true", "--collect", "/root/results", timeout=5 * BOOT_TIMEOUT + 300)  # fmt: skip
     return summary, out / "boot5/collect/root/results"
 
 
@@ -269,8 +272,8 @@ def cloud_init_vm(
         f"hostc audit /root/spec/node.toml >{c}/drift.txt; echo $? >{c}/drift.rc"
     )
     summary = _vm(out, "--rootfs", tree, "--user-data", work / "build/cloud-init/user-data",
-                  "--boots", "2", "--timeout", "600", "--run", audit, "--run", drift,
-                  timeout=1500)  # fmt: skip
+                  "--boots", "2", "--timeout", str(BOOT_TIMEOUT), "--run", audit, "--run", drift,
+                  timeout=2 * BOOT_TIMEOUT + 300)  # fmt: skip
     return summary, out / "boot2/collect"
 
 
