@@ -147,8 +147,9 @@ def lifecycle_vm(guest_hostc: Path, vm_work: Path) -> tuple[dict[str, Any], Path
         spec = _spec(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     out = work / "out"
-    summary = _vm(out, "--rootfs", tree, "--boots", "5", "--timeout", str(BOOT_TIMEOUT),
-                  "--run", "true", "--collect", "/root/results", timeout=5 * BOOT_TIMEOUT + 300)  # fmt: skip
+    limit = str(BOOT_TIMEOUT)
+    summary = _vm(out, "--rootfs", tree, "--boots", "5", "--timeout", limit, "--run", "true",
+                  "--collect", "/root/results", timeout=5 * BOOT_TIMEOUT + 300)  # fmt: skip
     return summary, out / "boot5/collect/root/results"
 
 
