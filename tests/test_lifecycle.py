@@ -126,8 +126,12 @@ def test_applying_the_same_build_twice_removes_nothing(tmp_path: Path) -> None:
     assert "no file of the previous build needs a reboot" in done.stdout
 
 
+VM_V2 = ROOT / "tests" / "vm" / "v2.toml"  # a manifest that ends with a `file` line
+
+
+@pytest.mark.parametrize("spec", [KUBEADM, VM_V2], ids=["kubelet", "no-kubelet"])
 def test_revert_removes_every_file_hostc_installed_and_the_kubelet_checkpoints(
-    tmp_path: Path,
+    spec: Path, tmp_path: Path
 ) -> None:
     root = tmp_path / "host"
     (root / "etc/default/grub.d").mkdir(parents=True)
@@ -135,13 +139,15 @@ def test_revert_removes_every_file_hostc_installed_and_the_kubelet_checkpoints(
     (root / "etc/hostc").mkdir(parents=True)
     (root / "etc/hostc/kargs").write_text("nohz_full=2-3\n")  # grubby's state
     before = tree(root)
-    install(root, delivered(plan_of(KUBEADM)))
+    install(root, delivered(plan_of(spec)))
     assert run_script(root, lifecycle.APPLY).returncode == 0
     for f in ("var/lib/kubelet/cpu_manager_state", "var/lib/kubelet/memory_manager_state"):
         (root / f).parent.mkdir(parents=True, exist_ok=True)
         (root / f).write_text("{}")
     done = run_script(root, lifecycle.REVERT)
     assert done.returncode == 0, done.stderr
+    if spec == VM_V2:  # not hostc's checkpoints: the kubelet's own, kept
+        before |= {"/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state"}
     assert tree(root) == before - {"/etc/hostc/kargs"}
     assert "removed hostc's kernel arguments from the boot entries (grubby)" in done.stdout
 
