@@ -171,3 +171,16 @@ def test_lifecycle_scripts_pass_shellcheck(script: str, tmp_path: Path) -> None:
             [tool, "-s", "sh", str(path)], capture_output=True, text=True, check=False
         )
         assert done.returncode == 0, done.stdout
+
+
+def test_a_setting_dropped_from_a_file_both_builds_install_asks_for_a_reboot(
+    tmp_path: Path,
+) -> None:
+    """v2 drops a sysctl from the same 90-hostc.conf: the kernel keeps the old value."""
+    root = tmp_path / "host"
+    install(root, delivered(plan_of(ROOT / "tests" / "vm" / "v1.toml")))
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    install(root, delivered(plan_of(VM_V2)))
+    done = run_script(root, lifecycle.APPLY)
+    assert done.returncode == 0, done.stderr
+    assert "reboot needed" in done.stdout and "/etc/sysctl.d(changed)" in done.stdout
