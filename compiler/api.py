@@ -41,6 +41,7 @@ from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
 if TYPE_CHECKING:
+    from hostc.audit import Finding
     from hostc.report.explain import Explanation
     from hostc.report.review import Review
     from hostc.targets import Target
@@ -53,6 +54,7 @@ __all__ = [
     "Step",
     "apply_manifest",
     "apply_steps",
+    "audit",
     "capture",
     "compile_file",
     "compile_plan",
@@ -357,6 +359,10 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
                 for a in t.emit(plan)
                 if a.kind is Kind.FILE
             ]
+            # every delivery records what it installs, and carries hostc-apply/-revert
+            from hostc.targets import lifecycle
+
+            files_cache += lifecycle.artifacts(plan, files_cache)
         return files_cache
 
     out: list[Artifact] = []
@@ -455,3 +461,11 @@ def _one_artifact_per_path(
         if k in seen:
             raise ArtifactCollision(f"two artifacts share the path {k}")
         seen.add(k)
+
+
+def audit(plan: Plan, root: str | os.PathLike[str] = Path("/")) -> list[Finding]:
+    """Compare the host under `root` (`/`: this one, live; a copied tree; or a
+    `hostc probe --capture --spec` archive) with the Plan: one Finding per setting."""
+    from hostc.audit.run import audit_root
+
+    return audit_root(of_type(plan, Plan, "plan", "a Plan"), as_path(root, "root"))

@@ -373,6 +373,38 @@ def schema_cmd(
     sys.stdout.write(schema.dumps(which))
 
 
+@app.command("audit")
+def audit_cmd(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    root: Annotated[
+        Path, typer.Option("--root", help="audit the tree under DIR (default: this host)")
+    ] = Path("/"),
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="audit an archive from `hostc probe --capture --spec`"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the findings as JSON")] = False,
+) -> None:
+    """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
+    (a setting differs or waits for a reboot), 2 on bad input."""
+    from hostc import audit as report
+    from hostc.audit.run import audit_root
+
+    if capture is not None and root != Path("/"):
+        _usage("pass --root DIR or --capture FILE, not both")
+    where = capture if capture is not None else root
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    _warn(warnings)
+    findings = _guard(lambda: audit_root(plan, where))
+    if as_json:
+        sys.stdout.write(report.dumps(findings, source=where))
+    else:
+        sys.stdout.write(report.render(findings))
+    if report.drift(findings):
+        raise typer.Exit(1)
+
+
 def main() -> None:
     """Console entry point: a traceback never reaches the user.
 

@@ -15,7 +15,7 @@ from hostc.cli_text import found
 if TYPE_CHECKING:
     from hostc.topology.model import Topology
 
-from hostc.cli_base import _clean, _fail, _guard, _usage, app, import_app
+from hostc.cli_base import _clean, _compile, _fail, _guard, _usage, app, import_app
 
 
 def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
@@ -123,13 +123,25 @@ def probe_cmd(
         Path | None,
         typer.Option("--nvidia-smi-topo", help="saved `nvidia-smi topo -m` output to merge"),
     ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="with --capture: also the state `hostc audit SPEC` reads"),
+    ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
     from hostc import ingest
 
+    if spec is not None and capture is None:
+        _usage("--spec needs --capture FILE")
     if capture is not None:
         archive = capture
-        paths = _guard(lambda: ingest.capture(archive, root))
+        extra = None
+        if spec is not None:
+            from hostc.audit.run import audit_state
+
+            plan, _ = _guard(lambda: _compile(spec, None))
+            extra = audit_state(plan, root)
+        paths = _guard(lambda: ingest.capture(archive, root, extra))
         typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None

@@ -122,12 +122,17 @@ def probe(
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
-def capture(archive: Path | str, root: Path | str = Path("/")) -> list[str]:
-    """Write an archive of exactly the files `probe` reads; returns its member names."""
+def capture(
+    archive: Path | str,
+    root: Path | str = Path("/"),
+    extra: tuple[dict[str, bytes], set[str]] | None = None,
+) -> list[str]:
+    """Write an archive of exactly the files `probe` reads (plus `extra`: the files
+    `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names."""
     from hostc.topology.importers import capture as cap
 
     archive, root = as_path(archive, "archive"), as_path(root, "root")
-    return cap.capture(archive, root)
+    return cap.capture(archive, root, extra)
 
 
 def dumps_snapshot(topo: Topology) -> str:

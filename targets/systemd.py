@@ -17,6 +17,7 @@ import re
 from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
+from hostc.targets import verify
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
 from hostc.targets.limits import systemd_value
@@ -156,7 +157,7 @@ def tuning_parts(plan: Plan) -> list[str]:
 
 
 def applies(plan: Plan) -> str | None:
-    if plan.workloads or tuning_parts(plan):
+    if plan.workloads or tuning_parts(plan) or verify.checks(plan):
         return None
     return "no workload to place and no runtime setting for hostc to apply"
 
@@ -285,4 +286,5 @@ def emit(plan: Plan) -> list[Artifact]:
                 Activation(Action.START, UNIT),
             )
         )
+    out += verify.emit(plan)
     return out

@@ -38,8 +38,12 @@ def hostc_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def host_files(plan: Plan) -> list[api.Artifact]:
-    """Every applicable file target's host files: what the wrappers must carry."""
-    return [a for a in api.emit(plan, ["all"]) if a.kind is Kind.FILE]
+    """Every applicable file target's host files, plus the lifecycle files (manifest,
+    hostc-apply, hostc-revert) made from them: what the wrappers must carry."""
+    from hostc.targets import lifecycle
+
+    files = [a for a in api.emit(plan, ["all"]) if a.kind is Kind.FILE]
+    return files + lifecycle.artifacts(plan, files)
 
 
 def as_files(arts: list[api.Artifact]) -> Files:

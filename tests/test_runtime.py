@@ -66,6 +66,7 @@ def files(plan: Plan, *targets: str) -> dict[str, str]:
 
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
+VERIFY = "/usr/local/sbin/hostc-verify"
 TUNED = "/etc/tuned/hostc/tuned.conf"  # the h100() host's release (before TuneD 2.23)
 TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
 
@@ -734,12 +735,13 @@ def test_systemd_analyze_verify_accepts_every_unit(tmp_path: Path) -> None:
                 dest = units / path.removeprefix("/etc/systemd/system/")
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_text(text)
-        script = root / "hostc-tuning"
-        if SCRIPT in out:
-            script.write_text(out[SCRIPT])
-            script.chmod(0o755)
-            unit = units / "hostc-tuning.service"
-            unit.write_text(unit.read_text().replace(f"ExecStart={SCRIPT}", f"ExecStart={script}"))
+        for exe, unit_name in ((SCRIPT, "hostc-tuning.service"), (VERIFY, "hostc-verify.service")):
+            if exe in out:
+                script = root / unit_name.removesuffix(".service")
+                script.write_text(out[exe])
+                script.chmod(0o755)
+                unit = units / unit_name
+                unit.write_text(unit.read_text().replace(f"ExecStart={exe}", f"ExecStart={script}"))
         names = [p.name for p in units.glob("*.service")]
         for w in plan.workloads:  # a stub for the workload's own unit
             (units / w.unit).write_text(

@@ -20,8 +20,13 @@ from hostc.topology.importers import sysfs
 from hostc.topology.importers.archive import archive_bytes
 
 
-def capture(out: Path, root: Path = Path("/")) -> list[str]:
+def capture(
+    out: Path, root: Path = Path("/"), extra: tuple[dict[str, bytes], set[str]] | None = None
+) -> list[str]:
     """Write the archive to `out` and return its member names.
+
+    `extra` adds files and directories read by someone else (what `hostc audit`
+    reads for a spec's Plan: `hostc probe --capture --spec`).
 
     Malformed files are captured as found (reproducing a failing probe is the
     point of a capture); only a root that is no Linux tree at all is refused.
@@ -31,6 +36,10 @@ def capture(out: Path, root: Path = Path("/")) -> list[str]:
     reader = sysfs.Reader(root)
     _, stored = sysfs.collect(reader, live=root.resolve() == Path("/"))
     files = dict(reader.files)
+    dirs = set(reader.dirs)
+    if extra is not None:
+        files.update(extra[0])
+        dirs |= extra[1]
     if stored is None and root.resolve() == Path("/"):
         text, _ = sysfs.run_nvidia_smi()
         if text is not None:
@@ -40,7 +49,7 @@ def capture(out: Path, root: Path = Path("/")) -> list[str]:
         raise HostcError(
             [file_error(str(out), "refusing to write: the capture would overwrite a file it read")]
         )
-    data = archive_bytes(files, reader.dirs)
+    data = archive_bytes(files, dirs)
     try:
         # Atomic, so a failed capture never leaves half an archive.
         write_bytes(out, data, mode=0o644)

@@ -21,7 +21,12 @@ install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-tuning "${DEST
 install -D -m 0644 -o root -g root -- "$src"/etc/udev/rules.d/90-hostc-tuning.rules "${DESTDIR:-}"/etc/udev/rules.d/90-hostc-tuning.rules
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/irqbalance.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/irqbalance.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-verify.service "${DESTDIR:-}"/etc/systemd/system/hostc-verify.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-verify "${DESTDIR:-}"/usr/local/sbin/hostc-verify
 install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-apply "${DESTDIR:-}"/usr/local/sbin/hostc-apply
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-revert "${DESTDIR:-}"/usr/local/sbin/hostc-revert
+install -D -m 0644 -o root -g root -- "$src"/var/lib/hostc/manifest.new "${DESTDIR:-}"/var/lib/hostc/manifest.new
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -36,12 +41,16 @@ systemctl daemon-reexec
 sysctl --system
 # /usr/local/sbin/hostc-kubelet-reset applies what it carries
 /usr/local/sbin/hostc-kubelet-reset
+# /usr/local/sbin/hostc-apply applies what it carries
+/usr/local/sbin/hostc-apply
 # start hostc-kubelet-reset.service at every boot
 systemctl enable hostc-kubelet-reset.service
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
 # start irqbalance.service at every boot
 systemctl enable irqbalance.service
+# start hostc-verify.service at every boot
+systemctl enable hostc-verify.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
 # apply irqbalance.service now

@@ -20,8 +20,13 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-c.service.
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/serve-d.service.d/90-hostc.conf "${DESTDIR:-}"/etc/systemd/system/serve-d.service.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system-preset/90-hostc.preset "${DESTDIR:-}"/etc/systemd/system-preset/90-hostc.preset
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-verify.service "${DESTDIR:-}"/etc/systemd/system/hostc-verify.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-verify "${DESTDIR:-}"/usr/local/sbin/hostc-verify
 install -D -m 0644 -o root -g root -- "$src"/etc/modprobe.d/90-hostc.conf "${DESTDIR:-}"/etc/modprobe.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-apply "${DESTDIR:-}"/usr/local/sbin/hostc-apply
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-revert "${DESTDIR:-}"/usr/local/sbin/hostc-revert
+install -D -m 0644 -o root -g root -- "$src"/var/lib/hostc/manifest.new "${DESTDIR:-}"/var/lib/hostc/manifest.new
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
@@ -32,8 +37,12 @@ systemctl daemon-reload
 systemctl daemon-reexec
 # load sysctl.d now (systemd-sysctl ran before)
 sysctl --system
+# /usr/local/sbin/hostc-apply applies what it carries
+/usr/local/sbin/hostc-apply
 # start hostc-tuning.service at every boot
 systemctl enable hostc-tuning.service
+# start hostc-verify.service at every boot
+systemctl enable hostc-verify.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service
 # apply systemd-modules-load.service now

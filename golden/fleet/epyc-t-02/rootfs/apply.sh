@@ -15,16 +15,27 @@ install -D -m 0644 -o root -g root -- "$src"/etc/default/grub.d/90-hostc.cfg "${
 install -D -m 0644 -o root -g root -- "$src"/etc/sysctl.d/90-hostc.conf "${DESTDIR:-}"/etc/sysctl.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/security/limits.d/90-hostc.conf "${DESTDIR:-}"/etc/security/limits.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system.conf.d/90-hostc-limits.conf "${DESTDIR:-}"/etc/systemd/system.conf.d/90-hostc-limits.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-verify.service "${DESTDIR:-}"/etc/systemd/system/hostc-verify.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-verify "${DESTDIR:-}"/usr/local/sbin/hostc-verify
 install -D -m 0644 -o root -g root -- "$src"/etc/tuned/hostc/tuned.conf "${DESTDIR:-}"/etc/tuned/hostc/tuned.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-apply "${DESTDIR:-}"/usr/local/sbin/hostc-apply
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-revert "${DESTDIR:-}"/usr/local/sbin/hostc-revert
+install -D -m 0644 -o root -g root -- "$src"/var/lib/hostc/manifest.new "${DESTDIR:-}"/var/lib/hostc/manifest.new
 if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# systemd rereads units and drop-ins
+systemctl daemon-reload
 # the manager rereads system.conf.d
 systemctl daemon-reexec
 # load sysctl.d now (systemd-sysctl ran before)
 sysctl --system
+# /usr/local/sbin/hostc-apply applies what it carries
+/usr/local/sbin/hostc-apply
+# start hostc-verify.service at every boot
+systemctl enable hostc-verify.service
 # tuned.service runs now and at every boot
 systemctl enable --now tuned.service
 # apply systemd-modules-load.service now

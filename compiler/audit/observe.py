@@ -1,0 +1,259 @@
+"""The one table audit has: each kind of Plan setting → what to expect and how to observe it.
+
+Audit has no per-setting code outside this table.  A row's `expect` reads the
+Plan and yields one `Expect` per observable value; its `observer` names one of
+the generic readers in `hostc.audit.observers` (a kernel command line token, a
+sysfs value, a CPU list, a unit property, …).  Adding a setting kind to the
+Plan means adding a row here, nothing else.
+
+Traps this table encodes (each has a test):
+- `isolcpus=managed_irq,…` leaves /sys/devices/system/cpu/isolated empty (only
+  domain isolation shows there), so isolation is read from /proc/cmdline, from
+  nohz_full and from the IRQ masks, never from `isolated`.
+- PID 1's limits are the kernel's, not `DefaultLimit*=`: the manager's
+  properties are what services inherit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import attrs
+
+from hostc.cpuset import CpuSet
+from hostc.kernelargs import kernel_args
+from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
+from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.units import format_kib
+
+#: Files that carry the next boot's command line: one holding a token /proc/cmdline
+#: lacks means the setting is installed and waits for a reboot.
+BOOT_CARRIERS = (
+    "/etc/default/grub.d/",
+    "/etc/default/grub",
+    "/boot/grub/grub.cfg",
+    "/boot/grub2/grub.cfg",
+    "/etc/kernel/cmdline",
+    "/boot/loader/entries/",
+    "/etc/tuned/bootcmdline",
+)
+MANAGER_CPUS_FILE = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
+
+
+@attrs.frozen
+class Expect:
+    """One value the Plan says the host has, and how to look at it."""
+
+    kind: str  # the TABLE row
+    setting: str  # what the report calls it
+    expected: str
+    reason: Reason
+    args: tuple[str, ...] = ()  # the observer's arguments (a path, a key, a unit)
+    #: (files, token): the value is installed but not yet in effect when one of these
+    #: files holds `token` (a kernel argument in the boot loader's configuration).
+    pending: tuple[tuple[str, ...], str] | None = None
+
+
+def _boot(token: str) -> tuple[tuple[str, ...], str]:
+    return (BOOT_CARRIERS, token)
+
+
+def _host(plan: Plan) -> Iterator[Expect]:
+    """The machine the Plan was compiled for: another one makes every other row moot."""
+    h, part = plan.host, plan.partition
+    yield Expect(
+        "cpulist", "online CPUs", str(part.online), h.reason, ("/sys/devices/system/cpu/online",)
+    )
+    if h.kernel_version is not None:  # the facts hostc used depend on major.minor only
+        release = "{}.{}".format(*h.kernel_version)
+        yield Expect(
+            "release", "kernel release", release, h.reason, ("/proc/sys/kernel/osrelease",)
+        )
+
+
+def _kernel_args(plan: Plan) -> Iterator[Expect]:
+    for a in kernel_args(plan):
+        yield Expect("cmdline", f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
+
+
+def _nohz(plan: Plan) -> Iterator[Expect]:
+    m = plan.isolation_by("nohz_full")
+    if m is not None and plan.partition.isolated:
+        value = str(plan.partition.isolated)
+        path = "/sys/devices/system/cpu/nohz_full"
+        yield Expect(
+            "cpulist", "nohz_full CPUs", value, m.reason, (path,), _boot(f"nohz_full={value}")
+        )
+
+
+def _hugepages(plan: Plan) -> Iterator[Expect]:
+    for pool in plan.hugepages:
+        d = f"hugepages/hugepages-{pool.size_kib}kB/nr_hugepages"
+        if not pool.node_form:
+            token = f"hugepages={pool.total}"
+            path = f"/sys/kernel/mm/{d}"
+            name = f"hugepages {format_kib(pool.size_kib)}"
+            yield Expect("value", name, str(pool.total), pool.reason, (path,), _boot(token))
+            continue
+        token = "hugepages=" + ",".join(f"{n}:{c}" for n, c in pool.per_node)
+        for node, count in pool.per_node:
+            path = f"/sys/devices/system/node/node{node}/{d}"
+            name = f"hugepages {format_kib(pool.size_kib)} node{node}"
+            yield Expect("value", name, str(count), pool.reason, (path,), _boot(token))
+
+
+def _thp(plan: Plan) -> Iterator[Expect]:
+    if plan.thp is not None:
+        path = "/sys/kernel/mm/transparent_hugepage/enabled"
+        token = f"transparent_hugepage={plan.thp.mode}"
+        yield Expect("selected", "THP", plan.thp.mode, plan.thp.reason, (path,), _boot(token))
+    d = plan.runtime.thp_defrag
+    if d is not None:
+        yield Expect(
+            "selected",
+            "THP defrag",
+            d.mode,
+            d.reason,
+            ("/sys/kernel/mm/transparent_hugepage/defrag",),
+        )
+
+
+def _sysctls(plan: Plan) -> Iterator[Expect]:
+    for s in plan.sysctls:
+        yield Expect("sysctl", f"sysctl {s.key}", " ".join(s.value.split()), s.reason, (s.key,))
+
+
+#: systemd's manager property for each limit item, and the unit its value is in.
+_MANAGER_LIMIT = {"nofile": ("DefaultLimitNOFILE", 1), "memlock": ("DefaultLimitMEMLOCK", 1024)}
+
+
+def _limits(plan: Plan) -> Iterator[Expect]:
+    for lim in plan.limits:
+        prop, scale = _MANAGER_LIMIT[lim.item]
+        value = "infinity" if lim.value == UNLIMITED else str(int(lim.value) * scale)
+        yield Expect("manager", f"services' {lim.item} limit", value, lim.reason, (prop,))
+
+
+def _manager_cpus(plan: Plan) -> Iterator[Expect]:
+    part = plan.partition
+    if part.isolated and plan.runtime.owner is RuntimeOwner.SYSTEMD:
+        value = str(part.housekeeping)
+        pending = ((MANAGER_CPUS_FILE,), f"CPUAffinity={value}")
+        yield Expect(
+            "pid-cpus",
+            "PID 1 CPUs",
+            value,
+            part.housekeeping_reason,
+            ("1", "Cpus_allowed_list"),
+            pending,
+        )
+
+
+def _workloads(plan: Plan) -> Iterator[Expect]:
+    """NUMAPolicy=bind is a memory policy (set_mempolicy), not a cpuset: Mems_allowed_list
+    keeps every node; /proc/PID/numa_maps shows the policy (`bind:1`) per mapping."""
+    for w in plan.workloads:
+        policy = f"bind:{CpuSet(w.nodes)}"  # the kernel prints a node list like a CPU list
+        yield Expect(
+            "unit-cpus", f"{w.unit} CPUs", str(w.cpus), w.reason, (w.unit, "Cpus_allowed_list")
+        )
+        yield Expect("unit-numa", f"{w.unit} memory policy", policy, w.reason, (w.unit,))
+
+
+def _cpufreq(plan: Plan) -> Iterator[Expect]:
+    g, e = plan.runtime.governor, plan.runtime.epp
+    if g is not None:
+        yield Expect("per-cpu", "CPU governor", g.name, g.reason, ("scaling_governor",))
+    if e is not None:
+        yield Expect("per-cpu", "CPU EPP", e.value, e.reason, ("energy_performance_preference",))
+
+
+def _cpumasks(plan: Plan) -> Iterator[Expect]:
+    for m in plan.runtime.cpumasks:
+        yield Expect("mask", f"{m.name} CPUs", str(m.cpus), m.reason, (m.path,))
+
+
+def _irqs(plan: Plan) -> Iterator[Expect]:
+    part, irq = plan.partition, plan.runtime.irq
+    if part.isolated and plan.isolation_by("irqaffinity") is not None:
+        why = plan.isolation_by("irqaffinity")
+        assert why is not None
+        yield Expect(
+            "mask",
+            "default IRQ affinity",
+            str(part.housekeeping),
+            why.reason,
+            ("/proc/irq/default_smp_affinity",),
+        )
+    if irq is None:
+        return
+    yield Expect("irqs-off", "IRQs on isolated CPUs", "none", irq.reason, (str(irq.banned),))
+    state = "active" if irq.owner is IrqOwner.IRQBALANCE else "inactive"
+    yield Expect(
+        "unit", "irqbalance.service", state, irq.reason, ("irqbalance.service", "ActiveState")
+    )
+    for d in irq.devices:
+        yield Expect("device-irqs", f"{d.device} IRQs", str(d.cpus), d.reason, (d.pci,))
+
+
+def _modules(plan: Plan) -> Iterator[Expect]:
+    for m in plan.runtime.modules:
+        if m.blacklist:
+            yield Expect("module-absent", f"module {m.name}", "not loaded", m.reason, (m.name,))
+        for word in (m.options or "").split():
+            key, _, value = word.partition("=")
+            path = f"/sys/module/{m.name}/parameters/{key}"
+            yield Expect("module-param", f"module {m.name} {key}", value, m.reason, (path,))
+
+
+def _services(plan: Plan) -> Iterator[Expect]:
+    for s in plan.runtime.services_off:
+        yield Expect("unit", s.unit, "inactive", s.reason, (s.unit, "ActiveState"))
+
+
+def _kubelet(plan: Plan) -> Iterator[Expect]:
+    k = plan.kubelet
+    if k is None:
+        return
+    policy = k.cpu.policy
+    yield Expect("checkpoint", "kubelet CPU manager", policy, k.cpu.reason, (CPU_STATE,))
+    if k.memory is not None:
+        yield Expect(
+            "checkpoint",
+            "kubelet memory manager",
+            k.memory.policy,
+            k.memory.reason,
+            (MEMORY_STATE,),
+        )
+
+
+def _tuned(plan: Plan) -> Iterator[Expect]:
+    if plan.runtime.owner is RuntimeOwner.TUNED:
+        r = plan.runtime.owner_reason
+        yield Expect("first-word", "TuneD profile", "hostc", r, ("/etc/tuned/active_profile",))
+
+
+#: Setting kind → the expectations the Plan gives it.  Each Expect.kind names its
+#: observer in `hostc.audit.observers.OBSERVERS`.
+TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
+    ("host", _host),
+    ("kernel arguments", _kernel_args),
+    ("isolation", _nohz),
+    ("hugepages", _hugepages),
+    ("transparent hugepages", _thp),
+    ("sysctls", _sysctls),
+    ("limits", _limits),
+    ("service manager CPUs", _manager_cpus),
+    ("workload placement", _workloads),
+    ("cpufreq", _cpufreq),
+    ("kernel cpumasks", _cpumasks),
+    ("interrupts", _irqs),
+    ("modules", _modules),
+    ("services disabled", _services),
+    ("kubelet", _kubelet),
+    ("TuneD", _tuned),
+)
+
+
+def expectations(plan: Plan) -> list[Expect]:
+    return [e for _, rows in TABLE for e in rows(plan)]

@@ -1,0 +1,286 @@
+"""The generic readers the audit table names: how one kind of value is observed.
+
+Each takes the Host and one Expect and returns what was Seen: the value found
+(None: nothing to read), whether it matches (None: not observable here) and a
+note (why not observable, or which file set a sysctl).  None of them knows a
+particular setting; that is the table's job (`hostc.audit.observe`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import attrs
+
+from hostc.audit.host import Host
+from hostc.audit.observe import Expect
+from hostc.audit.sysctld import winner
+from hostc.cpuset import CpuListError, CpuSet
+
+
+@attrs.frozen
+class Seen:
+    found: str | None
+    ok: bool | None  # None: not observable here
+    note: str = ""
+
+
+def _absent(why: str) -> Seen:
+    return Seen(None, None, why)
+
+
+def _compare(found: str, expected: str) -> Seen:
+    return Seen(found, found == expected)
+
+
+def _cpus(text: str) -> CpuSet | None:
+    try:
+        return CpuSet.parse(text)
+    except (CpuListError, ValueError):
+        return None
+
+
+def cmdline_tokens(text: str) -> dict[str, str]:
+    """The kernel's view: the last `key=value` (or bare flag) of each key wins."""
+    out: dict[str, str] = {}
+    for word in text.split():
+        key = word.partition("=")[0]
+        out[key] = word
+    return out
+
+
+def cmdline(host: Host, e: Expect) -> Seen:
+    text = host.text("/proc/cmdline")
+    if text is None:
+        return _absent("/proc/cmdline cannot be read")
+    found = cmdline_tokens(text).get(e.args[0])
+    return Seen(found or "(absent)", found == e.expected)
+
+
+def value(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    return _compare(text.strip(), e.expected)
+
+
+def release(host: Host, e: Expect) -> Seen:
+    """A kernel release against `major.minor`: 6.8.0-45-generic is a 6.8."""
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    found = text.strip()
+    head = ".".join(found.split("-")[0].split(".")[:2])
+    return Seen(found, head == e.expected)
+
+
+def cpulist(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    found = _cpus(text)
+    return Seen(str(found) if found is not None else text.strip(), found == _cpus(e.expected))
+
+
+def mask(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    try:
+        found = CpuSet.from_mask(text)
+    except (CpuListError, ValueError):
+        return Seen(text.strip(), False, "not a CPU mask")
+    return Seen(str(found), found == _cpus(e.expected))
+
+
+def selected(host: Host, e: Expect) -> Seen:
+    """A sysfs choice file: `always [madvise] never` → madvise."""
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here")
+    words = text.split()
+    chosen = next((w[1:-1] for w in words if w.startswith("[") and w.endswith("]")), None)
+    return _compare(chosen or text.strip(), e.expected)
+
+
+def first_word(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist here (is the service installed?)")
+    return _compare((text.split() or [""])[0], e.expected)
+
+
+def sysctl(host: Host, e: Expect) -> Seen:
+    key = e.args[0]
+    text = host.text("/proc/sys/" + key.replace(".", "/"))
+    if text is None:
+        return _absent(f"this kernel has no {key}")
+    found = " ".join(text.split())
+    won = winner(host, key)
+    note = f"{won[0]} sets {won[1]}" if won is not None else "no sysctl.d file sets it"
+    return Seen(found, found == e.expected, note)
+
+
+def manager(host: Host, e: Expect) -> Seen:
+    props = host.show(None)
+    if props is None or e.args[0] not in props:
+        return _absent("systemd's manager cannot be asked here (no systemd running)")
+    return _compare(props[e.args[0]], e.expected)
+
+
+def _status_field(host: Host, pid: str, field: str) -> str | None:
+    text = host.text(f"/proc/{pid}/status")
+    for line in (text or "").splitlines():
+        name, _, value = line.partition(":")
+        if name == field:
+            return value.strip()
+    return None
+
+
+def _cpu_field(host: Host, pid: str, e: Expect) -> Seen:
+    value = _status_field(host, pid, e.args[1])
+    if value is None:
+        return _absent(f"/proc/{pid}/status has no {e.args[1]}")
+    found = _cpus(value)
+    return Seen(str(found) if found is not None else value, found == _cpus(e.expected))
+
+
+def pid_cpus(host: Host, e: Expect) -> Seen:
+    return _cpu_field(host, e.args[0], e)
+
+
+def _main_pid(host: Host, unit: str) -> str | Seen:
+    """The unit's running main process (what the kernel enforces, not its unit file)."""
+    props = host.show(unit)
+    if props is None:
+        return _absent("systemd cannot be asked here (no systemd running)")
+    pid = props.get("MainPID", "0")
+    if props.get("LoadState") == "not-found":
+        return _absent(f"{unit} is not installed")
+    if not pid.isdigit() or pid == "0":
+        return _absent(f"{unit} is not running")
+    return pid
+
+
+def unit_cpus(host: Host, e: Expect) -> Seen:
+    pid = _main_pid(host, e.args[0])
+    return pid if isinstance(pid, Seen) else _cpu_field(host, pid, e)
+
+
+def unit_numa(host: Host, e: Expect) -> Seen:
+    """Every mapping's policy in numa_maps (the task's policy where a mapping has none)."""
+    pid = _main_pid(host, e.args[0])
+    if isinstance(pid, Seen):
+        return pid
+    text = host.text(f"/proc/{pid}/numa_maps")
+    if text is None:
+        return _absent(f"/proc/{pid}/numa_maps cannot be read (a kernel without NUMA)")
+    policies = {line.split()[1] for line in text.splitlines() if len(line.split()) > 1}
+    return Seen(",".join(sorted(policies)) or "-", policies == {e.expected})
+
+
+def unit(host: Host, e: Expect) -> Seen:
+    props = host.show(e.args[0])
+    if props is None:
+        return _absent("systemd cannot be asked here (no systemd running)")
+    if props.get("LoadState") == "not-found":
+        return Seen("not installed", e.expected == "inactive")
+    return _compare(props.get(e.args[1], ""), e.expected)
+
+
+def per_cpu(host: Host, e: Expect) -> Seen:
+    """Every cpufreq policy: the distinct values found."""
+    base = "/sys/devices/system/cpu/cpufreq"
+    policies = [p for p in host.listdir(base) if p.startswith("policy")]
+    values = {(host.text(f"{base}/{p}/{e.args[0]}") or "").strip() for p in policies}
+    values.discard("")
+    if not values:
+        return _absent(f"no CPU exposes {e.args[0]} (no cpufreq driver, e.g. a VM)")
+    return Seen(",".join(sorted(values)), values == {e.expected})
+
+
+def _irq_cpus(host: Host, irq: str) -> tuple[CpuSet | None, CpuSet | None]:
+    eff = host.text(f"/proc/irq/{irq}/effective_affinity_list")
+    allowed = host.text(f"/proc/irq/{irq}/smp_affinity_list")
+    return (_cpus(eff) if eff else None, _cpus(allowed) if allowed else None)
+
+
+def irqs_off(host: Host, e: Expect) -> Seen:
+    """IRQs served on isolated CPUs although their mask allows a housekeeping one.
+
+    A managed IRQ whose mask holds only isolated CPUs stays there (the kernel's
+    `managed_irq` isolation moves it only when a housekeeping CPU is in the mask)."""
+    isolated = _cpus(e.args[0]) or CpuSet()
+    irqs = [n for n in host.listdir("/proc/irq") if n.isdigit()]
+    if not irqs:
+        return _absent("/proc/irq cannot be listed")
+    bad = []
+    for n in irqs:
+        eff, allowed = _irq_cpus(host, n)
+        if eff is None or allowed is None or allowed <= isolated:
+            continue
+        if not eff.isdisjoint(isolated):
+            bad.append(n)
+    found = "none" if not bad else "IRQ " + ",".join(sorted(bad, key=int))
+    return Seen(found, not bad)
+
+
+def device_irqs(host: Host, e: Expect) -> Seen:
+    base = f"/sys/bus/pci/devices/{e.args[0]}"
+    irqs = host.listdir(f"{base}/msi_irqs")
+    if not irqs:
+        return _absent(f"no PCI device {e.args[0]} with MSI interrupts here (a VM has no GPU/NIC)")
+    want = _cpus(e.expected) or CpuSet()
+    off = [n for n in irqs if not ((_irq_cpus(host, n)[0] or want) <= want)]
+    return Seen("IRQ " + ",".join(off) + " elsewhere" if off else e.expected, not off)
+
+
+def module_absent(host: Host, e: Expect) -> Seen:
+    text = host.text("/proc/modules")
+    if text is None:
+        return _absent("/proc/modules cannot be read")
+    loaded = {line.split()[0] for line in text.splitlines() if line.split()}
+    return Seen("loaded" if e.args[0] in loaded else "not loaded", e.args[0] not in loaded)
+
+
+def module_param(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent("the module is not loaded (or has no such parameter)")
+    return _compare(text.strip(), e.expected)
+
+
+def checkpoint(host: Host, e: Expect) -> Seen:
+    text = host.text(e.args[0])
+    if text is None:
+        return _absent(f"{e.args[0]} does not exist (kubelet not installed or never started)")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return Seen(None, False, f"{e.args[0]} is not JSON")
+    name = doc.get("policyName") if isinstance(doc, dict) else None
+    return Seen(str(name), str(name).lower() == e.expected.lower())
+
+
+OBSERVERS: dict[str, Callable[[Host, Expect], Seen]] = {
+    "cmdline": cmdline,
+    "value": value,
+    "release": release,
+    "cpulist": cpulist,
+    "mask": mask,
+    "selected": selected,
+    "first-word": first_word,
+    "sysctl": sysctl,
+    "manager": manager,
+    "pid-cpus": pid_cpus,
+    "unit-cpus": unit_cpus,
+    "unit-numa": unit_numa,
+    "unit": unit,
+    "per-cpu": per_cpu,
+    "irqs-off": irqs_off,
+    "device-irqs": device_irqs,
+    "module-absent": module_absent,
+    "module-param": module_param,
+    "checkpoint": checkpoint,
+}

@@ -1,0 +1,62 @@
+"""Which sysctl.d file wins for a key, in systemd-sysctl's order.
+
+sysctl.d(5): every `*.conf` of the directories below is sorted by file name
+regardless of its directory; a name in an earlier directory hides the same name
+in a later one; when several files set a key, the one sorting last wins.
+procps' `sysctl --system` then reads /etc/sysctl.conf last (Debian's systemd
+links /etc/sysctl.d/99-sysctl.conf to it).  A key is spelled with `.` or `/`
+separators; a leading `-` only silences errors.  So hostc's 90-hostc.conf loses
+to any 99-*.conf that sets the same key: audit names the file that won.
+"""
+
+from __future__ import annotations
+
+from hostc.audit.host import Host
+
+#: systemd-sysctl's directories, most important first (sysctl.d(5), systemd ≥ 246
+#: adds /usr/local/lib/sysctl.d; /lib/sysctl.d on split-usr systems).
+SYSCTL_DIRS = (
+    "/etc/sysctl.d",
+    "/run/sysctl.d",
+    "/usr/local/lib/sysctl.d",
+    "/usr/lib/sysctl.d",
+    "/lib/sysctl.d",
+)
+SYSCTL_CONF = "/etc/sysctl.conf"
+
+
+def normal_key(key: str) -> str:
+    """`kernel/domainname` and `kernel.domainname` are the same key (sysctl.d(5))."""
+    key = key.strip().lstrip("-").strip()
+    return key.replace("/", ".") if "/" in key.partition(".")[0] or "." not in key else key
+
+
+def files_in_order(host: Host) -> list[str]:
+    """The files systemd-sysctl reads, in the order it applies them."""
+    chosen: dict[str, str] = {}
+    for d in SYSCTL_DIRS:
+        for name in host.listdir(d):
+            if name.endswith(".conf") and name not in chosen:
+                chosen[name] = f"{d}/{name}"
+    return [chosen[n] for n in sorted(chosen)] + [SYSCTL_CONF]
+
+
+def assignments(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;" or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        out[normal_key(key)] = " ".join(value.split())
+    return out
+
+
+def winner(host: Host, key: str) -> tuple[str, str] | None:
+    """(file, value) of the last assignment of `key`; None when no file sets it."""
+    found = None
+    for path in files_in_order(host):
+        value = assignments(host.text(path) or "").get(key)
+        if value is not None:
+            found = (path, value)
+    return found

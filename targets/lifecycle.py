@@ -1,0 +1,88 @@
+"""Lifecycle: what a delivery installed, how the next one replaces it, and the way back.
+
+Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
+
+- `/var/lib/hostc/manifest.new`: this build's manifest, plain lines a POSIX sh reads
+  (`file SHA256 PATH`, `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`);
+- `/usr/local/sbin/hostc-apply`: compares it with the manifest of the build installed
+  before (`/var/lib/hostc/manifest`), removes what only the old build installed
+  (stale drop-ins, presets, units; a stale GRUB drop-in regenerates grub.cfg),
+  restores the distribution's state (`systemctl preset`) of units the old build
+  stopped and the new one does not, says whether a reboot is needed, and makes the
+  new manifest the current one;
+- `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
+  files, the kernel arguments through the same carrier (the GRUB drop-in removed and
+  update-grub, or grubby --remove-args of the grubby state), the units it stopped,
+  and the kubelet checkpoints when hostc's policy made them (the kubelet refuses to
+  start on a checkpoint of another policy).  A reboot then boots the host as it was.
+
+The apply logic exists once, as this sh script; the wrappers only run it (its
+Action.RUN step), so apply.sh, cloud-init's runcmd and the manifest agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from hostc.artifact import Action, Activation, Artifact, Kind, file
+from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
+from hostc.plan import IrqOwner, Plan
+from hostc.targets import grubby
+from hostc.targets._escape import UnsafeValue, oneline
+from hostc.targets._render import render
+
+MANIFEST = "/var/lib/hostc/manifest"
+NEW_MANIFEST = f"{MANIFEST}.new"
+APPLY = "/usr/local/sbin/hostc-apply"
+REVERT = "/usr/local/sbin/hostc-revert"
+TARGET = "lifecycle"
+
+
+def stopped_units(plan: Plan) -> list[str]:
+    """Units this build stops: the services it disables, irqbalance when hostc owns IRQs."""
+    units = [s.unit for s in plan.runtime.services_off]
+    irq = plan.runtime.irq
+    if irq is not None and irq.owner is IrqOwner.HOSTC and plan.runtime.hostc_owned:
+        units.append("irqbalance.service")
+    return sorted(set(units))
+
+
+def _line(*words: str) -> str:
+    """One manifest line; a word sh would split (or a newline) is refused, never written."""
+    for w in words:
+        if not w or any(c.isspace() for c in w) or any(ord(c) < 0x20 for c in w):
+            raise UnsafeValue(f"{w[:80]!r} cannot be a manifest word")
+    return " ".join(words) + "\n"
+
+
+def manifest_text(plan: Plan, files: Sequence[Artifact]) -> str:
+    by_path = sorted(files, key=lambda a: a.path)
+    lines = [_line("file", hashlib.sha256(a.data).hexdigest(), a.path) for a in by_path]
+    lines += [_line("stopped", u) for u in stopped_units(plan)]
+    k = plan.kubelet
+    if k is not None and (k.cpu.policy != "none" or k.memory_manager_static):
+        lines.append(_line("kubelet", k.unit))
+        lines += [_line("checkpoint", p) for p in (CPU_STATE, MEMORY_STATE)]
+    head = f"# hostc manifest for {oneline(plan.host.name)}: read by {APPLY} and {REVERT}\n"
+    return head + "".join(lines)
+
+
+def artifacts(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    """The lifecycle files for a delivery carrying `files` (the file targets' artifacts)."""
+    carried = [a for a in files if a.kind is Kind.FILE]
+    context = {
+        "plan": plan,
+        "manifest": MANIFEST,
+        "kargs_script": grubby.PATH,
+        "kargs_state": grubby.STATE,
+    }
+    # All three take effect by the one hostc-apply step; hostc-revert is only ever run
+    # by an operator, never by a delivery.
+    applied = Activation(Action.RUN, APPLY)
+    scripts = [
+        file(TARGET, APPLY, render("hostc-apply.sh.j2", **context), applied, mode=0o755),
+        file(TARGET, REVERT, render("hostc-revert.sh.j2", **context), applied, mode=0o755),
+    ]
+    text = manifest_text(plan, [*carried, *scripts])
+    return [*scripts, file(TARGET, NEW_MANIFEST, text, applied)]

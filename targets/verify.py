@@ -1,0 +1,86 @@
+"""The boot-time verifier: hostc-verify.service runs a POSIX sh script, rendered with the
+Plan's expected values, that logs every drift to the journal and fails the unit (so it
+shows in `systemctl --failed`) when the host is not what the Plan says.
+
+It needs no hostc on the host.  Its checks are the audit table's own expectations
+(`hostc.audit.observe`), so `hostc audit` and the verifier never disagree on what
+the Plan means; the kinds sh cannot judge without racing other units or doing CPU
+set arithmetic (a workload's running process, per-IRQ masks, units hostc stops
+asynchronously) are left to `hostc audit` and listed in the script's header.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from hostc.artifact import Action, Activation, Artifact, file
+from hostc.audit.observe import Expect, expectations
+from hostc.cpuset import CpuSet
+from hostc.plan import Plan
+from hostc.targets._render import render
+
+SCRIPT = "/usr/local/sbin/hostc-verify"
+UNIT = "hostc-verify.service"
+UNIT_PATH = f"/etc/systemd/system/{UNIT}"
+
+#: Audit kinds the script checks, and the sh function that does.
+CHECKS = {
+    "cmdline": "check_cmdline",
+    "value": "check_file",
+    "first-word": "check_first_word",
+    "module-param": "check_file",
+    "cpulist": "check_file",
+    "mask": "check_mask",
+    "selected": "check_selected",
+    "sysctl": "check_sysctl",
+    "manager": "check_manager",
+    "pid-cpus": "check_status",
+    "per-cpu": "check_per_cpu",
+    "module-absent": "check_module_absent",
+}
+
+
+@attrs.frozen
+class Check:
+    function: str
+    setting: str
+    expected: str
+    args: tuple[str, ...]
+    reason: str
+
+
+def _check(e: Expect) -> Check:
+    expected = e.expected
+    if e.kind == "mask":  # the kernel's hex mask, compared without commas and leading zeros
+        expected = CpuSet.parse(e.expected).mask().replace(",", "").lstrip("0") or "0"
+    return Check(CHECKS[e.kind], e.setting, expected, e.args, str(e.reason))
+
+
+def checks(plan: Plan) -> list[Check]:
+    return [_check(e) for e in expectations(plan) if e.kind in CHECKS]
+
+
+def left_to_audit(plan: Plan) -> list[str]:
+    return sorted({e.setting for e in expectations(plan) if e.kind not in CHECKS})
+
+
+def emit(plan: Plan) -> list[Artifact]:
+    rows = checks(plan)
+    if not rows:
+        return []
+    return [
+        file(
+            "systemd",
+            UNIT_PATH,
+            render("hostc-verify.service.j2", plan=plan, script=SCRIPT),
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.ENABLE, UNIT),
+        ),
+        file(
+            "systemd",
+            SCRIPT,
+            render("hostc-verify.sh.j2", plan=plan, checks=rows, skipped=left_to_audit(plan)),
+            Activation(Action.ENABLE, UNIT),
+            mode=0o755,
+        ),
+    ]

@@ -1,0 +1,98 @@
+"""A host tree on which a Plan has fully taken effect, for the audit tests to tamper with.
+
+Written from the audit table's expectations, one small writer per observer kind,
+so a test changes exactly one thing and sees audit notice exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from hostc.audit.host import CAPTURED
+from hostc.audit.observe import Expect, expectations
+from hostc.cpuset import CpuSet
+from hostc.plan import Plan
+
+BASE_CMDLINE = "BOOT_IMAGE=/vmlinuz-6.1.0 root=/dev/vda1 ro quiet"
+
+
+def put(root: Path, rel: str, text: str) -> None:
+    path = root / rel.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def show(root: Path, unit: str | None, props: dict[str, str]) -> None:
+    """What `systemctl show` prints, stored where a capture stores it."""
+    rel = f"{CAPTURED}/systemctl-show/{unit or 'manager'}"
+    old = root / rel
+    have = (
+        dict(line.partition("=")[::2] for line in old.read_text().splitlines())
+        if old.exists()
+        else {}
+    )
+    put(root, rel, "".join(f"{k}={v}\n" for k, v in {**have, **props}.items()))
+
+
+def _value_file(root: Path, e: Expect) -> None:
+    text = e.expected
+    if e.kind == "mask":
+        text = CpuSet.parse(e.expected).mask()
+    elif e.kind == "selected":
+        text = f"always [{e.expected}] never"
+    put(root, e.args[0], text + "\n")
+
+
+def _irqs(root: Path, plan: Plan) -> None:
+    """One IRQ allowed everywhere, served on a housekeeping CPU."""
+    part = plan.partition
+    put(root, "/proc/irq/24/smp_affinity_list", f"{part.online}\n")
+    put(root, "/proc/irq/24/effective_affinity_list", f"{part.housekeeping.min()}\n")
+
+
+def perfect_host(plan: Plan, root: Path) -> Path:
+    tokens: list[str] = []
+    status: dict[str, dict[str, str]] = defaultdict(dict)
+    sysctl_d: list[str] = []
+    pids: dict[str, str] = {}
+    for i, e in enumerate(expectations(plan)):
+        if e.kind == "cmdline":
+            tokens.append(e.expected)
+        elif e.kind in ("value", "cpulist", "mask", "selected", "first-word", "module-param"):
+            _value_file(root, e)
+        elif e.kind == "release":
+            put(root, e.args[0], f"{e.expected}.0-45-generic\n")
+        elif e.kind == "sysctl":
+            put(root, "/proc/sys/" + e.args[0].replace(".", "/"), e.expected + "\n")
+            sysctl_d.append(f"{e.args[0]} = {e.expected}\n")
+        elif e.kind == "manager":
+            show(root, None, {e.args[0]: e.expected})
+        elif e.kind == "pid-cpus":
+            status[e.args[0]][e.args[1]] = e.expected
+        elif e.kind in ("unit-cpus", "unit-numa"):
+            pid = pids.setdefault(e.args[0], str(1000 + len(pids)))
+            show(root, e.args[0], {"LoadState": "loaded", "ActiveState": "active", "MainPID": pid})
+            if e.kind == "unit-cpus":
+                status[pid][e.args[1]] = e.expected
+            else:
+                put(root, f"/proc/{pid}/numa_maps", f"00400000 {e.expected} file=/bin/sh N1=2\n")
+        elif e.kind == "unit":
+            show(root, e.args[0], {"LoadState": "loaded", e.args[1]: e.expected})
+        elif e.kind == "per-cpu":
+            put(root, f"/sys/devices/system/cpu/cpufreq/policy0/{e.args[0]}", e.expected + "\n")
+        elif e.kind == "irqs-off":
+            _irqs(root, plan)
+        elif e.kind == "device-irqs":
+            put(root, f"/sys/bus/pci/devices/{e.args[0]}/msi_irqs/{100 + i}", "msix\n")
+            put(root, f"/proc/irq/{100 + i}/effective_affinity_list", e.expected + "\n")
+        elif e.kind == "module-absent":
+            put(root, "/proc/modules", "ext4 999424 1 - Live 0x0\n")
+        elif e.kind == "checkpoint":
+            put(root, e.args[0], json.dumps({"policyName": e.expected, "checksum": 1}))
+    put(root, "/proc/cmdline", " ".join([BASE_CMDLINE, *tokens]) + "\n")
+    put(root, "/etc/sysctl.d/90-hostc.conf", "".join(sysctl_d))
+    for pid, fields in status.items():
+        put(root, f"/proc/{pid}/status", "".join(f"{k}:\t{v}\n" for k, v in fields.items()))
+    return root

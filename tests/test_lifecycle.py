@@ -1,0 +1,186 @@
+"""Lifecycle: the manifest every delivery carries, hostc-apply replacing an older build,
+and hostc-revert removing everything, run with sh on host trees (HOSTC_ROOT: files
+only, no systemctl).  The booted-VM tests run the same scripts on a real Debian."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hostc import api
+from hostc.artifact import Artifact, Kind
+from hostc.plan import IrqOwner, Plan
+from hostc.targets import lifecycle
+
+from conftest import ROOT, need_tool
+
+DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
+KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
+
+
+def plan_of(spec: Path) -> Plan:
+    return api.compile_file(spec)[0]
+
+
+def delivered(plan: Plan) -> list[Artifact]:
+    """What the rootfs delivery installs (the tree, without apply.sh)."""
+    return [a for a in api.emit(plan, ["rootfs"]) if a.kind is Kind.FILE]
+
+
+def install(root: Path, files: list[Artifact]) -> None:
+    for a in files:
+        dest = root / a.relpath
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(a.data)
+        dest.chmod(a.mode)
+
+
+def run_script(root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOSTC_ROOT": str(root)}
+    return subprocess.run(
+        ["sh", str(root / script.lstrip("/"))], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def tree(root: Path) -> set[str]:
+    return {"/" + str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def test_every_delivery_records_each_file_it_installs_with_its_sha256() -> None:
+    plan = plan_of(DGX)
+    files = delivered(plan)
+    manifest = next(a for a in files if a.path == lifecycle.NEW_MANIFEST).text
+    recorded = {
+        line.split()[2]: line.split()[1]
+        for line in manifest.splitlines()
+        if line.startswith("file ")
+    }
+    want = {
+        a.path: hashlib.sha256(a.data).hexdigest()
+        for a in files
+        if a.path != lifecycle.NEW_MANIFEST
+    }
+    assert recorded == want
+    text = api.emit(plan, ["cloud-init"])[0].text
+    assert lifecycle.NEW_MANIFEST in text and lifecycle.APPLY in text and lifecycle.REVERT in text
+    ign = api.emit(plan, ["ignition"])[0].text
+    assert lifecycle.NEW_MANIFEST in ign and lifecycle.REVERT in ign
+
+
+def test_the_manifest_lists_the_units_the_build_stops() -> None:
+    plan = plan_of(DGX)
+    assert plan.runtime.irq is not None and plan.runtime.irq.owner is IrqOwner.HOSTC
+    assert lifecycle.stopped_units(plan) == sorted(
+        {s.unit for s in plan.runtime.services_off} | {"irqbalance.service"}
+    )
+
+
+def test_a_manifest_word_with_a_space_is_refused() -> None:
+    from hostc.targets._escape import UnsafeValue
+
+    plan = plan_of(DGX)
+    bad = attrs.evolve(delivered(plan)[0], path="/etc/a b.conf")
+    with pytest.raises(UnsafeValue):
+        lifecycle.manifest_text(plan, [bad])
+
+
+def test_apply_script_runs_in_every_delivery_before_the_boot_configuration() -> None:
+    steps = [s.argv for s in api.apply_steps(plan_of(DGX), delivered(plan_of(DGX)))]
+    assert (lifecycle.APPLY,) in steps
+    assert steps.index((lifecycle.APPLY,)) < steps.index(("update-grub",))
+
+
+def test_applying_a_new_build_removes_what_only_the_old_one_installed(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    v1 = delivered(plan_of(DGX))
+    install(root, v1)
+    first = run_script(root, lifecycle.APPLY)
+    assert first.returncode == 0, first.stderr
+    assert (root / lifecycle.MANIFEST.lstrip("/")).exists()
+    v2 = delivered(plan_of(KUBEADM))  # no workloads, no modprobe.d, irqbalance owns IRQs
+    install(root, v2)
+    second = run_script(root, lifecycle.APPLY)
+    assert second.returncode == 0, second.stderr
+    left = tree(root)
+    v1_only = {a.path for a in v1} - {a.path for a in v2}
+    assert v1_only and not (left & v1_only), left & v1_only
+    assert {a.path for a in v2} - {lifecycle.NEW_MANIFEST} <= left
+    assert "hostc-apply: removed /etc/modprobe.d/90-hostc.conf" in second.stdout
+    assert "reboot needed" in second.stdout and "modules" in second.stdout
+    manifest = (root / lifecycle.MANIFEST.lstrip("/")).read_text()
+    assert manifest == next(a for a in v2 if a.path == lifecycle.NEW_MANIFEST).text
+
+
+def test_applying_the_same_build_twice_removes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    v1 = delivered(plan_of(DGX))
+    for _ in range(2):
+        install(root, v1)
+        done = run_script(root, lifecycle.APPLY)
+        assert done.returncode == 0 and "removed" not in done.stdout
+    assert "no file of the previous build needs a reboot" in done.stdout
+
+
+VM_V2 = ROOT / "tests" / "vm" / "v2.toml"  # a manifest that ends with a `file` line
+
+
+@pytest.mark.parametrize("spec", [KUBEADM, VM_V2], ids=["kubelet", "no-kubelet"])
+def test_revert_removes_every_file_hostc_installed_and_the_kubelet_checkpoints(
+    spec: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "host"
+    (root / "etc/default/grub.d").mkdir(parents=True)
+    (root / "etc/default/grub.d/50-cloud.cfg").write_text("GRUB_TIMEOUT=1\n")
+    (root / "etc/hostc").mkdir(parents=True)
+    (root / "etc/hostc/kargs").write_text("nohz_full=2-3\n")  # grubby's state
+    before = tree(root)
+    install(root, delivered(plan_of(spec)))
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    for f in ("var/lib/kubelet/cpu_manager_state", "var/lib/kubelet/memory_manager_state"):
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        (root / f).write_text("{}")
+    done = run_script(root, lifecycle.REVERT)
+    assert done.returncode == 0, done.stderr
+    if spec == VM_V2:  # not hostc's checkpoints: the kubelet's own, kept
+        before |= {"/var/lib/kubelet/cpu_manager_state", "/var/lib/kubelet/memory_manager_state"}
+    assert tree(root) == before - {"/etc/hostc/kargs"}
+    assert "removed hostc's kernel arguments from the boot entries (grubby)" in done.stdout
+
+
+def test_revert_without_a_manifest_says_so_and_fails(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    arts = {a.path: a for a in delivered(plan_of(DGX))}
+    install(root, [arts[lifecycle.REVERT]])
+    done = run_script(root, lifecycle.REVERT)
+    assert done.returncode == 1 and "nothing hostc installed is recorded" in done.stderr
+
+
+@pytest.mark.parametrize("script", [lifecycle.APPLY, lifecycle.REVERT])
+def test_lifecycle_scripts_pass_shellcheck(script: str, tmp_path: Path) -> None:
+    tool = need_tool("shellcheck")
+    for spec in (DGX, KUBEADM):
+        art = next(a for a in delivered(plan_of(spec)) if a.path == script)
+        path = tmp_path / "s.sh"
+        path.write_bytes(art.data)
+        done = subprocess.run(
+            [tool, "-s", "sh", str(path)], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stdout
+
+
+def test_a_setting_dropped_from_a_file_both_builds_install_asks_for_a_reboot(
+    tmp_path: Path,
+) -> None:
+    """v2 drops a sysctl from the same 90-hostc.conf: the kernel keeps the old value."""
+    root = tmp_path / "host"
+    install(root, delivered(plan_of(ROOT / "tests" / "vm" / "v1.toml")))
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    install(root, delivered(plan_of(VM_V2)))
+    done = run_script(root, lifecycle.APPLY)
+    assert done.returncode == 0, done.stderr
+    assert "reboot needed" in done.stdout and "/etc/sysctl.d(changed)" in done.stdout

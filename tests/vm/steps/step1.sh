@@ -1,0 +1,9 @@
+# Boot 1: the guest as it was before hostc (probe, /etc, grub.cfg, /proc/cmdline), then
+# the image-builder path: the rootfs tree of v1 + apply.sh, and a reboot.
+R=/root/results
+hostc probe -o $R/topology.toml; echo $? >$R/probe.rc
+find /etc /usr/local /var/lib/hostc -xdev -type f 2>/dev/null | grep -v -e ^/etc/machine-id -e ^/etc/ld.so.cache | sort | xargs sha256sum >$R/pristine.sha
+grep -E '^\s*linux\s' /boot/grub/grub.cfg | head -1 >$R/pristine-grub
+cat /proc/cmdline >$R/pristine-cmdline
+sh /root/vmtest/v1/rootfs/apply.sh >$R/apply-v1.log 2>&1; echo $? >$R/apply-v1.rc
+systemctl --no-block reboot

@@ -1,0 +1,12 @@
+# Boot 2: v1 in effect.  Audit, the verifier, what the kernel said about its arguments;
+# then v2 applied over v1, and a reboot.
+R=/root/results
+hostc audit /root/vmtest/v1/node.toml --json >$R/audit-v1.json; echo $? >$R/audit-v1.rc
+systemctl is-failed hostc-verify.service >$R/verify-v1 2>&1
+journalctl -b -u hostc-verify.service -o cat --no-pager >$R/verify-v1.log 2>&1
+dmesg >$R/dmesg-v1 2>&1
+pid=$(systemctl show -p MainPID --value demo.service)
+grep -E '^(Cpus|Mems)_allowed_list' /proc/$pid/status >$R/demo-v1 2>&1
+grep -E 'bind|interleave|prefer' /proc/$pid/numa_maps | head -3 >$R/demo-numa-v1 2>&1
+sh /root/vmtest/v2/rootfs/apply.sh >$R/apply-v2.log 2>&1; echo $? >$R/apply-v2.rc
+systemctl --no-block reboot
