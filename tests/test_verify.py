@@ -77,7 +77,7 @@ def test_verifier_fails_on_a_missing_kernel_argument(tmp_path: Path) -> None:
     done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
     assert done.returncode == 1
     assert "DRIFT kernel isolcpus: expected isolcpus=managed_irq," in done.stdout
-    assert "DRIFT kernel nohz_full: expected nohz_full=2-31" in done.stdout
+    assert "DRIFT kernel rcu_nocbs: expected rcu_nocbs=2-31" in done.stdout
 
 
 def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
