@@ -190,4 +190,12 @@ EXPANSION: dict[str, tuple[str, str, str]] = {
         "`..` and absolute names, links",
         "fixed relative names, regular files only",
     ),
+    "ansible": (
+        "ansible-playbook: Jinja2 in every string of the playbook and the vars file, "
+        "templated at run time on the controller; YAML",
+        "{{ … }}, {% … %}, {# … #} (lookup('pipe', …) runs commands); YAML tags and quotes",
+        "file bodies in base64; every other value a typed name, mode or digest, and the "
+        "target refuses any string that opens a Jinja2 delimiter (ansible.JINJA_OPENERS); "
+        "YAML from the serializer",
+    ),
 }

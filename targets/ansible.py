@@ -149,6 +149,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
         ],
         "hostc_manifest": base64.b64encode(manifest(carried).encode()).decode("ascii"),
     }
+    _refuse_templates(doc)
     text = HEADER + f"# host {plan.host.name}\n" + _dump(doc)
     back = _yaml().safe_load(text)
     got = [
@@ -157,6 +158,26 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     if got != [(a.path, a.mode, a.data) for a in carried]:
         raise RuntimeError("ansible: host variables do not parse back to the artifacts")
     return text
+
+
+#: what starts a Jinja2 expression, statement or comment: Ansible templates every string
+#: of a vars file when it is used, with the controller's and the host's powers
+JINJA_OPENERS = ("{{", "{%", "{#")
+
+
+def _refuse_templates(value: object) -> None:
+    """No string hostc writes may be read as a template.  Names reaching here are typed
+    (paths, units, modes, digests) and cannot hold braces, so one that does is a bug in
+    hostc, raised as an internal error rather than handed to ansible-playbook."""
+    if isinstance(value, str):
+        if any(o in value for o in JINJA_OPENERS):
+            raise RuntimeError(f"ansible: {value[:80]!r} would be templated by Ansible")
+    elif isinstance(value, dict):
+        for v in value.values():
+            _refuse_templates(v)
+    elif isinstance(value, list):
+        for v in value:
+            _refuse_templates(v)
 
 
 def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:

@@ -97,7 +97,10 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) 
     spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
     plan, _ = api.compile_file(spec)
     api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    from hostc.targets import lifecycle
+
     files = [a for a in api.emit(plan, ["all"]) if a.path.startswith("/")]
+    files += lifecycle.artifacts(plan, files)  # every delivery carries hostc-apply & co.
     root = tmp_path / "root"
     root.mkdir()
     first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")

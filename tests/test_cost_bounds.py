@@ -21,7 +21,11 @@ TOPO: Topology = machine(**H100_KW)  # type: ignore[arg-type]
 def many(n: int, share: bool) -> dict[str, Any]:
     return {
         "host": {"name": "t", "role": "inference", "kernel": "6.8"},
-        "cpu": {"isolate": "workload"},
+        # nohz_full is opt-in; named here, every workload's isolated CPUs are tickless
+        "cpu": {
+            "isolate": "workload",
+            "mechanisms": ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"],
+        },
         "workload": [
             {"name": f"w{i}", "gpus": [f"GPU{i % 4}"], "share_cpus": share} for i in range(n)
         ],
