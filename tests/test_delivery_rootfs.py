@@ -133,11 +133,19 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
     assert [(w[3], w[-1].removeprefix("${DESTDIR:-}")) for w in installs] == [
         (f"{a.mode:04o}", a.path) for a in files
     ]
-    # the steps follow the DESTDIR guard, the last `fi` (a tool check may come first)
-    after = lines[len(lines) - lines[::-1].index("fi") :] if "fi" in lines else []
-    commands = [shlex.split(ln) for ln in after if not ln.startswith("echo ")]
-    assert commands == [list(s.argv) for s in steps(files, plan.host.os_family)]
-    assert ("reboot" in art.text.split("\n")[-2]) == needs_reboot(files)
+    # the steps follow the DESTDIR guard's `fi`; a live step carries `|| { … }`, and the
+    # closing `if [ -n "$hostc_failed" ] … fi` reports them
+    guard = next((i for i, ln in enumerate(lines) if "DESTDIR is set" in ln), None)
+    after = lines[lines.index("fi", guard) + 1 :] if guard is not None else []
+    skip = ("echo ", "hostc_failed", "}", 'if [ -n "$hostc_failed" ]', "exit 1", "fi")
+    commands = [
+        shlex.split(ln.removesuffix(" || {")) for ln in after if not ln.lstrip().startswith(skip)
+    ]
+    wanted = steps(files, plan.host.os_family)
+    assert commands == [list(s.argv) for s in wanted]
+    live = [shlex.split(ln.removesuffix(" || {")) for ln in after if ln.endswith(" || {")]
+    assert live == [list(s.argv) for s in wanted if s.live]
+    assert ("reboot to apply" in art.text) == needs_reboot(files)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -187,3 +195,33 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     r2 = _hostc("build", spec, "--json", "-t", "cloud-init")
     doc2 = json.loads(r2.stdout)
     assert doc2["apply"] == [] and doc2["reboot"] is False  # no host file in the selection
+
+
+def test_a_failed_live_step_still_regenerates_the_boot_configuration(tmp_path: Path) -> None:
+    """hostc-tuning exits non-zero when the kernel refuses a write; apply.sh must still
+    run the steps after it (update-grub among them) and report the failure at the end."""
+    script = next(
+        a for a in api.emit(_plan("dgx-h100-inference"), ["rootfs"]) if a.path == "apply.sh"
+    ).data.decode()
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "calls"
+    for cmd in ("install", "systemctl", "sysctl", "update-initramfs", "update-grub", "apply"):
+        fail = (
+            'case "$*" in *"restart hostc-tuning"*) exit 1 ;; esac\n' if cmd == "systemctl" else ""
+        )
+        (stubs / cmd).write_text(f'#!/bin/sh\necho "{cmd} $*" >> "{log}"\n{fail}exit 0\n')
+        (stubs / cmd).chmod(0o755)
+    script = script.replace("/usr/local/sbin/hostc-apply", str(stubs / "apply"))
+    done = subprocess.run(
+        ["sh", "-c", script],
+        env={"PATH": f"{stubs}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    calls = log.read_text().splitlines()
+    assert done.returncode == 1, done.stderr
+    assert "systemctl restart hostc-tuning.service" in calls
+    assert calls[-1].strip() == "update-grub", calls[-3:]
+    assert "failed: systemctl restart hostc-tuning.service" in done.stderr

@@ -31,12 +31,22 @@ if [ -n "${DESTDIR:-}" ]; then
     echo "hostc: DESTDIR is set: installed only; the running host's steps were not run" >&2
     exit 0
 fi
+# A step that only makes the running system take a change now (a restart) may fail,
+# as hostc-tuning does when the kernel refuses a write: the steps after it, the boot
+# configuration among them, still run, and the script exits 1 at the end.
+hostc_failed=""
 # systemd rereads units and drop-ins
 systemctl daemon-reload
 # the manager rereads system.conf.d
-systemctl daemon-reexec
+systemctl daemon-reexec || {
+    echo 'hostc: failed: systemctl daemon-reexec (the next steps still run)' >&2
+    hostc_failed=1
+}
 # load sysctl.d now (systemd-sysctl ran before)
-sysctl --system
+sysctl --system || {
+    echo 'hostc: failed: sysctl --system (the next steps still run)' >&2
+    hostc_failed=1
+}
 # /usr/local/sbin/hostc-apply applies what it carries
 /usr/local/sbin/hostc-apply
 # start hostc-tuning.service at every boot
@@ -44,19 +54,41 @@ systemctl enable hostc-tuning.service
 # start hostc-verify.service at every boot
 systemctl enable hostc-verify.service
 # apply hostc-tuning.service now
-systemctl restart hostc-tuning.service
+systemctl restart hostc-tuning.service || {
+    echo 'hostc: failed: systemctl restart hostc-tuning.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # apply systemd-modules-load.service now
-systemctl restart systemd-modules-load.service
+systemctl restart systemd-modules-load.service || {
+    echo 'hostc: failed: systemctl restart systemd-modules-load.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # a running serve-a.service rereads its config
-systemctl try-restart serve-a.service
+systemctl try-restart serve-a.service || {
+    echo 'hostc: failed: systemctl try-restart serve-a.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # a running serve-b.service rereads its config
-systemctl try-restart serve-b.service
+systemctl try-restart serve-b.service || {
+    echo 'hostc: failed: systemctl try-restart serve-b.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # a running serve-c.service rereads its config
-systemctl try-restart serve-c.service
+systemctl try-restart serve-c.service || {
+    echo 'hostc: failed: systemctl try-restart serve-c.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # a running serve-d.service rereads its config
-systemctl try-restart serve-d.service
+systemctl try-restart serve-d.service || {
+    echo 'hostc: failed: systemctl try-restart serve-d.service (the next steps still run)' >&2
+    hostc_failed=1
+}
 # modules loaded from the initramfs
 update-initramfs -u -k all
 # regenerate the boot configuration
 update-grub
 echo "hostc: reboot to apply the kernel command line" >&2
+if [ -n "$hostc_failed" ]; then
+    echo "hostc: the files and the boot configuration are in place, but a live step failed (above)" >&2
+    exit 1
+fi
