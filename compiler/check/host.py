@@ -9,7 +9,7 @@ from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower.assemble import os_release
 from hostc.osfacts import split_os
 from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
+from hostc.topology.model import OsRelease, Topology
 
 
 def os_well_formed(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -35,14 +35,20 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, problem)
 
 
+def _workload_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
+    """The release whose systemd runs the workload drop-ins (None: no workload, or the
+    release is unknown; a malformed one is os_well_formed's to report)."""
+    if not spec.workload:
+        return None
+    try:
+        return os_release(spec, topo)
+    except ValueError:
+        return None
+
+
 def systemd_binds_memory(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """The workload drop-ins bind memory with NUMAPolicy=/NUMAMask= (systemd ≥ 243)."""
-    if not spec.workload:
-        return
-    try:
-        rel = os_release(spec, topo)
-    except ValueError:
-        return  # os_well_formed reports it
+    rel = _workload_release(spec, topo)
     if rel is None:
         return
     version = osfacts.systemd_version(rel.id, rel.version_id)
@@ -62,12 +68,7 @@ def systemd_contains_workloads(spec: HostSpec, topo: Topology) -> Iterator[Diagn
     """AllowedCPUs=/AllowedMemoryNodes= (systemd ≥ 244, unified cgroup hierarchy) keep a
     workload on its CPUs and nodes; where the release cannot, they are left out and the
     placement is only where the service starts."""
-    if not spec.workload:
-        return
-    try:
-        rel = os_release(spec, topo)
-    except ValueError:
-        return  # os_well_formed reports it
+    rel = _workload_release(spec, topo)
     if rel is None:
         return
     version = osfacts.systemd_version(rel.id, rel.version_id)

@@ -149,28 +149,7 @@ def _package(
 ) -> int:
     label = f"package {pkg}" if pkg is not None else "no CPUs (memory or device nodes)"
     pg = el(g, "g", data_package="" if pkg is None else pkg)
-    frame = titled(
-        pg,
-        "rect",
-        label,
-        x=P.MARGIN,
-        y=y,
-        width=P.WIDTH - 2 * P.MARGIN,
-        height=0,
-        rx=6,
-        fill=P.PACKAGE_BG,
-        stroke=P.FRAME,
-    )
-    el(
-        pg,
-        "text",
-        label,
-        x=P.MARGIN + P.PAD,
-        y=y + 18,
-        font_size=13,
-        font_weight="bold",
-        fill=P.INK,
-    )
+    frame = _outer_box(pg, label, y)
     top = y
     y += 28
     for node in nodes:
@@ -228,28 +207,7 @@ def _unplaced(g: ET.Element, y: int, plan: Plan, by_role: dict[int, Role], ctx: 
         return y
     label = "offline CPUs, NUMA node unknown"
     ug = el(g, "g", data_node="")
-    frame = titled(
-        ug,
-        "rect",
-        label,
-        x=P.MARGIN,
-        y=y,
-        width=P.WIDTH - 2 * P.MARGIN,
-        height=0,
-        rx=6,
-        fill=P.PACKAGE_BG,
-        stroke=P.FRAME,
-    )
-    el(
-        ug,
-        "text",
-        label,
-        x=P.MARGIN + P.PAD,
-        y=y + 18,
-        font_size=13,
-        font_weight="bold",
-        fill=P.INK,
-    )
+    frame = _outer_box(ug, label, y)
     height = 28 + cpus_area(ug, P.MARGIN + P.PAD, y + 28, cores, by_role, ctx) + 6
     frame.set("height", str(height))
     return y + height + 12
@@ -290,3 +248,22 @@ def _cmdline(g: ET.Element, y: int, plan: Plan) -> int:
         )
         y += 16
     return y
+
+
+def _outer_box(g: ET.Element, label: str, y: int) -> ET.Element:
+    """A full-width box with its bold label (a package, or the offline CPUs of no node);
+    its height is set once its contents are drawn."""
+    frame = titled(
+        g,
+        "rect",
+        label,
+        x=P.MARGIN,
+        y=y,
+        width=P.WIDTH - 2 * P.MARGIN,
+        height=0,
+        rx=6,
+        fill=P.PACKAGE_BG,
+        stroke=P.FRAME,
+    )
+    el(g, "text", label, x=P.MARGIN + P.PAD, y=y + 18, font_size=13, font_weight="bold", fill=P.INK)
+    return frame
