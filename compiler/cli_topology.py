@@ -17,8 +17,30 @@ if TYPE_CHECKING:
 
 from hostc.cli_base import _clean, _compile, _fail, _guard, _usage, app, import_app
 
+#: what `probe --root DIR` reads below DIR: whole trees, and single files
+PROBED_TREES = ("sys", "proc", "boot")
+PROBED_FILES = ("etc/os-release", "usr/lib/os-release")
 
-def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None]) -> None:
+
+def _probed(root: Path) -> tuple[tuple[Path, ...], list[Path]]:
+    """(trees, files) a probe of `root` reads: a capture archive is one file."""
+    if not root.is_dir():
+        return (), [root]
+    return tuple(root / t for t in PROBED_TREES), [root / f for f in PROBED_FILES]
+
+
+def _inside(path: Path, trees: tuple[Path, ...]) -> bool:
+    try:
+        resolved = path.resolve()
+        bases = [t.resolve() for t in trees]
+    except (OSError, RuntimeError):
+        return False
+    return any(resolved == b or b in resolved.parents for b in bases)
+
+
+def _emit_snapshot(
+    topo: Topology, output: Path | None, inputs: list[Path | None], trees: tuple[Path, ...] = ()
+) -> None:
     from hostc import ingest
     from hostc.output import overwrites_input, write_text
 
@@ -29,7 +51,8 @@ def _emit_snapshot(topo: Topology, output: Path | None, inputs: list[Path | None
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
-        if overwrites_input([output], [p for p in inputs if p is not None]) is not None:
+        clash = overwrites_input([output], [p for p in inputs if p is not None])
+        if clash is not None or _inside(output, trees):
             from hostc.diagnostics import file_error
 
             _fail(
@@ -145,4 +168,6 @@ def probe_cmd(
         typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
-    _emit_snapshot(_guard(lambda: ingest.probe(root, smi)), output, [nvidia_smi_topo])
+    trees, files = _probed(root)
+    topo = _guard(lambda: ingest.probe(root, smi))
+    _emit_snapshot(topo, output, [nvidia_smi_topo, *files], trees)

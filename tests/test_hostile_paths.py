@@ -148,6 +148,17 @@ def test_an_import_never_overwrites_its_own_input(work: Path) -> None:
     assert snap.read_text() == before
 
 
+def test_a_probe_never_writes_into_what_it_reads(tmp_path: Path) -> None:
+    """`probe --root DIR -o DIR/sys/…` (or, as root, `-o /proc/sys/…` on the live host)
+    would write the snapshot into the tree the probe reads: refused, nothing written."""
+    root = build(smt_host(1, 2, 1, 1), tmp_path / "root")
+    for target in (root / "sys" / "snapshot.toml", root / "proc" / "cpuinfo"):
+        before = target.read_bytes() if target.exists() else None
+        r = run_hostc("probe", "--root", root, "-o", target, cwd=tmp_path)
+        assert r.returncode == 2 and "its own input" in r.stderr, r.stderr
+        assert (target.read_bytes() if target.exists() else None) == before
+
+
 def test_an_absolute_link_in_a_probe_root_stays_inside_the_root(tmp_path: Path) -> None:
     root = build(smt_host(1, 2, 1, 1), tmp_path / "root")
     outside = tmp_path / "outside"
