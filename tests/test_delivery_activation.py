@@ -169,7 +169,7 @@ def test_apply_sh_without_tuned_needs_no_tuned_adm() -> None:
 def test_irqbalance_owner_enables_and_starts_irqbalance() -> None:
     text = _apply_sh(_plan("h100-4gpu-inference"))
     assert "\nsystemctl enable irqbalance.service\n" in text
-    assert "\nsystemctl restart irqbalance.service\n" in text
+    assert "\nsystemctl restart irqbalance.service || {\n" in text  # a live step
     assert "try-restart irqbalance" not in text
     doc = _doc(_plan("h100-4gpu-inference"))  # first boot: enabled for the next boot
     assert ["systemctl", "enable", "irqbalance.service"] in doc["runcmd"]  # type: ignore[operator]

@@ -68,6 +68,7 @@ def test_changing_a_sysctl_prints_both_values_and_both_reasons(tmp_path: Path) -
 **Artifacts**
 
 - changed sysctl:/etc/sysctl.d/90-hostc.conf (+2 −2)
+- changed systemd:/usr/local/sbin/hostc-verify (+2 −2)
 """
     )
 
@@ -97,6 +98,7 @@ def test_removing_a_workload_frees_its_cpus_and_removes_its_drop_in(tmp_path: Pa
         ("/etc/systemd/system/hostc-tuning.service", "changed"),
         ("/etc/systemd/system/serve-c.service.d/90-hostc.conf", "changed"),
         ("/etc/systemd/system/serve-d.service.d/90-hostc.conf", "removed"),
+        ("/usr/local/sbin/hostc-verify", "changed"),
     ]
 
 

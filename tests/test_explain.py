@@ -164,3 +164,14 @@ def test_isolcpus_is_read_back_from_the_isolated_file_only_with_the_domain_flag(
     for flags in (("domain", "managed_irq"), ()):
         other = attrs.evolve(iso, flags=flags)
         assert isolated_file(attrs.evolve(plan, isolation=(other,))) == ISOLATED_FILE
+
+
+def test_the_boot_verifier_is_no_carrier_of_a_setting() -> None:
+    """hostc-verify checks every kernel argument; its lines are an observation, so
+    explain lists only the files that set the value."""
+    from hostc.report.explain import CHECKERS
+    from hostc.targets.verify import SCRIPT
+
+    assert SCRIPT in CHECKERS
+    (f,) = api.explain(DGX, "kernel.transparent_hugepage").found
+    assert all(c.path != SCRIPT for c in f.lines)

@@ -78,9 +78,16 @@ class Explanation:
         return "\n".join(out)
 
 
+#: artifacts that check settings rather than carry them: the boot-time verifier's lines
+#: are how a host observes a value (`observe`), not where it is set
+CHECKERS = frozenset({"/usr/local/sbin/hostc-verify"})
+
+
 def _lines(s: Setting, arts: list[Artifact]) -> tuple[Carried, ...]:
     out = []
     for a in arts:
+        if a.path in CHECKERS:
+            continue
         try:
             text = a.data.decode("utf-8")
         except UnicodeDecodeError:
