@@ -7,8 +7,11 @@ never templates a file's text), its apply steps as
 argv lists (`hostc.activation`, never a shell), and the manifest of what was
 installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
 second run changes nothing); the apply steps run as a handler only when a file
-changed, and `ansible.builtin.reboot` only when a file that carries kernel
-arguments changed.  `hostc_root` (default `/`) prefixes every path: a run
+changed, and a reboot only when a file that carries kernel arguments changed:
+`ansible.builtin.reboot` over a remote connection; over `-c local` (the host runs
+its own playbook, which the reboot module refuses) `shutdown -r +1`, so the play
+ends before the host goes down; `-e hostc_reboot=false` only reports that one is
+needed.  `hostc_root` (default `/`) prefixes every path: a run
 against a directory installs the files there and skips the steps and the reboot.
 Built as data and serialized by PyYAML; every host's files are checked to parse back.
 """
@@ -27,6 +30,7 @@ from hostc.plan import Plan
 
 PLAYBOOK = "playbook.yml"
 MANIFEST = "/var/lib/hostc/manifest.json"
+REBOOT_WHY = "hostc: the kernel command line changed"
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
 
@@ -64,6 +68,7 @@ def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
 def playbook() -> str:
     """The one playbook: hosts' differences are all in their variables."""
     on_host = "hostc_prefix == ''"
+    conn = "ansible_connection | default('ssh')"
     play = {
         "name": "hostc host tuning",
         "hosts": "{{ hostc_hosts | default('all') }}",
@@ -72,6 +77,7 @@ def playbook() -> str:
         "vars_files": ["vars-{{ inventory_hostname }}.yml"],
         "vars": {
             "hostc_root": "/",
+            "hostc_reboot": True,
             "hostc_owner": "root",
             "hostc_group": "root",
             "hostc_prefix": "{{ hostc_root | regex_replace('/+$', '') }}",
@@ -109,11 +115,21 @@ def playbook() -> str:
             },
             {
                 "name": "hostc reboot",
-                "ansible.builtin.reboot": {
-                    "msg": "hostc: the kernel command line changed",
-                    "reboot_timeout": 1800,
-                },
-                "when": on_host,
+                "ansible.builtin.reboot": {"msg": REBOOT_WHY, "reboot_timeout": 1800},
+                "when": [on_host, "hostc_reboot | bool", f"{conn} != 'local'"],
+            },
+            {  # the reboot module refuses a local connection (it would reboot the controller)
+                "name": "hostc reboot of this host in a minute",
+                "listen": "hostc reboot",
+                "ansible.builtin.command": {"argv": ["shutdown", "-r", "+1", REBOOT_WHY]},
+                "changed_when": True,
+                "when": [on_host, "hostc_reboot | bool", f"{conn} == 'local'"],
+            },
+            {
+                "name": "hostc reboot needed",
+                "listen": "hostc reboot",
+                "ansible.builtin.debug": {"msg": f"{REBOOT_WHY}: reboot for it to take effect"},
+                "when": [on_host, "not (hostc_reboot | bool)"],
             },
         ],
     }

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hostc import api
+from hostc.targets import ansible
 
 from conftest import need_tool
 
@@ -139,3 +140,44 @@ def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None
     assert _changed(r.stdout, plan.host.name) == 1
     assert "RUNNING HANDLER [hostc apply]" in r.stdout
     assert "RUNNING HANDLER [hostc reboot]" not in r.stdout
+
+
+def _reboot_handlers(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The playbook's reboot handlers, notified on this host (`hostc_prefix` ''), with the
+    reboot command echoed instead of run: which of them a connection and `hostc_reboot` pick."""
+    import yaml
+
+    play = yaml.safe_load(ansible.playbook())[0]
+    for h in play["handlers"]:
+        if "ansible.builtin.command" in h and h["ansible.builtin.command"]["argv"][0] == "shutdown":
+            h["ansible.builtin.command"]["argv"].insert(0, "echo")
+    notify = ["hostc reboot"]
+    test = {
+        "hosts": "all",
+        "gather_facts": False,
+        "vars": {**play["vars"], "hostc_prefix": ""},
+        "tasks": [{"ansible.builtin.debug": {"msg": "x"}, "changed_when": True, "notify": notify}],
+        "handlers": [h for h in play["handlers"] if h["name"] != "hostc apply"],
+    }
+    out = tmp / "out" / "ansible"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "playbook.yml").write_text(yaml.safe_dump([test]))
+    (out / f"vars-{host}.yml").write_text("{}\n")
+    return _playbook(tmp, host, "-v", *extra)
+
+
+def test_over_a_local_connection_the_reboot_is_scheduled_not_refused(tmp_path: Path) -> None:
+    """`ansible.builtin.reboot` fails under `-c local` ("would reboot the control node"):
+    a host running its own playbook schedules `shutdown -r +1` so the play ends first."""
+    r = _reboot_handlers(tmp_path, "h1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _changed(r.stdout, "h1") == 2  # the notifying task and the scheduled reboot
+    assert "shutdown -r +1 hostc: the kernel command line changed" in r.stdout
+
+
+def test_hostc_reboot_false_only_reports_that_a_reboot_is_needed(tmp_path: Path) -> None:
+    r = _reboot_handlers(tmp_path, "h1", "-e", "hostc_reboot=false")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _changed(r.stdout, "h1") == 1
+    assert "shutdown" not in r.stdout
+    assert "reboot for it to take effect" in r.stdout
