@@ -55,6 +55,7 @@ _INITRAMFS: dict[OsFamily, tuple[str, ...] | None] = {
 #: The order steps run in: state removed before services start, units reloaded
 #: before they are enabled, the boot configuration last (a reboot follows it).
 ORDER = (
+    Action.PYTHON_MODULE,
     Action.REMOVE,
     Action.DAEMON_RELOAD,
     Action.DAEMON_REEXEC,
@@ -109,6 +110,10 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
     if action is Action.INITRAMFS:
         argv = _INITRAMFS[family]
         return None if argv is None else Step(argv, "modules loaded from the initramfs")
+    if action is Action.PYTHON_MODULE and unit:
+        module, pkg = unit.split()
+        why = f"TuneD imports the {module} Python module ({pkg})"
+        return Step(("python3", "-c", f"import {module}"), why, package=pkg)
     if action is Action.TUNED_PROFILE and unit:
         why = f"TuneD applies profile {unit}"
         return Step(("tuned-adm", "profile", unit), why, package=_PACKAGE["tuned-adm"])

@@ -35,6 +35,9 @@ class Action(enum.StrEnum):
     REMOVE = "remove"  # delete `unit` (a path) before the next start: a stale state file
     REBOOT = "reboot"  # only a reboot makes it take effect (kernel command line)
     TUNED_PROFILE = "tuned-profile"  # tuned-adm profile <unit>: select and apply a TuneD profile
+    PYTHON_MODULE = (
+        "python-module"  # <unit> = "MODULE PACKAGE": a module TuneD imports, checked first
+    )
 
 
 @attrs.frozen

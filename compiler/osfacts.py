@@ -196,6 +196,28 @@ def tuned_version(os: str | None) -> tuple[int, int, int] | None:
     return TUNED.get((os_id, key))
 
 
+#: Where the tuned package does not depend on the package that ships the `perf` Python
+#: module, which TuneD's [scheduler] and [irqbalance] plugins import (plugin_scheduler.py,
+#: plugin_irqbalance.py): without it both plugins fail to load ("failed to initialize
+#: plugin scheduler" in tuned.log), their options are not applied, and `tuned-adm verify`
+#: still succeeds.  Debian 12's tuned 2.20.0-1 recommends only linux-cpupower; the module
+#: is linux-perf's (found in a booted Debian 12 VM, tests/test_vm_tuned.py).  Fedora's
+#: and RHEL's tuned require python3-perf.
+TUNED_PERF_PACKAGE: dict[str, str] = {"debian": "linux-perf"}
+
+
+def tuned_perf_package(os: str | None) -> str | None:
+    """The package a host must add for TuneD's perf-using plugins (None: tuned brings it,
+    or hostc does not know the release's packaging)."""
+    if os is None:
+        return None
+    try:
+        os_id, _ = split_os(os)
+    except ValueError:
+        return None
+    return TUNED_PERF_PACKAGE.get(os_id)
+
+
 def tuned_reads(os: str | None, option: str) -> bool:
     """Whether the host's TuneD reads `option` (False where its version is unknown)."""
     ver = tuned_version(os)

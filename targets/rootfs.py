@@ -26,13 +26,24 @@ def tree(files: Sequence[Artifact], target: str = "rootfs") -> list[Artifact]:
     return [attrs.evolve(a, target=target) for a in files if a.kind is Kind.FILE]
 
 
-def required(run: Sequence[Step]) -> list[tuple[str, str]]:
-    """(command, package) for each step whose command a base image may lack: apply.sh
-    refuses before it installs anything rather than fail halfway through."""
-    out: list[tuple[str, str]] = []
+def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:
+    """(check, what, how to install it) for each step whose command (or Python module) a
+    base image may lack: apply.sh refuses before it installs anything rather than fail
+    halfway through."""
+    out: list[tuple[tuple[str, ...], str, str]] = []
     for s in run:
-        if s.package is not None and s.argv[0] != "systemctl" and (s.argv[0], s.package) not in out:
-            out.append((s.argv[0], s.package))
+        if s.package is None or s.argv[0] == "systemctl":
+            continue
+        if s.argv[:2] == ("python3", "-c"):  # Action.PYTHON_MODULE: `import MODULE`
+            # a Debian package (osfacts.TUNED_PERF_PACKAGE): no dnf name to give
+            how = f"the {s.package} package first (apt-get install {s.package})"
+            row = (s.argv, f"the {s.argv[2].split()[-1]} Python module", how)
+        else:
+            pkg = s.package
+            how = f"the {pkg} package first (apt-get install {pkg}, dnf install {pkg})"
+            row = (("command", "-v", s.argv[0]), s.argv[0], how)
+        if row not in out:
+            out.append(row)
     return out
 
 

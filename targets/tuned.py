@@ -115,11 +115,18 @@ def emit(plan: Plan) -> list[Artifact]:
         channels=channels(plan) if osfacts.tuned_reads(os, "net.channels") else None,
         channels_known=osfacts.tuned_reads(os, "net.channels"),
     )
+    perf = osfacts.tuned_perf_package(os)
+    needs = (
+        [Activation(Action.PYTHON_MODULE, f"perf {perf}")]
+        if perf is not None and re.search(r"^\[(scheduler|irqbalance)\]$", text, re.M)
+        else []
+    )
     return [
         file(
             "tuned",
             path,
             text,
+            *needs,
             Activation(Action.ENABLE_NOW, "tuned.service"),
             Activation(Action.TUNED_PROFILE, PROFILE),
             Activation(Action.REBOOT),

@@ -218,3 +218,55 @@ def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
         "live": False,
         "package": "tuned",
     }
+
+
+# --- Debian's tuned lacks the perf module its [scheduler] and [irqbalance] import ------
+
+
+def _debian_tuned() -> Plan:
+    """tests/vm/tuned.toml: Debian 12, TuneD owner, isolated CPUs, irqbalance banned."""
+    return api.compile_file(ROOT / "tests" / "vm" / "tuned.toml")[0]
+
+
+def test_debian_tuned_owner_installs_linux_perf_and_checks_perf_before_the_profile() -> None:
+    """Found in a booted Debian 12 VM (tests/test_vm_tuned.py): without linux-perf TuneD
+    2.20 logs "failed to initialize plugin scheduler" (and irqbalance), leaves
+    isolated_cores and banned_cpus unapplied, and `tuned-adm verify` still succeeds."""
+    doc = _doc(_debian_tuned())
+    assert doc["packages"] == ["linux-perf", "tuned"]
+    run = doc["runcmd"]
+    assert isinstance(run, list)
+    assert run.index(["python3", "-c", "import perf"]) < run.index(
+        ["tuned-adm", "profile", "hostc"]
+    )
+
+
+def test_apply_sh_refuses_before_installing_anything_without_the_perf_module(
+    tmp_path: Path,
+) -> None:
+    need_tool("sh")
+    script = tmp_path / "apply.sh"
+    script.write_text(_apply_sh(_debian_tuned()))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    dirname = shutil.which("dirname")
+    assert dirname is not None
+    (bin_dir / "dirname").symlink_to(dirname)
+    (bin_dir / "tuned-adm").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "python3").write_text("#!/bin/sh\nexit 1\n")  # `import perf` fails
+    for stub in ("tuned-adm", "python3"):
+        (bin_dir / stub).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "DESTDIR"} | {"PATH": str(bin_dir)}
+    sh = shutil.which("sh")
+    assert sh is not None
+    r = subprocess.run([sh, str(script)], capture_output=True, text=True, env=env, check=False)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert (
+        "the perf Python module is missing: install the linux-perf package first "
+        "(apt-get install linux-perf); nothing was changed"
+    ) in r.stderr
+
+
+def test_a_tuned_owner_outside_debian_needs_no_linux_perf() -> None:
+    doc = _doc(_plan("epyc-1s-training"))  # Ubuntu: not verified, so nothing is added
+    assert doc["packages"] == ["tuned"]

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from audit_host import perfect_host, put
+from audit_host import perfect_host, put, show
 
 from hostc import api
 from hostc.audit.host import CAPTURED
@@ -78,6 +78,20 @@ def test_verifier_fails_on_a_missing_kernel_argument(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "DRIFT kernel isolcpus: expected isolcpus=managed_irq," in done.stdout
     assert "DRIFT kernel rcu_nocbs: expected rcu_nocbs=2-31" in done.stdout
+
+
+def test_verifier_leaves_the_managers_memlock_default_alone(tmp_path: Path) -> None:
+    """memlock goes only to the workloads' drop-ins (targets/limits.py), so the manager
+    keeps systemd's own default (8 MiB on systemd 252): found in a booted Debian 12 VM
+    (tests/test_vm_tuned.py), where the verifier failed on DefaultLimitMEMLOCK."""
+    plan = plan_of("h100-kubeadm")
+    assert plan.limit("memlock") is not None
+    root = perfect_host(plan, tmp_path / "root")
+    show(root, None, {"DefaultLimitMEMLOCK": "8388608"})
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "memlock" not in done.stdout
+    assert "ok services' nofile limit" in done.stdout
 
 
 def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
