@@ -16,6 +16,7 @@ import re
 
 from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
+from hostc.kernelargs import kernel_args
 from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
 from hostc.targets import verify
 from hostc.targets._escape import UnsafeValue
@@ -210,6 +211,7 @@ def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
         plan=plan,
         owned=_owned(plan),
         irq=hostc_irq,
+        isolcpus=next((str(a) for a in kernel_args(plan) if a.key == "isolcpus"), None),
         services=services(plan),
         conflicts=conflicts(plan),
         cstates=runtime_cstates(plan),

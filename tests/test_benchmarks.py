@@ -25,7 +25,7 @@ def test_benchmark_quick_prints_every_row() -> None:
     lines = r.stdout.splitlines()
     for figure in FIGURES:
         row = [line for line in lines if line.startswith(figure)]
-        assert len(row) == 1, (figure, r.stdout)
+        assert len(row) == 1, (figure, r.stdout, r.stderr[-3000:])
         assert row[0].split()[-1] != "", row
     for line in lines:
         if line.startswith(GOALS):

@@ -347,6 +347,7 @@ def test_managed_irqs_are_not_failures_but_misplaced_ones_are(tmp_path: Path) ->
     iso = plan.partition.isolated
     first_hk, first_iso = min(hk), min(iso)
     _write(tmp_path / "proc/irq/default_smp_affinity", hk.mask() + "\n")
+    _write(tmp_path / "proc/cmdline", f"ro {_isolcpus(plan)} quiet\n")  # booted with it
     _irq(tmp_path, 10, str(CpuSet(range(0, 128))), str(first_iso), True)  # moved
     _irq(tmp_path, 11, "", str(first_hk), False)  # managed, kernel put it on housekeeping
     r = run_script(plan, tmp_path)
@@ -360,6 +361,28 @@ def test_managed_irqs_are_not_failures_but_misplaced_ones_are(tmp_path: Path) ->
     r = run_script(plan, tmp_path)
     assert r.returncode == 1
     assert f"refused IRQ 12 -> {hk}: still on {first_iso}" in r.stdout
+
+
+def _isolcpus(plan: Plan) -> str:
+    from hostc.kernelargs import kernel_args
+
+    return next(str(a) for a in kernel_args(plan) if a.key == "isolcpus")
+
+
+def test_managed_irqs_refused_before_the_isolating_reboot_are_no_failure(tmp_path: Path) -> None:
+    """apply.sh restarts hostc-tuning before the reboot that brings isolcpus=managed_irq:
+    the kernel's managed interrupts still sit on soon-isolated CPUs and refuse to move.
+    That waits for the reboot (found in a booted VM: the live step failed)."""
+    plan = compile_(spec(**HOSTC_IRQ))
+    hk, iso = plan.partition.housekeeping, plan.partition.isolated
+    _write(tmp_path / "proc/irq/default_smp_affinity", hk.mask() + "\n")
+    _write(tmp_path / "proc/cmdline", "ro quiet\n")  # the old kernel command line
+    _irq(tmp_path, 12, "", str(min(iso)), False)  # refused, on a soon-isolated CPU
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert "1 refused until the reboot into the Plan's isolcpus" in r.stdout
+    _write(tmp_path / "proc/cmdline", f"ro {_isolcpus(plan)}\n")  # after the reboot
+    assert run_script(plan, tmp_path).returncode == 1
 
 
 def test_hostc_irq_owner_reruns_on_nic_add_and_after_the_drivers() -> None:
