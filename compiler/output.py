@@ -179,6 +179,10 @@ class _Tree:
         except FileNotFoundError:
             try:
                 os.mkdir(name, 0o755, dir_fd=parent)
+            except FileExistsError:
+                # another writer (a fleet build's worker) made it meanwhile: open what is
+                # there, still without following a link
+                return self._open_child(parent, name, key)
             except OSError as e:
                 where = str(self.out.joinpath(*key))
                 raise HostcError(
@@ -249,7 +253,12 @@ def _makedirs(path: Path) -> list[Path]:
     made: list[Path] = []
     try:
         for d in reversed(missing):
-            d.mkdir()
+            try:
+                d.mkdir()
+            except FileExistsError:
+                if d.is_dir():  # made meanwhile by another writer (a fleet worker)
+                    continue
+                raise
             made.append(d)
     except BaseException:
         for d in reversed(made):

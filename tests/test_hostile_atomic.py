@@ -23,6 +23,7 @@ import pytest
 from hostc import api, output
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "h100-4gpu-inference" / "node.toml"
 SPEC = ROOT / "examples/h100-4gpu-inference/node.toml"
 
 
@@ -144,3 +145,28 @@ def test_sigkill_at_random_points(
         text=True,
     )
     assert r.returncode == 0, r.stdout
+
+
+def test_a_directory_another_writer_makes_meanwhile_is_used_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet build's workers write into one --out tree: when another worker creates a
+    directory between our look and our mkdir, the write goes on (found in CI: `cannot
+    write: File exists`).  Simulated by a mkdir that loses every race."""
+    real_mkdir, real_path_mkdir = os.mkdir, Path.mkdir
+
+    def losing_mkdir(path: object, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real_mkdir(path, mode, dir_fd=dir_fd)  # type: ignore[arg-type]
+        raise FileExistsError(17, "File exists", str(path))
+
+    def losing_path_mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        real_path_mkdir(self)
+        raise FileExistsError(17, "File exists", str(self))
+
+    arts = api.emit(api.compile_file(EXAMPLE)[0], ["sysctl", "systemd"])
+    monkeypatch.setattr(os, "mkdir", losing_mkdir)
+    monkeypatch.setattr(Path, "mkdir", losing_path_mkdir)
+    output.write(arts, tmp_path / "out" / "host")
+    monkeypatch.undo()
+    for a in arts:
+        assert (tmp_path / "out" / "host" / a.target / a.relpath).read_bytes() == a.data
