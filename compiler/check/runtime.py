@@ -72,15 +72,20 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 path,
                 f"{text.shown(opts)} is not a list of key=value options separated by single spaces",
             )
-    blacklisted: dict[str, int] = {}
-    for i, m in enumerate(spec.modules.blacklist):
-        same = m.replace("-", "_")
-        if same in blacklisted:
-            yield error(
-                f"modules.blacklist[{i}]",
-                f"names the same module as modules.blacklist[{blacklisted[same]}]",
-            )
-        blacklisted.setdefault(same, i)
+    for i, first in _repeats([m.replace("-", "_") for m in spec.modules.blacklist]):
+        yield error(
+            f"modules.blacklist[{i}]", f"names the same module as modules.blacklist[{first}]"
+        )
+
+
+def _repeats(keys: list[str]) -> Iterator[tuple[int, int]]:
+    """(index, index of its first occurrence) for every key seen before: one pass, so
+    thousands of workloads or modules stay linear."""
+    seen: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        if k in seen:
+            yield i, seen[k]
+        seen.setdefault(k, i)
 
 
 def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
@@ -110,15 +115,12 @@ def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                 "a workload drop-in would collide with hostc's own",
                 hint='name the workload\'s own service (unit = "my-server.service")',
             )
-    seen: dict[str, int] = {}  # one pass: thousands of workloads stay linear
-    for i, w in enumerate(spec.workload):
-        u = w.unit or f"{w.name}.service"
-        if u in seen:
-            yield error(
-                f"workload[{i}].unit",
-                f"unit {u} is placed by two workloads (also workload[{seen[u]}])",
-            )
-        seen.setdefault(u, i)
+    units = [w.unit or f"{w.name}.service" for w in spec.workload]
+    for i, first in _repeats(units):
+        yield error(
+            f"workload[{i}].unit",
+            f"unit {units[i]} is placed by two workloads (also workload[{first}])",
+        )
 
 
 def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
