@@ -105,7 +105,8 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
             dest = destination(out, art)
             *dirs, name = Path(art.target, art.relpath).parts
             dfd = tree.directory(dirs)
-            tree.refuse_directory(dfd, name, dest)
+            if dfd not in tree.fresh:  # a directory this call made holds nothing yet
+                tree.refuse_directory(dfd, name, dest)
             staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
         for dfd, tmp, name, _ in staged:
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -154,11 +155,16 @@ class _Tree:
         self.out = out
         self.fds: dict[tuple[str, ...], int] = {}
         self.created: list[tuple[int, str]] = []  # (parent fd, name), outermost first
+        #: descriptors of the directories this call made: empty, so a child is made
+        #: without first trying to open it (a fleet build makes ~30 per host)
+        self.fresh: set[int] = set()
         self.made_root: list[Path] = []
 
     def open_root(self) -> None:
         self.made_root = _makedirs(self.out)
         self.fds[()] = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
+        if self.made_root and self.made_root[-1] == self.out:
+            self.fresh.add(self.fds[()])
 
     def directory(self, parts: list[str]) -> int:
         key: tuple[str, ...] = ()
@@ -175,21 +181,11 @@ class _Tree:
 
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
         try:
+            if parent in self.fresh:
+                return self._make_child(parent, name, key)
             return os.open(name, flags, dir_fd=parent)
         except FileNotFoundError:
-            try:
-                os.mkdir(name, 0o755, dir_fd=parent)
-            except FileExistsError:
-                # another writer (a fleet build's worker) made it meanwhile: open what is
-                # there, still without following a link
-                return self._open_child(parent, name, key)
-            except OSError as e:
-                where = str(self.out.joinpath(*key))
-                raise HostcError(
-                    [file_error(where, f"cannot create the directory: {e.strerror or e}")]
-                ) from None
-            self.created.append((parent, name))
-            return os.open(name, flags, dir_fd=parent)
+            return self._make_child(parent, name, key)
         except OSError as e:
             where = str(self.out.joinpath(*key))
             if os.path.islink(where) or e.errno == errno.ELOOP:
@@ -199,6 +195,26 @@ class _Tree:
             raise HostcError(
                 [file_error(where, f"refusing to write: {why}", hint="remove it, then build")]
             ) from None
+
+    def _make_child(self, parent: int, name: str, key: tuple[str, ...]) -> int:
+        from hostc.diagnostics import HostcError, file_error
+
+        try:
+            os.mkdir(name, 0o755, dir_fd=parent)
+        except FileExistsError:
+            # another writer (a fleet build's worker) made it meanwhile: open what is
+            # there, still without following a link
+            self.fresh.discard(parent)
+            return self._open_child(parent, name, key)
+        except OSError as e:
+            where = str(self.out.joinpath(*key))
+            raise HostcError(
+                [file_error(where, f"cannot create the directory: {e.strerror or e}")]
+            ) from None
+        self.created.append((parent, name))
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        self.fresh.add(fd)
+        return fd
 
     def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
