@@ -1,4 +1,6 @@
-"""Shared test helpers: where the shared topologies live, and the CI rule for validators."""
+"""Shared test helpers: where the shared topologies live, the CI rule for validators, and
+`--regen`, the one command that rewrites every generated file (golden/, schemas/, the
+example snapshots): `python -m pytest --regen`, then review `git diff`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_TOPOLOGIES = ROOT.parent / "shared" / "topologies"
@@ -76,3 +79,32 @@ def run_hostc(
         timeout=60,
         env={**os.environ, **(env or {})},
     )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regen",
+        action="store_true",
+        help="rewrite every generated file (golden/, schemas/, example snapshots) from the "
+        "code before the tests run; review the change with git diff",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With --regen, regenerate before collection, so the tests then check the new files."""
+    if config.getoption("--regen"):
+        from regenerate import regenerate
+
+        changed = regenerate()
+        config.stash[_REGENERATED] = [str(p.relative_to(ROOT)) for p in changed]
+
+
+_REGENERATED = pytest.StashKey[list[str]]()
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    changed = config.stash.get(_REGENERATED, None)
+    if changed is None:
+        return []
+    head = f"--regen: {len(changed)} generated files changed"
+    return [head, *(f"  {p}" for p in changed[:50])]
