@@ -24,8 +24,12 @@ T = TypeVar("T")
 
 
 def need_tool(name: str) -> str:
-    """The path of a real validator; under CI=true a missing one fails instead of skipping."""
-    path = shutil.which(name)
+    """The path of a real validator or linter; under CI=true a missing one fails instead
+    of skipping.  The interpreter's own bin/ comes first: `venv/bin/python -m pytest`
+    without an activated venv still finds the venv's ruff and mypy instead of skipping."""
+    path = shutil.which(
+        name, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
     if path is None:
         if IN_CI:
             pytest.fail(f"validator {name!r} is missing; .ci/run must install it")
@@ -102,9 +106,9 @@ def pytest_configure(config: pytest.Config) -> None:
 _REGENERATED = pytest.StashKey[list[str]]()
 
 
-def pytest_report_header(config: pytest.Config) -> list[str]:
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     changed = config.stash.get(_REGENERATED, None)
-    if changed is None:
-        return []
-    head = f"--regen: {len(changed)} generated files changed"
-    return [head, *(f"  {p}" for p in changed[:50])]
+    if changed is not None:
+        terminalreporter.write_line(f"--regen: {len(changed)} generated files changed")
+        for path in changed[:50]:
+            terminalreporter.write_line(f"  {path}")

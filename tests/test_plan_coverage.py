@@ -18,6 +18,7 @@ from hostc.plan import Reason
 from hostc.spec.presets import LAYERS
 
 from plan_walk import reasons, settings, walk
+from regenerate import COMMAND
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/node.toml"))
@@ -79,6 +80,4 @@ def test_plan_json_carries_every_reason(example: Path) -> None:
 def test_golden_plan_json_is_current(example: Path) -> None:
     plan, _ = api.compile_file(example / "node.toml")
     golden = ROOT / "golden" / example.name / "plan.json"
-    assert golden.read_text() == plan_view.dumps(plan), (
-        f"stale: hostc plan {example}/node.toml --json > {golden}"
-    )
+    assert golden.read_text() == plan_view.dumps(plan), f"{golden} is stale: run `{COMMAND}`"

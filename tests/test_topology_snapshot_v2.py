@@ -15,6 +15,7 @@ from hostc.topology import snapshot
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Cpu, Link, NumaNode, Topology
 
+from regenerate import COMMAND
 from topogen import hwloc_xml, machine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +60,7 @@ def test_examples_are_version_2_and_compact() -> None:
     for path in sorted((ROOT / "examples").glob("*/topology.toml")):
         text = path.read_text()
         assert "\nversion = 2\n" in text and "{ id = " not in text, path
-        assert snapshot.dumps(snapshot.read(path)) == text, f"{path}: run tests/make_examples.py"
+        assert snapshot.dumps(snapshot.read(path)) == text, f"{path} is stale: run `{COMMAND}`"
 
 
 @pytest.mark.parametrize(
