@@ -14,11 +14,19 @@ from typing import Any, TypeVar
 
 import pytest
 
+from hostc import api
+from hostc.plan import Plan
+
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_TOPOLOGIES = ROOT.parent / "shared" / "topologies"
+#: the example hosts: examples/<name>/node.toml and its snapshot
+EXAMPLES = ROOT / "examples"
+EXAMPLE_NAMES = sorted(p.parent.name for p in EXAMPLES.glob("*/node.toml"))
+#: real topologies and consumers' harnesses, beside the checkout (not in it)
+SHARED = ROOT.parent / "shared"
+SHARED_TOPOLOGIES = SHARED / "topologies"
 IN_CI = os.environ.get("CI") == "true"
 T = TypeVar("T")
 
@@ -37,19 +45,21 @@ def need_tool(name: str) -> str:
     return path
 
 
-SHARED_TOOLS = ROOT.parent / "shared" / "tools"
-
-
-def shared_tool(name: str) -> Path:
-    """A consumer's harness from ../shared/tools (cloud-init-apply, ignition-apply …): the
-    README's fresh clone has no ../shared, so locally a missing one skips with the path;
-    under CI=true it fails."""
-    path = SHARED_TOOLS / name
-    if not path.is_file():
+def shared(*parts: str) -> Path:
+    """A path under ../shared: real topologies (`topologies/hwloc/…`) or a consumer's
+    harness (`tools/cloud-init-apply`).  The README's fresh clone has no ../shared, so
+    locally a missing one skips naming the path; under CI=true it fails."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
         if IN_CI:
-            pytest.fail(f"{path} is missing; CI must provide ../shared/tools")
-        pytest.skip(f"{path} not present (the shared tools sit beside the checkout)")
+            pytest.fail(f"{path} is missing; CI must provide ../shared")
+        pytest.skip(f"{path} not present (../shared sits beside the checkout)")
     return path
+
+
+def example_plan(name: str) -> Plan:
+    """The Plan of examples/<name>/node.toml."""
+    return api.compile_file(EXAMPLES / name / "node.toml")[0]
 
 
 def nonempty(params: Iterable[T], why: str) -> list[T] | list[Any]:
@@ -61,14 +71,6 @@ def nonempty(params: Iterable[T], why: str) -> list[T] | list[Any]:
     if IN_CI:
         pytest.fail(f"{why}; CI must provide it", pytrace=False)
     return [pytest.param(None, id="absent", marks=pytest.mark.skip(reason=why))]
-
-
-def shared_topologies() -> Path:
-    if not SHARED_TOPOLOGIES.is_dir():
-        if IN_CI:
-            pytest.fail(f"{SHARED_TOPOLOGIES} is missing; CI must provide ../shared")
-        pytest.skip(f"{SHARED_TOPOLOGIES} not present")
-    return SHARED_TOPOLOGIES
 
 
 def run_hostc(

@@ -20,10 +20,9 @@ from hostc import api
 from hostc.artifact import Kind
 from hostc.plan import Plan
 
-from conftest import IN_CI
+from conftest import IN_CI, ROOT
 
 Files = dict[str, tuple[int, bytes]]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def build_cli(example: str, target: str) -> subprocess.CompletedProcess[bytes]:

@@ -23,5 +23,5 @@ def assert_partition_sound(topo: Topology, plan: Plan, *, every_node_keeps: bool
     for mech in plan.isolation:  # nohz_full on busy-polling workloads' CPUs: isolated ones only
         assert mech.cpus is None or mech.cpus <= p.isolated, f"{mech.mechanism} not isolated"
     assert len(cmdline(plan)) <= plan.host.cmdline_budget
-    # plan warnings (the traps of knobs.md) are advice; no plan rule may find an error
+    # plan warnings (known tuning traps) are advice; no plan rule may find an error
     assert [d for d in check_plan(plan) if d.severity is Severity.ERROR] == []

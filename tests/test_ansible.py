@@ -17,9 +17,8 @@ from pathlib import Path
 from hostc import api
 from hostc.targets import ansible
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted(ROOT.glob("examples/*/node.toml")) + sorted(ROOT.glob("examples/fleet/hosts/*.toml"))
 
 

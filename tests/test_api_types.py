@@ -1,4 +1,4 @@
-"""The API's types (issue 17): paths as str or os.PathLike, a list where a list belongs,
+"""The API's types: paths as str or os.PathLike, a list where a list belongs,
 HostcError (never AttributeError or TypeError) for anything else, and specs from text or
 data through the loader's one converter."""
 
@@ -16,9 +16,9 @@ from hostc.spec.load import from_data, load, to_data
 from hostc.spec.model import Host, HostSpec, Kernel, Thp
 from hostc.topology.model import Topology
 
+from conftest import ROOT
 from topogen import H100_KW, machine
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "h100-kubeadm" / "node.toml"
 TOPO: Topology = machine(**H100_KW)  # type: ignore[arg-type]
 

@@ -23,9 +23,6 @@ from hostc.topology.model import Topology
 from conftest import run_hostc
 from topogen import H100_KW, machine
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-
 H100 = H100_KW  # the h100 example's machine
 
 HEAD = """\

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 #: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
 GOALS = ("P1 ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
 FIGURES = (*GOALS, "peer TuneD", "F1 ")

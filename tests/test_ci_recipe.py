@@ -10,9 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import run_hostc
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, run_hostc
 
 
 def _workflow() -> dict[str, object]:

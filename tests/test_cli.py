@@ -24,10 +24,9 @@ from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
+from conftest import EXAMPLES, ROOT
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "golden"
 NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "node.toml").is_file())
 H100 = "h100-4gpu-inference"

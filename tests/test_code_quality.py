@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [*sorted((ROOT / "compiler").rglob("*.py")), *sorted((ROOT / "targets").rglob("*.py"))]
 
 

@@ -19,7 +19,7 @@ from hostc.spec import model as m
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Topology
 
-from conftest import SHARED_TOPOLOGIES, nonempty, shared_topologies
+from conftest import SHARED_TOPOLOGIES, nonempty, shared
 from invariants import assert_partition_sound
 
 PARSERS = {"hwloc": hwloc.parse, "lscpu": lscpu.parse, "numactl": numactl.parse}
@@ -45,7 +45,7 @@ def _import(path: Path) -> Topology:
 
 
 def test_corpus_present() -> None:
-    shared_topologies()
+    shared("topologies")
     assert len(_files()) >= 30
 
 

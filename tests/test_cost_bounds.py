@@ -1,4 +1,4 @@
-"""What is allowed stays cheap (issue 17): checks linear in the workloads, one warning per
+"""What is allowed stays cheap: checks linear in the workloads, one warning per
 cause and node, importers refusing early what no snapshot could hold.  Bounds are
 generous (a shared CI core); the old behaviour missed them by orders of magnitude."""
 

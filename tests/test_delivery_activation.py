@@ -19,17 +19,11 @@ from hostc.artifact import Action, Activation, Artifact, Kind
 from hostc.plan import OsFamily, Plan
 from hostc.targets import cloud_init
 
-from conftest import need_tool
+from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
 from delivery_read import host_files, user_data
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
 #: steps that only make the running system take a file now
 LIVE = (["systemctl", "daemon-reexec"], ["sysctl", "--system"])
-
-
-def _plan(name: str) -> Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
 
 
 def _doc(plan: Plan) -> dict[str, object]:
@@ -47,7 +41,7 @@ def _apply_sh(plan: Plan) -> str:
 
 
 def test_user_data_declares_how_it_merges_with_other_parts() -> None:
-    doc = _doc(_plan("h100-4gpu-inference"))
+    doc = _doc(example_plan("h100-4gpu-inference"))
     assert doc["merge_how"] == [
         {"name": "list", "settings": ["append"]},
         {"name": "dict", "settings": ["no_replace", "recurse_list"]},
@@ -61,7 +55,7 @@ def test_real_cloud_init_merger_keeps_a_vendor_runcmd_and_files(tmp_path: Path) 
     probe = subprocess.run([str(python), "-c", "import cloudinit.mergers"], check=False)
     if probe.returncode != 0:
         need_tool("cloud-init-mergers-for-python3")  # skips locally, fails under CI
-    (art,) = api.emit(_plan("h100-4gpu-inference"), ["cloud-init"])
+    (art,) = api.emit(example_plan("h100-4gpu-inference"), ["cloud-init"])
     ud = tmp_path / "user-data"
     ud.write_text(art.text)
     script = """
@@ -84,9 +78,9 @@ print(json.dumps([merged["runcmd"][0], merged["write_files"][0]["path"], len(mer
 # --- first boot: files and boot configuration, then one reboot ----------------------
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_first_boot_that_reboots_runs_no_live_steps(name: str) -> None:
-    plan = _plan(name)
+    plan = example_plan(name)
     doc = _doc(plan)
     assert "power_state" in doc  # every example changes the kernel command line
     run = doc.get("runcmd", [])
@@ -97,7 +91,7 @@ def test_first_boot_that_reboots_runs_no_live_steps(name: str) -> None:
 
 
 def test_without_a_reboot_the_user_data_activates_live() -> None:
-    plan = _plan("h100-4gpu-inference")
+    plan = example_plan("h100-4gpu-inference")
     files = [
         a
         for a in host_files(plan)
@@ -129,7 +123,7 @@ def test_initramfs_is_rebuilt_for_every_installed_kernel(family: OsFamily, want:
 
 
 def test_tuned_owner_installs_and_starts_tuned_before_selecting_the_profile() -> None:
-    plan = _plan("epyc-1s-training")
+    plan = example_plan("epyc-1s-training")
     doc = _doc(plan)
     assert doc["packages"] == ["tuned"]
     run = doc["runcmd"]
@@ -143,7 +137,7 @@ def test_apply_sh_refuses_before_installing_anything_without_tuned_adm(tmp_path:
     not stop it, the script would die on `install`, not on the guard's message."""
     need_tool("sh")
     script = tmp_path / "apply.sh"
-    script.write_text(_apply_sh(_plan("epyc-1s-training")))
+    script.write_text(_apply_sh(example_plan("epyc-1s-training")))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("dirname",):
@@ -160,24 +154,24 @@ def test_apply_sh_refuses_before_installing_anything_without_tuned_adm(tmp_path:
 
 
 def test_apply_sh_without_tuned_needs_no_tuned_adm() -> None:
-    assert "tuned-adm" not in _apply_sh(_plan("h100-4gpu-inference"))
+    assert "tuned-adm" not in _apply_sh(example_plan("h100-4gpu-inference"))
 
 
 # --- irqbalance owns interrupts: enabled and started, whatever was there before ------
 
 
 def test_irqbalance_owner_enables_and_starts_irqbalance() -> None:
-    text = _apply_sh(_plan("h100-4gpu-inference"))
+    text = _apply_sh(example_plan("h100-4gpu-inference"))
     assert "\nsystemctl enable irqbalance.service\n" in text
     assert "\nsystemctl restart irqbalance.service || {\n" in text  # a live step
     assert "try-restart irqbalance" not in text
-    doc = _doc(_plan("h100-4gpu-inference"))  # first boot: enabled for the next boot
+    doc = _doc(example_plan("h100-4gpu-inference"))  # first boot: enabled for the next boot
     assert ["systemctl", "enable", "irqbalance.service"] in doc["runcmd"]  # type: ignore[operator]
 
 
 def test_a_preset_that_disabled_irqbalance_is_removed_unless_rewritten(tmp_path: Path) -> None:
     preset = "/etc/systemd/system-preset/90-hostc.preset"
-    plan = _plan("h100-4gpu-inference")
+    plan = example_plan("h100-4gpu-inference")
     assert f"\nrm -f -- {preset}\n" in _apply_sh(plan)
     # a build that disables other services writes its own preset: nothing to remove
     src = ROOT / "examples/h100-4gpu-inference"
@@ -194,7 +188,7 @@ def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
     """Ignition runs no tuned-adm: it writes what tuned-adm would, for TuneD's start."""
     import json
 
-    (art,) = api.emit(_plan("epyc-1s-training"), ["ignition"])
+    (art,) = api.emit(example_plan("epyc-1s-training"), ["ignition"])
     doc = json.loads(art.text)
     files = {f["path"]: f["contents"]["source"] for f in doc["storage"]["files"]}
     assert files["/etc/tuned/active_profile"] == "data:,hostc%0A"
@@ -207,7 +201,7 @@ def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     """A provisioning pipeline follows the same first-boot rule as cloud-init."""
     from hostc.output import apply_manifest
 
-    plan = _plan("epyc-1s-training")
+    plan = example_plan("epyc-1s-training")
     rows = apply_manifest(host_files(plan), plan.host.os_family)["apply"]
     assert isinstance(rows, list)
     by_argv = {tuple(r["argv"]): r for r in rows}
@@ -268,5 +262,5 @@ def test_apply_sh_refuses_before_installing_anything_without_the_perf_module(
 
 
 def test_a_tuned_owner_outside_debian_needs_no_linux_perf() -> None:
-    doc = _doc(_plan("epyc-1s-training"))  # Ubuntu: not verified, so nothing is added
+    doc = _doc(example_plan("epyc-1s-training"))  # Ubuntu: not verified, so nothing is added
     assert doc["packages"] == ["tuned"]

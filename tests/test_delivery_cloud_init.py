@@ -20,7 +20,7 @@ from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact
 from hostc.targets import cloud_init
 
-from conftest import need_tool, shared_tool
+from conftest import EXAMPLE_NAMES, example_plan, need_tool, shared
 from delivery_read import (
     as_files,
     build_cli,
@@ -31,17 +31,11 @@ from delivery_read import (
     user_data_files,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
-APPLY = ROOT.parent / "shared" / "tools" / "cloud-init-apply"
-
-
-def _plan(name: str) -> api.Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
+APPLY = "cloud-init-apply"  # the consumer\'s own harness, ../shared/tools/cloud-init-apply
 
 
 def _user_data(name: str) -> tuple[api.Plan, str]:
-    plan = _plan(name)
+    plan = example_plan(name)
     (art,) = api.emit(plan, ["cloud-init"])
     assert art.path == "user-data" and art.target == "cloud-init"
     return plan, art.text
@@ -59,7 +53,7 @@ def _schema(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_cli_user_data_passes_cloud_init_schema(name: str, tmp_path: Path) -> None:
     """The acceptance command: `hostc build … --target cloud-init > user-data`."""
     r = build_cli(name, "cloud-init")
@@ -81,7 +75,7 @@ def test_cloud_init_schema_can_fail(tmp_path: Path) -> None:
     assert r.returncode != 0 and "power_state.mode" in r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_user_data_carries_every_file_and_step(name: str) -> None:
     plan, text = _user_data(name)
     files = host_files(plan)
@@ -100,7 +94,7 @@ def test_user_data_carries_every_file_and_step(name: str) -> None:
     assert "&id" not in text and "*id" not in text, "no YAML anchors or aliases"
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_real_cloud_init_writes_the_files_and_the_runcmd(name: str, tmp_path: Path) -> None:
     need_tool("cloud-init")
     need_root()
@@ -109,7 +103,7 @@ def test_real_cloud_init_writes_the_files_and_the_runcmd(name: str, tmp_path: Pa
     ud.write_text(text)
     out = tmp_path / "out"
     r = subprocess.run(
-        [str(shared_tool(APPLY.name)), str(ud), str(out), "write_files", "runcmd"],
+        [str(shared("tools", APPLY)), str(ud), str(out), "write_files", "runcmd"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -145,7 +139,7 @@ def _odd_files() -> list[Artifact]:
 
 def test_awkward_contents_survive_byte_for_byte(tmp_path: Path) -> None:
     """Trailing newlines, leading spaces, CRLF, binary, YAML syntax: exact, by the real tool."""
-    plan = _plan(EXAMPLES[0])
+    plan = example_plan(EXAMPLE_NAMES[0])
     files = _odd_files()
     text = cloud_init.user_data(plan, files)
     doc = user_data(text)
@@ -162,7 +156,7 @@ def test_awkward_contents_survive_byte_for_byte(tmp_path: Path) -> None:
     need_root()
     out = tmp_path / "out"
     r = subprocess.run(
-        [str(shared_tool(APPLY.name)), str(path), str(out), "write_files"],
+        [str(shared("tools", APPLY)), str(path), str(out), "write_files"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -20,22 +20,16 @@ from hostc.artifact import Action, Activation, Artifact
 from hostc.kernelargs import kernel_args
 from hostc.targets import ignition
 
-from conftest import need_tool, shared_tool
+from conftest import EXAMPLE_NAMES, example_plan, need_tool, shared
 from delivery_read import as_files, build_cli, host_files, ignition_files, need_root, tree_files
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
-APPLY = ROOT.parent / "shared" / "tools" / "ignition-apply"
+APPLY = "ignition-apply"  # the consumer\'s own harness, ../shared/tools/ignition-apply
 #: what Ignition itself writes besides the config's files
 IGNITION_OWN = (
     "/etc/.ignition-result.json",
     "/etc/systemd/system-preset/20-ignition.preset",
     "/.kargs",
 )
-
-
-def _plan(name: str) -> api.Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
 
 
 def _carried(plan: api.Plan) -> list[Artifact]:
@@ -53,7 +47,7 @@ def _validate(path: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _apply(cfg: Path, root: Path) -> None:
-    argv = [str(shared_tool(APPLY.name)), str(cfg), str(root)]
+    argv = [str(shared("tools", APPLY)), str(cfg), str(root)]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -72,7 +66,7 @@ def _kargs(root: Path) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_cli_config_passes_ignition_validate(name: str, tmp_path: Path) -> None:
     r = build_cli(name, "ignition")
     assert r.returncode == 0, r.stderr
@@ -95,9 +89,9 @@ def test_ignition_validate_can_fail(tmp_path: Path) -> None:
     assert _validate(path).returncode != 0
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_config_carries_files_and_kargs(name: str) -> None:
-    plan = _plan(name)
+    plan = example_plan(name)
     (art,) = api.emit(plan, ["ignition"])
     assert art.path == "config.ign" and art.text.endswith("}\n")
     doc = json.loads(art.text)
@@ -109,11 +103,11 @@ def test_config_carries_files_and_kargs(name: str) -> None:
     assert not any("grub" in p for p in ignition_files(doc))
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_real_ignition_writes_files_and_kargs(name: str, tmp_path: Path) -> None:
     need_tool("ignition-validate")
     need_root()
-    plan = _plan(name)
+    plan = example_plan(name)
     (art,) = api.emit(plan, ["ignition"])
     cfg = tmp_path / "config.ign"
     cfg.write_bytes(art.data)
@@ -125,7 +119,7 @@ def test_real_ignition_writes_files_and_kargs(name: str, tmp_path: Path) -> None
 
 def test_units_dropins_enable_and_awkward_bytes(tmp_path: Path) -> None:
     """Units and drop-ins go to systemd.units, ENABLE sets `enabled`; any bytes survive."""
-    plan = _plan(EXAMPLES[0])
+    plan = example_plan(EXAMPLE_NAMES[0])
     unit = "[Unit]\nDescription=t\n[Service]\nType=oneshot\nExecStart=/bin/true\n"
     unit += "[Install]\nWantedBy=multi-user.target\n"
     run = (Activation(Action.RUN),)

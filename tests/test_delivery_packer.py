@@ -12,10 +12,9 @@ from pathlib import Path
 from hostc import api
 from hostc.artifact import Kind
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 from delivery_read import as_files, host_files, tree_files
 
-ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE_DIR = ROOT / "examples" / "packer"
 SPEC = ROOT / "examples" / "h100-4gpu-inference" / "node.toml"
 

@@ -24,7 +24,7 @@ from delivery_read import (
     user_data,
     user_data_files,
 )
-from test_properties import _compile, cases
+from strategies import cases, compile_case
 
 WRAPPERS = ["cloud-init", "ignition", "rootfs", "rootfs-tar"]
 
@@ -33,7 +33,7 @@ WRAPPERS = ["cloud-init", "ignition", "rootfs", "rootfs-tar"]
 @given(cases())
 def test_wrappers_carry_the_file_targets_byte_for_byte(case: tuple[Topology, m.HostSpec]) -> None:
     topo, spec = case
-    plan, _ = _compile(topo, spec)
+    plan, _ = compile_case(topo, spec)
     if plan is None:
         return
     files = host_files(plan)

@@ -23,15 +23,8 @@ from hostc.activation import needs_reboot, steps
 from hostc.artifact import Kind
 from hostc.targets import rootfs_tar
 
-from conftest import need_tool
+from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
 from delivery_read import as_files, host_files, hostc_cli, need_root, tar_files, tree_files
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
-
-
-def _plan(name: str) -> api.Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
 
 
 def _spec(name: str) -> str:
@@ -41,9 +34,9 @@ def _spec(name: str) -> str:
 _hostc = hostc_cli
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_rootfs_tree_is_every_host_file(name: str, tmp_path: Path) -> None:
-    plan = _plan(name)
+    plan = example_plan(name)
     files = host_files(plan)
     arts = api.emit(plan, ["rootfs"])
     tree = [a for a in arts if a.kind is Kind.FILE]
@@ -60,9 +53,9 @@ def test_rootfs_tree_is_every_host_file(name: str, tmp_path: Path) -> None:
     assert (tmp_path / "rootfs" / "apply.sh").stat().st_mode & 0o777 == 0o755
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_tarball_holds_the_same_files(name: str) -> None:
-    plan = _plan(name)
+    plan = example_plan(name)
     (art,) = api.emit(plan, ["rootfs-tar"])
     assert art.path == "rootfs.tar"
     files, dirs = tar_files(art.data)
@@ -75,7 +68,7 @@ def test_tarball_holds_the_same_files(name: str) -> None:
     assert names == sorted(names)
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_tarball_is_reproducible(name: str, tmp_path: Path) -> None:
     """Two CLI builds (stdout and --out) give the same bytes; input order does not matter."""
     spec = str(ROOT / "examples" / name / "node.toml")
@@ -83,7 +76,7 @@ def test_tarball_is_reproducible(name: str, tmp_path: Path) -> None:
     b = _hostc("build", spec, "-t", "rootfs-tar", "--out", str(tmp_path))
     assert a.returncode == b.returncode == 0, a.stderr + b.stderr
     assert a.stdout == (tmp_path / "rootfs-tar" / "rootfs.tar").read_bytes()
-    files = host_files(_plan(name))
+    files = host_files(example_plan(name))
     rng = random.Random(name)
     for _ in range(5):
         shuffled = files[:]
@@ -93,7 +86,7 @@ def test_tarball_is_reproducible(name: str, tmp_path: Path) -> None:
 
 def test_tarball_does_not_follow_the_filesystem(tmp_path: Path) -> None:
     """Built from the artifacts, never from a directory: umask, mtime, owner do not leak."""
-    files = host_files(_plan(EXAMPLES[0]))
+    files = host_files(example_plan(EXAMPLE_NAMES[0]))
     before = rootfs_tar.tarball(files)
     for a in files:
         p = tmp_path / a.relpath
@@ -103,10 +96,10 @@ def test_tarball_does_not_follow_the_filesystem(tmp_path: Path) -> None:
     assert rootfs_tar.tarball(list(reversed(files))) == before
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_apply_script_passes_shellcheck(name: str, tmp_path: Path) -> None:
     exe = need_tool("shellcheck")
-    (art,) = [a for a in api.emit(_plan(name), ["rootfs"]) if a.path == "apply.sh"]
+    (art,) = [a for a in api.emit(example_plan(name), ["rootfs"]) if a.path == "apply.sh"]
     path = tmp_path / "apply.sh"
     path.write_bytes(art.data)
     r = subprocess.run(
@@ -122,9 +115,9 @@ def test_shellcheck_can_fail(tmp_path: Path) -> None:
     assert subprocess.run([exe, str(path)], capture_output=True).returncode != 0
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_apply_script_spells_the_apply_steps(name: str) -> None:
-    plan = _plan(name)
+    plan = example_plan(name)
     files = host_files(plan)
     (art,) = [a for a in api.emit(plan, ["rootfs"]) if a.path == "apply.sh"]
     lines = [ln for ln in art.text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
@@ -148,11 +141,11 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
     assert ("reboot to apply" in art.text) == needs_reboot(files)
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_apply_script_installs_the_tree(name: str, tmp_path: Path) -> None:
     """Run for real with DESTDIR: files land root:root with their modes; no step runs."""
     need_root()
-    plan = _plan(name)
+    plan = example_plan(name)
     out = tmp_path / "out"
     r = _hostc(
         "build", str(ROOT / "examples" / name / "node.toml"), "-t", "rootfs", "--out", str(out)
@@ -170,7 +163,7 @@ def test_apply_script_installs_the_tree(name: str, tmp_path: Path) -> None:
         assert "steps were not run" in run.stderr
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -> None:
     """`--json` rows match the files `--out` wrote; apply/reboot come from hostc.activation."""
     spec = _spec(name)
@@ -178,7 +171,7 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     r = _hostc("build", spec, "--out", str(out), "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    plan = _plan(name)
+    plan = example_plan(name)
     arts = api.emit(plan, ["all"])
     files = [a for a in arts if a.kind is Kind.FILE]
     assert doc["apply"] == [
@@ -201,7 +194,7 @@ def test_a_failed_live_step_still_regenerates_the_boot_configuration(tmp_path: P
     """hostc-tuning exits non-zero when the kernel refuses a write; apply.sh must still
     run the steps after it (update-grub among them) and report the failure at the end."""
     script = next(
-        a for a in api.emit(_plan("dgx-h100-inference"), ["rootfs"]) if a.path == "apply.sh"
+        a for a in api.emit(example_plan("dgx-h100-inference"), ["rootfs"]) if a.path == "apply.sh"
     ).data.decode()
     stubs = tmp_path / "bin"
     stubs.mkdir()

@@ -1,4 +1,4 @@
-"""No value reaches a consumer that would expand it (issue 17, docs/escaping.md).
+"""No value reaches a consumer that would expand it (the rules: docs/escaping.md).
 
 Arbitrary text (hypothesis `st.text()`) goes into every free-text field of a spec;
 whatever hostc accepts is compiled for every target that applies, and each artifact

@@ -10,9 +10,8 @@ import pytest
 
 from hostc import api
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 
-ROOT = Path(__file__).resolve().parents[1]
 DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 EPYC = ROOT / "examples" / "epyc-1s-training" / "node.toml"
 

@@ -1,4 +1,4 @@
-"""The first hour (issue 17): what a new user meets, from a fresh clone to a first build."""
+"""The first hour: what a new user meets, from a fresh clone to a first build."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from hostc.diagnostics import HostcError
 from hostc.targets import TARGETS, Role
 from hostc.topology import snapshot
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 from topogen import H100_KW, machine
 
-ROOT = Path(__file__).resolve().parents[1]
 SPEC = 'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
 
 
@@ -88,7 +87,7 @@ def test_a_number_that_is_too_large_is_called_too_large(extra: str, path: str) -
 
 
 def test_no_test_runs_a_hard_coded_interpreter() -> None:
-    for path in (ROOT / "tests").glob("*.py"):
+    for path in (ROOT / "tests").rglob("*.py"):
         if path.name != "test_first_hour.py":
             assert ".venv/bin/python" not in path.read_text(), path.name
 
@@ -111,3 +110,19 @@ def test_a_topology_that_cannot_be_read_points_at_host_topology(work: Path) -> N
     (work / "node.toml").write_text(SPEC + 'topology = "."\n')
     r = run_hostc("check", work / "node.toml", cwd=work)
     assert r.returncode == 2 and "host.topology" in r.stderr, r.stderr
+
+
+def test_a_missing_shared_path_skips_locally_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every test that needs ../shared (real topologies, consumers' harnesses) asks
+    `conftest.shared`: a fresh clone skips naming the path, CI fails."""
+    import conftest
+
+    monkeypatch.setattr(conftest, "SHARED", Path("/nowhere"))
+    monkeypatch.setattr(conftest, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception, match="/nowhere/tools/cloud-init-apply"):
+        conftest.shared("tools", "cloud-init-apply")
+    monkeypatch.setattr(conftest, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match="CI must provide"):
+        conftest.shared("tools", "cloud-init-apply")

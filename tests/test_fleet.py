@@ -8,9 +8,8 @@ from pathlib import Path
 
 from hostc import api, fleet
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 
-ROOT = Path(__file__).resolve().parents[1]
 FLEET = ROOT / "examples" / "fleet"
 
 

@@ -16,7 +16,7 @@ import pytest
 from hostc import api, fleet
 from hostc.topology import snapshot
 
-from conftest import ROOT
+from conftest import EXAMPLE_NAMES, ROOT
 from regenerate import (
     COMMAND,
     FULL_EXAMPLE,
@@ -30,7 +30,6 @@ from regenerate import (
 )
 from wrapper_manifest import is_wrapper, manifest
 
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
 #: golden folder → spec, for the single-file examples and every host of the example fleet
 SPECS = dict(specs())
 
@@ -47,7 +46,7 @@ def test_golden_is_current(name: str) -> None:
 def test_a_changed_wrapper_byte_shows_in_the_decoded_view() -> None:
     """A wrapper's golden is its decoded view; a change that decodes the same (one more
     space in config.ign) still fails, by its size and sha256."""
-    name = next(n for n in EXAMPLES if n != FULL_EXAMPLE)
+    name = next(n for n in EXAMPLE_NAMES if n != FULL_EXAMPLE)
     _, arts = build(SPECS[name])
     spaced = [
         attrs.evolve(a, data=a.data.replace(b'"3.', b' "3.')) if a.target == "ignition" else a
@@ -66,7 +65,7 @@ def test_a_changed_wrapper_byte_shows_in_the_decoded_view() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_example_snapshot_round_trips(name: str) -> None:
     path = ROOT / "examples" / name / "topology.toml"
     text = path.read_text()
@@ -75,7 +74,7 @@ def test_example_snapshot_round_trips(name: str) -> None:
 
 def test_no_stray_golden_dirs() -> None:
     found = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir())
-    assert found == sorted([*EXAMPLES, "fleet"])
+    assert found == sorted([*EXAMPLE_NAMES, "fleet"])
     hosts = sorted(f"fleet/{p.name}" for p in (GOLDEN / "fleet").iterdir())
     assert hosts == [name for name, _ in fleet_specs()]
 
@@ -97,7 +96,7 @@ def test_a_fleet_build_writes_what_each_host_builds_alone(tmp_path: Path) -> Non
 
 
 def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:
-    _, arts = build(SPECS[EXAMPLES[0]])
+    _, arts = build(SPECS[EXAMPLE_NAMES[0]])
     api.write(arts, tmp_path)
     assert api.diff(arts, tmp_path) == ""
     target = tmp_path / arts[0].target / arts[0].relpath
@@ -110,7 +109,7 @@ def test_diff_reports_stale_and_extra_files(tmp_path: Path) -> None:
 
 def test_failed_write_replaces_nothing(tmp_path: Path) -> None:
     """A destination blocked by a directory aborts before any file is replaced."""
-    _, arts = build(SPECS[EXAMPLES[0]])
+    _, arts = build(SPECS[EXAMPLE_NAMES[0]])
     api.write(arts, tmp_path)
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     changed = [attrs.evolve(a, data=a.data + b"# new\n") for a in arts]

@@ -22,7 +22,8 @@ import pytest
 
 from hostc import api, output
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 EXAMPLE = ROOT / "examples" / "h100-4gpu-inference" / "node.toml"
 SPEC = ROOT / "examples/h100-4gpu-inference/node.toml"
 

@@ -32,9 +32,9 @@ from hostc.cli import _show
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
+from conftest import ROOT
 from topogen import H100_KW, machine
 
-ROOT = Path(__file__).resolve().parents[1]
 SPEC = (ROOT / "examples/h100-4gpu-inference/node.toml").read_text()
 H100 = H100_KW
 TOPOLOGY = snapshot.dumps(machine(**H100))  # type: ignore[arg-type]

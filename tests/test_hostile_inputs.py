@@ -1,4 +1,4 @@
-"""Hostile input (issue 7): every found case, through the real CLI, exit 2 and nothing written.
+"""Hostile input: every found case, through the real CLI, exit 2 and nothing written.
 
 Each case was a way to forge a line in an artifact (a shell command in the GRUB
 drop-in, a sysctl, a limit), to break grub.cfg, to hang or crash hostc, or to make
@@ -22,10 +22,9 @@ from hostc.diagnostics import HostcError
 from hostc.targets._escape import ESCAPING as ESCAPING_FILTERS
 from hostc.topology import snapshot
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 from topogen import H100_KW, machine
 
-ROOT = Path(__file__).resolve().parents[1]
 H100 = H100_KW
 
 

@@ -1,4 +1,4 @@
-"""Values that change meaning downstream (issue 17): one rule each, checked over arbitrary text.
+"""Values that change meaning downstream: one rule each, checked over arbitrary text.
 
 Sysctl keys as systemd-sysctl and procps read them, kernel parameter names as the
 kernel compares them, `${` that TuneD would expand, and every echo of hostc made

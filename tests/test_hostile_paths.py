@@ -1,4 +1,4 @@
-"""Paths (issue 17): never write or read through a link, never overwrite an input, a probe
+"""Paths: never write or read through a link, never overwrite an input, a probe
 root is a root.  Each test plants the link an attacker would, in a tmp tree."""
 
 from __future__ import annotations

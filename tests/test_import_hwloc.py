@@ -3,7 +3,6 @@ hand-written topologies (v2 and v1), and inputs that must fail cleanly."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
@@ -19,8 +18,7 @@ from hostc.topology.importers.hwloc import parse
 from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "topologies"
-HWLOC = SAMPLES / "hwloc"
+from conftest import shared
 
 
 class Row(NamedTuple):
@@ -112,11 +110,7 @@ NIC_NODE_SETS: dict[str, set[int | None]] = {
 
 
 def _samples() -> Path:
-    if not HWLOC.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{HWLOC} is missing; CI must run with the shared topology samples")
-        pytest.skip(f"{HWLOC} is absent (the shared topology samples are not checked out)")
-    return HWLOC
+    return shared("topologies", "hwloc")
 
 
 def _load(name: str) -> Topology:

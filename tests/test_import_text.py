@@ -7,9 +7,7 @@ bless itself.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -22,15 +20,13 @@ from hostc.topology.importers import lscpu, numactl, nvidia_smi
 from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "topologies"
+from conftest import SHARED_TOPOLOGIES, shared
+
+SAMPLES = SHARED_TOPOLOGIES
 
 
 def sample(kind: str, name: str) -> tuple[str, str]:
-    path = SAMPLES / kind / name
-    if not SAMPLES.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"sample topologies missing at {SAMPLES} (required in CI)")
-        pytest.skip(f"sample topologies not present at {SAMPLES}")
+    path = shared("topologies", kind, name)
     return path.read_text(encoding="utf-8"), str(path)
 
 

@@ -1,4 +1,4 @@
-"""Issue 16: the kernel command line and its carriers.
+"""The kernel command line and its carriers.
 
 IOMMU and PCIe ACS for GPUDirect, the tick only where one thread polls, backported
 P-state modes, idle drivers the kernel was built without, the GRUB variable that wins,
@@ -22,7 +22,7 @@ from hostc.plan import BootCarrier
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
-from conftest import IN_CI, need_tool, shared_topologies
+from conftest import IN_CI, need_tool, shared
 
 
 def _args(plan: object) -> list[str]:
@@ -228,9 +228,7 @@ def test_tuned_owner_on_rhel_still_carries_arguments_in_bootloader() -> None:
 
 
 def _sandbox() -> Path:
-    tool = shared_topologies().parent / "tools" / "grub-mkconfig-sandbox"
-    if not tool.exists():
-        pytest.fail(f"{tool} is missing") if IN_CI else pytest.skip(f"{tool} not present")
+    tool = shared("tools", "grub-mkconfig-sandbox")
     need_tool("grub-mkconfig")
     need_tool("unshare")
     if os.geteuid() != 0 or not Path("/etc/grub.d/10_linux").exists():

@@ -1,4 +1,4 @@
-"""Kubernetes nodes (issue 12): the kubelet's managers from the same Plan.
+"""Kubernetes nodes: the kubelet's managers from the same Plan.
 
 Independent readers: the KubeletConfiguration is parsed with PyYAML and held
 against a field table written from k8s.io/kubelet/config/v1beta1/types.go;
@@ -32,10 +32,10 @@ from hostc.spec import model as m
 from hostc.targets.kubelet import RESET
 from hostc.topology.model import Topology
 
-from test_properties import cases
+from conftest import ROOT
+from strategies import cases
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
 RKE2 = ROOT / "examples" / "dgx-h100-rke2" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
 

@@ -21,9 +21,9 @@ from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.targets import kubelet as tk
 
+from conftest import ROOT
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
 RKE2 = ROOT / "examples" / "dgx-h100-rke2" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
 TP = ko.TopologyPolicy

@@ -16,7 +16,7 @@ from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.spec import layers
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 #: Keys at several depths, each a path into the spec's tables.
 KEYS: tuple[tuple[str, ...], ...] = (

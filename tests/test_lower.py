@@ -36,7 +36,7 @@ def errors(s: m.HostSpec, topo: Topology = H100) -> list[str]:
 
 
 def test_knobs_example_partition() -> None:
-    """knobs.md: serving on GPU0/1 → housekeeping 0-1,64-65 on node 0, isolated 2-31,66-95."""
+    """Serving on GPU0/1 → housekeeping 0-1,64-65 on node 0, isolated 2-31,66-95."""
     p = plan_of(
         spec(
             workload=[m.Workload("vllm", ["GPU0", "GPU1"])],

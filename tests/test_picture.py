@@ -17,18 +17,12 @@ from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
-from conftest import run_hostc
+from conftest import EXAMPLE_NAMES, ROOT, example_plan, run_hostc
 from pictures import SVG, browser_check, cpus_shown
-from test_properties import cases
+from strategies import cases
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
 ELEMENTS = {"svg", "g", "rect", "text", "line", "title"}
-
-
-def _plan(name: str) -> Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
 
 
 def expected(plan: Plan, topo: Topology) -> dict[int, tuple[str, str]]:
@@ -52,9 +46,9 @@ def assert_every_cpu_once(plan: Plan, topo: Topology) -> None:
     assert bad == {}, "a CPU shown twice or as the wrong class"
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_picture_is_valid_svg_with_titles_and_labels(name: str) -> None:
-    root = ET.fromstring(api.render_svg(_plan(name)))
+    root = ET.fromstring(api.render_svg(example_plan(name)))
     assert root.tag == f"{SVG}svg"
     assert root.get("role") == "img" and root.get("aria-label")
     assert re.fullmatch(r"0 0 \d+ \d+", root.get("viewBox", ""))
@@ -65,15 +59,15 @@ def test_picture_is_valid_svg_with_titles_and_labels(name: str) -> None:
         if e.get("data-cpu") is not None or e.get("data-memory") is not None:
             assert e.find(f"{SVG}title") is not None, "a cell without hover text"
     legend = "".join(root.find(f"{SVG}g[@data-legend]").itertext())  # type: ignore[union-attr]
-    for w in _plan(name).workloads:
+    for w in example_plan(name).workloads:
         assert f"workload {w.name}" in legend, "a workload without its label in the legend"
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_picture_shows_every_cpu_of_the_examples_once(name: str) -> None:
     spec = ROOT / "examples" / name / "node.toml"
     topo = api.read_topology(spec.parent / "topology.toml")
-    assert_every_cpu_once(_plan(name), topo)
+    assert_every_cpu_once(example_plan(name), topo)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -113,7 +107,7 @@ def test_picture_folds_8192_cpus_into_runs_that_account_for_every_cpu() -> None:
 
 
 def test_picture_bytes_are_deterministic_and_names_escaped() -> None:
-    plan = _plan("dgx-h100-inference")
+    plan = example_plan("dgx-h100-inference")
     hostile = '<script>&"x\x01'
     works = (attrs.evolve(plan.workloads[0], name=hostile), *plan.workloads[1:])
     text = api.render_svg(attrs.evolve(plan, workloads=works))
@@ -129,7 +123,7 @@ def test_plan_format_svg_prints_the_golden_picture() -> None:
     assert r.stdout == (ROOT / "golden" / "dgx-h100-inference" / "plan.svg").read_text()
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_browser_draws_the_golden_picture_at_its_viewbox_size(name: str, tmp_path: Path) -> None:
     page = ROOT / "golden" / name / "plan.svg"
     box = ET.parse(page).getroot().get("viewBox", "").split()
@@ -140,7 +134,7 @@ def test_a_review_outlines_exactly_the_changed_cpus_and_says_so() -> None:
     from hostc.cpuset import CpuSet
     from hostc.report.svg import render_svg
 
-    plan = _plan("dgx-h100-inference")
+    plan = example_plan("dgx-h100-inference")
     root = ET.fromstring(render_svg(plan, CpuSet.parse("4,116")))
     red = {e.get("data-cpu") for e in root.iter() if e.get("stroke") == "#d00000"}
     assert red == {"4", "116", None}, "the two CPUs, and the legend's swatch"

@@ -1,4 +1,4 @@
-"""Every setting in the Plan carries a Reason whose source really exists (issue: Plan v2).
+"""Every setting in the Plan carries a Reason whose source really exists.
 
 The walk is generic (tests/plan_walk.py): a new Plan field is covered the day
 it is added, with no list of fields to keep in step.
@@ -17,10 +17,10 @@ from hostc.locate import locate
 from hostc.plan import Reason
 from hostc.spec.presets import LAYERS
 
+from conftest import ROOT
 from plan_walk import reasons, settings, walk
 from regenerate import COMMAND
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/node.toml"))
 
 

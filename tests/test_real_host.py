@@ -1,7 +1,7 @@
 """Right on every real host: kernel release, OS family and CPU vendor decide what is emitted.
 
-Each defect the kernel/HPC review found is a test here; the table tests run
-every (vendor, OS family, kernel) combination over the examples.
+Each test pins what one host fact changes in the output; the table tests run every
+(vendor, OS family, kernel) combination over the examples.
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from hostc.spec import model as m
 from hostc.spec import presets
 from hostc.topology.model import OsRelease, Topology
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/node.toml"))
 
 UBUNTU = OsRelease("ubuntu", "24.04", ["debian"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,8 @@ from hostc import api
 from hostc.artifact import Kind
 from hostc.targets import TARGETS, Role
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/node.toml"))
 
 

@@ -6,10 +6,9 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 from pictures import browser_check
 
-ROOT = Path(__file__).resolve().parents[1]
 DGX = ROOT / "examples" / "dgx-h100-inference"
 VOID = {"meta", "br", "hr", "img", "input", "link"}
 #: SVG elements the serializer writes self-closed (`<rect … />`)

@@ -1,8 +1,8 @@
-"""Issue 10: runtime tuning and GPU-local services.
+"""Runtime tuning and GPU-local services.
 
 One test per knob (spec in → Plan entry with its reason → the lines of every
-target that carries it), the two reference profiles of knobs.md value for
-value, properties over generated topologies, and the real validators (TuneD's
+target that carries it), the two reference tuning profiles (inference, training)
+value for value, properties over generated topologies, and the real validators (TuneD's
 own profile loader, systemd-analyze verify, shellcheck).
 """
 
@@ -29,15 +29,14 @@ from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
 UBUNTU = OsRelease("ubuntu", "22.04", ["debian"])
 
 
 def h100(**kw: object) -> Topology:
-    """knobs.md's 2-socket 4×H100: node 0 = 0-31,64-95, one NIC per node."""
+    """A 2-socket 4×H100 host: node 0 = 0-31,64-95, one NIC per node."""
     args: dict[str, object] = dict(
         packages=2, cores_per_node=32, smt=2, memory_mib=524288, gpus_per_node=2,
         nics_per_node=1, cpu_vendor="intel", os=UBUNTU,
@@ -476,7 +475,7 @@ def test_strict_makes_warnings_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-# --- the two reference profiles of knobs.md --------------------------------------
+# --- the two reference tuning profiles, inference and training -------------------
 
 #: (setting, inference, training) as the wiki's profiles give them; None: not set.
 REFERENCE = [
@@ -499,7 +498,7 @@ REFERENCE = [
     ("irqbalance", "off", None),
 ]
 
-#: Deliberate departures, each with its reason (knobs.md corrections, the lead's facts).
+#: Deliberate departures from the reference profiles, each with its reason.
 DEPARTURES = {
     ("fs.inotify.max_user_watches", "training"): (
         None,
@@ -554,7 +553,7 @@ def test_reference_profiles_value_for_value(role: str) -> None:
         if (setting, role) in DEPARTURES:
             want = DEPARTURES[(setting, role)][0]
         if setting == "kernel.numa_balancing" and role == "inference":
-            want = "0"  # pinned with membind: knobs.md #3 (the wiki's 1 is for unpinned hosts)
+            want = "0"  # pinned with membind (the wiki's 1 is for unpinned hosts)
         assert _value(plan, setting) == want, setting
     unpinned = compile_(spec(cpu=m.Cpu(), workload=[]), h100(kernel="6.8.0"))
     assert _value(unpinned, "kernel.numa_balancing") == "1"
@@ -793,9 +792,8 @@ def test_tuning_script_runs_and_is_idempotent(tmp_path: Path) -> None:
 
 def test_dgx_example_pins_each_gpu_pair_to_its_own_pix_nics() -> None:
     """The DGX-like example: one server per GPU pair, each with the NICs on its PCIe switch."""
-    from pathlib import Path
 
-    plan, _ = api.compile_file(Path(__file__).parents[1] / "examples/dgx-h100-inference/node.toml")
+    plan, _ = api.compile_file(ROOT / "examples/dgx-h100-inference/node.toml")
     got = {w.name: (w.gpus, w.nics, w.nodes) for w in plan.workloads}
     assert got == {
         "serve-a": (("GPU0", "GPU1"), ("mlx5_0", "mlx5_1"), (0,)),

@@ -1,4 +1,4 @@
-"""Issue 16: runtime tuning that holds on a real node.
+"""Runtime tuning that holds on a real node.
 
 Each test protects one behaviour: TuneD leaves pinned servers where they are and gets
 only the options its version reads; C-states are limited per CPU at runtime on the
@@ -29,9 +29,8 @@ from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 DEBIAN12 = OsRelease("debian", "12", [])  # TuneD 2.20.0
 TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
 HOSTC_IRQ = {"irq": m.Irq(IrqOwner.HOSTC)}

@@ -11,9 +11,8 @@ import pytest
 
 from hostc import schema
 
+from conftest import ROOT
 from regenerate import COMMAND
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("which", schema.SCHEMAS)

@@ -3,8 +3,6 @@ snapshots are diagnostics with file and key path; the README documents every spe
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import attrs
 import pytest
 from hypothesis import given, settings
@@ -15,9 +13,8 @@ from hostc.spec.model import HostSpec
 from hostc.topology import snapshot
 from hostc.topology.model import Link, Topology
 
-from test_properties import topologies
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+from strategies import topologies
 
 
 @st.composite

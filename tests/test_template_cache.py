@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import run_hostc
+from conftest import ROOT, run_hostc
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 
 

@@ -15,7 +15,7 @@ from hostc.topology import snapshot
 from hostc.topology.importers import hwloc, lscpu
 from hostc.topology.model import OsRelease, cpu_vendor, os_family
 
-from conftest import shared_topologies
+from conftest import ROOT, shared
 from sysfs_fixtures import build, two_socket_gpu_host
 
 OS_RELEASE = """\
@@ -108,7 +108,7 @@ VENDORS = {
 
 
 def test_shared_machines_import_with_their_vendor() -> None:
-    folder = shared_topologies() / "hwloc"
+    folder = shared("topologies", "hwloc")
     got = {}
     for name in VENDORS:
         path = folder / name
@@ -121,7 +121,7 @@ def test_shared_machines_import_with_their_vendor() -> None:
 
 
 def test_every_x86_file_of_the_corpus_has_intel_or_amd() -> None:
-    folder = shared_topologies() / "hwloc"
+    folder = shared("topologies", "hwloc")
     for path in sorted(folder.glob("*.xml")):
         text = path.read_text()
         if "GenuineIntel" in text or "AuthenticAMD" in text:
@@ -208,7 +208,7 @@ def test_arm_cpuinfo_implementer(tmp_path: Path) -> None:
 
 
 def test_examples_carry_vendor_and_os() -> None:
-    root = Path(__file__).resolve().parents[1] / "examples"
+    root = ROOT / "examples"
     got = {
         p.parent.name: (t.cpu_vendor, os_family(t.os), t.os.version_id if t.os else None)
         for p in root.glob("*/topology.toml")

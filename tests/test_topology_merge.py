@@ -12,7 +12,7 @@ from hostc import ingest
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
-from conftest import shared_topologies
+from conftest import shared
 from sysfs_fixtures import SMI_TOPO_4GPU
 
 # The machine of SMI_TOPO_4GPU: 2 sockets × 4 cores × SMT2, CPU n and n+8 siblings.
@@ -91,7 +91,7 @@ def test_arch_conflict_and_fill(tmp_path: Path) -> None:
 
 
 def test_hwloc_takes_arch_and_base(tmp_path: Path) -> None:
-    folder = shared_topologies() / "hwloc"
+    folder = shared("topologies", "hwloc")
     path = folder / "40intel64-2g2n4c+pci.xml"  # no Architecture info
     text = ingest.read_source(path)
     assert ingest.import_source("hwloc", text, file=str(path)).arch == "unknown"
@@ -106,7 +106,7 @@ def test_hwloc_takes_arch_and_base(tmp_path: Path) -> None:
 
 def test_shared_machine_from_three_tools(tmp_path: Path) -> None:
     """The ASUS ESC8000A-E12 of the corpus: lscpu -e, numactl and nvidia-smi of one host."""
-    root = shared_topologies()
+    root = shared("topologies")
     files = [
         ("lscpu", root / "lscpu/asus-esc8000a-e12-2s-epyc-64cpu-smt-off-lscpu-e.txt"),
         ("numactl", root / "numactl/asus-esc8000a-e12-2s-epyc-2node-numactl-hardware.txt"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import attrs
 import pytest
@@ -15,10 +14,9 @@ from hostc.topology import snapshot
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Cpu, Link, NumaNode, Topology
 
+from conftest import ROOT
 from regenerate import COMMAND
 from topogen import hwloc_xml, machine
-
-ROOT = Path(__file__).resolve().parents[1]
 
 V1_WITH_ENCODED_FACTS = """\
 version = 1

@@ -11,10 +11,7 @@ import pytest
 from hostc import api
 from hostc.kernelargs import cmdline
 
-from conftest import need_tool
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+from conftest import EXAMPLE_NAMES, ROOT, need_tool
 
 
 def _grub_applies(name: str) -> bool:
@@ -23,7 +20,7 @@ def _grub_applies(name: str) -> bool:
 
 
 #: Examples whose host reads /etc/default/grub.d (Debian family, GRUB owned by hostc).
-GRUB_EXAMPLES = [n for n in EXAMPLES if _grub_applies(n)]
+GRUB_EXAMPLES = [n for n in EXAMPLE_NAMES if _grub_applies(n)]
 
 
 def _plan_and_artifacts(name: str) -> tuple[api.Plan, dict[str, api.Artifact]]:
@@ -108,7 +105,7 @@ def test_grub_script_check_can_fail(tmp_path: Path) -> None:
     assert subprocess.run([check, str(bad)], capture_output=True).returncode != 0
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_systemd_limits_dropin_shape(name: str, tmp_path: Path) -> None:
     """system.conf.d: [Manager] DefaultLimit* keys with values systemd takes."""
     _, arts = _plan_and_artifacts(name)
@@ -123,7 +120,7 @@ def test_systemd_limits_dropin_shape(name: str, tmp_path: Path) -> None:
             assert v == "infinity" or v.rstrip("K").isdigit(), value
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_pam_limits_lines_are_well_formed(name: str) -> None:
     _, arts = _plan_and_artifacts(name)
     text = arts["/etc/security/limits.d/90-hostc.conf"].text
@@ -136,7 +133,7 @@ def test_pam_limits_lines_are_well_formed(name: str) -> None:
     assert {r[0] for r in rows} == {"*", "root"}
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_sysctl_file_parses_as_procps_would(name: str, tmp_path: Path) -> None:
     plan, arts = _plan_and_artifacts(name)
     text = arts["/etc/sysctl.d/90-hostc.conf"].text

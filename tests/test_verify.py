@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from audit_host import perfect_host, put, show
 
-from hostc import api
 from hostc.audit.host import CAPTURED
 from hostc.plan import Plan
 from hostc.targets import verify
 
-from conftest import ROOT, need_tool
+from conftest import example_plan, need_tool
 
 EXAMPLES = ["dgx-h100-inference", "h100-kubeadm", "epyc-1s-training", "epyc-rhel9-inference"]
 
@@ -27,10 +26,6 @@ FAKE_SYSTEMCTL = """#!/bin/sh
 # systemctl show -p PROP --value: answered from the tree's captured manager properties
 sed -n "s/^$3=//p" "$HOSTC_VERIFY_ROOT/{captured}/systemctl-show/manager"
 """
-
-
-def plan_of(name: str) -> Plan:
-    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
 
 
 def script_of(plan: Plan, where: Path) -> Path:
@@ -54,7 +49,7 @@ def run_verify(script: Path, root: Path, tmp: Path) -> subprocess.CompletedProce
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_verifier_passes_on_a_host_that_has_the_plan(name: str, tmp_path: Path) -> None:
-    plan = plan_of(name)
+    plan = example_plan(name)
     root = perfect_host(plan, tmp_path / "root")
     done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -62,7 +57,7 @@ def test_verifier_passes_on_a_host_that_has_the_plan(name: str, tmp_path: Path) 
 
 
 def test_verifier_fails_and_names_a_changed_sysctl(tmp_path: Path) -> None:
-    plan = plan_of("h100-kubeadm")
+    plan = example_plan("h100-kubeadm")
     root = perfect_host(plan, tmp_path / "root")
     put(root, "/proc/sys/vm/swappiness", "60\n")
     done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
@@ -71,7 +66,7 @@ def test_verifier_fails_and_names_a_changed_sysctl(tmp_path: Path) -> None:
 
 
 def test_verifier_fails_on_a_missing_kernel_argument(tmp_path: Path) -> None:
-    plan = plan_of("h100-kubeadm")
+    plan = example_plan("h100-kubeadm")
     root = perfect_host(plan, tmp_path / "root")
     put(root, "/proc/cmdline", "ro quiet nohz_full=2-3\n")
     done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
@@ -84,7 +79,7 @@ def test_verifier_leaves_the_managers_memlock_default_alone(tmp_path: Path) -> N
     """memlock goes only to the workloads' drop-ins (targets/limits.py), so the manager
     keeps systemd's own default (8 MiB on systemd 252): found in a booted Debian 12 VM
     (tests/test_vm_tuned.py), where the verifier failed on DefaultLimitMEMLOCK."""
-    plan = plan_of("h100-kubeadm")
+    plan = example_plan("h100-kubeadm")
     assert plan.limit("memlock") is not None
     root = perfect_host(plan, tmp_path / "root")
     show(root, None, {"DefaultLimitMEMLOCK": "8388608"})
@@ -96,7 +91,7 @@ def test_verifier_leaves_the_managers_memlock_default_alone(tmp_path: Path) -> N
 
 def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
     """No cpufreq (a VM): logged as skipped, not drift."""
-    plan = plan_of("h100-kubeadm")
+    plan = example_plan("h100-kubeadm")
     root = perfect_host(plan, tmp_path / "root")
     for f in (root / "sys/devices/system/cpu/cpufreq/policy0").iterdir():
         f.unlink()
@@ -108,7 +103,7 @@ def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_verifier_passes_shellcheck(name: str, tmp_path: Path) -> None:
     tool = need_tool("shellcheck")
-    script = script_of(plan_of(name), tmp_path / "hostc-verify")
+    script = script_of(example_plan(name), tmp_path / "hostc-verify")
     done = subprocess.run(
         [tool, "-s", "sh", str(script)], capture_output=True, text=True, check=False
     )
@@ -116,7 +111,7 @@ def test_verifier_passes_shellcheck(name: str, tmp_path: Path) -> None:
 
 
 def test_the_unit_runs_the_script_after_the_tuning_and_is_enabled() -> None:
-    arts = {a.path: a for a in verify.emit(plan_of("h100-kubeadm"))}
+    arts = {a.path: a for a in verify.emit(example_plan("h100-kubeadm"))}
     unit = arts[verify.UNIT_PATH].text
     assert f"ExecStart={verify.SCRIPT}" in unit
     assert "After=hostc-tuning.service" in unit and "Type=oneshot" in unit

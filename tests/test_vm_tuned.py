@@ -1,4 +1,4 @@
-"""Booted-VM test, issue 19 scenario (g): TuneD as the runtime owner on Debian 12.
+"""Booted-VM test: TuneD as the runtime owner on Debian 12.
 
 One VM (vm-boot, 2 NUMA nodes x 4 CPUs, SMT 2; Debian 12's kernel 6.1, systemd 252,
 TuneD 2.20 installed but disabled), 2 boots driven by tests/vm/steps-tuned:

@@ -1,8 +1,8 @@
 """Workloads and host-wide limits on a GPU+RDMA node: what the drop-ins, limits, sysctl.d
 and modules-load.d say, and the distribution and kernel facts they rest on.
 
-Each test fails on the output before issue 16: NCCL's bootstrap taken from the RDMA
-netdevs, workloads only advised (CPUAffinity=) instead of contained, every service
+Each test guards against one failure a GPU node meets: NCCL's bootstrap taken from the
+RDMA netdevs, workloads only advised (CPUAffinity=) instead of contained, every service
 allowed to lock all of RAM, fs.nr_open below what a systemd may have set, no peermem.
 """
 
@@ -21,10 +21,9 @@ from hostc.spec import model as m
 from hostc.spec import presets
 from hostc.topology.model import OsRelease, Topology
 
-from conftest import need_tool
+from conftest import ROOT, need_tool
 from topogen import machine
 
-ROOT = Path(__file__).resolve().parents[1]
 JAMMY = OsRelease("ubuntu", "22.04", ["debian"])
 
 
