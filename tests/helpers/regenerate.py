@@ -22,10 +22,10 @@ from pathlib import Path
 from hostc import api, plan_view, schema
 from hostc.topology import snapshot
 
+from conftest import ROOT
 from example_topologies import EXAMPLES as TOPOLOGIES
 from wrapper_manifest import is_wrapper, manifest
 
-ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "golden"
 #: what a test that finds a generated file stale tells the reader to run
 COMMAND = "python -m pytest --regen"
