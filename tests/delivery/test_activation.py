@@ -223,7 +223,7 @@ def _debian_tuned() -> Plan:
 
 
 def test_debian_tuned_owner_installs_linux_perf_and_checks_perf_before_the_profile() -> None:
-    """Found in a booted Debian 12 VM (tests/test_vm_tuned.py): without linux-perf TuneD
+    """Found in a booted Debian 12 VM (tests/vm/test_vm_tuned.py): without linux-perf TuneD
     2.20 logs "failed to initialize plugin scheduler" (and irqbalance), leaves
     isolated_cores and banned_cpus unapplied, and `tuned-adm verify` still succeeds."""
     doc = _doc(_debian_tuned())

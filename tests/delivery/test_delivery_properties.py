@@ -16,6 +16,7 @@ from hostc.spec import model as m
 from hostc.targets import cloud_init, ignition, rootfs_tar
 from hostc.topology.model import Topology
 
+from conftest import example_plan
 from delivery_read import (
     as_files,
     host_files,
@@ -95,9 +96,7 @@ def _artifacts(draw: st.DrawFn) -> list[Artifact]:
 @given(_artifacts())
 def test_any_bytes_survive_every_wrapper(files: list[Artifact]) -> None:
     """Arbitrary bytes (binary, unicode, CR, trailing blanks, YAML and URL syntax) and modes."""
-    from test_delivery_cloud_init import _plan
-
-    plan = _plan("h100-4gpu-inference")
+    plan = example_plan("h100-4gpu-inference")
     want = as_files(files)
     assert user_data_files(user_data(cloud_init.user_data(plan, files))) == want
     assert ignition_files(ignition.config(plan, files)) == want

@@ -196,7 +196,9 @@ def test_unknown_idle_driver_is_said_not_guessed() -> None:
 
 
 def test_probe_reads_config_intel_idle(tmp_path: Path) -> None:
-    from test_probe import build, probe, smt_host
+    from hostc.topology.importers.sysfs import probe
+
+    from sysfs_fixtures import build, smt_host
 
     root = build(smt_host(1, 2, 2, 1), tmp_path)
     config = root / "boot/config-6.8.0-45-generic"
@@ -445,7 +447,9 @@ def test_intel_kernel_that_turns_vt_d_on_itself_gets_acs_redirect_off(
 
 
 def test_probe_reads_config_intel_iommu_default_on(tmp_path: Path) -> None:
-    from test_probe import build, probe, smt_host
+    from hostc.topology.importers.sysfs import probe
+
+    from sysfs_fixtures import build, smt_host
 
     root = build(smt_host(1, 2, 2, 1), tmp_path)
     config = root / "boot/config-6.8.0-45-generic"

@@ -179,7 +179,7 @@ def test_kubeadm_example_is_a_v1beta1_dropin() -> None:
 
 
 def test_every_wrapper_runs_the_reset_step_once(tmp_path: Path) -> None:
-    """The reset step itself decides what to clear (tests/test_kubelet_reset.py)."""
+    """The reset step itself decides what to clear (test_kubelet_safety runs it)."""
     plan, _ = api.compile_file(RKE2)
     arts = api.emit(plan, ["all"])
     argv = [s.argv for s in steps(arts, OsFamily.DEBIAN)]

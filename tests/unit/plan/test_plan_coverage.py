@@ -1,6 +1,6 @@
 """Every setting in the Plan carries a Reason whose source really exists.
 
-The walk is generic (tests/plan_walk.py): a new Plan field is covered the day
+The walk is generic (tests/helpers/plan_walk.py): a new Plan field is covered the day
 it is added, with no list of fields to keep in step.
 """
 

@@ -78,7 +78,7 @@ def test_verifier_fails_on_a_missing_kernel_argument(tmp_path: Path) -> None:
 def test_verifier_leaves_the_managers_memlock_default_alone(tmp_path: Path) -> None:
     """memlock goes only to the workloads' drop-ins (targets/limits.py), so the manager
     keeps systemd's own default (8 MiB on systemd 252): found in a booted Debian 12 VM
-    (tests/test_vm_tuned.py), where the verifier failed on DefaultLimitMEMLOCK."""
+    (tests/vm/test_vm_tuned.py), where the verifier failed on DefaultLimitMEMLOCK."""
     plan = example_plan("h100-kubeadm")
     assert plan.limit("memlock") is not None
     root = perfect_host(plan, tmp_path / "root")
