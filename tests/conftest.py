@@ -1,4 +1,6 @@
-"""Shared test helpers: where the shared topologies live, and the CI rule for validators."""
+"""Shared test helpers: where the shared topologies live, the CI rule for validators, and
+`--regen`, the one command that rewrites every generated file (golden/, schemas/, the
+example snapshots): `python -m pytest --regen`, then review `git diff`."""
 
 from __future__ import annotations
 
@@ -12,17 +14,30 @@ from typing import Any, TypeVar
 
 import pytest
 
+from hostc import api
+from hostc.plan import Plan
+
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_TOPOLOGIES = ROOT.parent / "shared" / "topologies"
+#: the example hosts: examples/<name>/node.toml and its snapshot
+EXAMPLES = ROOT / "examples"
+EXAMPLE_NAMES = sorted(p.parent.name for p in EXAMPLES.glob("*/node.toml"))
+#: real topologies and consumers' harnesses, beside the checkout (not in it)
+SHARED = ROOT.parent / "shared"
+SHARED_TOPOLOGIES = SHARED / "topologies"
 IN_CI = os.environ.get("CI") == "true"
 T = TypeVar("T")
 
 
 def need_tool(name: str) -> str:
-    """The path of a real validator; under CI=true a missing one fails instead of skipping."""
-    path = shutil.which(name)
+    """The path of a real validator or linter; under CI=true a missing one fails instead
+    of skipping.  The interpreter's own bin/ comes first: `venv/bin/python -m pytest`
+    without an activated venv still finds the venv's ruff and mypy instead of skipping."""
+    path = shutil.which(
+        name, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
     if path is None:
         if IN_CI:
             pytest.fail(f"validator {name!r} is missing; .ci/run must install it")
@@ -30,19 +45,21 @@ def need_tool(name: str) -> str:
     return path
 
 
-SHARED_TOOLS = ROOT.parent / "shared" / "tools"
-
-
-def shared_tool(name: str) -> Path:
-    """A consumer's harness from ../shared/tools (cloud-init-apply, ignition-apply …): the
-    README's fresh clone has no ../shared, so locally a missing one skips with the path;
-    under CI=true it fails."""
-    path = SHARED_TOOLS / name
-    if not path.is_file():
+def shared(*parts: str) -> Path:
+    """A path under ../shared: real topologies (`topologies/hwloc/…`) or a consumer's
+    harness (`tools/cloud-init-apply`).  The README's fresh clone has no ../shared, so
+    locally a missing one skips naming the path; under CI=true it fails."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
         if IN_CI:
-            pytest.fail(f"{path} is missing; CI must provide ../shared/tools")
-        pytest.skip(f"{path} not present (the shared tools sit beside the checkout)")
+            pytest.fail(f"{path} is missing; CI must provide ../shared")
+        pytest.skip(f"{path} not present (../shared sits beside the checkout)")
     return path
+
+
+def example_plan(name: str) -> Plan:
+    """The Plan of examples/<name>/node.toml."""
+    return api.compile_file(EXAMPLES / name / "node.toml")[0]
 
 
 def nonempty(params: Iterable[T], why: str) -> list[T] | list[Any]:
@@ -54,14 +71,6 @@ def nonempty(params: Iterable[T], why: str) -> list[T] | list[Any]:
     if IN_CI:
         pytest.fail(f"{why}; CI must provide it", pytrace=False)
     return [pytest.param(None, id="absent", marks=pytest.mark.skip(reason=why))]
-
-
-def shared_topologies() -> Path:
-    if not SHARED_TOPOLOGIES.is_dir():
-        if IN_CI:
-            pytest.fail(f"{SHARED_TOPOLOGIES} is missing; CI must provide ../shared")
-        pytest.skip(f"{SHARED_TOPOLOGIES} not present")
-    return SHARED_TOPOLOGIES
 
 
 def run_hostc(
@@ -76,3 +85,32 @@ def run_hostc(
         timeout=60,
         env={**os.environ, **(env or {})},
     )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regen",
+        action="store_true",
+        help="rewrite every generated file (golden/, schemas/, example snapshots) from the "
+        "code before the tests run; review the change with git diff",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With --regen, regenerate before collection, so the tests then check the new files."""
+    if config.getoption("--regen"):
+        from regenerate import regenerate
+
+        changed = regenerate()
+        config.stash[_REGENERATED] = [str(p.relative_to(ROOT)) for p in changed]
+
+
+_REGENERATED = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    changed = config.stash.get(_REGENERATED, None)
+    if changed is not None:
+        terminalreporter.write_line(f"--regen: {len(changed)} generated files changed")
+        for path in changed[:50]:
+            terminalreporter.write_line(f"  {path}")

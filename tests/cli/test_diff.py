@@ -1,0 +1,144 @@
+# ruff: noqa: E501  (the expected output is asserted line for line, as printed)
+"""`hostc diff`: scripted changes on an example print exactly the Plan-level change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hostc import api
+
+from conftest import ROOT, run_hostc
+
+DGX = ROOT / "examples" / "dgx-h100-inference"
+
+
+def changed_copy(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    """The DGX example copied with its spec edited."""
+    out = tmp_path / "new"
+    shutil.copytree(DGX, out)
+    spec = out / "node.toml"
+    spec.write_text(edit(spec.read_text()))
+    return spec
+
+
+def test_moving_housekeeping_cores_lists_each_move_per_node(tmp_path: Path) -> None:
+    new = changed_copy(
+        tmp_path, lambda s: s.replace("housekeeping_per_node = 4", "housekeeping_per_node = 5")
+    )
+    found = api.plan_diff(str(DGX / "node.toml"), str(new))
+    assert [attrs.astuple(m) for m in found.plan.moves] == [
+        ("0", "4,116", "serve-a", "housekeeping"),
+        ("0", "30,142", "serve-b", "serve-a"),
+        ("1", "60,172", "serve-c", "housekeeping"),
+        ("1", "86,198", "serve-d", "serve-c"),
+    ]
+    part = next(s for s in found.plan.settings if s.name == "partition")
+    assert part.old_reason is not None and part.new_reason is not None
+    assert "4 core(s) per NUMA node" in part.old_reason
+    assert "5 core(s) per NUMA node" in part.new_reason
+
+
+def test_changing_a_sysctl_prints_both_values_and_both_reasons(tmp_path: Path) -> None:
+    new = changed_copy(tmp_path, lambda s: s + '\n[sysctl]\n"vm.swappiness" = 10\n')
+    r = run_hostc("diff", DGX / "node.toml", new)
+    assert r.returncode == 1, r.stderr
+    assert (
+        r.stdout
+        == f"""\
+### hostc diff: {DGX / "node.toml"} → {new}
+
+**CPUs**
+
+- no CPU changes its role
+
+**Settings**
+
+- changed `sysctls[vm.swappiness]`: `value=1` → `value=10`
+  - was: preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort
+  - now: sysctl."vm.swappiness": set by the spec (preset had 1)
+
+**Artifacts**
+
+- changed sysctl:/etc/sysctl.d/90-hostc.conf (+2 −2)
+- changed systemd:/usr/local/sbin/hostc-verify (+2 −2)
+"""
+    )
+
+
+def test_removing_a_workload_frees_its_cpus_and_removes_its_drop_in(tmp_path: Path) -> None:
+    new = changed_copy(
+        tmp_path,
+        lambda s: s.replace('[[workload]]\nname = "serve-d"\ngpus = ["GPU6", "GPU7"]\n\n', ""),
+    )
+    r = run_hostc("diff", DGX / "node.toml", new, "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["cpus"] == [
+        {"node": "1", "cpus": "86-111,198-223", "old": "serve-d", "new": "serve-c"}
+    ]
+    assert [(s["name"], s["change"], s["old"], s["new"]) for s in doc["settings"]] == [
+        ("workloads[serve-c]", "changed", "cpus=60-85,172-197", "cpus=60-111,172-223"),
+        (
+            "workloads[serve-d]",
+            "removed",
+            'gpus=["GPU6","GPU7"] nodes=[1] cpus=86-111,198-223 unit=serve-d.service '
+            'nics=["mlx5_6","mlx5_7"] env=[["NCCL_IB_HCA","=mlx5_6,mlx5_7"]] shared=false',
+            None,
+        ),
+    ]
+    assert [(f["path"], f["change"]) for f in doc["artifacts"]] == [
+        ("/etc/systemd/system/hostc-tuning.service", "changed"),
+        ("/etc/systemd/system/serve-c.service.d/90-hostc.conf", "changed"),
+        ("/etc/systemd/system/serve-d.service.d/90-hostc.conf", "removed"),
+        ("/usr/local/sbin/hostc-verify", "changed"),
+    ]
+
+
+def test_no_change_exits_0_and_a_saved_plan_json_is_a_side() -> None:
+    golden = ROOT / "golden" / "dgx-h100-inference" / "plan.json"
+    r = run_hostc("diff", golden, DGX / "node.toml")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.endswith("No change at Plan level; artifacts not compared.\n")
+
+
+def test_spec_at_a_git_revision(tmp_path: Path) -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(DGX, repo)
+
+    def run(*args: str) -> None:
+        subprocess.run([git, "-C", str(repo), *args], check=True, capture_output=True)
+
+    run("init", "-q")
+    run("add", ".")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    spec = repo / "node.toml"
+    spec.write_text(spec.read_text() + '\n[sysctl]\n"vm.swappiness" = 10\n')
+    r = run_hostc("diff", f"{spec}@HEAD", spec, "--json")
+    assert r.returncode == 1, r.stderr
+    assert [s["name"] for s in json.loads(r.stdout)["settings"]] == ["sysctls[vm.swappiness]"]
+    bad = run_hostc("diff", f"{spec}@no-such-rev", spec)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert f"{spec}@no-such-rev" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"partition": {"online": "0-3", "housekeeping": "x"}}', "[1]", "{", '{"partition": 3}'],
+)
+def test_a_broken_plan_json_is_one_error_naming_the_file(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "plan.json"
+    bad.write_text(content)
+    r = run_hostc("diff", bad, DGX / "node.toml")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {bad}: not ") and "Traceback" not in r.stderr
+    assert r.stdout == ""

@@ -1,0 +1,176 @@
+# ruff: noqa: E501  (the expected output is asserted line for line, as printed)
+"""`hostc explain`: the chain from source to output, asserted exactly on the examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hostc import api
+
+from conftest import ROOT, run_hostc
+
+DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
+EPYC = ROOT / "examples" / "epyc-1s-training" / "node.toml"
+
+FLEET_HOST = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+FLEET_CLASS = ROOT / "examples" / "fleet" / "classes" / "dgx-inference.toml"
+
+# (spec, WHAT, the exact text).  An inherited value's `source` line names the file of
+# the chain that set it (the Plan's provenance), not the host's own spec.
+CASES = [
+    (
+        "inherited",
+        FLEET_HOST,
+        "kernel.iommu",
+        """\
+iommu = pt  [takes effect: boot]
+  source   spec key kernel.iommu, inherited ({fleet_class}:48)
+           as force.kernel.iommu
+  plan     kernel.iommu: set by the spec (preset had pt)
+  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt
+  emitted  /etc/default/grub.d/90-hostc.cfg:39  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
+  observe  /proc/cmdline (cat /proc/cmdline)
+""",
+    ),
+    (
+        "preset",
+        DGX,
+        "vm.swappiness",
+        """\
+vm.swappiness = 1  [takes effect: sysctl]
+  source   preset layer `base` ({dgx} does not set it)
+           condition: every host (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
+  plan     preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort
+  emitted  /etc/sysctl.d/90-hostc.conf:8  vm.swappiness = 1
+  observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
+""",
+    ),
+    (
+        "spec",
+        EPYC,
+        'sysctl."vm.swappiness"',
+        """\
+vm.swappiness = 10  [takes effect: sysctl]
+  source   spec key sysctl."vm.swappiness" ({epyc}:11)
+  plan     sysctl."vm.swappiness": set by the spec (preset had 1)
+  emitted  /etc/sysctl.d/90-hostc.conf:8  vm.swappiness = 10
+  emitted  /etc/tuned/hostc/tuned.conf:23  vm.swappiness=10
+  observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
+""",
+    ),
+    (
+        "topology",
+        DGX,
+        "irq.mlx5_0",
+        """\
+irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
+  source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:101)
+  plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
+  emitted  /usr/local/sbin/hostc-tuning:137  nic_channels 0000:18:00.0 8
+  emitted  /usr/local/sbin/hostc-tuning:242  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:6  ACTION=="add", SUBSYSTEM=="net", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:7  ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
+  observe  /proc/irq/<n>/smp_affinity_list for each IRQ in /sys/bus/pci/devices/0000:18:00.0/msi_irqs
+""",
+    ),
+    (
+        "artifact-line",
+        DGX,
+        "/etc/sysctl.d/90-hostc.conf:23",
+        """\
+vm.overcommit_memory = 1  [takes effect: sysctl]
+  source   preset layer `inference` ({dgx} does not set it)
+           condition: role inference (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
+  plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap; anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not; 1 never refuses
+  emitted  /etc/sysctl.d/90-hostc.conf:23  vm.overcommit_memory = 1
+  observe  /proc/sys/vm/overcommit_memory (sysctl -n vm.overcommit_memory)
+""",
+    ),
+]
+
+
+def _fill(text: str) -> str:
+    return text.format(
+        dgx=DGX, epyc=EPYC, dgx_topo=DGX.parent / "topology.toml", fleet_class=FLEET_CLASS
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "what", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_explain_shows_the_whole_chain(spec: Path, what: str, want: str) -> None:
+    assert api.explain(spec, what).render() == _fill(want)
+
+
+def test_explain_a_spec_key_the_spec_leaves_to_a_preset() -> None:
+    found = api.explain(DGX, "kernel.transparent_hugepage")
+    assert found.how == "spec key"
+    (f,) = found.found
+    assert (f.name, f.value, f.origin.kind) == ("transparent_hugepage", "madvise", "preset")
+    assert [(c.path, c.line) for c in f.lines] == [
+        ("kernel-cmdline", 1),
+        ("/etc/default/grub.d/90-hostc.cfg", 36),
+    ]
+    assert "/sys/kernel/mm/transparent_hugepage/enabled" in f.observe
+
+
+def test_explain_json_and_unknown_what_exits_2_with_close_matches() -> None:
+    r = run_hostc("explain", DGX, "vm.swappiness", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["matched_as"] == "setting"
+    (s,) = doc["settings"]
+    assert s["origin"]["kind"] == "preset" and s["lines"][0]["line"] == 8
+    bad = run_hostc("explain", DGX, "vm.swapines")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert f"{DGX}: WHAT: 'vm.swapines' is no setting" in bad.stderr
+    assert "close: vm.swappiness" in bad.stderr
+    comment = run_hostc("explain", DGX, "/etc/sysctl.d/90-hostc.conf:1")
+    assert comment.returncode == 2 and "carries no setting" in comment.stderr
+
+
+@pytest.mark.parametrize(
+    "example", sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+)
+def test_every_setting_of_the_examples_is_found_in_the_artifacts(example: str) -> None:
+    """The spellings follow the targets: a target that renames a key breaks this test,
+    not `explain` silently.  Only a partition with nothing isolated has no line."""
+    from hostc.report.catalog import settings
+    from hostc.report.explain import _lines
+
+    plan, _ = api.compile_file(ROOT / "examples" / example / "node.toml")
+    arts = api.emit(plan)
+    missing = {s.name for s in settings(plan) if not _lines(s, arts)}
+    assert missing == ({"housekeeping", "isolated"} if not plan.partition.isolated else set())
+
+
+def test_isolcpus_is_read_back_from_the_isolated_file_only_with_the_domain_flag() -> None:
+    """drivers/base/cpu.c prints possible CPUs outside housekeeping(HK_TYPE_DOMAIN): with
+    `isolcpus=managed_irq,…` alone /sys/devices/system/cpu/isolated stays empty."""
+    import attrs
+
+    from hostc.report.catalog import ISOLATED_FILE, isolated_file
+
+    plan, _ = api.compile_file(DGX)
+    iso = plan.isolation_by("isolcpus")
+    assert iso is not None and iso.flags == ("managed_irq",)
+    assert isolated_file(plan).startswith(f"not {ISOLATED_FILE}")
+    (isolcpus,) = [f for f in api.explain(DGX, "isolcpus").found]
+    assert ISOLATED_FILE not in isolcpus.observe
+    for flags in (("domain", "managed_irq"), ()):
+        other = attrs.evolve(iso, flags=flags)
+        assert isolated_file(attrs.evolve(plan, isolation=(other,))) == ISOLATED_FILE
+
+
+def test_the_boot_verifier_is_no_carrier_of_a_setting() -> None:
+    """hostc-verify checks every kernel argument; its lines are an observation, so
+    explain lists only the files that set the value."""
+    from hostc.report.explain import CHECKERS
+    from hostc.targets.verify import SCRIPT
+
+    assert SCRIPT in CHECKERS
+    (f,) = api.explain(DGX, "kernel.transparent_hugepage").found
+    assert all(c.path != SCRIPT for c in f.lines)

@@ -1,0 +1,162 @@
+"""Many hosts per command: selection, per-host output, errors that fail only their host."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hostc import api, fleet
+
+from conftest import ROOT, run_hostc
+
+FLEET = ROOT / "examples" / "fleet"
+
+
+def _copy_fleet(tmp: Path) -> Path:
+    """The example fleet in tmp, its topologies reached by the same relative paths."""
+    shutil.copytree(FLEET, tmp / "examples" / "fleet")
+    for name in ("dgx-h100-inference", "epyc-1s-training"):
+        shutil.copytree(ROOT / "examples" / name, tmp / "examples" / name)
+    return tmp / "examples" / "fleet"
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _single(spec: Path, out: Path) -> dict[str, bytes]:
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["all"]), out)
+    return _tree(out)
+
+
+def test_a_directory_builds_every_host_like_single_builds(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = run_hostc("build", FLEET / "hosts", "--out", out, "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    hosts = sorted(p.stem for p in (FLEET / "hosts").glob("*.toml"))
+    assert sorted(p.name for p in out.iterdir()) == hosts
+    assert "12 hosts: 12 built, 0 failed" in r.stderr
+    assert "\r[" not in r.stderr, "no progress bar in a pipe"
+    for h in ("dgx-r2-05", "epyc-t-04"):
+        assert _tree(out / h) == _single(FLEET / "hosts" / f"{h}.toml", tmp_path / "one" / h)
+
+
+def test_one_bad_host_fails_alone_and_the_others_are_written(tmp_path: Path) -> None:
+    fleet_dir = _copy_fleet(tmp_path)
+    bad = fleet_dir / "hosts" / "dgx-r1-02.toml"
+    bad.write_text(
+        bad.read_text().replace("housekeeping_per_node = 6", 'housekeeping_per_node = "6"')
+    )
+    out = tmp_path / "out"
+    r = run_hostc("build", fleet_dir / "hosts", "--out", out, "--jobs", "2")
+    assert r.returncode == 2
+    assert f"{bad}:8: cpu.housekeeping_per_node" in r.stderr
+    assert "12 hosts: 11 built, 1 failed" in r.stderr
+    assert not (out / "dgx-r1-02").exists()
+    good = sorted(p.name for p in out.iterdir())
+    assert len(good) == 11
+    for h in good:
+        assert _tree(out / h) == _single(fleet_dir / "hosts" / f"{h}.toml", tmp_path / "one" / h)
+
+
+def _fails_with(tmp: Path, where: str) -> str:
+    r = run_hostc("build", tmp / "hosts", "--out", tmp / "out", "--jobs", "2")
+    assert r.returncode == 2, r.stderr
+    assert where in r.stderr, r.stderr
+    assert (tmp / "out" / "good").is_dir(), "the good host is still written"
+    return r.stderr
+
+
+def _fleet_with(tmp: Path, bad: str, extra: dict[str, str] | None = None) -> None:
+    (tmp / "hosts").mkdir()
+    topo = ROOT / "examples" / "h100-4gpu-inference" / "topology.toml"
+    (tmp / "base.toml").write_text(f'[host]\nname = "b"\nrole = "general"\ntopology = "{topo}"\n')
+    (tmp / "hosts" / "good.toml").write_text('extends = ["../base.toml"]\n')
+    (tmp / "hosts" / "bad.toml").write_text(bad)
+    for name, text in (extra or {}).items():
+        (tmp / name).write_text(text)
+
+
+def test_a_cycle_names_the_file_and_line_that_closes_it(tmp_path: Path) -> None:
+    _fleet_with(
+        tmp_path,
+        'extends = ["../x.toml"]\n',
+        {"x.toml": '# x\nextends = ["hosts/bad.toml"]\n'},
+    )
+    err = _fails_with(tmp_path, f"{tmp_path}/x.toml:2: extends[0]")
+    assert "a cycle" in err and f"{tmp_path}/hosts/bad.toml" in err
+
+
+def test_a_missing_file_names_the_extends_entry(tmp_path: Path) -> None:
+    _fleet_with(tmp_path, 'extends = [\n  "../base.toml",\n  "../gone.toml",\n]\n')
+    _fails_with(tmp_path, f"{tmp_path}/hosts/bad.toml:3: extends[1]")
+
+
+def test_equal_priority_siblings_name_both_files_and_lines(tmp_path: Path) -> None:
+    _fleet_with(
+        tmp_path,
+        'extends = ["../base.toml", "../a.toml", "../b.toml"]\n',
+        {"a.toml": "[limits]\nnofile = 4096\n", "b.toml": "\n[limits]\nnofile = 8192\n"},
+    )
+    err = _fails_with(tmp_path, f"{tmp_path}/b.toml:3: limits.nofile")
+    assert f"{tmp_path}/a.toml:2" in err
+
+
+def test_colliding_host_names_are_an_error(tmp_path: Path) -> None:
+    (tmp_path / "h1").mkdir()
+    (tmp_path / "h1" / "node.toml").write_text("")
+    (tmp_path / "h1.toml").write_text("")
+    r = run_hostc("check", tmp_path)
+    assert r.returncode == 2 and "outputs would collide" in r.stderr
+
+
+def test_a_list_file_and_a_glob_select_hosts(tmp_path: Path) -> None:
+    listing = tmp_path / "hosts.txt"
+    listing.write_text(f"# two hosts\n{FLEET}/hosts/dgx-r1-01.toml\n{FLEET}/hosts/epyc-t-02.toml\n")
+    assert [h.name for h in fleet.select(f"@{listing}")] == ["dgx-r1-01", "epyc-t-02"]
+    assert len(fleet.select(f"{FLEET}/hosts/epyc-*.toml")) == 6
+    r = run_hostc("check", f"@{listing}")
+    assert r.returncode == 0, r.stderr
+    assert "2 hosts: 2 built, 0 failed" in r.stderr
+
+
+def test_plan_json_over_a_fleet_is_each_hosts_plan(tmp_path: Path) -> None:
+    r = run_hostc("plan", f"{FLEET}/hosts/dgx-r2-*.toml", "--json", "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert sorted(doc) == ["dgx-r2-04", "dgx-r2-05", "dgx-r2-06"]
+    assert [w["name"] for w in doc["dgx-r2-05"]["workloads"]] == ["serve-a", "serve-b", "serve-c"]
+
+
+def test_check_compares_every_host(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_hostc("build", FLEET / "hosts", "--out", out, "-q").returncode == 0
+    assert run_hostc("build", FLEET / "hosts", "--out", out, "--check", "-q").returncode == 0
+    sysctl = out / "epyc-t-03" / "sysctl" / "etc" / "sysctl.d" / "90-hostc.conf"
+    sysctl.write_text("changed\n")
+    r = run_hostc("build", FLEET / "hosts", "--out", out, "--check")
+    assert r.returncode == 1
+    assert "epyc-t-03: --- a/sysctl/etc/sysctl.d/90-hostc.conf" in r.stdout
+    assert "epyc-t-03  stale" in r.stderr
+
+
+def test_progress_bar_draws_and_finishes() -> None:
+    from hostc import fleet_view
+
+    assert fleet_view.bar(0, 4).endswith("0/4 hosts")
+    assert "#" * fleet_view.BAR_WIDTH in fleet_view.bar(4, 4)
+
+
+def test_an_existing_spec_file_is_one_host_whatever_its_name(tmp_path: Path) -> None:
+    """`node[1].toml` names a file, not a glob: single-spec behaviour is kept."""
+    spec = tmp_path / "node[1].toml"
+    spec.write_text((ROOT / "examples" / "h100-4gpu-inference" / "node.toml").read_text())
+    (tmp_path / "topology.toml").write_text(
+        (ROOT / "examples" / "h100-4gpu-inference" / "topology.toml").read_text()
+    )
+    assert not fleet.is_selection(str(spec))
+    assert fleet.is_selection(str(tmp_path)) and fleet.is_selection(f"{tmp_path}/*.toml")
+    r = run_hostc("check", spec)
+    assert r.returncode == 0 and r.stdout == f"{spec}: ok\n", r.stdout + r.stderr

@@ -1,0 +1,151 @@
+"""Every file the code generates and the repository keeps, and the one command that
+rewrites them all: `python -m pytest --regen` (then review `git diff`).
+
+- examples/<name>/topology.toml: the synthetic example machines (example_topologies);
+- schemas/<which>.schema.json: `hostc schema <which>`;
+- golden/<example>/ and golden/fleet/<host>/: every applicable file target in full,
+  plan.json (`hostc plan --json`), plan.svg (the partition picture) and wrappers.yaml,
+  the wrapper targets' output decoded (wrapper_manifest).  FULL_EXAMPLE also keeps the
+  wrappers' raw output, so the real bytes of each format stay reviewable once.
+
+The staleness tests compare the same trees, so what they check and what this writes
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from hostc import api, plan_view, schema
+from hostc.topology import snapshot
+
+from conftest import ROOT
+from example_topologies import EXAMPLES as TOPOLOGIES
+from wrapper_manifest import is_wrapper, manifest
+
+GOLDEN = ROOT / "golden"
+#: what a test that finds a generated file stale tells the reader to run
+COMMAND = "python -m pytest --regen"
+#: the example whose golden keeps every wrapper's raw output next to its decoded view
+FULL_EXAMPLE = "dgx-h100-inference"
+
+#: relative path → (bytes, mode)
+Tree = dict[str, tuple[bytes, int]]
+
+
+def fleet_specs() -> list[tuple[str, Path]]:
+    """The example fleet's hosts: (golden folder under golden/, spec)."""
+    hosts = sorted((ROOT / "examples" / "fleet" / "hosts").glob("*.toml"))
+    return [(f"fleet/{spec.stem}", spec) for spec in hosts]
+
+
+def specs() -> list[tuple[str, Path]]:
+    """Every example host: (golden folder under golden/, spec)."""
+    single = [(s.parent.name, s) for s in sorted((ROOT / "examples").glob("*/node.toml"))]
+    return single + fleet_specs()
+
+
+def build(spec: Path) -> tuple[api.Plan, list[api.Artifact]]:
+    """`all` (every applicable file target) and every wrapper target."""
+    plan, _ = api.compile_file(spec)
+    wrappers = [n for n in api.targets() if is_wrapper(n)]
+    return plan, api.emit(plan, ["all", *wrappers])
+
+
+def golden_tree(name: str, spec: Path) -> Tree:
+    """What golden/<name>/ holds."""
+    plan, arts = build(spec)
+    tree: Tree = {
+        f"{a.target}/{a.relpath}": (a.data, a.mode)
+        for a in arts
+        if name == FULL_EXAMPLE or not is_wrapper(a.target)
+    }
+    tree["wrappers.yaml"] = (manifest(arts).encode(), 0o644)
+    tree["plan.json"] = (plan_view.dumps(plan).encode(), 0o644)
+    tree["plan.svg"] = (api.render_svg(plan).encode(), 0o644)
+    return tree
+
+
+def generated() -> dict[Path, tuple[bytes, int]]:
+    """Every generated file, by absolute path; the snapshots first (golden reads them)."""
+    files: dict[Path, tuple[bytes, int]] = {}
+    for name, topo in TOPOLOGIES.items():
+        files[ROOT / "examples" / name / "topology.toml"] = (snapshot.dumps(topo).encode(), 0o644)
+    for which in schema.SCHEMAS:
+        files[ROOT / "schemas" / f"{which}.schema.json"] = (schema.dumps(which).encode(), 0o644)
+    return files
+
+
+def read_tree(root: Path) -> Tree:
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _differs(want: tuple[bytes, int], path: Path) -> bool:
+    if not path.is_file():
+        return True
+    executable = bool(path.stat().st_mode & 0o111)
+    return path.read_bytes() != want[0] or executable != bool(want[1] & 0o111)
+
+
+def _write(files: Mapping[Path, tuple[bytes, int]]) -> list[Path]:
+    changed = [path for path, want in files.items() if _differs(want, path)]
+    for path in changed:
+        data, mode = files[path]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.chmod(path, mode)
+    return changed
+
+
+def _prune(root: Path, keep: Iterable[Path]) -> list[Path]:
+    """Remove what `root` holds beyond `keep` (a removed host or target leaves nothing)."""
+    kept = set(keep)
+    stale = [p for p in root.rglob("*") if p.is_file() and p not in kept]
+    for path in stale:
+        path.unlink()
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    return stale
+
+
+def regenerate() -> list[Path]:
+    """Rewrite every generated file that differs; the paths changed or removed."""
+    changed = _write(generated())
+    golden: dict[Path, tuple[bytes, int]] = {}
+    for name, spec in specs():
+        for rel, content in golden_tree(name, spec).items():
+            golden[GOLDEN / name / rel] = content
+    return changed + _write(golden) + _prune(GOLDEN, golden)
+
+
+def _text_diff(rel: str, want: bytes, have: bytes) -> list[str]:
+    try:
+        a, b = have.decode().splitlines(), want.decode().splitlines()
+    except UnicodeDecodeError:
+        return [f"binary {rel} differs ({len(have)} bytes checked in, {len(want)} built)"]
+    return list(difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}", lineterm="", n=2))
+
+
+def tree_diff(want: Tree, have: Tree, limit: int = 120) -> str:
+    """'' when equal; else a unified diff from the checked-in tree to the built one."""
+    lines: list[str] = []
+    for rel in sorted(want.keys() | have.keys()):
+        if rel not in have:
+            lines.append(f"missing: {rel}")
+        elif rel not in want:
+            lines.append(f"not built (stale): {rel}")
+        elif want[rel][0] != have[rel][0]:
+            lines += _text_diff(rel, want[rel][0], have[rel][0])
+        elif bool(want[rel][1] & 0o111) != bool(have[rel][1] & 0o111):
+            lines.append(f"mode: {rel} is {have[rel][1]:04o}, built {want[rel][1]:04o}")
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"… {len(lines) - limit} more lines"]
+    return "\n".join(lines)

@@ -1,0 +1,32 @@
+"""`python benchmarks/run.py --quick` runs and prints every figure (a smoke run, not timed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+#: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
+GOALS = ("P1 ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
+FIGURES = (*GOALS, "peer TuneD", "F1 ")
+
+
+def test_benchmark_quick_prints_every_row() -> None:
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # 1 only says a goal was missed on this machine; timing is not what this test checks
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = r.stdout.splitlines()
+    for figure in FIGURES:
+        row = [line for line in lines if line.startswith(figure)]
+        assert len(row) == 1, (figure, r.stdout, r.stderr[-3000:])
+        assert row[0].split()[-1] != "", row
+    for line in lines:
+        if line.startswith(GOALS):
+            assert " pass " in line or " FAIL " in line, line

@@ -1,0 +1,496 @@
+"""Runtime tuning that holds on a real node.
+
+Each test protects one behaviour: TuneD leaves pinned servers where they are and gets
+only the options its version reads; C-states are limited per CPU at runtime on the
+workload CPUs; NIC queues follow the housekeeping CPUs; MCE polling stays off isolated
+CPUs; hostc-tuning tells managed IRQs from refusals, compares masks by value and fails
+when a write is refused; irqbalance never runs with a ban list it did not get from
+hostc; on RHEL TuneD stops before hostc-tuning owns the runtime settings.  The script
+runs against fake /sys and /proc trees (and a fake ethtool), TuneD profiles through
+TuneD's own loader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+from test_runtime import SCRIPT, TUNED, compile_, files, h100, spec, tuned_ini
+
+from hostc import api, osfacts
+from hostc.cpuset import CpuSet
+from hostc.kernelargs import cmdline
+from hostc.lower import runtime as lower_runtime
+from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.spec import model as m
+from hostc.topology.model import OsRelease
+
+from conftest import ROOT, need_tool
+
+DEBIAN12 = OsRelease("debian", "12", [])  # TuneD 2.20.0
+TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
+HOSTC_IRQ = {"irq": m.Irq(IrqOwner.HOSTC)}
+
+
+def example(name: str) -> Plan:
+    return api.compile_file(ROOT / f"examples/{name}/node.toml")[0]
+
+
+def run_script(
+    plan: Plan, root: Path, bin_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """hostc-tuning with /sys and /proc moved under `root`, and `bin_dir` first on PATH."""
+    text = files(plan, "systemd")[SCRIPT]
+    text = text.replace("/sys/", f"{root}/sys/").replace("/proc/", f"{root}/proc/")
+    script = root / "hostc-tuning"
+    script.write_text(text)
+    path = f"{bin_dir}:/usr/bin:/bin" if bin_dir else "/usr/bin:/bin"
+    return subprocess.run(
+        ["sh", str(script)], capture_output=True, text=True, env={"PATH": path}, check=False
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+# --- TuneD: the scheduler leaves pinned servers alone --------------------------------
+
+
+def test_tuned_scheduler_blacklists_each_workload_cgroup() -> None:
+    plan = compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12))
+    sched = tuned_ini(plan)["scheduler"]
+    assert sched["isolated_cores"] == str(plan.partition.isolated)
+    assert sched["runtime"] == "0"
+    (pattern,) = sched["cgroup_ps_blacklist"].split(";")
+    assert re.search(pattern, "0::/system.slice/vllm.service")
+    assert re.search(pattern, "0::/system.slice/vllm.service/payload")
+    assert not re.search(pattern, "0::/system.slice/vllm2.service")
+    assert not re.search(pattern, "0::/system.slice/xvllm.service")
+
+
+def test_tuned_scheduler_blacklists_kubepods_on_kubelet_nodes() -> None:
+    plan = example("dgx-h100-rke2")
+    plan = attrs.evolve(
+        plan,
+        host=attrs.evolve(plan.host, os="debian-12"),
+        runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
+    )
+    text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
+    line = next(x for x in text.splitlines() if x.startswith("cgroup_ps_blacklist="))
+    patterns = line.partition("=")[2].split(";")
+    pod = "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-x.scope"
+    assert any(re.search(p, pod) for p in patterns)
+
+
+def test_tuned_without_cgroup_blacklist_gets_no_isolated_cores() -> None:
+    """A TuneD hostc does not know (ubuntu-22.04 here) may predate cgroup_ps_blacklist."""
+    ini = tuned_ini(compile_(spec(**TUNED_OWNED)))
+    assert "scheduler" not in ini
+    assert CpuSet.parse(ini["systemd"]["cpu_affinity"]) == compile_(spec()).partition.housekeeping
+
+
+def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
+    """TuneD's own loader and variable expansion leave the regexes as written."""
+    if not Path("/usr/lib/python3/dist-packages/tuned").is_dir():
+        need_tool("tuned-adm")
+    plan = example("dgx-h100-rke2")
+    plan = attrs.evolve(
+        plan,
+        host=attrs.evolve(plan.host, os="debian-12"),
+        runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
+    )
+    text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
+    d = tmp_path / "hostc"
+    d.mkdir()
+    (d / "tuned.conf").write_text(text)
+    code = (
+        "import sys, json\n"
+        "import tuned.profiles as P\n"
+        "from tuned.utils.global_config import GlobalConfig\n"
+        "from tuned.profiles.variables import Variables\n"
+        "v = Variables()\n"
+        "p = P.Loader(P.Locator(['/usr/lib/tuned', sys.argv[1]]), P.Factory(), P.Merger(),"
+        " GlobalConfig(), v).load(['hostc'])\n"
+        "print(json.dumps({u: {k: v.expand(x) for k, x in unit.options.items()}"
+        " for u, unit in p.units.items()}))\n"
+    )
+    r = subprocess.run(
+        ["/usr/bin/python3", "-c", code, str(tmp_path)], capture_output=True, check=False
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    units = json.loads(r.stdout)
+    want = next(x for x in text.splitlines() if x.startswith("cgroup_ps_blacklist="))
+    assert units["scheduler"]["cgroup_ps_blacklist"] == want.partition("=")[2]
+    assert units["scheduler"]["runtime"] == "0"
+    assert units["net"]["channels"].startswith("combined ")
+    assert units["cpu"]["energy_performance_preference"] == "performance"
+
+
+# --- TuneD: options by the host's TuneD version ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("os", "version"),
+    [
+        ("debian-12", (2, 20, 0)),
+        ("debian-13", (2, 25, 0)),
+        ("ubuntu-24.04", (2, 21, 0)),
+        ("ubuntu-25.04", (2, 24, 0)),
+        ("fedora-39", (2, 21, 0)),
+        ("fedora-41", (2, 24, 0)),
+        ("ubuntu-22.04", None),
+        ("rhel-9.4", None),
+        (None, None),
+    ],
+)
+def test_tuned_version_per_release(os: str | None, version: tuple[int, int, int] | None) -> None:
+    assert osfacts.tuned_version(os) == version
+
+
+def test_tuned_option_versions_hold_for_the_installed_tuned() -> None:
+    """Every option hostc gates at or below the installed TuneD is one that TuneD reads."""
+    base = Path("/usr/lib/python3/dist-packages/tuned")
+    if not base.is_dir():
+        need_tool("tuned-adm")
+    ver_text = (base / "version.py").read_text()
+    installed = tuple(
+        int(re.search(rf"TUNED_VERSION_{k} = (\d+)", ver_text).group(1))  # type: ignore[union-attr]
+        for k in ("MAJOR", "MINOR", "PATCH")
+    )
+    sources = {
+        "cpu.energy_performance_preference": ("plugin_cpu.py", '"energy_performance_preference"'),
+        "cpu.force_latency.cstate.id_no_zero": ("plugin_cpu.py", "cstate.id_no_zero:"),
+        "scheduler.cgroup_ps_blacklist": ("plugin_scheduler.py", '"cgroup_ps_blacklist"'),
+        "scheduler.runtime": ("plugin_scheduler.py", '"runtime"'),
+        "net.channels": ("plugin_net.py", "_get_config_options_channels"),
+        "irqbalance.banned_cpus": ("plugin_irqbalance.py", '"banned_cpus"'),
+        "systemd.cpu_affinity": ("plugin_systemd.py", '"cpu_affinity"'),
+        "vm.transparent_hugepage.defrag": ("plugin_vm.py", '"transparent_hugepage.defrag"'),
+        "cpu.energy_perf_bias": ("plugin_cpu.py", '"energy_perf_bias"'),
+        "bootloader.cmdline_suffix": ("plugin_bootloader.py", '"cmdline"'),
+    }
+    assert set(sources) == set(osfacts.TUNED_OPTION_SINCE)
+    for option, since in osfacts.TUNED_OPTION_SINCE.items():
+        plugin, needle = sources[option]
+        if since <= installed:
+            assert needle in (base / "plugins" / plugin).read_text(), option
+    assert osfacts.TUNED_OPTION_SINCE["cpu.energy_performance_preference"] == (2, 20, 0)
+
+
+def test_tuned_epp_option_only_where_the_tuned_reads_it() -> None:
+    known = tuned_ini(compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12)))
+    assert known["cpu"]["energy_performance_preference"] == "performance"
+    assert not any("energy_performance_preference" in k for k in known["sysfs"])
+    unknown = tuned_ini(compile_(spec(**TUNED_OWNED)))  # ubuntu-22.04
+    assert "energy_performance_preference" not in unknown["cpu"]
+    path = "/sys/devices/system/cpu/cpufreq/policy*/energy_performance_preference"
+    assert unknown["sysfs"][path] == "performance"
+
+
+def test_tuned_nic_channels_only_where_the_tuned_reads_them() -> None:
+    rest = {"cpu": m.Cpu(housekeeping_per_node=2, isolate="rest"), **TUNED_OWNED}
+    known = tuned_ini(compile_(spec(**rest), h100(os=DEBIAN12)))
+    assert known["net"]["channels"] == "combined 4"  # 2 cores × 2 threads per node
+    assert "net" not in tuned_ini(compile_(spec(**rest)))  # ubuntu-22.04: unknown TuneD
+    # one count per node differs (4 and 64): TuneD's [net] has one for every device
+    assert "net" not in tuned_ini(compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12)))
+
+
+# --- C-states: per CPU, at runtime, on the workload CPUs ----------------------------------
+
+
+def test_cstates_limited_per_cpu_at_runtime_on_the_workload_cpus() -> None:
+    plan = compile_(spec())
+    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.isolated
+    assert "max_cstate" not in cmdline(plan)
+    script = files(plan, "systemd")[SCRIPT]
+    assert f"for cpu in {plan.partition.isolated.expanded(' ')}; do" in script
+    assert "power/pm_qos_resume_latency_us" in script
+
+
+def test_cstates_without_isolation_go_to_the_workloads_cpus() -> None:
+    plan = compile_(spec(cpu=m.Cpu()))
+    assert plan.cstates is not None and not plan.partition.isolated
+    assert plan.cstates.cpus == plan.workloads[0].cpus
+
+
+def test_boot_cstate_caps_by_explicit_choice() -> None:
+    s = spec(kernel=m.Kernel(cstates_at=m.CStatesAt.BOOT))
+    plan = compile_(s)
+    assert plan.cstates is not None and plan.cstates.cpus is None
+    assert "intel_idle.max_cstate=1 processor.max_cstate=1" in cmdline(plan)
+    assert "pm_qos_resume_latency_us" not in files(plan, "systemd")[SCRIPT]
+
+
+def test_cstate_script_writes_each_cpu_s_state_latency(tmp_path: Path) -> None:
+    plan = compile_(spec())
+    cpus = list(plan.cstates.cpus)  # type: ignore[union-attr]
+    base = tmp_path / "sys/devices/system/cpu"
+    _write(base / f"cpu{cpus[0]}/cpuidle/state1/latency", "2\n")
+    _write(base / f"cpu{cpus[0]}/power/pm_qos_resume_latency_us", "0\n")
+    _write(base / f"cpu{cpus[1]}/cpuidle/state1/latency", "0\n")  # 0 would mean "none"
+    _write(base / f"cpu{cpus[1]}/power/pm_qos_resume_latency_us", "0\n")
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (base / f"cpu{cpus[0]}/power/pm_qos_resume_latency_us").read_text() == "2\n"
+    assert (base / f"cpu{cpus[1]}/power/pm_qos_resume_latency_us").read_text() == "1\n"
+    skipped = len(cpus) - 2
+    assert f"C-states: PM QoS latency set on 2 CPUs; {skipped} CPUs without cpuidle" in r.stdout
+    assert "pm_qos_resume_latency_us" not in r.stdout  # one summary line, not one per CPU
+
+
+# --- NIC channels ---------------------------------------------------------------------
+
+FAKE_ETHTOOL = """#!/bin/sh
+state="{state}"
+if [ "$1" = -l ]; then
+    printf 'Channel parameters for %s:\\nPre-set maximums:\\nRX:\\t\\tn/a\\nCombined:\\t63\\n' "$2"
+    printf 'Current hardware settings:\\nRX:\\t\\tn/a\\nCombined:\\t%s\\n' "$(cat "$state/$2")"
+    exit 0
+fi
+[ "$1" = -L ] && [ "$3" = combined ] && printf '%s\\n' "$4" >"$state/$2"
+"""
+
+
+def test_nic_channels_shrink_to_the_node_s_housekeeping_cpus(tmp_path: Path) -> None:
+    plan = compile_(spec())
+    # node 0: 2 isolated-free cores × 2 threads; node 1 has no isolated CPU at all
+    assert {(c.device, c.count) for c in plan.runtime.nic_channels} == {
+        ("mlx5_0", 4),
+        ("mlx5_1", 64),
+    }
+    nic = plan.runtime.nic_channels[0]
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "ens1").write_text("63\n")
+    _write(tmp_path / f"sys/bus/pci/devices/{nic.pci}/net/ens1/mtu", "1500\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ethtool").write_text(FAKE_ETHTOOL.format(state=state))
+    (bin_dir / "ethtool").chmod(0o755)
+    first = run_script(plan, tmp_path, bin_dir)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (state / "ens1").read_text() == f"{nic.count}\n"
+    assert f"set channels of ens1: combined {nic.count} (was 63)" in first.stdout
+    second = run_script(plan, tmp_path, bin_dir)
+    assert "channels of ens1" not in second.stdout
+
+
+def test_nic_channels_skipped_without_ethtool(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    text = files(compile_(spec()), "systemd")[SCRIPT]
+    text = text.replace("/sys/", f"{tmp_path}/sys/").replace("/proc/", f"{tmp_path}/proc/")
+    (tmp_path / "s").write_text(text.replace("command -v ethtool", "command -v ethtool-absent"))
+    r = subprocess.run(["sh", str(tmp_path / "s")], capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and "skip NIC channels: no ethtool" in r.stdout
+
+
+# --- MCE polling ----------------------------------------------------------------------
+
+
+def test_mce_corrected_error_polling_off_when_isolating_on_x86() -> None:
+    plan = compile_(spec())
+    assert [(w.glob, w.value) for w in plan.runtime.sysfs] == [
+        ("/sys/devices/system/machinecheck/machinecheck*/ignore_ce", "1")
+    ]
+    assert "machinecheck*/ignore_ce; do" in files(plan, "systemd")[SCRIPT]
+    ini = tuned_ini(compile_(spec(**TUNED_OWNED)))
+    assert ini["sysfs"]["/sys/devices/system/machinecheck/machinecheck*/ignore_ce"] == "1"
+    assert compile_(spec(), h100(arch="aarch64", cpu_vendor=None)).runtime.sysfs == ()
+    assert compile_(spec(cpu=m.Cpu())).runtime.sysfs == ()
+
+
+# --- hostc-tuning: masks, refusals, managed IRQs ----------------------------------------
+
+
+def test_cpumask_compared_by_value_not_by_text(tmp_path: Path) -> None:
+    """The kernel prints %*pb in its own width: leading zero words are not a difference."""
+    plan = compile_(spec())
+    mask = plan.partition.housekeeping.mask()
+    wq = tmp_path / "sys/devices/virtual/workqueue/cpumask"
+    _write(wq, "00000000," + mask.upper() + "\n")
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert "workqueue/cpumask" not in r.stdout
+    assert wq.read_text() == "00000000," + mask.upper() + "\n"
+
+
+def test_script_exits_non_zero_when_a_write_is_refused(tmp_path: Path) -> None:
+    plan = compile_(spec())
+    (tmp_path / "sys/kernel/mm/transparent_hugepage/defrag").mkdir(parents=True)  # unwritable
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 1
+    assert "refused" in r.stdout and "done: " in r.stdout and "1 refused" in r.stdout
+
+
+def _irq(root: Path, n: int, current: str, effective: str, writable: bool) -> None:
+    d = root / f"proc/irq/{n}"
+    d.mkdir(parents=True)
+    (d / "effective_affinity_list").write_text(effective + "\n")
+    if writable:
+        (d / "smp_affinity_list").write_text(current + "\n")
+    else:  # a directory: every write fails, as the kernel's EIO on a managed IRQ
+        (d / "smp_affinity_list").mkdir()
+
+
+def test_managed_irqs_are_not_failures_but_misplaced_ones_are(tmp_path: Path) -> None:
+    plan = compile_(spec(**HOSTC_IRQ))
+    hk = plan.partition.housekeeping
+    iso = plan.partition.isolated
+    first_hk, first_iso = min(hk), min(iso)
+    _write(tmp_path / "proc/irq/default_smp_affinity", hk.mask() + "\n")
+    _write(tmp_path / "proc/cmdline", f"ro {_isolcpus(plan)} quiet\n")  # booted with it
+    _irq(tmp_path, 10, str(CpuSet(range(0, 128))), str(first_iso), True)  # moved
+    _irq(tmp_path, 11, "", str(first_hk), False)  # managed, kernel put it on housekeeping
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert (
+        "interrupts: 1 moved, 0 already placed, 1 placed by the kernel (managed), 0 refused"
+        in r.stdout
+    )
+    assert r.stdout.count("IRQ") == 0  # one summary line, no line per interrupt
+    _irq(tmp_path, 12, "", str(first_iso), False)  # refused and still on an isolated CPU
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 1
+    assert f"refused IRQ 12 -> {hk}: still on {first_iso}" in r.stdout
+
+
+def _isolcpus(plan: Plan) -> str:
+    from hostc.kernelargs import kernel_args
+
+    return next(str(a) for a in kernel_args(plan) if a.key == "isolcpus")
+
+
+def test_managed_irqs_refused_before_the_isolating_reboot_are_no_failure(tmp_path: Path) -> None:
+    """apply.sh restarts hostc-tuning before the reboot that brings isolcpus=managed_irq:
+    the kernel's managed interrupts still sit on soon-isolated CPUs and refuse to move.
+    That waits for the reboot (found in a booted VM: the live step failed)."""
+    plan = compile_(spec(**HOSTC_IRQ))
+    hk, iso = plan.partition.housekeeping, plan.partition.isolated
+    _write(tmp_path / "proc/irq/default_smp_affinity", hk.mask() + "\n")
+    _write(tmp_path / "proc/cmdline", "ro quiet\n")  # the old kernel command line
+    _irq(tmp_path, 12, "", str(min(iso)), False)  # refused, on a soon-isolated CPU
+    r = run_script(plan, tmp_path)
+    assert r.returncode == 0, r.stdout
+    assert "1 refused until the reboot into the Plan's isolcpus" in r.stdout
+    _write(tmp_path / "proc/cmdline", f"ro {_isolcpus(plan)}\n")  # after the reboot
+    assert run_script(plan, tmp_path).returncode == 1
+
+
+def test_hostc_irq_owner_reruns_on_nic_add_and_after_the_drivers() -> None:
+    out = files(compile_(spec(**HOSTC_IRQ)), "systemd")
+    unit = out["/etc/systemd/system/hostc-tuning.service"]
+    assert "After=openibd.service nvidia-persistenced.service systemd-udev-settle.service" in unit
+    assert "Wants=" not in unit
+    rules = out["/etc/udev/rules.d/90-hostc-tuning.rules"]
+    assert 'SUBSYSTEM=="net"' in rules and 'SUBSYSTEM=="infiniband"' in rules
+    assert 'RUN+="/bin/systemctl --no-block restart hostc-tuning.service"' in rules
+    plan = compile_(spec(**HOSTC_IRQ))
+    for c in plan.runtime.nic_channels:
+        assert c.pci in rules
+
+
+def test_udev_rules_parse_as_udev_reads_them() -> None:
+    """Each rule line: comma-separated `KEY=="value"` matches and one `RUN+=` (udev(7))."""
+    rules = files(compile_(spec(**HOSTC_IRQ)), "systemd")["/etc/udev/rules.d/90-hostc-tuning.rules"]
+    pair = re.compile(r'(ACTION|SUBSYSTEM|KERNELS)=="([^"]*)"|RUN\+="([^"]*)"')
+    lines = [x for x in rules.splitlines() if x and not x.startswith("#")]
+    assert len(lines) == 2
+    for line in lines:
+        parts = line.split(", ")
+        assert all(pair.fullmatch(p) for p in parts), line
+        (kernels,) = [p for p in parts if p.startswith("KERNELS==")]
+        for pci in kernels.removeprefix('KERNELS=="').rstrip('"').split("|"):
+            assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", pci)
+        assert parts[-1] == 'RUN+="/bin/systemctl --no-block restart hostc-tuning.service"'
+
+
+# --- irqbalance: the env file cannot replace the ban silently -------------------------
+
+
+def _guard(text: str) -> str:
+    line = next(x for x in text.splitlines() if x.startswith("ExecStartPre="))
+    return line.removeprefix("ExecStartPre=/bin/sh -c ").strip("'").replace("$$", "$")
+
+
+@pytest.mark.parametrize(
+    ("env", "starts"),
+    [
+        ({}, True),
+        ({"IRQBALANCE_BANNED_CPUS": ""}, True),  # empty: ignored by irqbalance ≥ 1.7.0
+        ({"IRQBALANCE_BANNED_CPUS": "ff"}, False),  # read first: would replace the list
+        ({"IRQBALANCE_BANNED_CPULIST": "0"}, False),  # the env file wins over Environment=
+    ],
+)
+def test_irqbalance_refuses_a_ban_list_from_its_env_file(env: dict[str, str], starts: bool) -> None:
+    plan = compile_(spec())
+    text = files(plan, "systemd")["/etc/systemd/system/irqbalance.service.d/90-hostc.conf"]
+    ours = {"IRQBALANCE_BANNED_CPULIST": str(plan.partition.isolated)}
+    r = subprocess.run(
+        ["sh", "-c", _guard(text)], env={**ours, **env}, capture_output=True, check=False
+    )
+    assert (r.returncode == 0) is starts
+
+
+# --- RHEL: one runtime owner ----------------------------------------------------------
+
+
+def test_rhel_stops_its_default_tuned_before_hostc_tuning_owns_the_runtime() -> None:
+    plan = example("epyc-rhel9-inference")
+    assert plan.runtime.owner is RuntimeOwner.SYSTEMD
+    (tuned,) = [s for s in plan.runtime.services_off if s.unit == "tuned.service"]
+    assert tuned.conflicts
+    out = files(plan, "systemd")
+    unit = out["/etc/systemd/system/hostc-tuning.service"]
+    assert "Conflicts=tuned.service" in unit and "After=tuned.service" in unit
+    assert "disable tuned.service" in out["/etc/systemd/system-preset/90-hostc.preset"]
+    ubuntu = compile_(spec())
+    assert all(s.unit != "tuned.service" for s in ubuntu.runtime.services_off)
+
+
+def test_tuned_owner_on_rhel_keeps_tuned() -> None:
+    plan = example("epyc-rhel9-inference")
+    got = lower_runtime.services(spec(), plan.runtime.irq, plan.host, RuntimeOwner.TUNED)
+    assert got == []
+
+
+# --- presets: no-op sysctls and true reasons -----------------------------------------
+
+
+def test_numa_balancing_only_on_multi_node_hosts() -> None:
+    one = compile_(spec(role=m.Role.TRAINING, cpu=m.Cpu(), workload=[]), h100(packages=1))
+    assert "kernel.numa_balancing" not in {s.key for s in one.sysctls}
+    two = compile_(spec(role=m.Role.TRAINING, cpu=m.Cpu(), workload=[]))
+    assert {s.key: s.value for s in two.sysctls}["kernel.numa_balancing"] == "0"
+
+
+def test_reasons_say_what_the_setting_does_for_the_role() -> None:
+    inf = compile_(spec()).runtime
+    train = compile_(spec(role=m.Role.TRAINING, cpu=m.Cpu(), workload=[])).runtime
+    assert inf.governor is not None and train.governor is not None
+    assert "token" not in train.governor.reason.why
+    assert inf.thp_defrag is not None and "kcompactd" not in inf.thp_defrag.reason.why
+
+
+def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:
+    plan = compile_(spec(**TUNED_OWNED))
+    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.online
+    assert "every CPU" in plan.cstates.reason.why
+    assert "max_cstate" not in cmdline(plan)
+    assert tuned_ini(plan)["cpu"]["force_latency"] == "cstate.id_no_zero:1|3"
+
+
+def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:
+    def warned(topo_os: OsRelease) -> bool:
+        _, warnings = api.compile_plan(spec(**TUNED_OWNED), h100(os=topo_os), spec_file="t")
+        return any(w.path == "runtime.owner" and "isolated_cores" in w.message for w in warnings)
+
+    assert warned(OsRelease("ubuntu", "22.04", ["debian"]))
+    assert not warned(DEBIAN12)

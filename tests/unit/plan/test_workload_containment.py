@@ -1,0 +1,310 @@
+"""Workloads and host-wide limits on a GPU+RDMA node: what the drop-ins, limits, sysctl.d
+and modules-load.d say, and the distribution and kernel facts they rest on.
+
+Each test guards against one failure a GPU node meets: NCCL's bootstrap taken from the
+RDMA netdevs, workloads only advised (CPUAffinity=) instead of contained, every service
+allowed to lock all of RAM, fs.nr_open below what a systemd may have set, no peermem.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from hostc import api, kernelfacts, osfacts
+from hostc.plan import Plan
+from hostc.spec import model as m
+from hostc.spec import presets
+from hostc.topology.model import OsRelease, Topology
+
+from conftest import ROOT, need_tool
+from topogen import machine
+
+JAMMY = OsRelease("ubuntu", "22.04", ["debian"])
+
+
+def host(os: OsRelease | None = JAMMY, nics_per_node: int = 1, **kw: object) -> Topology:
+    return machine(  # type: ignore[arg-type]
+        packages=2,
+        cores_per_node=16,
+        smt=2,
+        memory_mib=262144,
+        gpus_per_node=2,
+        nics_per_node=nics_per_node,
+        cpu_vendor="intel",
+        os=os,
+        **kw,
+    )
+
+
+def spec(**kw: object) -> m.HostSpec:
+    return m.HostSpec(
+        host=m.Host(name="t", role=m.Role.INFERENCE),
+        workload=[m.Workload("serve", ["GPU0", "GPU1"])],
+        cpu=m.Cpu(housekeeping_per_node=1, isolate="workload"),  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def plan_of(s: m.HostSpec, topo: Topology) -> Plan:
+    return api.compile_plan(s, topo)[0]
+
+
+def files(plan: Plan, *targets: str) -> dict[str, str]:
+    return {a.path: a.text for a in api.emit(plan, list(targets)) if a.path.startswith("/")}
+
+
+def example(name: str) -> Plan:
+    return api.compile_file(ROOT / "examples" / name / "node.toml")[0]
+
+
+DROPIN = "/etc/systemd/system/serve.service.d/90-hostc.conf"
+
+
+# --- NCCL: the bootstrap interface is the user's, the RDMA NICs are the topology's ----
+
+
+@pytest.mark.parametrize("name", ["dgx-h100-inference", "h100-4gpu-inference"])
+def test_nccl_bootstrap_never_goes_to_the_rdma_netdevs(name: str) -> None:
+    plan = example(name)
+    for w in plan.workloads:
+        env = dict(w.env)
+        assert "NCCL_SOCKET_IFNAME" not in env
+        assert env["NCCL_IB_HCA"].startswith("=")  # exact names stay
+    for text in files(plan, "systemd").values():
+        assert "NCCL_SOCKET_IFNAME" not in text
+
+
+def test_named_bootstrap_interface_is_set_exactly_with_its_reason() -> None:
+    plan = plan_of(spec(nccl=m.Nccl(socket_ifname="eth0")), host())
+    text = files(plan, "systemd")[DROPIN]
+    assert 'Environment="NCCL_SOCKET_IFNAME==eth0"\n' in text
+    lines = text.splitlines()
+    at = lines.index('Environment="NCCL_SOCKET_IFNAME==eth0"')
+    assert lines[at - 1].startswith("# nccl.socket_ifname: NCCL bootstraps over this interface")
+
+
+@pytest.mark.parametrize("bad", ["", "a" * 16, "eth0 x", "../x", "eth0;id", "-eth0", "é0"])
+def test_interface_names_outside_ifnamsiz_and_plain_chars_are_refused(bad: str) -> None:
+    from hostc.spec.text import ifname_problem
+
+    assert ifname_problem(bad) is not None
+    assert ifname_problem("enp1s0f0np0.100") is None
+
+
+# --- containment: the kernel enforces the placement -----------------------------------
+
+
+def test_workloads_are_contained_by_their_cgroup_cpuset() -> None:
+    plan = plan_of(spec(), host())
+    (w,) = plan.workloads
+    text = files(plan, "systemd")[DROPIN]
+    assert f"CPUAffinity={w.cpus}\n" in text and f"AllowedCPUs={w.cpus}\n" in text
+    assert "NUMAMask=0\n" in text and "AllowedMemoryNodes=0\n" in text
+
+
+@pytest.mark.parametrize(
+    ("release", "why"),
+    [
+        (OsRelease("ubuntu", "18.04", ["debian"]), "systemd 237 predates AllowedCPUs="),
+        (OsRelease("ubuntu", "20.04", ["debian"]), "hybrid cgroup hierarchy by default"),
+        (OsRelease("rhel", "8.9", ["fedora"]), "cgroup v1 by default"),
+    ],
+)
+def test_cpuset_lines_left_out_where_systemd_ignores_them(release: OsRelease, why: str) -> None:
+    plan = plan_of(spec(), host(os=release))
+    assert plan.host.cpuset_ignored, why
+    text = files(plan, "systemd")[DROPIN]
+    assert "AllowedCPUs=" not in text and "AllowedMemoryNodes=" not in text
+    assert "CPUAffinity=" in text
+
+
+def test_systemd_and_cgroup_facts_table() -> None:
+    """systemd NEWS 244 (cpuset settings); the distributions' release notes for the
+    unified hierarchy by default."""
+    assert osfacts.ALLOWED_CPUS_SINCE == 244
+    cases = {
+        ("debian", "10"): False,
+        ("debian", "11"): True,
+        ("ubuntu", "20.04"): False,
+        ("ubuntu", "21.10"): True,
+        ("ubuntu", "22.04"): True,
+        ("rhel", "8.9"): False,
+        ("rhel", "9.4"): True,
+        ("fedora", "30"): False,
+        ("fedora", "31"): True,
+        ("arch", None): None,
+    }
+    for (os_id, version), want in cases.items():
+        assert osfacts.unified_cgroup(os_id, version) is want, (os_id, version)
+
+
+# --- memlock: the services that pin buffers, not every service -----------------------
+
+
+def test_memlock_is_no_longer_every_services_default() -> None:
+    plan = plan_of(spec(), host())
+    out = files(plan, "limits", "systemd")
+    manager = out["/etc/systemd/system.conf.d/90-hostc-limits.conf"]
+    assert "DefaultLimitMEMLOCK" not in manager and "DefaultLimitNOFILE=" in manager
+    assert "LimitMEMLOCK=infinity\n" in out[DROPIN]
+    pam = out["/etc/security/limits.d/90-hostc.conf"]
+    assert "*     hard  memlock  unlimited" in pam  # RDMA users keep it
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [("h100-kubeadm", "containerd.service"), ("dgx-h100-rke2", "rke2-agent.service")],
+)
+def test_container_runtime_may_lock_memory_on_kubelet_nodes(name: str, unit: str) -> None:
+    out = files(example(name), "limits")
+    text = out[f"/etc/systemd/system/{unit}.d/90-hostc-limits.conf"]
+    assert "[Service]\n" in text and "LimitMEMLOCK=infinity\n" in text
+
+
+def test_runtime_limits_dropin_passes_systemd_analyze(tmp_path: Path) -> None:
+    tool = need_tool("systemd-analyze")
+    out = files(example("h100-kubeadm"), "limits")
+    units = tmp_path / "units"
+    (units / "containerd.service.d").mkdir(parents=True)
+    (units / "containerd.service").write_text(
+        "[Unit]\nDescription=stub\n[Service]\nExecStart=/bin/true\n"
+    )
+    path = "/etc/systemd/system/containerd.service.d/90-hostc-limits.conf"
+    (units / "containerd.service.d" / "90-hostc-limits.conf").write_text(out[path] + "Bogus=1\n")
+    env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:", "SYSTEMD_LOG_LEVEL": "notice"}
+    argv = [tool, "verify", "--man=no", str(units / "containerd.service")]
+    bad = subprocess.run(argv, capture_output=True, env=env, check=False)
+    assert b"Bogus" in bad.stderr  # it reads the drop-in
+    (units / "containerd.service.d" / "90-hostc-limits.conf").write_text(out[path])
+    r = subprocess.run(argv, capture_output=True, env=env, check=False)
+    assert r.returncode == 0 and r.stderr == b"", r.stderr.decode()
+
+
+# --- hostc-tuning.service: before whatever starts pods or workloads --------------------
+
+
+def test_tuning_unit_starts_before_kubelet_container_runtime_and_workloads() -> None:
+    plan = example("h100-kubeadm")
+    unit = files(plan, "systemd")["/etc/systemd/system/hostc-tuning.service"]
+    (before,) = [ln for ln in unit.splitlines() if ln.startswith("Before=")]
+    for name in ("kubelet.service", "containerd.service", "rke2-agent.service"):
+        assert name in before.split("=")[1].split()
+    assert "Documentation=file:/usr/local/sbin/hostc-tuning\n" in unit
+    assert "man:systemd.service" not in unit
+
+
+# --- fs.nr_open: raised where nothing else raises it, never lowered --------------------
+
+
+def _nr_open(os: OsRelease | None) -> str | None:
+    plan = plan_of(spec(limits=m.Limits(nofile=2097152)), host(os=os))
+    return {s.key: s.value for s in plan.sysctls}.get("fs.nr_open")
+
+
+def test_nr_open_is_the_nofile_where_systemd_leaves_it_and_the_maximum_where_unknown() -> None:
+    assert _nr_open(JAMMY) == "2097152"  # Ubuntu's systemd is built without the bump
+    assert _nr_open(OsRelease("ubuntu", "18.04", ["debian"])) == "2097152"
+    # RHEL 9's systemd 252 may raise it to the maximum: anything smaller would lower it
+    assert _nr_open(OsRelease("rhel", "9.4", ["fedora"])) == str(kernelfacts.NR_OPEN_MAX)
+    assert _nr_open(None) == str(kernelfacts.NR_OPEN_MAX)
+
+
+def test_nr_open_reason_says_why_the_kernel_default_stays() -> None:
+    plan = plan_of(spec(limits=m.Limits(nofile=2097152)), host())
+    why = {s.key: s.reason.why for s in plan.sysctls}["fs.nr_open"]
+    assert "ubuntu-22.04 builds its systemd without raising it at boot" in why
+    old = OsRelease("rhel", "8.9", ["fedora"])
+    plan = plan_of(spec(limits=m.Limits(nofile=2097152)), host(os=old))
+    why = {s.key: s.reason.why for s in plan.sysctls}["fs.nr_open"]
+    assert "ships systemd 239, which predates raising it at boot (240)" in why
+
+
+def test_nr_open_bump_facts_table() -> None:
+    """systemd 240 added the bump (NEWS, src/core/main.c); Debian 12's systemd binary has
+    the fs.file-max bump compiled in but not the fs.nr_open one; openSUSE's spec turns
+    it off (-Dbump-proc-sys-fs-nr-open=false)."""
+    assert osfacts.raises_nr_open("debian", "12") is False
+    assert osfacts.raises_nr_open("ubuntu", "24.04") is False
+    assert osfacts.raises_nr_open("opensuse-tumbleweed", None) is False
+    assert osfacts.raises_nr_open("rhel", "8.9") is False  # systemd 239
+    assert osfacts.raises_nr_open("rhel", "9.4") is None  # not verified either way
+    assert osfacts.raises_nr_open("arch", None) is None
+
+
+# --- NVIDIA GPU + RDMA base items ------------------------------------------------------
+
+
+LOAD = "/etc/modules-load.d/90-hostc.conf"
+
+
+def test_gpu_rdma_hosts_load_peermem_and_umad_at_boot() -> None:
+    plan = plan_of(spec(), host())
+    text = files(plan, "modprobe")[LOAD]
+    names = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    assert names == ["nvidia-peermem", "ib_umad"]
+    assert "# preset:base: GPUDirect RDMA" in text
+
+
+def test_no_module_loads_without_rdma_nics_or_nvidia_gpus() -> None:
+    assert plan_of(spec(), host(nics_per_node=0)).modules_load == ()
+    amd = host()
+    amd = attrs.evolve(amd, gpus=[attrs.evolve(g, vendor="AMD") for g in amd.gpus])
+    assert plan_of(spec(), amd).modules_load == ()
+
+
+def test_module_loads_can_be_excluded_by_name() -> None:
+    plan = plan_of(spec(preset=m.Preset(exclude=["load_ib_umad"])), host())
+    assert [x.name for x in plan.modules_load] == ["nvidia-peermem"]
+
+
+ARP = {
+    "net.ipv4.conf.all.arp_announce": "2",
+    "net.ipv4.conf.default.arp_announce": "2",
+    "net.ipv4.conf.all.arp_ignore": "1",
+    "net.ipv4.conf.default.arp_ignore": "1",
+}
+
+
+def test_arp_sysctls_only_with_several_rdma_nics() -> None:
+    one = {s.key for s in plan_of(spec(), host(nics_per_node=0)).sysctls}
+    assert not one & set(ARP)
+    several = {s.key: s.value for s in plan_of(spec(), host()).sysctls}
+    assert {k: several[k] for k in ARP} == ARP
+
+
+def test_arp_presets_never_lower_the_kernel_default() -> None:
+    """ip-sysctl.rst: arp_announce and arp_ignore default to 0 (a table fact each)."""
+    ctx = presets.Context(
+        role="inference",
+        arch="x86_64",
+        cpu_vendor="intel",
+        kernel=(6, 8),
+        pinned=True,
+        gpu_vendors=("nvidia",),
+        rdma_nics=8,
+    )
+    got = {r.setting: r.value for r in presets.merge(ctx) if r.setting in ARP}
+    assert got == ARP
+    for key, value in got.items():
+        fact = kernelfacts.BY_KEY[key]
+        assert fact.default((6, 8)) == (0,) and "ip-sysctl.rst" in fact.source
+        assert int(value) >= 0
+
+
+def test_overcommit_reason_does_not_claim_file_mappings_are_charged() -> None:
+    plan = plan_of(spec(), host())
+    why = {s.key: s.reason.why for s in plan.sysctls}["vm.overcommit_memory"]
+    assert "large mmapped weights" not in why
+    assert "read-only or shared file mappings of weights do not" in why
+
+
+def test_release_that_cannot_contain_workloads_is_warned_about() -> None:
+    _, warnings = api.compile_plan(spec(), host(os=OsRelease("ubuntu", "20.04", ["debian"])))
+    assert any("hybrid (v1) cgroup hierarchy" in w.message for w in warnings)
+    _, none = api.compile_plan(spec(), host())
+    assert not any("cgroup hierarchy" in w.message for w in none)

@@ -1,0 +1,119 @@
+"""hostc-verify: the boot-time verifier script, run with sh against host trees.
+
+The script reads the host under $HOSTC_VERIFY_ROOT (unset on a real host); a
+fake `systemctl show` answers from the same tree, so one tampered value must
+turn exit 0 into exit 1 with a DRIFT line naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from audit_host import perfect_host, put, show
+
+from hostc.audit.host import CAPTURED
+from hostc.plan import Plan
+from hostc.targets import verify
+
+from conftest import example_plan, need_tool
+
+EXAMPLES = ["dgx-h100-inference", "h100-kubeadm", "epyc-1s-training", "epyc-rhel9-inference"]
+
+FAKE_SYSTEMCTL = """#!/bin/sh
+# systemctl show -p PROP --value: answered from the tree's captured manager properties
+sed -n "s/^$3=//p" "$HOSTC_VERIFY_ROOT/{captured}/systemctl-show/manager"
+"""
+
+
+def script_of(plan: Plan, where: Path) -> Path:
+    art = next(a for a in verify.emit(plan) if a.path == verify.SCRIPT)
+    where.write_bytes(art.data)
+    where.chmod(0o755)
+    return where
+
+
+def run_verify(script: Path, root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "systemctl"
+    fake.write_text(FAKE_SYSTEMCTL.format(captured=CAPTURED))
+    fake.chmod(0o755)
+    env = {**os.environ, "HOSTC_VERIFY_ROOT": str(root), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    return subprocess.run(
+        ["sh", str(script)], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_verifier_passes_on_a_host_that_has_the_plan(name: str, tmp_path: Path) -> None:
+    plan = example_plan(name)
+    root = perfect_host(plan, tmp_path / "root")
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "DRIFT" not in done.stdout
+
+
+def test_verifier_fails_and_names_a_changed_sysctl(tmp_path: Path) -> None:
+    plan = example_plan("h100-kubeadm")
+    root = perfect_host(plan, tmp_path / "root")
+    put(root, "/proc/sys/vm/swappiness", "60\n")
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 1
+    assert "hostc-verify: DRIFT sysctl vm.swappiness: expected 1, found 60" in done.stdout
+
+
+def test_verifier_fails_on_a_missing_kernel_argument(tmp_path: Path) -> None:
+    plan = example_plan("h100-kubeadm")
+    root = perfect_host(plan, tmp_path / "root")
+    put(root, "/proc/cmdline", "ro quiet nohz_full=2-3\n")
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 1
+    assert "DRIFT kernel isolcpus: expected isolcpus=managed_irq," in done.stdout
+    assert "DRIFT kernel rcu_nocbs: expected rcu_nocbs=2-31" in done.stdout
+
+
+def test_verifier_leaves_the_managers_memlock_default_alone(tmp_path: Path) -> None:
+    """memlock goes only to the workloads' drop-ins (targets/limits.py), so the manager
+    keeps systemd's own default (8 MiB on systemd 252): found in a booted Debian 12 VM
+    (tests/vm/test_vm_tuned.py), where the verifier failed on DefaultLimitMEMLOCK."""
+    plan = example_plan("h100-kubeadm")
+    assert plan.limit("memlock") is not None
+    root = perfect_host(plan, tmp_path / "root")
+    show(root, None, {"DefaultLimitMEMLOCK": "8388608"})
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "memlock" not in done.stdout
+    assert "ok services' nofile limit" in done.stdout
+
+
+def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
+    """No cpufreq (a VM): logged as skipped, not drift."""
+    plan = example_plan("h100-kubeadm")
+    root = perfect_host(plan, tmp_path / "root")
+    for f in (root / "sys/devices/system/cpu/cpufreq/policy0").iterdir():
+        f.unlink()
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "hostc-verify: skip CPU governor: no CPU exposes scaling_governor" in done.stdout
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_verifier_passes_shellcheck(name: str, tmp_path: Path) -> None:
+    tool = need_tool("shellcheck")
+    script = script_of(example_plan(name), tmp_path / "hostc-verify")
+    done = subprocess.run(
+        [tool, "-s", "sh", str(script)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_unit_runs_the_script_after_the_tuning_and_is_enabled() -> None:
+    arts = {a.path: a for a in verify.emit(example_plan("h100-kubeadm"))}
+    unit = arts[verify.UNIT_PATH].text
+    assert f"ExecStart={verify.SCRIPT}" in unit
+    assert "After=hostc-tuning.service" in unit and "Type=oneshot" in unit
+    assert "WantedBy=multi-user.target" in unit
+    assert any(str(a) == f"enable {verify.UNIT}" for a in arts[verify.UNIT_PATH].activation)

@@ -1,0 +1,182 @@
+"""The Ansible target, proven by the real ansible-playbook (ansible-core from PyPI):
+`--syntax-check` on every example host, and a real run against a directory as the
+host's root, twice: the first run installs (changed), the second changes nothing."""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hostc import api
+from hostc.targets import ansible
+
+from conftest import ROOT, need_tool
+
+SPECS = sorted(ROOT.glob("examples/*/node.toml")) + sorted(ROOT.glob("examples/fleet/hosts/*.toml"))
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ANSIBLE_HOME": str(tmp / ".ansible"),
+        "ANSIBLE_LOCAL_TEMP": str(tmp / ".ansible-tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "LC_ALL": "C.UTF-8",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+def _build(spec: Path, out: Path) -> str:
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["ansible"]), out)
+    return plan.host.name
+
+
+def _playbook(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    tool = need_tool("ansible-playbook")
+    user, group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
+    argv = [
+        tool,
+        "-i",
+        f"{host},",
+        "-c",
+        "local",
+        str(tmp / "out" / "ansible" / "playbook.yml"),
+        "-e",
+        f"ansible_python_interpreter={sys.executable}",
+        "-e",
+        "hostc_become=false",
+        "-e",
+        f"hostc_owner={user}",
+        "-e",
+        f"hostc_group={group}",
+        *extra,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(tmp), timeout=300)
+
+
+def _build_all(out: Path) -> list[str]:
+    """Every example host's variables next to the one playbook, as a fleet build writes."""
+    names = []
+    for spec in SPECS:
+        plan, _ = api.compile_file(spec)
+        api.write(api.emit(plan, ["ansible"]), out)
+        names.append(plan.host.name)
+    assert len(set(names)) == len(names)
+    return names
+
+
+def test_every_example_passes_syntax_check(tmp_path: Path) -> None:
+    """One inventory of every example host (one playbook, each host's variables), as a
+    fleet build writes it; the real runs below install one host twice (a full run of every
+    example takes minutes on a shared CI machine)."""
+    hosts = ",".join(_build_all(tmp_path / "out")) + ","
+    r = _playbook(tmp_path, hosts, "--syntax-check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    listed = _playbook(tmp_path, hosts, "--list-hosts")
+    assert listed.returncode == 0 and f"hosts ({len(SPECS)})" in listed.stdout
+
+
+def _changed(output: str, host: str) -> int:
+    m = re.search(
+        rf"^{re.escape(host)}\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", output, re.M
+    )
+    assert m, output
+    return int(m.group(1))
+
+
+def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) -> None:
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    from hostc.targets import lifecycle
+
+    files = [a for a in api.emit(plan, ["all"]) if a.path.startswith("/")]
+    files += lifecycle.artifacts(plan, files)  # every delivery carries hostc-apply & co.
+    root = tmp_path / "root"
+    root.mkdir()
+    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert _changed(first.stdout, plan.host.name) > 0
+    assert "RUNNING HANDLER [hostc apply]" in first.stdout, "files changed: the apply handler ran"
+    assert "RUNNING HANDLER [hostc reboot]" in first.stdout, "kernel arguments changed"
+    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert _changed(second.stdout, plan.host.name) == 0
+    assert "RUNNING HANDLER" not in second.stdout
+    for a in files:
+        got = root / a.path.lstrip("/")
+        assert got.read_bytes() == a.data, a.path
+        assert got.stat().st_mode & 0o7777 == a.mode, a.path
+    rows = json.loads((root / "var/lib/hostc/manifest.json").read_text())
+    assert rows == sorted(
+        (
+            {"path": a.path, "sha256": hashlib.sha256(a.data).hexdigest(), "mode": f"{a.mode:04o}"}
+            for a in files
+        ),
+        key=lambda r: r["path"],
+    )
+
+
+def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None:
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode == 0
+    (root / "etc/sysctl.d/90-hostc.conf").write_text("stale\n")
+    r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _changed(r.stdout, plan.host.name) == 1
+    assert "RUNNING HANDLER [hostc apply]" in r.stdout
+    assert "RUNNING HANDLER [hostc reboot]" not in r.stdout
+
+
+def _reboot_handlers(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The playbook's reboot handlers, notified on this host (`hostc_prefix` ''), with the
+    reboot command echoed instead of run: which of them a connection and `hostc_reboot` pick."""
+    import yaml
+
+    play = yaml.safe_load(ansible.playbook())[0]
+    for h in play["handlers"]:
+        if "ansible.builtin.command" in h and h["ansible.builtin.command"]["argv"][0] == "shutdown":
+            h["ansible.builtin.command"]["argv"].insert(0, "echo")
+    notify = ["hostc reboot"]
+    test = {
+        "hosts": "all",
+        "gather_facts": False,
+        "vars": {**play["vars"], "hostc_prefix": ""},
+        "tasks": [{"ansible.builtin.debug": {"msg": "x"}, "changed_when": True, "notify": notify}],
+        "handlers": [h for h in play["handlers"] if h["name"] != "hostc apply"],
+    }
+    out = tmp / "out" / "ansible"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "playbook.yml").write_text(yaml.safe_dump([test]))
+    (out / f"vars-{host}.yml").write_text("{}\n")
+    return _playbook(tmp, host, "-v", *extra)
+
+
+def test_over_a_local_connection_the_reboot_is_scheduled_not_refused(tmp_path: Path) -> None:
+    """`ansible.builtin.reboot` fails under `-c local` ("would reboot the control node"):
+    a host running its own playbook schedules `shutdown -r +1` so the play ends first."""
+    r = _reboot_handlers(tmp_path, "h1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _changed(r.stdout, "h1") == 2  # the notifying task and the scheduled reboot
+    assert "shutdown -r +1 hostc: the kernel command line changed" in r.stdout
+
+
+def test_hostc_reboot_false_only_reports_that_a_reboot_is_needed(tmp_path: Path) -> None:
+    r = _reboot_handlers(tmp_path, "h1", "-e", "hostc_reboot=false")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _changed(r.stdout, "h1") == 1
+    assert "shutdown" not in r.stdout
+    assert "reboot for it to take effect" in r.stdout
