@@ -91,7 +91,7 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
 def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostSpec:
     """A mapping shaped like node.toml (what tomllib returns) → HostSpec, through the
     one converter the loader uses: the same types, rules and key paths."""
-    from hostc.convert import diagnostics, structure
+    from hostc.structure import diagnostics, structure
 
     if isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)
