@@ -175,7 +175,7 @@ def worker(task: str, args: list[str]) -> tuple[float, ...]:
     """In-process figures, run in a child of their own: the parent stays small, so the
     peak RSS that wait4 reports for a command is that command's own (a child forked from
     a big parent counts the parent's pages until it execs)."""
-    from hostc import api, ingest
+    from hostc import api
 
     repeats = int(args[0])
     if task == "builds-per-second":
@@ -200,8 +200,8 @@ def worker(task: str, args: list[str]) -> tuple[float, ...]:
 
         def importer(xml: Path) -> Callable[[], object]:
             text = xml.read_text()
-            return lambda: ingest.dumps_snapshot(
-                ingest.import_source("hwloc", text, file=str(xml), arch="x86_64")
+            return lambda: api.dumps_snapshot(
+                api.import_source("hwloc", text, file=str(xml), arch="x86_64")
             )
 
         f_small, f_big = importer(small), importer(big)

@@ -105,7 +105,6 @@ def build(
         if out is None:
             _usage("--check needs --out DIR to compare against")
         from hostc.diagnostics import file_error
-        from hostc.output import differences
 
         if not out.is_dir():
             _fail(
@@ -117,7 +116,7 @@ def build(
                     )
                 ]
             )
-        found = differences(artifacts, out)
+        found = api.differences(artifacts, out)
         if as_json:
             doc = {
                 "ok": not found,
@@ -218,11 +217,10 @@ def pre_commit_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """`hostc build --check` for the hosts whose spec, or a file it extends, changed."""
-    from hostc import fleet
-    from hostc.spec import layers
+    from hostc import api, fleet
 
     wanted = {os.path.normpath(p) for p in changed or []}
-    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & layers.chain(h.spec)]
+    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & api.spec_files(h.spec)]
     if not chosen:
         raise typer.Exit(0)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
@@ -269,7 +267,7 @@ def plan_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
-    from hostc import plan_view
+    from hostc import api
 
     if fmt not in ("text", "json", "svg"):
         _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
@@ -284,13 +282,11 @@ def plan_cmd(
     _strict(warnings, strict)
     _warn(warnings)
     if fmt == "svg":
-        from hostc import api
-
         sys.stdout.write(api.render_svg(plan))
     elif as_json or fmt == "json":
-        sys.stdout.write(plan_view.dumps(plan))
+        sys.stdout.write(api.plan_json(plan))
     else:
-        sys.stdout.write(plan_view.render(plan))
+        sys.stdout.write(api.plan_text(plan))
 
 
 @app.command("explain")
@@ -334,18 +330,7 @@ def diff_cmd(
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
     found = _guard(lambda: api.plan_diff(old, new))
-    if fmt == "html":
-        from hostc.report.html import page
-
-        sys.stdout.write(page(found))
-    elif as_json or fmt == "json":
-        from hostc.report.review import to_json
-
-        typer.echo(json.dumps(to_json(found), indent=2, ensure_ascii=False))
-    else:
-        from hostc.report.review import to_markdown
-
-        sys.stdout.write(to_markdown(found))
+    sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
     if found.changed:
         raise typer.Exit(1)
 
@@ -366,11 +351,11 @@ def schema_cmd(
     which: Annotated[str, typer.Argument(help="node or topology")] = "node",
 ) -> None:
     """Print the JSON Schema of node.toml or of the topology snapshot."""
-    from hostc import schema
+    from hostc import api
 
-    if which not in schema.SCHEMAS:
-        _usage(f"unknown schema {which!r}; choose from {', '.join(schema.SCHEMAS)}")
-    sys.stdout.write(schema.dumps(which))
+    if which not in api.SCHEMAS:
+        _usage(f"unknown schema {which!r}; choose from {', '.join(api.SCHEMAS)}")
+    sys.stdout.write(api.schema(which))
 
 
 @app.command("audit")
@@ -388,20 +373,19 @@ def audit_cmd(
 ) -> None:
     """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
     (a setting differs or waits for a reboot), 2 on bad input."""
-    from hostc import audit as report
-    from hostc.audit.run import audit_root
+    from hostc import api
 
     if capture is not None and root != Path("/"):
         _usage("pass --root DIR or --capture FILE, not both")
     where = capture if capture is not None else root
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _warn(warnings)
-    findings = _guard(lambda: audit_root(plan, where))
+    findings = _guard(lambda: api.audit(plan, where))
     if as_json:
-        sys.stdout.write(report.dumps(findings, source=where))
+        sys.stdout.write(api.audit_json(findings, where))
     else:
-        sys.stdout.write(report.render(findings))
-    if report.drift(findings):
+        sys.stdout.write(api.audit_text(findings))
+    if api.drift(findings):
         raise typer.Exit(1)
 
 

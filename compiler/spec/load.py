@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
+from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.text import shown
-from hostc.topology.readfile import read_text_bounded
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Layered

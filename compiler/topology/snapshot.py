@@ -16,9 +16,9 @@ import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.topology import compact
 from hostc.topology.model import Topology
-from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.topology.validate import validate
 
 SNAPSHOT_VERSION = compact.VERSION
