@@ -2,6 +2,8 @@
 
 P1   cold `hostc build <DGX example> --target all --out DIR`, wall time ÷ `python -c pass`
      (bytecode cached, as a pip install has it; P1' shows the same without .pyc files)
+P1d  the same build ÷ importing hostc's own dependencies (typer, cattrs, jinja2, attrs,
+     tomli_w): what hostc itself adds to start-up
 P2   in-process builds per second, every target, from files (api.compile_file + api.emit),
      per second of the worker's CPU time: that is its wall time on an idle machine, and
      it does not fall when other processes share the CPUs (the wall-clock rate is noted)
@@ -131,6 +133,10 @@ class Runner:
         if usage.ru_maxrss > self.peak_kib:  # KiB on Linux
             self.peak_kib, self.peak_what = usage.ru_maxrss, what
         return elapsed, usage.ru_utime + usage.ru_stime
+
+
+#: The libraries a build needs, imported bare: P1d's baseline.
+DEPENDENCIES = "import typer, cattrs, jinja2, attrs, tomli_w"
 
 
 def hostc_command() -> list[str]:
@@ -290,6 +296,7 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
             repeats,
             {
                 "python -c pass": ([sys.executable, "-c", "pass"], None),
+                "dependencies": ([sys.executable, "-c", DEPENDENCIES], None),
                 "hostc build (DGX)": (
                     [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1")],
                     None,
@@ -309,6 +316,18 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 ratio <= 12,
                 f"{t['hostc build (DGX)'] * 1e3:.0f} ms vs {t['python -c pass'] * 1e3:.0f} ms; "
                 f"CPU time {cpu['hostc build (DGX)'] / cpu['python -c pass']:.1f}×",
+            )
+        )
+        ratio = t["hostc build (DGX)"] / t["dependencies"]
+        rows.append(
+            Row(
+                "P1d cold build ÷ importing hostc's dependencies",
+                f"{ratio:.2f}×",
+                "≤ 1.3×",
+                ratio <= 1.3,
+                f"{t['dependencies'] * 1e3:.0f} ms for `python -c '{DEPENDENCIES}'`; CPU time "
+                f"{cpu['hostc build (DGX)'] / cpu['dependencies']:.2f}×: what hostc adds "
+                "beyond the libraries it needs",
             )
         )
         ratio = t["no .pyc"] / t["python -c pass"]
