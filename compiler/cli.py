@@ -23,7 +23,6 @@ from hostc.cli_base import (
     TopologyOpt,
     _clean,
     _compile,
-    _fail,
     _guard,
     _strict,
     _usage,
@@ -31,8 +30,9 @@ from hostc.cli_base import (
     app,
 )
 from hostc.cli_base import _show as _show  # the printed form of a diagnostic, for tests
+from hostc.cli_build import compare, to_stdout, write_out
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
-from hostc.cli_text import TerminalSafe, flagged, wrote
+from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
 
 if TYPE_CHECKING:
@@ -104,74 +104,11 @@ def build(
     if check:
         if out is None:
             _usage("--check needs --out DIR to compare against")
-        from hostc.diagnostics import file_error
-
-        if not out.is_dir():
-            _fail(
-                [
-                    file_error(
-                        str(out),
-                        "--check: there is no such directory to compare against",
-                        hint="build it once with --out DIR (without --check), then compare",
-                    )
-                ]
-            )
-        found = api.differences(artifacts, out)
-        if as_json:
-            doc = {
-                "ok": not found,
-                "differences": [{"path": rel, "diff": text} for rel, text in found],
-                "warnings": [d.to_json() for d in warnings],
-            }
-            typer.echo(json.dumps(doc, indent=2))
-        elif found:
-            sys.stdout.write("".join(text for _, text in found))
-            n = len(found)
-            counted = "1 file differs" if n == 1 else f"{n} files differ"
-            typer.echo(f"{_clean(str(out))}: {counted}", err=True)
-        if found:
-            raise typer.Exit(1)
-        if not quiet and not as_json:
-            typer.echo(f"{_clean(str(out))} is up to date", err=True)
-        return
-    if out is not None:
-        try:
-            written = _guard(lambda: api.write(artifacts, out, _inputs(spec, topology)))
-        except OSError as e:
-            from hostc.diagnostics import file_error
-
-            _fail([file_error(str(out), f"cannot write: {e.strerror or e}")])
-        if as_json:
-            rows = api.manifest(artifacts, out)
-            doc = {
-                "artifacts": rows,
-                **api.apply_manifest(plan, artifacts),
-                "warnings": [d.to_json() for d in warnings],
-            }
-            typer.echo(json.dumps(doc, indent=2))
-        if not quiet:
-            typer.echo(wrote(written, out), err=True)
-        return
-    if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "artifacts": api.manifest(artifacts, None),
-                    **api.apply_manifest(plan, artifacts),
-                    "warnings": [d.to_json() for d in warnings],
-                },
-                indent=2,
-            )
-        )
-        return
-    if len(artifacts) != 1:
-        names = ", ".join(f"{a.target}:{a.path}" for a in artifacts)
-        _usage(
-            f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
-            "or pick a target that makes one"
-        )
-    sys.stdout.flush()
-    sys.stdout.buffer.write(artifacts[0].data)
+        compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
+    elif out is not None:
+        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet)
+    else:
+        to_stdout(plan, artifacts, warnings, as_json)
 
 
 def _is_fleet(spec: Path) -> bool:
