@@ -17,36 +17,64 @@ string where a list of target names belongs, a spec field of the wrong type).
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
-
 from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
+from hostc.api_compile import (
+    compile_file,
+    compile_plan,
+    read_topology,
+    spec_files,
+    topology_path,
+)
+from hostc.api_report import (
+    SCHEMAS,
+    audit,
+    audit_json,
+    audit_state,
+    audit_text,
+    drift,
+    explain,
+    plan_diff,
+    plan_json,
+    plan_text,
+    render_svg,
+    review_text,
+    schema,
+)
+from hostc.api_topology import (
+    IMPORT_KINDS,
+    capture,
+    dumps_snapshot,
+    import_source,
+    probe,
+    read_snapshot,
+    read_source,
+    write_snapshot,
+)
 from hostc.artifact import Artifact, Kind
-from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
-from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
+from hostc.diagnostics import Diagnostic, HostcError, error
+from hostc.inputs import overwrites_input
 from hostc.output import apply_manifest as _apply_manifest
 from hostc.output import diff as _diff
+from hostc.output import differences as _differences
 from hostc.output import manifest as _manifest
 from hostc.output import write as _write
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
 
 if TYPE_CHECKING:
-    from hostc.audit import Finding
-    from hostc.report.explain import Explanation
-    from hostc.report.review import Review
     from hostc.targets import Target
 
 __all__ = [
+    "IMPORT_KINDS",
+    "SCHEMAS",
     "Artifact",
     "Diagnostic",
     "HostcError",
@@ -55,10 +83,15 @@ __all__ = [
     "apply_manifest",
     "apply_steps",
     "audit",
+    "audit_json",
+    "audit_state",
+    "audit_text",
     "capture",
     "compile_file",
     "compile_plan",
     "diff",
+    "differences",
+    "drift",
     "dumps_snapshot",
     "emit",
     "explain",
@@ -67,16 +100,24 @@ __all__ = [
     "loads_spec",
     "manifest",
     "needs_reboot",
+    "overwrites_input",
     "plan_diff",
+    "plan_json",
+    "plan_text",
     "probe",
+    "read_snapshot",
     "read_source",
     "read_topology",
     "render_svg",
+    "review_text",
+    "schema",
+    "spec_files",
     "spec_from_data",
     "target_warnings",
     "targets",
     "topology_path",
     "write",
+    "write_snapshot",
 ]
 
 
@@ -101,13 +142,6 @@ def as_names_or_paths(value: object) -> list[object]:
     return list(value)
 
 
-def read_topology(path: str | os.PathLike[str]) -> Topology:
-    """A topology snapshot from its file."""
-    from hostc.topology.snapshot import read
-
-    return read(as_path(path, "topology"))
-
-
 def write(
     artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
 ) -> list[Path]:
@@ -121,173 +155,16 @@ def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:
     return _diff(artifact_list(artifacts), as_path(out, "out"))
 
 
+def differences(artifacts: list[Artifact], out: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """`hostc build --check`: (relative path, unified diff) per file that would change."""
+    return _differences(artifact_list(artifacts), as_path(out, "out"))
+
+
 def manifest(
     artifacts: list[Artifact], out: str | os.PathLike[str] | None
 ) -> list[dict[str, object]]:
     """Rows of `hostc build --json`: with `out`, where each file was written."""
     return _manifest(artifact_list(artifacts), None if out is None else as_path(out, "out"))
-
-
-def topology_path(
-    spec: HostSpec,
-    spec_path: str | os.PathLike[str],
-    override: str | os.PathLike[str] | None = None,
-    spec_source: str | None = None,
-) -> Path:
-    """An explicit override wins; else `host.topology`, relative to the spec file."""
-    spec_path = as_path(spec_path, "spec_path")
-    if override is not None:
-        return as_path(override, "topology")
-    if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
-    if spec.host.topology is None:
-        raise HostcError(
-            with_file(
-                [
-                    error(
-                        "host.topology",
-                        "no topology snapshot: hostc never guesses the hardware",
-                        hint='set host.topology = "topology.toml" or name a snapshot '
-                        "explicitly; capture one with `hostc probe -o topology.toml`",
-                    )
-                ],
-                str(spec_path),
-                spec_source,
-            )
-        )
-    if not spec.host.topology.strip():
-        raise HostcError(
-            with_file(
-                [
-                    error(
-                        "host.topology",
-                        "is empty: it names the topology snapshot, relative to the spec",
-                        hint='host.topology = "topology.toml"',
-                    )
-                ],
-                str(spec_path),
-                spec_source,
-            )
-        )
-    return spec_path.parent / spec.host.topology
-
-
-def compile_plan(
-    spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
-) -> tuple[Plan, list[Diagnostic]]:
-    """check → lower → check the plan.  Returns the Plan and the warnings.
-
-    A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
-    goes through the loader's converter first, so it gets the same types and rules."""
-    from hostc.check import check, check_plan
-    from hostc.lower import lower
-
-    spec = _typed(spec, spec_file)
-    if not isinstance(topo, Topology):
-        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
-
-    found = with_file(check(spec, topo), spec_file, spec_source)
-    raise_if_errors(found)
-    plan = lower(spec, topo)
-    found += with_file(check_plan(plan), spec_file, spec_source)
-    return plan, raise_if_errors(found)
-
-
-def _typed(spec: object, file: str) -> HostSpec:
-    """`spec` with every field of its declared type: a loaded spec as it is, any other
-    one rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
-    from hostc.spec.load import LOADED, from_data, to_data
-
-    if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
-    if LOADED.get(id(spec)) is spec:
-        return spec
-    try:
-        data = to_data(spec)
-    except (TypeError, ValueError) as e:
-        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
-    return from_data(data, file)
-
-
-def compile_file(
-    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
-) -> tuple[Plan, list[Diagnostic]]:
-    """The whole front half from a spec file: load, read its snapshot, check, lower."""
-    spec_path = as_path(spec_path, "spec_path")
-    spec, source = _read_spec(spec_path)
-    if spec is None:
-        return _compile_layered(
-            spec_path, None if topology is None else as_path(topology, "topology")
-        )
-    try:
-        topo = _read_topology(topology_path(spec, spec_path, topology, source))
-    except HostcError as e:
-        if topology is not None or spec.host.topology is None:
-            raise
-        named = f"named by host.topology in {spec_path}, relative to the spec's directory"
-        raise HostcError([attrs.evolve(d, hint=d.hint or named) for d in e.diagnostics]) from None
-    return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
-
-
-def _compile_layered(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
-    """A spec with `extends`: every diagnostic names the file and line that set the value,
-    and the Plan carries each value's provenance."""
-    from hostc.spec import layers
-    from hostc.spec.load import load_layered
-
-    spec, merged = load_layered(spec_path)
-    try:
-        topo = _read_topology(topology_path(spec, spec_path, topology))
-        plan, warnings = compile_plan(spec, topo, spec_file=str(spec_path))
-    except HostcError as e:
-        raise HostcError(layers.attribute(e.diagnostics, merged)) from None
-    return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
-        warnings, merged
-    )
-
-
-def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
-    """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
-    per node class and compiles it for every machine of the class.  None: the spec
-    has layers (`extends` …), which are read from their files every time."""
-    from hostc.spec.load import SPEC_LIMIT
-    from hostc.topology.readfile import read_text_bounded
-
-    text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
-    return _parsed_spec(text, str(path)), text
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed_spec(text: str, file: str) -> HostSpec | None:
-    """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
-    Only successes are remembered: a HostcError propagates and is not cached."""
-    from hostc.spec import layers
-    from hostc.spec.load import from_data, parse
-
-    data = parse(text, file)
-    return None if layers.declares_layers(data) else from_data(data, file, text)
-
-
-def _read_topology(path: Path) -> Topology:
-    """`read_topology`, remembered by the file's content: a fleet compiles many specs
-    against the few snapshots of its hardware models, and parsing and validating a
-    snapshot is most of a build.  The file is read every time, so an edit is seen."""
-    from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
-
-    try:
-        text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
-    except HostcError:
-        return read_topology(path)  # its own messages for a missing or unreadable file
-    return _parsed_snapshot(text, str(path))
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed_snapshot(text: str, file: str) -> Topology:
-    """A Topology is frozen and nothing downstream changes it, so one can be shared.
-    Only successes are remembered: a HostcError propagates and is not cached."""
-    from hostc.topology.snapshot import loads
-
-    return loads(text, file)
 
 
 def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:
@@ -377,54 +254,6 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     return out
 
 
-def render_svg(plan: Plan) -> str:
-    """The partition as an SVG picture (`hostc plan --format svg`): deterministic text."""
-    from hostc.report.svg import render_svg as _render
-
-    return _render(plan)
-
-
-def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explanation:
-    """`hostc explain`: for a setting name, spec key path or `artifact-path:line`, where
-    the value came from, its Plan entry and reason, the artifact lines carrying it, and
-    where a host shows it.  An unknown WHAT raises HostcError with close matches."""
-    from hostc.diagnostics import with_file
-    from hostc.lower.assemble import context
-    from hostc.report.explain import explain as _explain
-    from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
-
-    spec, source = _read_spec(spec_path)
-    if spec is None:  # layers: the Plan's provenance names the file of each value
-        from hostc.spec.load import load_layered
-
-        spec = load_layered(spec_path)[0]
-        topo_path = topology_path(spec, spec_path, topology)
-        plan, _ = _compile_layered(spec_path, topology)
-    else:
-        topo_path = topology_path(spec, spec_path, topology, source)
-        plan, _ = compile_plan(
-            spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
-        )
-    # the facts the preset conditions were judged on, exactly as lower resolved them
-    ctx = context(spec, _read_topology(topo_path), list(plan.workloads))
-    topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
-    try:
-        return _explain(
-            plan, emit(plan), what, (str(spec_path), source), (str(topo_path), topo_text), ctx
-        )
-    except HostcError as e:
-        raise HostcError(with_file(e.diagnostics, str(spec_path))) from None
-
-
-def plan_diff(old: str, new: str) -> Review:
-    """`hostc diff`: OLD and NEW are spec files, plan.json files or `SPEC@REV` (a spec and
-    its topology at a git revision).  The Plan-level change and, from specs, the artifacts
-    whose bytes change."""
-    from hostc.report.review import review
-
-    return review(old, new)
-
-
 def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
     """Warnings about a target selection that is valid but likely not what the host
     reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
@@ -461,11 +290,3 @@ def _one_artifact_per_path(
         if k in seen:
             raise ArtifactCollision(f"two artifacts share the path {k}")
         seen.add(k)
-
-
-def audit(plan: Plan, root: str | os.PathLike[str] = Path("/")) -> list[Finding]:
-    """Compare the host under `root` (`/`: this one, live; a copied tree; or a
-    `hostc probe --capture --spec` archive) with the Plan: one Finding per setting."""
-    from hostc.audit.run import audit_root
-
-    return audit_root(of_type(plan, Plan, "plan", "a Plan"), as_path(root, "root"))

@@ -23,7 +23,6 @@ from hostc.cli_base import (
     TopologyOpt,
     _clean,
     _compile,
-    _fail,
     _guard,
     _strict,
     _usage,
@@ -31,8 +30,9 @@ from hostc.cli_base import (
     app,
 )
 from hostc.cli_base import _show as _show  # the printed form of a diagnostic, for tests
+from hostc.cli_build import compare, to_stdout, write_out
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
-from hostc.cli_text import TerminalSafe, flagged, wrote
+from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
 
 if TYPE_CHECKING:
@@ -104,75 +104,11 @@ def build(
     if check:
         if out is None:
             _usage("--check needs --out DIR to compare against")
-        from hostc.diagnostics import file_error
-        from hostc.output import differences
-
-        if not out.is_dir():
-            _fail(
-                [
-                    file_error(
-                        str(out),
-                        "--check: there is no such directory to compare against",
-                        hint="build it once with --out DIR (without --check), then compare",
-                    )
-                ]
-            )
-        found = differences(artifacts, out)
-        if as_json:
-            doc = {
-                "ok": not found,
-                "differences": [{"path": rel, "diff": text} for rel, text in found],
-                "warnings": [d.to_json() for d in warnings],
-            }
-            typer.echo(json.dumps(doc, indent=2))
-        elif found:
-            sys.stdout.write("".join(text for _, text in found))
-            n = len(found)
-            counted = "1 file differs" if n == 1 else f"{n} files differ"
-            typer.echo(f"{_clean(str(out))}: {counted}", err=True)
-        if found:
-            raise typer.Exit(1)
-        if not quiet and not as_json:
-            typer.echo(f"{_clean(str(out))} is up to date", err=True)
-        return
-    if out is not None:
-        try:
-            written = _guard(lambda: api.write(artifacts, out, _inputs(spec, topology)))
-        except OSError as e:
-            from hostc.diagnostics import file_error
-
-            _fail([file_error(str(out), f"cannot write: {e.strerror or e}")])
-        if as_json:
-            rows = api.manifest(artifacts, out)
-            doc = {
-                "artifacts": rows,
-                **api.apply_manifest(plan, artifacts),
-                "warnings": [d.to_json() for d in warnings],
-            }
-            typer.echo(json.dumps(doc, indent=2))
-        if not quiet:
-            typer.echo(wrote(written, out), err=True)
-        return
-    if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "artifacts": api.manifest(artifacts, None),
-                    **api.apply_manifest(plan, artifacts),
-                    "warnings": [d.to_json() for d in warnings],
-                },
-                indent=2,
-            )
-        )
-        return
-    if len(artifacts) != 1:
-        names = ", ".join(f"{a.target}:{a.path}" for a in artifacts)
-        _usage(
-            f"this selection makes {len(artifacts)} artifacts ({names}); pass --out DIR "
-            "or pick a target that makes one"
-        )
-    sys.stdout.flush()
-    sys.stdout.buffer.write(artifacts[0].data)
+        compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
+    elif out is not None:
+        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet)
+    else:
+        to_stdout(plan, artifacts, warnings, as_json)
 
 
 def _is_fleet(spec: Path) -> bool:
@@ -218,11 +154,10 @@ def pre_commit_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """`hostc build --check` for the hosts whose spec, or a file it extends, changed."""
-    from hostc import fleet
-    from hostc.spec import layers
+    from hostc import api, fleet
 
     wanted = {os.path.normpath(p) for p in changed or []}
-    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & layers.chain(h.spec)]
+    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & api.spec_files(h.spec)]
     if not chosen:
         raise typer.Exit(0)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
@@ -269,7 +204,7 @@ def plan_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
-    from hostc import plan_view
+    from hostc import api
 
     if fmt not in ("text", "json", "svg"):
         _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
@@ -284,13 +219,11 @@ def plan_cmd(
     _strict(warnings, strict)
     _warn(warnings)
     if fmt == "svg":
-        from hostc import api
-
         sys.stdout.write(api.render_svg(plan))
     elif as_json or fmt == "json":
-        sys.stdout.write(plan_view.dumps(plan))
+        sys.stdout.write(api.plan_json(plan))
     else:
-        sys.stdout.write(plan_view.render(plan))
+        sys.stdout.write(api.plan_text(plan))
 
 
 @app.command("explain")
@@ -334,18 +267,7 @@ def diff_cmd(
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
     found = _guard(lambda: api.plan_diff(old, new))
-    if fmt == "html":
-        from hostc.report.html import page
-
-        sys.stdout.write(page(found))
-    elif as_json or fmt == "json":
-        from hostc.report.review import to_json
-
-        typer.echo(json.dumps(to_json(found), indent=2, ensure_ascii=False))
-    else:
-        from hostc.report.review import to_markdown
-
-        sys.stdout.write(to_markdown(found))
+    sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
     if found.changed:
         raise typer.Exit(1)
 
@@ -366,11 +288,11 @@ def schema_cmd(
     which: Annotated[str, typer.Argument(help="node or topology")] = "node",
 ) -> None:
     """Print the JSON Schema of node.toml or of the topology snapshot."""
-    from hostc import schema
+    from hostc import api
 
-    if which not in schema.SCHEMAS:
-        _usage(f"unknown schema {which!r}; choose from {', '.join(schema.SCHEMAS)}")
-    sys.stdout.write(schema.dumps(which))
+    if which not in api.SCHEMAS:
+        _usage(f"unknown schema {which!r}; choose from {', '.join(api.SCHEMAS)}")
+    sys.stdout.write(api.schema(which))
 
 
 @app.command("audit")
@@ -388,20 +310,19 @@ def audit_cmd(
 ) -> None:
     """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
     (a setting differs or waits for a reboot), 2 on bad input."""
-    from hostc import audit as report
-    from hostc.audit.run import audit_root
+    from hostc import api
 
     if capture is not None and root != Path("/"):
         _usage("pass --root DIR or --capture FILE, not both")
     where = capture if capture is not None else root
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _warn(warnings)
-    findings = _guard(lambda: audit_root(plan, where))
+    findings = _guard(lambda: api.audit(plan, where))
     if as_json:
-        sys.stdout.write(report.dumps(findings, source=where))
+        sys.stdout.write(api.audit_json(findings, where))
     else:
-        sys.stdout.write(report.render(findings))
-    if report.drift(findings):
+        sys.stdout.write(api.audit_text(findings))
+    if api.drift(findings):
         raise typer.Exit(1)
 
 

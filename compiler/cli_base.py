@@ -82,7 +82,7 @@ def _show(d: Diagnostic) -> str:
     )
     text = d.render()
     if d.file and d.line and d.path:
-        from hostc.topology.readfile import read_text_bounded
+        from hostc.inputs import read_text_bounded
 
         try:
             source = read_text_bounded(Path(d.file), limit=8 << 20, what="file")

@@ -41,17 +41,16 @@ def _inside(path: Path, trees: tuple[Path, ...]) -> bool:
 def _emit_snapshot(
     topo: Topology, output: Path | None, inputs: list[Path | None], trees: tuple[Path, ...] = ()
 ) -> None:
-    from hostc import ingest
-    from hostc.output import overwrites_input, write_text
+    from hostc import api
 
-    text = ingest.dumps_snapshot(topo)
+    text = api.dumps_snapshot(topo)
     if output is None:
         sys.stdout.write(text)
         typer.echo(found(topo), err=True)
     else:
         if output.is_dir():  # `-o .`: the snapshot goes into the directory
             output = output / "topology.toml"
-        clash = overwrites_input([output], [p for p in inputs if p is not None])
+        clash = api.overwrites_input([output], [p for p in inputs if p is not None])
         if clash is not None or _inside(output, trees):
             from hostc.diagnostics import file_error
 
@@ -65,16 +64,16 @@ def _emit_snapshot(
                 ]
             )
         try:
-            write_text(output, text)
+            api.write_snapshot(text, output)
         except OSError as e:
             _usage(f"cannot write {output}: {e.strerror or e}")
         typer.echo(f"wrote {_clean(str(output))}: {found(topo)}", err=True)
 
 
 def _read_input(path: Path) -> str:
-    from hostc import ingest
+    from hostc import api
 
-    return _guard(lambda: ingest.read_source(path))
+    return _guard(lambda: api.read_source(path))
 
 
 OutOpt = Annotated[
@@ -107,12 +106,12 @@ def import_command(kind: str) -> Callable[..., None]:
     def import_cmd(
         file: FileArg, output: OutOpt = None, base: BaseOpt = None, arch: ArchOpt = None
     ) -> None:
-        from hostc import ingest
+        from hostc import api
 
         text = _read_input(file)
-        base_topo = _guard(lambda: ingest.read_snapshot(base)) if base is not None else None
+        base_topo = _guard(lambda: api.read_snapshot(base)) if base is not None else None
         topo = _guard(
-            lambda: ingest.import_source(
+            lambda: api.import_source(
                 kind, text, file=str(file), base=base_topo, arch=arch, base_file=str(base)
             )
         )
@@ -122,7 +121,7 @@ def import_command(kind: str) -> Callable[..., None]:
 
 
 def _register_importers() -> None:
-    from hostc.ingest import IMPORT_KINDS
+    from hostc.api import IMPORT_KINDS
 
     for kind, summary in IMPORT_KINDS.items():
         import_app.command(kind, help=summary)(import_command(kind))
@@ -152,7 +151,7 @@ def probe_cmd(
     ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
-    from hostc import ingest
+    from hostc import api
 
     if spec is not None and capture is None:
         _usage("--spec needs --capture FILE")
@@ -160,14 +159,12 @@ def probe_cmd(
         archive = capture
         extra = None
         if spec is not None:
-            from hostc.audit.run import audit_state
-
             plan, _ = _guard(lambda: _compile(spec, None))
-            extra = audit_state(plan, root)
-        paths = _guard(lambda: ingest.capture(archive, root, extra))
+            extra = api.audit_state(plan, root)
+        paths = _guard(lambda: api.capture(archive, root, extra))
         typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return
     smi = _read_input(nvidia_smi_topo) if nvidia_smi_topo is not None else None
     trees, files = _probed(root)
-    topo = _guard(lambda: ingest.probe(root, smi))
+    topo = _guard(lambda: api.probe(root, smi))
     _emit_snapshot(topo, output, [nvidia_smi_topo, *files], trees)

@@ -183,6 +183,11 @@ class CpuSet:
             return text
         return self._text
 
+    @classmethod
+    def json_schema(cls) -> dict[str, object]:
+        """How node.toml writes a cpulist, for `hostc schema node`."""
+        return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
+
     def __repr__(self) -> str:
         return f"CpuSet({str(self)!r})"
 

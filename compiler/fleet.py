@@ -47,7 +47,7 @@ def host_name(spec: Path) -> str:
 
 
 def _list_file(arg: str) -> list[Path]:
-    from hostc.topology.readfile import read_text_bounded
+    from hostc.inputs import read_text_bounded
 
     listing = Path(arg[1:])
     text = read_text_bounded(listing, limit=1 << 20, what="host list")

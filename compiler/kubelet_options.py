@@ -71,6 +71,11 @@ class KubeVersion:
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
 
+    @classmethod
+    def json_schema(cls) -> dict[str, object]:
+        """How node.toml writes a kubelet version, for `hostc schema node`."""
+        return {"type": "string", "pattern": "^v?[0-9]+[.][0-9]+([.][0-9]+)?$"}
+
 
 #: The oldest kubelet hostc writes for: the memory manager is beta (on by default) from 1.22.
 OLDEST = KubeVersion(1, 22)

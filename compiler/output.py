@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
+from hostc.inputs import overwrites_input
 from hostc.plan import OsFamily
 
 
@@ -119,33 +120,6 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
     finally:
         tree.close()
     return [dest for _, _, _, dest in staged]
-
-
-def overwrites_input(dests: Iterable[Path], inputs: Iterable[Path]) -> Path | None:
-    """The first destination that is (the same file as) one of `inputs`, or None.
-
-    Compared by device and inode where the destination exists (a hard link or a
-    path through a link is the same file), else by the resolved path."""
-    ids: set[tuple[int, int]] = set()
-    paths: set[Path] = set()
-    for p in inputs:
-        with contextlib.suppress(OSError, RuntimeError):
-            paths.add(p.resolve())
-            st = os.stat(p)
-            ids.add((st.st_dev, st.st_ino))
-    if not paths:
-        return None
-    for d in dests:
-        try:
-            st = os.stat(d)
-        except (OSError, ValueError):
-            with contextlib.suppress(OSError, RuntimeError):
-                if d.resolve() in paths:
-                    return d
-            continue
-        if (st.st_dev, st.st_ino) in ids:
-            return d
-    return None
 
 
 class _Tree:

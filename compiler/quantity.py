@@ -77,6 +77,16 @@ class Quantity:
     def mib(cls, n: int) -> Quantity:
         return cls(n * 1024**2)
 
+    @classmethod
+    def json_schema(cls) -> dict[str, object]:
+        """How node.toml writes a quantity (binary suffixes or bytes), for `hostc schema node`."""
+        return {
+            "anyOf": [
+                {"type": "string", "pattern": "^[0-9]+(Ki|Mi|Gi|Ti)?$"},
+                {"type": "integer", "minimum": 0},
+            ]
+        }
+
     def __str__(self) -> str:
         for suffix in ("Ti", "Gi", "Mi", "Ki"):
             if self.bytes and self.bytes % _MULT[suffix] == 0:

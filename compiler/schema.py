@@ -18,31 +18,15 @@ SCHEMAS = ("node", "topology")
 
 
 def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    from hostc.cpuset import CpuSet
-    from hostc.units import PageSize
+    from hostc.spec.text import json_schema
+    from hostc.structure import SCALARS
 
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    from hostc.spec.text import json_schema
-
     if (text := json_schema(tp)) is not None:
         return text
-    if tp is CpuSet:
-        return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
-    if tp is PageSize:
-        return {"type": "string", "pattern": "^[0-9]+[KMGTkmgt][Bb]?$"}
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
-
-    if tp is Quantity:
-        return {
-            "anyOf": [
-                {"type": "string", "pattern": "^[0-9]+(Ki|Mi|Gi|Ti)?$"},
-                {"type": "integer", "minimum": 0},
-            ]
-        }
-    if tp is KubeVersion:
-        return {"type": "string", "pattern": "^v?[0-9]+[.][0-9]+([.][0-9]+)?$"}
+    if any(tp is s.type for s in SCALARS):  # a scalar says how node.toml writes it
+        return dict(tp.json_schema())
     if origin is typing.Literal:
         return {"enum": list(args)}
     if origin in (typing.Union, types.UnionType):

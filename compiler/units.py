@@ -38,3 +38,8 @@ class PageSize:
 
     def __str__(self) -> str:
         return format_kib(self.kib)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, object]:
+        """How node.toml writes a page size, for `hostc schema node`."""
+        return {"type": "string", "pattern": "^[0-9]+[KMGTkmgt][Bb]?$"}

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from hostc.diagnostics import HostcError
-from hostc.topology.readfile import read_bytes_bounded
+from hostc.inputs import read_bytes_bounded
 
 #: Where a capture stores command output (a name no real /proc or /sys file has).
 CAPTURED = "hostc-capture"

@@ -57,8 +57,8 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
     from hostc.cpuset import CpuListError
+    from hostc.inputs import read_text_bounded
     from hostc.report.plandiff import flatten, roles_of
-    from hostc.topology.readfile import read_text_bounded
 
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
     try:

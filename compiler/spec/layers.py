@@ -95,8 +95,8 @@ def _parse(text: str, file: str) -> dict[str, Any]:
 
 
 def _read(path: Path) -> tuple[dict[str, Any], str]:
+    from hostc.inputs import read_text_bounded
     from hostc.spec.load import SPEC_LIMIT
-    from hostc.topology.readfile import read_text_bounded
 
     text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return _parse(text, _shown(path)), text

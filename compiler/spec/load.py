@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
+from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.text import shown
-from hostc.topology.readfile import read_text_bounded
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Layered
@@ -91,7 +91,7 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
 def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostSpec:
     """A mapping shaped like node.toml (what tomllib returns) → HostSpec, through the
     one converter the loader uses: the same types, rules and key paths."""
-    from hostc.convert import diagnostics, structure
+    from hostc.structure import diagnostics, structure
 
     if isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)

@@ -9,7 +9,6 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
 from typing import Literal
 
 import attrs
@@ -60,22 +59,6 @@ Isolate = IsolateMode | CpuSet
 
 #: `limits.memlock`: KiB, or unlimited (`"unlimited"`, `"infinity"` and -1 read as unlimited).
 Memlock = int | Literal["unlimited"]
-
-
-def _to_cpuset(v: CpuSet | str | None) -> CpuSet | None:
-    """API callers may pass cpulist text; the loader passes CpuSets (typed by cattrs)."""
-    return CpuSet.parse(v) if isinstance(v, str) else v
-
-
-def _to_isolate(v: Isolate | str | None) -> Isolate | None:
-    if isinstance(v, str) and not isinstance(v, IsolateMode):
-        key = v.strip().lower()
-        return IsolateMode(key) if key in IsolateMode.__members__.values() else CpuSet.parse(v)
-    return v
-
-
-def _to_page_size(v: PageSize | str | None) -> PageSize | None:
-    return PageSize.parse(v) if isinstance(v, str) else v
 
 
 class Mechanism(enum.StrEnum):
@@ -130,15 +113,6 @@ class Host:
     )
 
 
-def _to_mechanisms(v: Iterable[Mechanism | str] | None) -> list[Mechanism] | None:
-    """API callers may pass plain strings; the loader passes enums (checked by cattrs)."""
-    return None if v is None else [Mechanism(x) for x in v]
-
-
-def _to_flags(v: Iterable[IsolcpusFlag | str] | None) -> list[IsolcpusFlag] | None:
-    return None if v is None else [IsolcpusFlag(x) for x in v]
-
-
 @attrs.frozen
 class Cpu:
     housekeeping_per_node: int | None = attrs.field(
@@ -151,14 +125,12 @@ class Cpu:
     )
     housekeeping: CpuSet | None = attrs.field(
         default=None,
-        converter=_to_cpuset,
         metadata=doc(
             "housekeeping as an explicit cpulist (instead of housekeeping_per_node)", "0-1,64-65"
         ),
     )
     isolate: Isolate | None = attrs.field(
         default=None,
-        converter=_to_isolate,
         metadata=doc(
             "CPUs to isolate: `workload` (the workload's NUMA nodes minus "
             "housekeeping), `rest` (every CPU not housekeeping), `none`, or a cpulist",
@@ -167,7 +139,6 @@ class Cpu:
     )
     mechanisms: list[Mechanism] | None = attrs.field(
         default=None,
-        converter=_to_mechanisms,
         metadata=doc(
             "how isolated CPUs are isolated (default: isolcpus, rcu_nocbs, irqaffinity, "
             "plus nohz_full on the CPUs of workloads with busy_poll; listing nohz_full "
@@ -177,7 +148,6 @@ class Cpu:
     )
     isolcpus_flags: list[IsolcpusFlag] | None = attrs.field(
         default=None,
-        converter=_to_flags,
         metadata=doc(
             "isolcpus= flags (default: managed_irq only; `domain` also takes the CPUs out of "
             "load balancing, so every thread must then be pinned to one CPU)",
@@ -232,12 +202,10 @@ class Workload:
 class Hugepages:
     size: PageSize | None = attrs.field(
         default=None,
-        converter=_to_page_size,
         metadata=doc("page size of the pool (default 1G)", "1G"),
     )
     default_size: PageSize | None = attrs.field(
         default=None,
-        converter=_to_page_size,
         metadata=doc("default_hugepagesz (default: `size`)", "1G"),
     )
     per_node: dict[int, int] | None = attrs.field(

@@ -18,43 +18,6 @@ from hostc.quantity import Quantity
 from hostc.topology.model import doc
 
 
-def _to_quantity(v: Quantity | str | int | None) -> Quantity | None:
-    """API callers may pass `"1Gi"`; the loader passes Quantities (typed by cattrs)."""
-    return Quantity.parse(v) if isinstance(v, str | int) else v
-
-
-def _to_kube_version(v: KubeVersion | str) -> KubeVersion:
-    return KubeVersion.parse(v) if isinstance(v, str) else v
-
-
-def _to_reserved_memory(
-    v: dict[int, Quantity] | dict[int, str] | None,
-) -> dict[int, Quantity] | None:
-    if v is None:
-        return None
-    return {int(k): (Quantity.parse(q) if isinstance(q, str | int) else q) for k, q in v.items()}
-
-
-def _to_role(v: NodeRole | str | None) -> NodeRole | None:
-    return None if v is None else NodeRole(v)
-
-
-def _to_cpu_policy(v: CpuManagerPolicy | str | None) -> CpuManagerPolicy | None:
-    return None if v is None else CpuManagerPolicy(v)
-
-
-def _to_topology_policy(v: TopologyPolicy | str | None) -> TopologyPolicy | None:
-    return None if v is None else TopologyPolicy(v)
-
-
-def _to_topology_scope(v: TopologyScope | str | None) -> TopologyScope | None:
-    return None if v is None else TopologyScope(v)
-
-
-def _to_memory_policy(v: MemoryManagerPolicy | str | None) -> MemoryManagerPolicy | None:
-    return None if v is None else MemoryManagerPolicy(v)
-
-
 @attrs.frozen
 class KubeletReserved:
     """Resources set aside from pods (kubeReserved / systemReserved).  CPUs are not here:
@@ -62,12 +25,10 @@ class KubeletReserved:
 
     memory: Quantity | None = attrs.field(
         default=None,
-        converter=_to_quantity,
         metadata=doc("memory, a quantity (Ki, Mi, Gi, Ti or bytes)", "1Gi"),
     )
     ephemeral_storage: Quantity | None = attrs.field(
         default=None,
-        converter=_to_quantity,
         metadata=doc("local ephemeral storage (`ephemeral-storage`)", "1Gi"),
     )
 
@@ -77,11 +38,9 @@ class Kubelet:
     """A Kubernetes node: kubelet CPU, topology and memory managers from the same Plan."""
 
     flavor: Flavor = attrs.field(
-        converter=Flavor,
         metadata=doc("who runs the kubelet: kubeadm (kubelet.service), rke2 or k3s", "rke2"),
     )
     version: KubeVersion = attrs.field(
-        converter=_to_kube_version,
         metadata=doc(
             "kubelet minor release; decides the file form and which CPU-manager options exist",
             "1.31",
@@ -89,12 +48,10 @@ class Kubelet:
     )
     role: NodeRole | None = attrs.field(
         default=None,
-        converter=_to_role,
         metadata=doc("rke2/k3s: server or agent, which names the service to restart", "agent"),
     )
     cpu_manager_policy: CpuManagerPolicy | None = attrs.field(
         default=None,
-        converter=_to_cpu_policy,
         metadata=doc(
             "CPU manager policy (default static: Guaranteed pods get whole CPUs)", "static"
         ),
@@ -113,12 +70,10 @@ class Kubelet:
     )
     topology_manager_policy: TopologyPolicy | None = attrs.field(
         default=None,
-        converter=_to_topology_policy,
         metadata=doc("topology manager policy (unset: the kubelet's default, none)", "restricted"),
     )
     topology_manager_scope: TopologyScope | None = attrs.field(
         default=None,
-        converter=_to_topology_scope,
         metadata=doc("topology manager scope: container or pod", "pod"),
     )
     topology_manager_policy_options: dict[str, str] = attrs.field(
@@ -132,7 +87,6 @@ class Kubelet:
     )
     memory_manager_policy: MemoryManagerPolicy | None = attrs.field(
         default=None,
-        converter=_to_memory_policy,
         metadata=doc("memory manager policy: Static or None (unset: None)", "Static"),
     )
     kube_reserved: KubeletReserved | None = attrs.field(
@@ -151,7 +105,6 @@ class Kubelet:
     )
     reserved_memory: dict[int, Quantity] | None = attrs.field(
         default=None,
-        converter=_to_reserved_memory,
         metadata=doc(
             "memory reserved per NUMA node (default: derived so it adds up); must add up to "
             "kube_reserved + system_reserved + eviction_hard memory",

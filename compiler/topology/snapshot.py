@@ -16,9 +16,9 @@ import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.topology import compact
 from hostc.topology.model import Topology
-from hostc.topology.readfile import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.topology.validate import validate
 
 SNAPSHOT_VERSION = compact.VERSION
@@ -156,7 +156,7 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
 
 def loads(text: str, file: str = "<snapshot>") -> Topology:
     """Parse and validate a snapshot; every problem is raised as one HostcError."""
-    from hostc.convert import diagnostics, structure
+    from hostc.structure import diagnostics, structure
 
     data = _parse_toml(text, file)
     version = data.get("version")

@@ -179,7 +179,7 @@ def test_dies_of_different_packages_are_different_dies(tmp_path: Path) -> None:
 
 
 def test_a_capture_never_overwrites_a_file_it_read(tmp_path: Path) -> None:
-    from hostc.topology.importers.capture import capture
+    from hostc.api import capture
 
     root = build(smt_host(1, 2, 1, 1), tmp_path / "root")
     target = root / "sys/devices/system/cpu/online"

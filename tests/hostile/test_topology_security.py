@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from hostc import cli, ingest
+from hostc import api, cli
 from hostc.diagnostics import HostcError
+from hostc.inputs import read_text_bounded
 from hostc.topology import snapshot
 from hostc.topology.importers.archive import MAX_ARCHIVE_MEMBERS
-from hostc.topology.readfile import read_text_bounded
 
 SECRET = "root:$6$Zq8sEcReT$hashhashhash:19000:0:99999:7:::\n"
 
@@ -48,12 +48,12 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 
 def test_directory_and_size_limits(tmp_path: Path) -> None:
     with pytest.raises(HostcError, match="directory"):
-        ingest.read_source(tmp_path)
+        api.read_source(tmp_path)
     big = tmp_path / "big.xml"
     with big.open("wb") as f:
         f.truncate(17 << 20)  # sparse: costs no disk
     with pytest.raises(HostcError, match="at most 16 MiB"):
-        ingest.read_source(big)
+        api.read_source(big)
     snap = tmp_path / "big.toml"
     with snap.open("wb") as f:
         f.truncate(9 << 20)
@@ -65,7 +65,7 @@ def test_not_utf8_says_so_without_content(tmp_path: Path) -> None:
     p = tmp_path / "bin"
     p.write_bytes(b"secret-word \xff\xfe")
     with pytest.raises(HostcError) as e:
-        ingest.read_source(p)
+        api.read_source(p)
     assert "UTF-8" in str(e.value) and "secret-word" not in _shown(e.value)
 
 
@@ -114,7 +114,7 @@ def test_foreign_file_as_import_source_is_not_echoed(tmp_path: Path, kind: str, 
     shadow = tmp_path / "shadow"
     shadow.write_text(SECRET)
     with pytest.raises(HostcError) as e:
-        ingest.import_source(kind, ingest.read_source(shadow), file=str(shadow))
+        api.import_source(kind, api.read_source(shadow), file=str(shadow))
     shown = _shown(e.value)
     assert words in shown and "hashhash" not in shown and "root:" not in shown, shown
 
@@ -158,7 +158,7 @@ def test_archive_with_two_million_members_is_refused_fast(tmp_path: Path) -> Non
     _tar_bomb(bomb, 2_000_000)
     start = time.monotonic()
     with pytest.raises(HostcError) as e:
-        ingest.probe(bomb)
+        api.probe(bomb)
     took = time.monotonic() - start
     assert f"more than {MAX_ARCHIVE_MEMBERS} members" in str(e.value)
     assert took < 2.0, took
@@ -183,7 +183,7 @@ def test_archive_members_outside_are_refused(
     bad = tmp_path / "bad.tar.gz"
     _archive(bad, (info, b""))
     with pytest.raises(HostcError, match=words):
-        ingest.probe(bad)
+        api.probe(bad)
 
 
 def test_archive_links_and_huge_members_are_refused(tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_archive_links_and_huge_members_are_refused(tmp_path: Path) -> None:
     bad = tmp_path / "link.tar.gz"
     _archive(bad, (link, b""))
     with pytest.raises(HostcError, match="not a plain file"):
-        ingest.probe(bad)
+        api.probe(bad)
     # a member claiming 1 GiB: refused from its header, before any data is read
     raw = io.BytesIO()
     huge = tarfile.TarInfo("proc/cpuinfo")
@@ -203,4 +203,4 @@ def test_archive_links_and_huge_members_are_refused(tmp_path: Path) -> None:
     big = tmp_path / "big.tar.gz"
     big.write_bytes(gzip.compress(raw.getvalue()))
     with pytest.raises(HostcError, match="MiB"):
-        ingest.probe(big)
+        api.probe(big)

@@ -8,7 +8,7 @@ import sys
 from conftest import ROOT
 
 #: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
-GOALS = ("P1 ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
+GOALS = ("P1 ", "P1d ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
 FIGURES = (*GOALS, "peer TuneD", "F1 ")
 
 

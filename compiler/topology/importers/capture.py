@@ -15,15 +15,16 @@ import tarfile
 from pathlib import Path
 
 from hostc.diagnostics import HostcError, file_error
-from hostc.output import overwrites_input, write_bytes
+from hostc.inputs import overwrites_input
 from hostc.topology.importers import sysfs
 from hostc.topology.importers.archive import archive_bytes
 
 
 def capture(
     out: Path, root: Path = Path("/"), extra: tuple[dict[str, bytes], set[str]] | None = None
-) -> list[str]:
-    """Write the archive to `out` and return its member names.
+) -> bytes:
+    """The archive's bytes, to be written to `out` (by the API, atomically, so a failed
+    capture never leaves half an archive): `out` is refused if it is a file the capture read.
 
     `extra` adds files and directories read by someone else (what `hostc audit`
     reads for a spec's Plan: `hostc probe --capture --spec`).
@@ -49,13 +50,10 @@ def capture(
         raise HostcError(
             [file_error(str(out), "refusing to write: the capture would overwrite a file it read")]
         )
-    data = archive_bytes(files, dirs)
-    try:
-        # Atomic, so a failed capture never leaves half an archive.
-        write_bytes(out, data, mode=0o644)
-    except OSError as e:
-        raise HostcError(
-            [file_error(str(out), f"cannot write the capture: {e.strerror or e}")]
-        ) from None
+    return archive_bytes(files, dirs)
+
+
+def members(data: bytes) -> list[str]:
+    """The member names of an archive `capture` made."""
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         return tar.getnames()

@@ -21,6 +21,7 @@ import attrs
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error, with_file
+from hostc.inputs import SOURCE_LIMIT, read_bytes_bounded
 from hostc.topology.importers import nvidia_smi
 from hostc.topology.importers.archive import extracted
 from hostc.topology.importers.chroot import Resolver
@@ -34,7 +35,6 @@ from hostc.topology.model import (
     cpu_vendor,
     valid_os_id,
 )
-from hostc.topology.readfile import SOURCE_LIMIT, read_bytes_bounded
 from hostc.topology.validate import validate
 from hostc.units import format_kib
 

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.spec.load import from_data, load, to_data
-from hostc.spec.model import Host, HostSpec, Kernel, Thp
+from hostc.spec.model import Cpu, Host, HostSpec, Hugepages, Kernel, Kubelet, Thp
 from hostc.topology.model import Topology
 
 from conftest import ROOT
@@ -130,3 +132,77 @@ def test_every_api_function_refuses_a_wrong_type_with_a_hostc_error(
     plan, arts = _plan_and_arts()
     with pytest.raises(HostcError):
         call(plan, arts)
+
+
+_WORDS = st.sampled_from(
+    [
+        "inference",
+        "training",
+        "general",
+        "always",
+        "madvise",
+        "never",
+        "workload",
+        "rest",
+        "none",
+        "0-3",
+        "2M",
+        "1G",
+        "1Gi",
+        "512Mi",
+        "1.31",
+        "static",
+        "single-numa-node",
+        "pod",
+        "Static",
+        " rest ",
+        "",
+        "-1",
+        "0-",
+        "$x",
+        "a\x00",
+    ]
+)
+_TEXT = st.one_of(_WORDS, st.text(max_size=6))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    role=_TEXT,
+    thp=st.one_of(st.none(), _TEXT, st.sampled_from(list(Thp))),
+    isolate=st.one_of(st.none(), _TEXT),
+    size=st.one_of(st.none(), _TEXT),
+    mechanisms=st.one_of(st.none(), st.lists(_TEXT, max_size=2)),
+    kubelet=st.one_of(st.none(), st.tuples(_TEXT, _TEXT, _TEXT, _TEXT)),
+)
+def test_a_spec_built_from_any_strings_compiles_or_is_a_hostc_error(
+    role: str,
+    thp: str | Thp | None,
+    isolate: str | None,
+    size: str | None,
+    mechanisms: list[str] | None,
+    kubelet: tuple[str, str, str, str] | None,
+) -> None:
+    """Strings where enums, cpulists, sizes, versions and quantities belong: the spec
+    compiles as the loader would type it, or the caller gets a HostcError (exit 2), never
+    an AttributeError from deep inside `lower`."""
+    spec = HostSpec(
+        host=Host(name="t", role=role, kernel="6.8"),  # type: ignore[arg-type]
+        kernel=Kernel(transparent_hugepage=thp),  # type: ignore[arg-type]
+        cpu=Cpu(isolate=isolate, mechanisms=mechanisms),  # type: ignore[arg-type]
+        hugepages=None if size is None else Hugepages(size=size, total=2),  # type: ignore[arg-type]
+        kubelet=None
+        if kubelet is None
+        else Kubelet(
+            flavor=kubelet[3],  # type: ignore[arg-type]
+            version=kubelet[0],  # type: ignore[arg-type]
+            cpu_manager_policy=kubelet[1],  # type: ignore[arg-type]
+            reserved_memory={0: kubelet[2]},  # type: ignore[dict-item]
+        ),
+    )
+    try:
+        plan, _ = api.compile_plan(spec, TOPO)
+    except HostcError as e:
+        assert e.diagnostics
+        return
+    assert plan.host.role == role.strip() or plan.host.role == role

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hostc.api import capture
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers import sysfs
-from hostc.topology.importers.capture import capture
 from hostc.topology.importers.sysfs import probe
 from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hostc import ingest
+from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers import hwloc, lscpu
@@ -112,7 +112,7 @@ def test_shared_machines_import_with_their_vendor() -> None:
     got = {}
     for name in VENDORS:
         path = folder / name
-        topo = hwloc.parse(ingest.read_source(path), str(path))
+        topo = hwloc.parse(api.read_source(path), str(path))
         got[name] = topo.cpu_vendor
         assert topo.cpu_model or topo.arch == "aarch64", name  # arm64 names no model
         # and the snapshot keeps it
@@ -156,20 +156,20 @@ def _host(tmp_path: Path, files: dict[str, str | None] | None = None) -> Path:
 
 def test_probe_reads_os_release_and_cpuinfo(tmp_path: Path) -> None:
     root = _host(tmp_path, {"etc/os-release": OS_RELEASE, "proc/cpuinfo": CPUINFO})
-    topo = ingest.probe(root)
+    topo = api.probe(root)
     assert topo.os == OsRelease("ubuntu", "22.04", ["debian"])
     assert (topo.cpu_vendor, topo.cpu_model) == ("intel", "Intel(R) Xeon(R) Platinum 8480C")
     assert os_family(topo.os) == "debian"
     # the capture holds what probe needs, and only that part of the files
     archive = tmp_path / "cap.tar.gz"
-    names = ingest.capture(archive, root)
+    names = api.capture(archive, root)
     assert "etc/os-release" in names and "proc/cpuinfo" in names
     with tarfile.open(archive) as tar:
         cpuinfo = tar.extractfile("proc/cpuinfo").read().decode()  # type: ignore[union-attr]
         osr = tar.extractfile("etc/os-release").read().decode()  # type: ignore[union-attr]
     assert "flags" not in cpuinfo and cpuinfo.count("vendor_id") == 1
     assert "HOME_URL" not in osr and "ID=ubuntu" in osr
-    again = ingest.probe(archive)
+    again = api.probe(archive)
     assert again == topo
 
 
@@ -177,7 +177,7 @@ def test_os_release_falls_back_to_usr_lib(tmp_path: Path) -> None:
     root = _host(tmp_path)
     (root / "usr/lib").mkdir(parents=True)
     (root / "usr/lib/os-release").write_text('ID="rhel"\nVERSION_ID="9.4"\nID_LIKE="fedora"\n')
-    topo = ingest.probe(root)
+    topo = api.probe(root)
     assert topo.os == OsRelease("rhel", "9.4", ["fedora"]) and os_family(topo.os) == "rhel"
 
 
@@ -187,7 +187,7 @@ def test_bad_os_release_is_an_error_naming_the_file(tmp_path: Path, bad: str) ->
     (root / "etc").mkdir(exist_ok=True)
     (root / "etc/os-release").write_text(bad)
     with pytest.raises(HostcError) as e:
-        ingest.probe(root)
+        api.probe(root)
     assert any(str(d.file).endswith("etc/os-release") for d in e.value.diagnostics), e.value
 
 
@@ -204,7 +204,7 @@ def test_snapshot_os_ids_are_validated() -> None:
 
 def test_arm_cpuinfo_implementer(tmp_path: Path) -> None:
     root = _host(tmp_path, {"proc/cpuinfo": "processor\t: 0\nCPU implementer\t: 0x41\n"})
-    assert ingest.probe(root).cpu_vendor == "arm"
+    assert api.probe(root).cpu_vendor == "arm"
 
 
 def test_examples_carry_vendor_and_os() -> None:
@@ -222,8 +222,8 @@ def test_examples_carry_vendor_and_os() -> None:
 def test_capture_archive_reads_back_same_bytes(tmp_path: Path) -> None:
     root = _host(tmp_path, {"proc/cpuinfo": CPUINFO})
     a, b = tmp_path / "a.tar.gz", tmp_path / "b.tar.gz"
-    ingest.capture(a, root)
-    ingest.capture(b, root)
+    api.capture(a, root)
+    api.capture(b, root)
     assert a.read_bytes() == b.read_bytes()
     with tarfile.open(fileobj=io.BytesIO(a.read_bytes())) as tar:
         assert all(m.isfile() or m.isdir() for m in tar.getmembers())

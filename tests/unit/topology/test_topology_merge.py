@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hostc import ingest
+from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 
@@ -63,43 +63,43 @@ def test_three_imports_make_one_complete_snapshot(tmp_path: Path) -> None:
 
 
 def test_order_does_not_matter_for_the_facts() -> None:
-    a = ingest.import_source("lscpu", LSCPU, file="l.txt")
-    b = ingest.import_source("numactl", NUMACTL, file="n.txt")
-    ab = ingest.import_source("numactl", NUMACTL, file="n.txt", base=a)
-    ba = ingest.import_source("lscpu", LSCPU, file="l.txt", base=b)
+    a = api.import_source("lscpu", LSCPU, file="l.txt")
+    b = api.import_source("numactl", NUMACTL, file="n.txt")
+    ab = api.import_source("numactl", NUMACTL, file="n.txt", base=a)
+    ba = api.import_source("lscpu", LSCPU, file="l.txt", base=b)
     assert ab.cpus == ba.cpus and ab.nodes == ba.nodes and ab.unknown == ba.unknown
 
 
 def test_conflicting_facts_name_both_files() -> None:
-    base = ingest.import_source("lscpu", LSCPU, file="lscpu.txt")
+    base = api.import_source("lscpu", LSCPU, file="lscpu.txt")
     moved = NUMACTL.replace("node 0 cpus: 0 1 2 3 8", "node 0 cpus: 0 1 2 8").replace(
         "node 1 cpus: 4", "node 1 cpus: 3 4"
     )
     with pytest.raises(HostcError) as e:
-        ingest.import_source("numactl", moved, file="numa.txt", base=base, base_file="s.toml")
+        api.import_source("numactl", moved, file="numa.txt", base=base, base_file="s.toml")
     text = str(e.value)
     assert "CPU 3 node: s.toml says 0, numa.txt says 1" in text
 
 
 def test_arch_conflict_and_fill(tmp_path: Path) -> None:
-    base = ingest.import_source("lscpu", LSCPU, file="l.txt", arch="aarch64")
+    base = api.import_source("lscpu", LSCPU, file="l.txt", arch="aarch64")
     assert base.arch == "aarch64"
     with pytest.raises(HostcError, match="aarch64"):
-        ingest.import_source("numactl", NUMACTL, file="n.txt", base=base, arch="x86_64")
+        api.import_source("numactl", NUMACTL, file="n.txt", base=base, arch="x86_64")
     with pytest.raises(HostcError, match="machine name"):
-        ingest.import_source("lscpu", LSCPU, file="l.txt", arch="x86 64")
+        api.import_source("lscpu", LSCPU, file="l.txt", arch="x86 64")
 
 
 def test_hwloc_takes_arch_and_base(tmp_path: Path) -> None:
     folder = shared("topologies", "hwloc")
     path = folder / "40intel64-2g2n4c+pci.xml"  # no Architecture info
-    text = ingest.read_source(path)
-    assert ingest.import_source("hwloc", text, file=str(path)).arch == "unknown"
-    topo = ingest.import_source("hwloc", text, file=str(path), arch="x86_64")
+    text = api.read_source(path)
+    assert api.import_source("hwloc", text, file=str(path)).arch == "unknown"
+    topo = api.import_source("hwloc", text, file=str(path), arch="x86_64")
     assert topo.arch == "x86_64"
     other = folder / "g4dnmetal.xml"  # says x86_64 itself
     with pytest.raises(HostcError, match="drop --arch"):
-        ingest.import_source("hwloc", ingest.read_source(other), file="g.xml", arch="aarch64")
+        api.import_source("hwloc", api.read_source(other), file="g.xml", arch="aarch64")
     r = _hostc("import", "hwloc", path, "--arch", "x86_64", cwd=Path.cwd())
     assert r.returncode == 0 and 'arch = "x86_64"' in r.stdout, r.stderr
 
@@ -114,10 +114,10 @@ def test_shared_machine_from_three_tools(tmp_path: Path) -> None:
     ]
     topo = None
     for kind, path in files:
-        topo = ingest.import_source(kind, ingest.read_source(path), file=str(path), base=topo)
+        topo = api.import_source(kind, api.read_source(path), file=str(path), base=topo)
     assert topo is not None
     assert len(topo.cpus) == 64 and all(c.core is not None for c in topo.cpus)
     assert all(n.memory_mib and n.distances for n in topo.nodes)
     assert [g.node for g in topo.gpus] == [0, 0, 1, 1] and len(topo.nics) == 4
     assert topo.unknown == []
-    assert snapshot.loads(ingest.dumps_snapshot(topo)) == topo
+    assert snapshot.loads(api.dumps_snapshot(topo)) == topo

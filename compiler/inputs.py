@@ -1,4 +1,5 @@
-"""Bounded reading of every file hostc is handed: snapshots, import sources, --base.
+"""Bounded reading of every file hostc is handed (spec, snapshots, import sources, --base),
+and whether an output path is one of those inputs.
 
 A path on a command line or in `host.topology` can name anything: /dev/zero, a
 FIFO that never ends, a directory, a multi-gigabyte log, /etc/shadow.  Each of
@@ -10,8 +11,10 @@ synthetic export 5.3 MB.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from hostc.diagnostics import HostcError, file_error
@@ -95,3 +98,30 @@ def read_text_bounded(path: Path, *, limit: int, what: str) -> str:
         raise HostcError(
             [file_error(str(path), f"is not UTF-8 text, so not a {what}", line=line)]
         ) from None
+
+
+def overwrites_input(dests: Iterable[Path], inputs: Iterable[Path]) -> Path | None:
+    """The first destination that is (the same file as) one of `inputs`, or None.
+
+    Compared by device and inode where the destination exists (a hard link or a
+    path through a link is the same file), else by the resolved path."""
+    ids: set[tuple[int, int]] = set()
+    paths: set[Path] = set()
+    for p in inputs:
+        with contextlib.suppress(OSError, RuntimeError):
+            paths.add(p.resolve())
+            st = os.stat(p)
+            ids.add((st.st_dev, st.st_ino))
+    if not paths:
+        return None
+    for d in dests:
+        try:
+            st = os.stat(d)
+        except (OSError, ValueError):
+            with contextlib.suppress(OSError, RuntimeError):
+                if d.resolve() in paths:
+                    return d
+            continue
+        if (st.st_dev, st.st_ino) in ids:
+            return d
+    return None

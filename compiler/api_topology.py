@@ -1,7 +1,7 @@
-"""Getting a machine into hostc: probe, capture, import, and the snapshot text.
+"""The API's topology half: probe, capture, import, and the snapshot text.
 
-The API that provisioning systems embed instead of shelling out to
-`hostc probe` / `hostc import`; the CLI commands call only these functions.
+What provisioning systems embed instead of shelling out to `hostc probe` /
+`hostc import`; `hostc.api` re-exports it, and the CLI calls only the API.
 
     topo = import_source("lscpu", read_source(Path("lscpu.txt")), file="lscpu.txt")
     topo = import_source("numactl", read_source(Path("numa.txt")), file="numa.txt", base=topo)
@@ -12,13 +12,14 @@ Every input problem raises HostcError carrying all Diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
 from pathlib import Path
 
-from hostc.diagnostics import HostcError, error
+from hostc.diagnostics import HostcError, error, file_error
+from hostc.inputs import SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
+from hostc.topology.importers import IMPORTERS
 from hostc.topology.model import Topology
-from hostc.topology.readfile import SOURCE_LIMIT, read_text_bounded
 
 __all__ = [
     "IMPORT_KINDS",
@@ -28,16 +29,11 @@ __all__ = [
     "probe",
     "read_snapshot",
     "read_source",
+    "write_snapshot",
 ]
 
 #: What `import_source` reads, and the one-line summary `hostc import --help` shows.
-IMPORT_KINDS: dict[str, str] = {
-    "hwloc": "Convert `lstopo --of xml` output (hwloc v1 or v2 XML).",
-    "lscpu": "Convert `lscpu -p` or `lscpu -e` output (an `lscpu` summary above it adds "
-    "the vendor, model and architecture).",
-    "numactl": "Convert `numactl --hardware` output.",
-    "nvidia-smi": "Convert `nvidia-smi topo -m` output, alone or merged onto --base.",
-}
+IMPORT_KINDS: dict[str, str] = {name: i.help for name, i in IMPORTERS.items()}
 
 
 def read_source(path: Path | str) -> str:
@@ -52,22 +48,6 @@ def read_snapshot(path: Path | str) -> Topology:
     from hostc.topology import snapshot
 
     return snapshot.read(path)
-
-
-def _parser(kind: str) -> Callable[[str, str], Topology]:
-    if kind == "hwloc":
-        from hostc.topology.importers import hwloc
-
-        return hwloc.parse
-    if kind == "lscpu":
-        from hostc.topology.importers import lscpu
-
-        return lscpu.parse
-    if kind == "numactl":
-        from hostc.topology.importers import numactl
-
-        return numactl.parse
-    raise HostcError([error("kind", f"unknown import kind {kind!r}", hint=", ".join(IMPORT_KINDS))])
 
 
 def import_source(
@@ -94,16 +74,12 @@ def import_source(
         raise HostcError([error("arch", f"expected a string, got {type(arch).__name__}")])
     if base is not None and not isinstance(base, Topology):
         raise HostcError([error("base", f"expected a Topology, got {type(base).__name__}")])
-    if kind == "nvidia-smi":
-        from hostc.topology.importers import nvidia_smi
-
-        topo = nvidia_smi.merge(base, nvidia_smi.parse(text, file))
-    else:
-        topo = _parser(kind)(text, file)
-        if base is not None:
-            from hostc.topology.merge import merge
-
-            topo = merge(base, topo, base_file=base_file, new_file=file)
+    importer = IMPORTERS.get(kind)
+    if importer is None:
+        raise HostcError(
+            [error("kind", f"unknown import kind {kind!r}", hint=", ".join(IMPORTERS))]
+        )
+    topo = importer.read(text, file, base, base_file)
     return finish(with_arch(topo, arch, file), file)
 
 
@@ -129,10 +105,19 @@ def capture(
 ) -> list[str]:
     """Write an archive of exactly the files `probe` reads (plus `extra`: the files
     `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names."""
+    from hostc.output import write_bytes
     from hostc.topology.importers import capture as cap
 
     archive, root = as_path(archive, "archive"), as_path(root, "root")
-    return cap.capture(archive, root, extra)
+    data = cap.capture(archive, root, extra)
+    try:
+        # Atomic, so a failed capture never leaves half an archive.
+        write_bytes(archive, data, mode=0o644)
+    except OSError as e:
+        raise HostcError(
+            [file_error(str(archive), f"cannot write the capture: {e.strerror or e}")]
+        ) from None
+    return cap.members(data)
 
 
 def dumps_snapshot(topo: Topology) -> str:
@@ -142,3 +127,10 @@ def dumps_snapshot(topo: Topology) -> str:
     if not isinstance(topo, Topology):
         raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
     return snapshot.dumps(topo)
+
+
+def write_snapshot(text: str, path: str | os.PathLike[str]) -> None:
+    """Write a snapshot's text to `path` atomically (OSError as the file system says)."""
+    from hostc.output import write_text
+
+    write_text(as_path(path, "path"), text)
