@@ -19,10 +19,6 @@ class UnsafeValue(ValueError):
 _CONTROL = charsets.CONTROL
 
 
-def _is_control(ch: str) -> bool:
-    return _CONTROL.fullmatch(ch) is not None
-
-
 def _has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 

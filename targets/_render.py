@@ -30,8 +30,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jinja2
 
+from hostc.plan import Plan, Reason
 from hostc.targets import _escape
 from hostc.targets._escape import (
     ESCAPING,
@@ -46,7 +48,29 @@ from hostc.targets._escape import (
     word,
 )
 
-__all__ = ["UnsafeValue", "env", "render"]
+__all__ = ["Header", "Row", "UnsafeValue", "env", "header", "render"]
+
+
+@attrs.frozen
+class Header:
+    """What `_header.j2`, the first comment of every host file, names: the host and its
+    role (None: a format whose header never named it, the kubelet's YAML)."""
+
+    name: str
+    role: str | None
+
+
+def header(plan: Plan, *, role: bool = True) -> Header:
+    return Header(plan.host.name, plan.host.role if role else None)
+
+
+@attrs.frozen
+class Row:
+    """One setting as a template lays it out: its reason (a comment above it) and its
+    text, escaped for the target's format in Python; the template adds only syntax."""
+
+    reason: Reason | None
+    text: str
 
 
 def _generation() -> str:

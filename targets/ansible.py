@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hostc.activation import steps
-from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.artifact import Action, Artifact, Kind
 from hostc.plan import Plan
+from hostc.targets import Emitter
 
 PLAYBOOK = "playbook.yml"
 MANIFEST = "/var/lib/hostc/manifest.json"
@@ -196,8 +197,6 @@ def _refuse_templates(value: object) -> None:
             _refuse_templates(v)
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    return [
-        deliverable("ansible", PLAYBOOK, playbook()),
-        deliverable("ansible", f"vars-{plan.host.name}.yml", host_vars(plan, files)),
-    ]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.deliverable(PLAYBOOK, playbook())
+    out.deliverable(f"vars-{plan.host.name}.yml", host_vars(plan, files))
