@@ -100,8 +100,8 @@ def shell(value: object) -> str:
 
 
 #: Filters whose output is a str with no control character (each refuses or drops
-#: them; tests check every one with arbitrary text): their `{{ … }}` output needs no
-#: `finalize`.  Every other output goes through it.
+#: them; tests check every one with arbitrary text).  `finalize` checks every output
+#: again all the same.
 ESCAPING = frozenset(
     {"comment", "oneline", "grubarg", "sysctl_key", "sysctl_value", "word", "shell"}
 )
