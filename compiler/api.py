@@ -18,7 +18,7 @@ string where a list of target names belongs, a spec field of the wrong type).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,7 +56,7 @@ from hostc.api_topology import (
     read_source,
     write_snapshot,
 )
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact
 from hostc.diagnostics import Diagnostic, HostcError, error
 from hostc.inputs import overwrites_input
 from hostc.output import apply_manifest as _apply_manifest
@@ -201,57 +201,28 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     skipped on a RHEL-family host); naming a target that does not apply is an
     error.  Wrapper targets receive every applicable file target's artifacts.
     """
-    from hostc.targets import Role
+    from hostc import targets as registry
 
-    registry = targets()
     if not isinstance(plan, Plan):
         raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
     wanted: Sequence[str] = as_names(names)
-    unknown = [n for n in wanted if n != "all" and n not in registry]
+    unknown = [n for n in wanted if n != "all" and n not in registry.TARGETS]
     if unknown:
         raise HostcError(
             [
                 error(
-                    "targets", f"unknown target {n!r}", hint="targets: all, " + ", ".join(registry)
+                    "targets",
+                    f"unknown target {n!r}",
+                    hint="targets: all, " + ", ".join(registry.TARGETS),
                 )
                 for n in unknown
             ]
         )
-    problems = [
-        error("targets", f"target {n!r} does not apply to this host: {why}")
-        for n in wanted
-        if n != "all" and (why := registry[n].applies(plan)) is not None
-    ]
-    if problems:
-        raise HostcError(problems)
-    files_cache: list[Artifact] | None = None
-
-    def files() -> list[Artifact]:
-        nonlocal files_cache
-        if files_cache is None:
-            files_cache = [
-                a
-                for t in registry.values()
-                if t.role is Role.FILE and t.applies(plan) is None
-                for a in t.emit(plan)
-                if a.kind is Kind.FILE
-            ]
-            # every delivery records what it installs, and carries hostc-apply/-revert
-            from hostc.targets import lifecycle
-
-            files_cache += lifecycle.artifacts(plan, files_cache)
-        return files_cache
-
-    out: list[Artifact] = []
-    for name, t in registry.items():
-        if name in wanted:
-            out.extend(t.emit(plan, files()) if t.role is Role.WRAPPER else t.emit(plan))
-        elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
-            out.extend(t.emit(plan))
-    _one_artifact_per_path(out)
-    if files_cache is not None:
-        _one_artifact_per_path(files_cache, key=lambda a: a.path)
-    return out
+    if off := registry.not_applying(plan, wanted):
+        raise HostcError(
+            [error("targets", f"target {n!r} does not apply to this host: {why}") for n, why in off]
+        )
+    return registry.build(plan, wanted)
 
 
 def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
@@ -274,19 +245,3 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
             )
         )
     return out
-
-
-class ArtifactCollision(AssertionError):
-    """Two artifacts at one path: a bug in hostc (the checks should have refused the
-    spec), so an internal error (exit 3), never a file silently overwritten."""
-
-
-def _one_artifact_per_path(
-    arts: Iterable[Artifact], key: Callable[[Artifact], str] = lambda a: f"{a.target}/{a.relpath}"
-) -> None:
-    seen: set[str] = set()
-    for a in arts:
-        k = key(a)
-        if k in seen:
-            raise ArtifactCollision(f"two artifacts share the path {k}")
-        seen.add(k)

@@ -1,26 +1,29 @@
 """The target registry: an explicit table, no discovery by file name, modules loaded on use.
 
-A file target's module has `emit(plan) -> list[Artifact]`; a wrapper target's
-module has `emit(plan, files) -> list[Artifact]` and composes the file
-targets' artifacts (it never re-derives a file).  A module may also define
-`applies(plan) -> str | None`: a reason it does not apply to this host (a
-GRUB drop-in on a RHEL-family host), so `--target all` skips it and naming it
+A file target's module has `emit(plan, out)`; a wrapper target's module has
+`emit(plan, files, out)` and composes the file targets' artifacts (it never
+re-derives a file).  `out` is an `Emitter` the registry made for that target, so a
+module never spells its own target name.  A module may also define
+`applies(plan) -> str | None`: a reason it does not apply to this host (a GRUB
+drop-in on a RHEL-family host), so `--target all` skips it and naming it
 explicitly is an error.  Targets never import the spec or topology modules
-(tests/test_code_quality.py enforces it).
+(tests/test_code_quality.py enforces it).  `build` is the one dispatch: which
+targets run, which artifacts a wrapper gets, and the one-artifact-per-path rule.
 """
 
 from __future__ import annotations
 
 import enum
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
 import attrs
 
+from hostc.artifact import Activation, Artifact, Kind, deliverable, file
+
 if TYPE_CHECKING:
-    from hostc.artifact import Artifact
     from hostc.plan import Plan
 
 
@@ -31,6 +34,28 @@ _LOADED: dict[str, ModuleType] = {}
 class Role(enum.StrEnum):
     FILE = "file"  # pure function of the Plan; part of `--target all`
     WRAPPER = "wrapper"  # composes every applicable file target's artifacts
+
+
+@attrs.define
+class Emitter:
+    """Collects one target's artifacts under the target's name, which the registry gives."""
+
+    target: str
+    artifacts: list[Artifact] = attrs.field(factory=list)
+
+    def file(self, path: str, text: str, *activation: Activation, mode: int = 0o644) -> None:
+        """A text file installed on the host."""
+        self.artifacts.append(file(self.target, path, text, *activation, mode=mode))
+
+    def deliverable(self, name: str, data: str | bytes, mode: int = 0o644) -> None:
+        """A file handed to a person or a tool (`user-data`, a tarball)."""
+        self.artifacts.append(deliverable(self.target, name, data, mode))
+
+    def carry(self, files: Iterable[Artifact]) -> None:
+        """Other targets' host files, unchanged but for the target that carries them."""
+        self.artifacts += [
+            attrs.evolve(a, target=self.target) for a in files if a.kind is Kind.FILE
+        ]
 
 
 @attrs.frozen
@@ -51,12 +76,12 @@ class Target:
         return None if fn is None else cast("Callable[[Plan], str | None]", fn)(plan)
 
     def emit(self, plan: Plan, files: Sequence[Artifact] = ()) -> list[Artifact]:
-        mod = self.load()
+        mod, out = self.load(), Emitter(self.name)
         if self.role is Role.WRAPPER:
-            return cast("Callable[[Plan, Sequence[Artifact]], list[Artifact]]", mod.emit)(
-                plan, files
-            )
-        return cast("Callable[[Plan], list[Artifact]]", mod.emit)(plan)
+            cast("Callable[[Plan, Sequence[Artifact], Emitter], None]", mod.emit)(plan, files, out)
+        else:
+            cast("Callable[[Plan, Emitter], None]", mod.emit)(plan, out)
+        return out.artifacts
 
 
 TARGETS: dict[str, Target] = {
@@ -137,5 +162,59 @@ TARGETS: dict[str, Target] = {
 }
 
 
-def file_targets() -> list[Target]:
-    return [t for t in TARGETS.values() if t.role is Role.FILE]
+class ArtifactCollision(AssertionError):
+    """Two artifacts at one path: a bug in hostc (the checks should have refused the
+    spec), so an internal error (exit 3), never a file silently overwritten."""
+
+
+def one_artifact_per_path(
+    arts: Iterable[Artifact], key: Callable[[Artifact], str] = lambda a: f"{a.target}/{a.relpath}"
+) -> None:
+    seen: set[str] = set()
+    for a in arts:
+        k = key(a)
+        if k in seen:
+            raise ArtifactCollision(f"two artifacts share the path {k}")
+        seen.add(k)
+
+
+def not_applying(plan: Plan, wanted: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, why) for each explicitly named target that does not apply to this host."""
+    return [
+        (n, why) for n in wanted if n != "all" and (why := TARGETS[n].applies(plan)) is not None
+    ]
+
+
+def host_files(plan: Plan) -> list[Artifact]:
+    """Every applicable file target's host files, plus the lifecycle files every
+    delivery carries (hostc-apply, hostc-revert and the manifest): a wrapper's input."""
+    from hostc.targets import lifecycle
+
+    files = [
+        a
+        for t in TARGETS.values()
+        if t.role is Role.FILE and t.applies(plan) is None
+        for a in t.emit(plan)
+        if a.kind is Kind.FILE
+    ]
+    files += lifecycle.artifacts(plan, files)
+    one_artifact_per_path(files, key=lambda a: a.path)
+    return files
+
+
+def build(plan: Plan, wanted: Sequence[str]) -> list[Artifact]:
+    """Artifacts of the named targets (known and applying), in registry order; `all` is
+    every file target that applies.  Wrappers share one computation of the host files."""
+    files: list[Artifact] | None = None
+    out: list[Artifact] = []
+    for name, t in TARGETS.items():
+        if name in wanted and t.role is Role.WRAPPER:
+            if files is None:
+                files = host_files(plan)
+            out += t.emit(plan, files)
+        elif name in wanted or (
+            "all" in wanted and t.role is Role.FILE and t.applies(plan) is None
+        ):
+            out += t.emit(plan)
+    one_artifact_per_path(out)
+    return out

@@ -19,10 +19,6 @@ class UnsafeValue(ValueError):
 _CONTROL = charsets.CONTROL
 
 
-def _is_control(ch: str) -> bool:
-    return _CONTROL.fullmatch(ch) is not None
-
-
 def _has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
@@ -104,8 +100,8 @@ def shell(value: object) -> str:
 
 
 #: Filters whose output is a str with no control character (each refuses or drops
-#: them; tests check every one with arbitrary text): their `{{ … }}` output needs no
-#: `finalize`.  Every other output goes through it.
+#: them; tests check every one with arbitrary text).  `finalize` checks every output
+#: again all the same.
 ESCAPING = frozenset(
     {"comment", "oneline", "grubarg", "sysctl_key", "sysctl_value", "word", "shell"}
 )

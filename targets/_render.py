@@ -12,10 +12,9 @@ line:
 - `sysctl_key`, `sysctl_value` and `word` refuse what sysctl.d and limits.d
   would read as a comment, a separator or a second field;
 - `shell` quotes for sh and refuses control characters;
-- `finalize` refuses any other `{{ … }}` output holding a control character (a
-  newline in a value would start a new line: a shell command, a sysctl, a limit).
-  The filters above guarantee that already, so their output skips it
-  (`_CodeGenerator`); tests feed each of them arbitrary text.
+- `finalize` refuses any `{{ … }}` output holding a control character (a newline
+  in a value would start a new line: a shell command, a sysctl, a limit), the
+  filters' output and the rows' text escaped in Python included.
 
 A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
 """
@@ -30,11 +29,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jinja2
 
-from hostc.targets import _escape
+from hostc.plan import Plan, Reason
 from hostc.targets._escape import (
-    ESCAPING,
     UnsafeValue,
     comment,
     finalize,
@@ -46,17 +45,35 @@ from hostc.targets._escape import (
     word,
 )
 
-__all__ = ["UnsafeValue", "env", "render"]
+__all__ = ["Header", "Row", "UnsafeValue", "env", "header", "render"]
+
+
+@attrs.frozen
+class Header:
+    """What `_header.j2`, the first comment of every host file, names: the host and its
+    role (None: a format whose header never named it, the kubelet's YAML)."""
+
+    name: str
+    role: str | None
+
+
+def header(plan: Plan, *, role: bool = True) -> Header:
+    return Header(plan.host.name, plan.host.role if role else None)
+
+
+@attrs.frozen
+class Row:
+    """One setting as a template lays it out: its reason (a comment above it) and its
+    text, escaped for the target's format in Python; the template adds only syntax."""
+
+    reason: Reason | None
+    text: str
 
 
 def _generation() -> str:
-    """What else shapes the compiled code: this module (environment options, the code
-    generator) and the escaping module (which filters skip `finalize`).  A change to
-    either starts a new cache instead of loading code compiled the old way."""
-    digest = hashlib.sha1(usedforsecurity=False)
-    for module in (__file__, _escape.__file__):
-        digest.update(Path(module).read_bytes())
-    return digest.hexdigest()[:16]
+    """What else shapes the compiled code: this module (the environment's options).  A
+    change to it starts a new cache instead of loading code compiled the old way."""
+    return hashlib.sha1(Path(__file__).read_bytes(), usedforsecurity=False).hexdigest()[:16]
 
 
 class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
@@ -91,32 +108,12 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             pass
 
 
-class _CodeGenerator(jinja2.compiler.CodeGenerator):
-    """`{{ x | comment }}` and the other escaping filters return a str that holds no
-    control character, so their output skips `finalize` (and `str()`); every other
-    `{{ … }}` output still passes through `finalize`.  Should jinja2 stop calling
-    these hooks, every output gets `finalize` again: slower, never less safe."""
-
-    def _output_child_pre(self, node: Any, frame: Any, finalize: Any) -> None:
-        if isinstance(node, jinja2.nodes.Filter) and node.name in ESCAPING:
-            self.write("(")
-        else:
-            super()._output_child_pre(node, frame, finalize)
-
-    def _output_child_post(self, node: Any, frame: Any, finalize: Any) -> None:
-        if isinstance(node, jinja2.nodes.Filter) and node.name in ESCAPING:
-            self.write(")")
-        else:
-            super()._output_child_post(node, frame, finalize)
-
-
 class _Environment(jinja2.Environment):
     """Templates print the Plan's typed values, so `a.b` is Python's own attribute
     access (a C call; no fallback to `a["b"]`) and a missing attribute fails at once,
     as StrictUndefined would on use."""
 
     getattr = staticmethod(builtins.getattr)  # type: ignore[assignment]
-    code_generator_class = _CodeGenerator
 
 
 @functools.cache

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hostc.activation import steps
-from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.artifact import Action, Artifact, Kind
 from hostc.plan import Plan
+from hostc.targets import Emitter
 
 PLAYBOOK = "playbook.yml"
 MANIFEST = "/var/lib/hostc/manifest.json"
@@ -65,10 +66,68 @@ def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
     }
 
 
-def playbook() -> str:
-    """The one playbook: hosts' differences are all in their variables."""
+def _tasks() -> list[dict[str, object]]:
+    """Folders, the files (kernel command line files notify the reboot too), the manifest."""
+    return [
+        {
+            "name": "hostc folders",
+            "ansible.builtin.file": {
+                "path": "{{ hostc_prefix }}{{ item }}",
+                "state": "directory",
+            },
+            "loop": "{{ hostc_dirs }}",
+        },
+        _copy("hostc files", "rejectattr", ["hostc apply"]),
+        _copy("hostc kernel command line files", "selectattr", ["hostc apply", "hostc reboot"]),
+        {
+            "name": "hostc manifest of what is installed",
+            "ansible.builtin.copy": {
+                "dest": "{{ hostc_prefix }}" + MANIFEST,
+                "content": "{{ hostc_manifest | b64decode }}",
+                "mode": "0644",
+                "owner": "{{ hostc_owner }}",
+                "group": "{{ hostc_group }}",
+            },
+        },
+    ]
+
+
+def _handlers() -> list[dict[str, object]]:
+    """The apply steps, then a reboot over the connection the play runs on."""
     on_host = "hostc_prefix == ''"
     conn = "ansible_connection | default('ssh')"
+    return [
+        {
+            "name": "hostc apply",
+            "ansible.builtin.command": {"argv": "{{ item.argv }}"},
+            "loop": "{{ hostc_steps }}",
+            "loop_control": {"label": "{{ item.why }}"},
+            "changed_when": True,
+            "when": on_host,
+        },
+        {
+            "name": "hostc reboot",
+            "ansible.builtin.reboot": {"msg": REBOOT_WHY, "reboot_timeout": 1800},
+            "when": [on_host, "hostc_reboot | bool", f"{conn} != 'local'"],
+        },
+        {  # the reboot module refuses a local connection (it would reboot the controller)
+            "name": "hostc reboot of this host in a minute",
+            "listen": "hostc reboot",
+            "ansible.builtin.command": {"argv": ["shutdown", "-r", "+1", REBOOT_WHY]},
+            "changed_when": True,
+            "when": [on_host, "hostc_reboot | bool", f"{conn} == 'local'"],
+        },
+        {
+            "name": "hostc reboot needed",
+            "listen": "hostc reboot",
+            "ansible.builtin.debug": {"msg": f"{REBOOT_WHY}: reboot for it to take effect"},
+            "when": [on_host, "not (hostc_reboot | bool)"],
+        },
+    ]
+
+
+def playbook() -> str:
+    """The one playbook: hosts' differences are all in their variables."""
     play = {
         "name": "hostc host tuning",
         "hosts": "{{ hostc_hosts | default('all') }}",
@@ -82,56 +141,8 @@ def playbook() -> str:
             "hostc_group": "root",
             "hostc_prefix": "{{ hostc_root | regex_replace('/+$', '') }}",
         },
-        "tasks": [
-            {
-                "name": "hostc folders",
-                "ansible.builtin.file": {
-                    "path": "{{ hostc_prefix }}{{ item }}",
-                    "state": "directory",
-                },
-                "loop": "{{ hostc_dirs }}",
-            },
-            _copy("hostc files", "rejectattr", ["hostc apply"]),
-            _copy("hostc kernel command line files", "selectattr", ["hostc apply", "hostc reboot"]),
-            {
-                "name": "hostc manifest of what is installed",
-                "ansible.builtin.copy": {
-                    "dest": "{{ hostc_prefix }}" + MANIFEST,
-                    "content": "{{ hostc_manifest | b64decode }}",
-                    "mode": "0644",
-                    "owner": "{{ hostc_owner }}",
-                    "group": "{{ hostc_group }}",
-                },
-            },
-        ],
-        "handlers": [
-            {
-                "name": "hostc apply",
-                "ansible.builtin.command": {"argv": "{{ item.argv }}"},
-                "loop": "{{ hostc_steps }}",
-                "loop_control": {"label": "{{ item.why }}"},
-                "changed_when": True,
-                "when": on_host,
-            },
-            {
-                "name": "hostc reboot",
-                "ansible.builtin.reboot": {"msg": REBOOT_WHY, "reboot_timeout": 1800},
-                "when": [on_host, "hostc_reboot | bool", f"{conn} != 'local'"],
-            },
-            {  # the reboot module refuses a local connection (it would reboot the controller)
-                "name": "hostc reboot of this host in a minute",
-                "listen": "hostc reboot",
-                "ansible.builtin.command": {"argv": ["shutdown", "-r", "+1", REBOOT_WHY]},
-                "changed_when": True,
-                "when": [on_host, "hostc_reboot | bool", f"{conn} == 'local'"],
-            },
-            {
-                "name": "hostc reboot needed",
-                "listen": "hostc reboot",
-                "ansible.builtin.debug": {"msg": f"{REBOOT_WHY}: reboot for it to take effect"},
-                "when": [on_host, "not (hostc_reboot | bool)"],
-            },
-        ],
+        "tasks": _tasks(),
+        "handlers": _handlers(),
     }
     return HEADER + _dump([play])
 
@@ -196,8 +207,6 @@ def _refuse_templates(value: object) -> None:
             _refuse_templates(v)
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    return [
-        deliverable("ansible", PLAYBOOK, playbook()),
-        deliverable("ansible", f"vars-{plan.host.name}.yml", host_vars(plan, files)),
-    ]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.deliverable(PLAYBOOK, playbook())
+    out.deliverable(f"vars-{plan.host.name}.yml", host_vars(plan, files))

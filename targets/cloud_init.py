@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from hostc.activation import needs_reboot, packages, steps
-from hostc.artifact import Artifact, Kind, deliverable
+from hostc.artifact import Artifact, Kind
 from hostc.plan import Plan
+from hostc.targets import Emitter
 
 NAME = "user-data"
 HEADER = "#cloud-config\n"
@@ -141,5 +142,5 @@ def _check(text: str, carried: Sequence[Artifact], run: list[list[str]]) -> None
         raise RuntimeError("cloud-init: user-data does not parse back to the artifacts")
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    return [deliverable("cloud-init", NAME, user_data(plan, files))]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.deliverable(NAME, user_data(plan, files))

@@ -8,14 +8,13 @@ is not a complete `/etc/kernel/cmdline` (that file must also hold `root=` and
 
 from __future__ import annotations
 
-from hostc.artifact import Artifact, deliverable
 from hostc.kernelargs import cmdline, kernel_args
 from hostc.plan import Plan
+from hostc.targets import Emitter
 from hostc.targets._escape import grubarg
 
 
-def emit(plan: Plan) -> list[Artifact]:
+def emit(plan: Plan, out: Emitter) -> None:
     for arg in kernel_args(plan):  # the same charset the GRUB drop-in allows
         grubarg(arg)
-    line = cmdline(plan)
-    return [deliverable("cmdline", "kernel-cmdline", line + "\n")]
+    out.deliverable("kernel-cmdline", cmdline(plan) + "\n")

@@ -14,10 +14,12 @@ that grubby edits, so the drop-in would do nothing there.
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.plan import BootCarrier, Plan
-from hostc.targets._render import render
+from hostc.targets import Emitter
+from hostc.targets._escape import grubarg
+from hostc.targets._render import Row, header, render
 
 PATH = "/etc/default/grub.d/90-hostc.cfg"
 
@@ -27,16 +29,9 @@ def applies(plan: Plan) -> str | None:
     return plan.boot.not_carried_by(BootCarrier.GRUB)
 
 
-def emit(plan: Plan) -> list[Artifact]:
+def emit(plan: Plan, out: Emitter) -> None:
     args = kernel_args(plan)
-    keys = list(dict.fromkeys(a.key for a in args))  # each once, in order
-    text = render("grub.cfg.j2", plan=plan, args=args, keys=keys)
-    return [
-        file(
-            "grub",
-            PATH,
-            text,
-            Activation(Action.BOOTLOADER),
-            Activation(Action.REBOOT),
-        )
-    ]
+    keys = " ".join(grubarg(k) for k in dict.fromkeys(a.key for a in args))  # each once
+    rows = [Row(a.reason, grubarg(a)) for a in args]
+    text = render("grub.cfg.j2", host=header(plan), args=rows, keys=keys)
+    out.file(PATH, text, Activation(Action.BOOTLOADER), Activation(Action.REBOOT))

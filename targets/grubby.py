@@ -15,10 +15,12 @@ an entry lacks an argument.
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.plan import BootCarrier, Plan
-from hostc.targets._render import render
+from hostc.targets import Emitter
+from hostc.targets._escape import oneline, shell
+from hostc.targets._render import Row, header, render
 
 PATH = "/usr/local/sbin/hostc-kargs"
 STATE = "/etc/hostc/kargs"
@@ -29,15 +31,9 @@ def applies(plan: Plan) -> str | None:
     return plan.boot.not_carried_by(BootCarrier.GRUBBY)
 
 
-def emit(plan: Plan) -> list[Artifact]:
-    text = render("hostc-kargs.sh.j2", plan=plan, args=kernel_args(plan), state=STATE)
-    return [
-        file(
-            "grubby",
-            PATH,
-            text,
-            Activation(Action.RUN),
-            Activation(Action.REBOOT),
-            mode=0o755,
-        )
-    ]
+def emit(plan: Plan, out: Emitter) -> None:
+    args = kernel_args(plan)
+    rows = [Row(a.reason, oneline(a)) for a in args]
+    new = shell(" ".join(map(str, args)))
+    text = render("hostc-kargs.sh.j2", host=header(plan), args=rows, new=new, state=STATE)
+    out.file(PATH, text, Activation(Action.RUN), Activation(Action.REBOOT), mode=0o755)

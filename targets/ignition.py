@@ -27,9 +27,10 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.artifact import Action, Artifact, Kind
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan
+from hostc.targets import Emitter
 
 NAME = "config.ign"
 VERSION = "3.3.0"  # the newest spec ignition-validate 2.14 accepts as stable; has kernelArguments
@@ -129,6 +130,5 @@ def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
     return doc
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    text = json.dumps(config(plan, files), sort_keys=False, indent=2) + "\n"
-    return [deliverable("ignition", NAME, text)]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.deliverable(NAME, json.dumps(config(plan, files), sort_keys=False, indent=2) + "\n")

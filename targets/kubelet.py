@@ -20,13 +20,14 @@ from __future__ import annotations
 from typing import Any
 
 from hostc import kubelet_options as ko
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.plan import KubeletPlan, Plan, Reason
+from hostc.targets import Emitter
 from hostc.targets._escape import comment
+from hostc.targets._render import header as host_header
 from hostc.targets._render import render as render_template
-from hostc.targets.systemd import env_assignment
+from hostc.targets._systemd_syntax import env_assignment
 
-TARGET = "kubelet"
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 DROPIN = "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
 WHOLE = "/etc/kubernetes/hostc-kubelet-config.yaml"
@@ -145,8 +146,10 @@ def _reasons(k: KubeletPlan) -> list[tuple[str, Reason]]:
 
 
 def header(plan: Plan, k: KubeletPlan) -> list[str]:
+    """The comment block on top of the YAML: the shared first line (it never named the
+    role here), how to apply, how the kubelet reads it, and every reason."""
     lines = [
-        comment(f"Managed by hostc for {plan.host.name}; regenerate, do not edit."),
+        render_template("_header.j2", host=host_header(plan, role=False)).rstrip("\n"),
         comment(
             f"Apply: run {RESET}: it clears "
             + " and ".join(state_files(k))
@@ -226,7 +229,7 @@ def reset_script(plan: Plan, k: KubeletPlan) -> str:
     rows = checkpoints(k)
     return render_template(
         "hostc-kubelet-reset.sh.j2",
-        plan=plan,
+        host=host_header(plan),
         unit=k.unit,
         checkpoints=rows,
         policies=", ".join(p for _, p in rows),
@@ -236,45 +239,31 @@ def reset_script(plan: Plan, k: KubeletPlan) -> str:
     )
 
 
-def _runtime_dropin(plan: Plan, k: KubeletPlan) -> Artifact | None:
-    """Every CPU for the container runtime where the manager confines services."""
-    r = k.runtime
-    if r is None:
-        return None
-    text = render_template("runtime-cpuaffinity.conf.j2", plan=plan, r=r)
-    path = f"/etc/systemd/system/{r.unit}.d/90-hostc-cpuaffinity.conf"
-    return file(TARGET, path, text, Activation(Action.DAEMON_RELOAD), Activation(Action.REBOOT))
-
-
-def emit(plan: Plan) -> list[Artifact]:
+def emit(plan: Plan, out: Emitter) -> None:
     k = plan.kubelet
     if k is None:
-        return []
+        return
+    host = host_header(plan)
     takes_effect = Activation(Action.RUN, RESET)
-    out = [
-        file(TARGET, path(k), render(plan, k), takes_effect),
-        file(TARGET, RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755),
-        file(
-            TARGET,
-            RESET_UNIT_PATH,
-            render_template("hostc-kubelet-reset.service.j2", plan=plan, unit=k.unit, script=RESET),
-            Activation(Action.DAEMON_RELOAD),
-            Activation(Action.ENABLE, RESET_UNIT),
-        ),
-    ]
+    out.file(path(k), render(plan, k), takes_effect)
+    out.file(RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755)
+    out.file(
+        RESET_UNIT_PATH,
+        render_template("hostc-kubelet-reset.service.j2", host=host, unit=k.unit, script=RESET),
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.ENABLE, RESET_UNIT),
+    )
     flag = config_dir_flag(k)
     if flag is not None:
         value = env_assignment(ko.KUBEADM_CONFIG_ARGS, f"--config={ko.KUBEADM_CONFIG} {flag}")
-        out.append(
-            file(
-                TARGET,
-                KUBELET_DROPIN,
-                render_template("kubelet-config-dir.conf.j2", plan=plan, value=value),
-                Activation(Action.DAEMON_RELOAD),
-                takes_effect,
-            )
+        text = render_template("kubelet-config-dir.conf.j2", host=host, value=value)
+        out.file(KUBELET_DROPIN, text, Activation(Action.DAEMON_RELOAD), takes_effect)
+    r = k.runtime  # every CPU for the container runtime where the manager confines services
+    if r is not None:
+        text = render_template("runtime-cpuaffinity.conf.j2", host=host, r=r)
+        out.file(
+            f"/etc/systemd/system/{r.unit}.d/90-hostc-cpuaffinity.conf",
+            text,
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.REBOOT),
         )
-    runtime = _runtime_dropin(plan, k)
-    if runtime is not None:
-        out.append(runtime)
-    return out

@@ -25,12 +25,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from hostc.artifact import Action, Activation, Artifact, Kind, file
+from hostc.artifact import Action, Activation, Artifact, Kind
 from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
 from hostc.plan import IrqOwner, Plan
-from hostc.targets import grubby
+from hostc.targets import Emitter, grubby
 from hostc.targets._escape import UnsafeValue, oneline
-from hostc.targets._render import render
+from hostc.targets._render import header, render
 
 MANIFEST = "/var/lib/hostc/manifest"
 NEW_MANIFEST = f"{MANIFEST}.new"
@@ -72,7 +72,7 @@ def artifacts(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     """The lifecycle files for a delivery carrying `files` (the file targets' artifacts)."""
     carried = [a for a in files if a.kind is Kind.FILE]
     context = {
-        "plan": plan,
+        "host": header(plan),
         "manifest": MANIFEST,
         "kargs_script": grubby.PATH,
         "kargs_state": grubby.STATE,
@@ -80,9 +80,8 @@ def artifacts(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     # All three take effect by the one hostc-apply step; hostc-revert is only ever run
     # by an operator, never by a delivery.
     applied = Activation(Action.RUN, APPLY)
-    scripts = [
-        file(TARGET, APPLY, render("hostc-apply.sh.j2", **context), applied, mode=0o755),
-        file(TARGET, REVERT, render("hostc-revert.sh.j2", **context), applied, mode=0o755),
-    ]
-    text = manifest_text(plan, [*carried, *scripts])
-    return [*scripts, file(TARGET, NEW_MANIFEST, text, applied)]
+    out = Emitter(TARGET)
+    out.file(APPLY, render("hostc-apply.sh.j2", **context), applied, mode=0o755)
+    out.file(REVERT, render("hostc-revert.sh.j2", **context), applied, mode=0o755)
+    out.file(NEW_MANIFEST, manifest_text(plan, [*carried, *out.artifacts]), applied)
+    return out.artifacts

@@ -11,41 +11,18 @@ container runtime whose containers do.  Sessions keep it (RDMA users).
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.kubelet_options import Flavor
-from hostc.plan import UNLIMITED, Limit, Plan
-from hostc.targets._render import render
+from hostc.plan import Limit, Plan
+from hostc.targets import Emitter
+from hostc.targets._escape import oneline, word
+from hostc.targets._render import Row, header, render
+from hostc.targets._systemd_syntax import MANAGER_KEY, limit_value
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"
 #: Limits every service gets by default; memlock is scoped to the services that need it.
 MANAGER_ITEMS = ("nofile",)
-
-#: systemd's name for each limit item (systemd.exec(5), LimitNOFILE= … in system.conf).
-SYSTEMD_KEY = {"nofile": "DefaultLimitNOFILE", "memlock": "DefaultLimitMEMLOCK"}
-
-
-def pam_value(limit: Limit) -> str:
-    return str(limit.value)
-
-
-#: Soft limit systemd advises for services' open files: select() breaks above fd 1023,
-#: so programs that need more raise their soft limit up to the hard one themselves.
-SERVICE_NOFILE_SOFT = 1024
-
-
-def systemd_value(limit: Limit, *, nofile_soft: int | None = SERVICE_NOFILE_SOFT) -> str:
-    """systemd takes sizes with a unit suffix and `infinity`; limits.d takes KiB and `unlimited`.
-
-    `nofile_soft` is the soft open-files limit to pair with the hard one (None: the same
-    as the hard one, for a GPU server that wants every descriptor from the start)."""
-    if limit.value == UNLIMITED:
-        return "infinity"
-    if limit.item == "memlock":
-        return f"{limit.value}K"
-    if nofile_soft is None:
-        return str(limit.value)
-    return f"{nofile_soft}:{limit.value}"
 
 
 def container_runtime(plan: Plan) -> str | None:
@@ -61,16 +38,10 @@ def runtime_dropin_path(unit: str) -> str:
     return f"/etc/systemd/system/{unit}.d/90-hostc-limits.conf"
 
 
-def _runtime_dropin(plan: Plan, unit: str, memlock: Limit) -> Artifact:
-    text = render(
-        "runtime-limits.conf.j2",
-        plan=plan,
-        unit=unit,
-        memlock=memlock,
-        value=systemd_value(memlock),
-    )
-    return file(
-        "limits",
+def _runtime_dropin(plan: Plan, unit: str, memlock: Limit, out: Emitter) -> None:
+    row = Row(memlock.reason, word(limit_value(memlock)))
+    text = render("runtime-limits.conf.j2", host=header(plan), unit=oneline(unit), row=row)
+    out.file(
         runtime_dropin_path(unit),
         text,
         Activation(Action.DAEMON_RELOAD),
@@ -78,31 +49,20 @@ def _runtime_dropin(plan: Plan, unit: str, memlock: Limit) -> Artifact:
     )
 
 
-def emit(plan: Plan) -> list[Artifact]:
-    rows = [
-        (lim, SYSTEMD_KEY[lim.item], systemd_value(lim))
+def emit(plan: Plan, out: Emitter) -> None:
+    host = header(plan)
+    pam = [Row(lim.reason, f"{word(lim.item):<8} {word(lim.value)}") for lim in plan.limits]
+    out.file(
+        PAM_PATH, render("limits.conf.j2", host=host, rows=pam), Activation(Action.NEW_SESSION)
+    )
+    manager = [
+        Row(lim.reason, f"{word(MANAGER_KEY[lim.item])}={word(limit_value(lim))}")
         for lim in plan.limits
         if lim.item in MANAGER_ITEMS
     ]
-    pam = [(lim, pam_value(lim)) for lim in plan.limits]
-    out = [
-        file(
-            "limits",
-            PAM_PATH,
-            render("limits.conf.j2", plan=plan, limits=pam),
-            Activation(Action.NEW_SESSION),
-        )
-    ]
-    if rows:
-        out.append(
-            file(
-                "limits",
-                SYSTEMD_PATH,
-                render("system-limits.conf.j2", plan=plan, rows=rows),
-                Activation(Action.DAEMON_REEXEC),
-            )
-        )
+    if manager:
+        text = render("system-limits.conf.j2", host=host, rows=manager)
+        out.file(SYSTEMD_PATH, text, Activation(Action.DAEMON_REEXEC))
     memlock, unit = plan.limit("memlock"), container_runtime(plan)
     if memlock is not None and unit is not None:
-        out.append(_runtime_dropin(plan, unit, memlock))
-    return out
+        _runtime_dropin(plan, unit, memlock, out)

@@ -10,9 +10,13 @@ loads the list now (modules-load.d(5)).
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
-from hostc.plan import Plan
-from hostc.targets._render import render
+import attrs
+
+from hostc.artifact import Action, Activation
+from hostc.plan import Plan, Reason
+from hostc.targets import Emitter
+from hostc.targets._escape import oneline, word
+from hostc.targets._render import Row, header, render
 
 PATH = "/etc/modprobe.d/90-hostc.conf"
 LOAD_PATH = "/etc/modules-load.d/90-hostc.conf"
@@ -25,25 +29,29 @@ def applies(plan: Plan) -> str | None:
     return "the spec lists no [modules] to blacklist or configure, and none is to be loaded"
 
 
-def emit(plan: Plan) -> list[Artifact]:
-    out = []
+@attrs.frozen
+class Module:
+    """One module's modprobe.d lines, its name and options escaped already."""
+
+    reason: Reason
+    name: str
+    blacklist: bool
+    hard: bool
+    options: str
+
+
+def emit(plan: Plan, out: Emitter) -> None:
+    host = header(plan)
     if plan.runtime.modules:
-        out.append(
-            file(
-                "modprobe",
-                PATH,
-                render("modprobe.conf.j2", plan=plan, modules=plan.runtime.modules),
-                Activation(Action.INITRAMFS),
-                Activation(Action.REBOOT),
+        rows = [
+            Module(
+                m.reason, word(m.name), m.blacklist, m.hard, oneline(m.options) if m.options else ""
             )
-        )
+            for m in plan.runtime.modules
+        ]
+        text = render("modprobe.conf.j2", host=host, modules=rows)
+        out.file(PATH, text, Activation(Action.INITRAMFS), Activation(Action.REBOOT))
     if plan.modules_load:
-        out.append(
-            file(
-                "modprobe",
-                LOAD_PATH,
-                render("modules-load.conf.j2", plan=plan, modules=plan.modules_load),
-                Activation(Action.START, LOADER),
-            )
-        )
-    return out
+        rows_ = [Row(m.reason, word(m.name)) for m in plan.modules_load]
+        text = render("modules-load.conf.j2", host=host, rows=rows_)
+        out.file(LOAD_PATH, text, Activation(Action.START, LOADER))

@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
-
 from hostc.activation import Step, needs_reboot, steps
-from hostc.artifact import Artifact, Kind, deliverable
+from hostc.artifact import Artifact, Kind
 from hostc.plan import Plan
-from hostc.targets._render import render
+from hostc.targets import Emitter
+from hostc.targets._render import header, render
 
 APPLY = "apply.sh"
-
-
-def tree(files: Sequence[Artifact], target: str = "rootfs") -> list[Artifact]:
-    """The host files, unchanged but for the target that carries them."""
-    return [attrs.evolve(a, target=target) for a in files if a.kind is Kind.FILE]
 
 
 def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:
@@ -48,11 +42,12 @@ def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:
 
 
 def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
-    carried = tree(files)
+    carried = [a for a in files if a.kind is Kind.FILE]
     run = steps(carried, plan.host.os_family)
     return render(
         "apply.sh.j2",
-        plan=plan,
+        host=header(plan),
+        os_family=plan.host.os_family,
         files=carried,
         steps=run,
         required=required(run),
@@ -60,5 +55,6 @@ def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
     )
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    return [*tree(files), deliverable("rootfs", APPLY, apply_script(plan, files), mode=0o755)]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.carry(files)
+    out.deliverable(APPLY, apply_script(plan, files), mode=0o755)

@@ -12,8 +12,9 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from hostc.artifact import Artifact, Kind, deliverable
+from hostc.artifact import Artifact, Kind
 from hostc.plan import Plan
+from hostc.targets import Emitter
 
 NAME = "rootfs.tar"
 DIR_MODE = 0o755
@@ -45,5 +46,5 @@ def tarball(files: Sequence[Artifact]) -> bytes:
     return buf.getvalue()
 
 
-def emit(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
-    return [deliverable("rootfs-tar", NAME, tarball(files))]
+def emit(plan: Plan, files: Sequence[Artifact], out: Emitter) -> None:
+    out.deliverable(NAME, tarball(files))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.plan import Plan
-from hostc.targets._render import render
+from hostc.targets import Emitter
+from hostc.targets._escape import sysctl_key, sysctl_value
+from hostc.targets._render import Row, header, render
 
 PATH = "/etc/sysctl.d/90-hostc.conf"
 
 
-def emit(plan: Plan) -> list[Artifact]:
-    return [file("sysctl", PATH, render("sysctl.conf.j2", plan=plan), Activation(Action.SYSCTL))]
+def emit(plan: Plan, out: Emitter) -> None:
+    rows = [Row(s.reason, f"{sysctl_key(s.key)} = {sysctl_value(s.value)}") for s in plan.sysctls]
+    out.file(
+        PATH, render("sysctl.conf.j2", host=header(plan), rows=rows), Activation(Action.SYSCTL)
+    )

@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 
 from hostc import charsets
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
-from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
-from hostc.targets import verify
-from hostc.targets._escape import UnsafeValue
-from hostc.targets._render import render
-from hostc.targets.limits import systemd_value
+from hostc.plan import CStateLimit, IrqOwner, Plan, Reason, ServiceOff, SysfsWrite, Workload
+from hostc.targets import Emitter, verify
+from hostc.targets._escape import UnsafeValue, word
+from hostc.targets._render import Row, header, render
+from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 UNIT = "hostc-tuning.service"
@@ -63,23 +63,13 @@ def dropin_path(unit: str) -> str:
     return f"/etc/systemd/system/{unit}.d/90-hostc.conf"
 
 
-def env_assignment(name: str, value: str) -> str:
-    """One `Environment=` word: double-quoted, `\\` and `"` escaped, `%` doubled (specifiers)."""
-    inner = f"{name}={value}".replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-    return f'"{inner}"'
-
-
-#: systemd.exec(5) per-service names of the Plan's limits.
-_SERVICE_KEY = {"nofile": "LimitNOFILE", "memlock": "LimitMEMLOCK"}
-
-
-def _limit_rows(plan: Plan) -> list[tuple[Limit, str, str]]:
+def _limit_rows(plan: Plan) -> list[Row]:
     """The limits for one workload's service: the same spelling as the manager's
     defaults, except that the server gets the high soft nofile limit too."""
     return [
-        (lim, _SERVICE_KEY[lim.item], systemd_value(lim, nofile_soft=None))
+        Row(lim.reason, f"{SERVICE_KEY[lim.item]}={limit_value(lim, nofile_soft=None)}")
         for lim in plan.limits
-        if lim.item in _SERVICE_KEY
+        if lim.item in SERVICE_KEY
     ]
 
 
@@ -128,7 +118,9 @@ def udev_rules(plan: Plan) -> str | None:
     for p in sorted(pcis):
         if not _PCI.fullmatch(p):
             raise UnsafeValue(f"PCI address {p[:80]!r} is not safe in a udev rule")
-    return render("hostc-tuning.rules.j2", plan=plan, pcis="|".join(sorted(pcis)), unit=UNIT)
+    return render(
+        "hostc-tuning.rules.j2", host=header(plan), pcis="|".join(sorted(pcis)), unit=UNIT
+    )
 
 
 def tuning_parts(plan: Plan) -> list[str]:
@@ -170,21 +162,18 @@ def _env_reason(w: Workload, name: str) -> Reason | None:
     return w.nics_reason
 
 
-def _workload(
-    plan: Plan, w: Workload, tuning: bool, limits: list[tuple[Limit, str, str]]
-) -> Artifact:
+def _workload(plan: Plan, w: Workload, tuning: bool, limits: list[Row], out: Emitter) -> None:
     text = render(
         "workload-dropin.conf.j2",
-        plan=plan,
+        host=header(plan),
         w=w,
         nodes=",".join(map(str, w.nodes)),
-        env=[(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env],
+        env=[Row(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env],
         limits=limits,
         tuning=tuning,
         contain=not plan.host.cpuset_ignored,
     )
-    return file(
-        "systemd",
+    out.file(
         dropin_path(w.unit),
         text,
         Activation(Action.DAEMON_RELOAD),
@@ -192,14 +181,14 @@ def _workload(
     )
 
 
-def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
+def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
     """hostc-tuning.service, its script, and the udev rule that re-runs it."""
     irq = plan.runtime.irq
     hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
     channels = plan.runtime.nic_channels if _owned(plan) else ()
     unit = render(
         "hostc-tuning.service.j2",
-        plan=plan,
+        host=header(plan),
         what=", ".join(parts),
         before=" ".join([*KUBE_UNITS, *(w.unit for w in plan.workloads)]),
         script=SCRIPT,
@@ -208,6 +197,7 @@ def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
     )
     script = render(
         "hostc-tuning.sh.j2",
+        host=header(plan),
         plan=plan,
         owned=_owned(plan),
         irq=hostc_irq,
@@ -218,21 +208,17 @@ def _tuning(plan: Plan, parts: list[str]) -> list[Artifact]:
         sysfs=sysfs_globs(plan),
         channels=channels,
     )
-    out = [
-        file(
-            "systemd",
-            UNIT_PATH,
-            unit,
-            Activation(Action.DAEMON_RELOAD),
-            Activation(Action.ENABLE, UNIT),
-            Activation(Action.START, UNIT),
-        ),
-        file("systemd", SCRIPT, script, Activation(Action.START, UNIT), mode=0o755),
-    ]
+    out.file(
+        UNIT_PATH,
+        unit,
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.ENABLE, UNIT),
+        Activation(Action.START, UNIT),
+    )
+    out.file(SCRIPT, script, Activation(Action.START, UNIT), mode=0o755)
     rules = udev_rules(plan)
     if rules is not None:
-        out.append(file("systemd", UDEV_RULES, rules, Activation(Action.START, UNIT)))
-    return out
+        out.file(UDEV_RULES, rules, Activation(Action.START, UNIT))
 
 
 def irqbalance_owns(plan: Plan) -> tuple[Activation, ...]:
@@ -250,43 +236,33 @@ def irqbalance_owns(plan: Plan) -> tuple[Activation, ...]:
     return tuple(out)
 
 
-def emit(plan: Plan) -> list[Artifact]:
-    out: list[Artifact] = []
+def emit(plan: Plan, out: Emitter) -> None:
     parts = tuning_parts(plan)
     irq = plan.runtime.irq
+    host = header(plan)
     if parts:
-        out += _tuning(plan, parts)
+        _tuning(plan, parts, out)
     limits = _limit_rows(plan)
     for w in plan.workloads:
-        out.append(_workload(plan, w, bool(parts), limits))
+        _workload(plan, w, bool(parts), limits, out)
     if irq is not None and irq.owner is IrqOwner.IRQBALANCE and _owned(plan):
-        out.append(
-            file(
-                "systemd",
-                IRQBALANCE_DROPIN,
-                render("irqbalance-dropin.conf.j2", plan=plan, irq=irq),
-                *irqbalance_owns(plan),
-            )
-        )
+        text = render("irqbalance-dropin.conf.j2", host=host, irq=irq)
+        out.file(IRQBALANCE_DROPIN, text, *irqbalance_owns(plan))
     if plan.partition.isolated and _owned(plan):
-        out.append(
-            file(
-                "systemd",
-                MANAGER_PATH,
-                render("manager-cpuaffinity.conf.j2", plan=plan),
-                Activation(Action.DAEMON_REEXEC),
-                Activation(Action.REBOOT),
-            )
+        p = plan.partition
+        row = Row(p.housekeeping_reason, str(p.housekeeping))
+        out.file(
+            MANAGER_PATH,
+            render("manager-cpuaffinity.conf.j2", host=host, row=row),
+            Activation(Action.DAEMON_REEXEC),
+            Activation(Action.REBOOT),
         )
     if services(plan):
-        out.append(
-            file(
-                "systemd",
-                PRESET_PATH,
-                render("services.preset.j2", plan=plan, services=services(plan)),
-                Activation(Action.DAEMON_RELOAD),
-                Activation(Action.START, UNIT),
-            )
+        rows = [Row(s.reason, word(s.unit)) for s in services(plan)]
+        out.file(
+            PRESET_PATH,
+            render("services.preset.j2", host=host, rows=rows),
+            Activation(Action.DAEMON_RELOAD),
+            Activation(Action.START, UNIT),
         )
-    out += verify.emit(plan)
-    return out
+    verify.emit(plan, out)

@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 
 from hostc import osfacts
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.kernelargs import cmdline
 from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
+from hostc.targets import Emitter
 from hostc.targets._escape import UnsafeValue
-from hostc.targets._render import render
+from hostc.targets._render import header, render
 
 PROFILE = "hostc"
 
@@ -93,12 +94,13 @@ def applies(plan: Plan) -> str | None:
     )
 
 
-def emit(plan: Plan) -> list[Artifact]:
+def emit(plan: Plan, out: Emitter) -> None:
     irq = plan.runtime.irq
     os = plan.host.os
     known = osfacts.tuned_version(os)
     text = render(
         "tuned.conf.j2",
+        host=header(plan),
         plan=plan,
         rt=plan.runtime,
         cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
@@ -121,9 +123,8 @@ def emit(plan: Plan) -> list[Artifact]:
         if perf is not None and re.search(r"^\[(scheduler|irqbalance)\]$", text, re.M)
         else []
     )
-    return [
-        file(
-            "tuned",
+    for path in paths(plan):
+        out.file(
             path,
             text,
             *needs,
@@ -131,5 +132,3 @@ def emit(plan: Plan) -> list[Artifact]:
             Activation(Action.TUNED_PROFILE, PROFILE),
             Activation(Action.REBOOT),
         )
-        for path in paths(plan)
-    ]

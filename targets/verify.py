@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import attrs
 
-from hostc.artifact import Action, Activation, Artifact, file
+from hostc.artifact import Action, Activation
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
-from hostc.targets._render import render
+from hostc.targets import Emitter
+from hostc.targets._render import header, render
 
 SCRIPT = "/usr/local/sbin/hostc-verify"
 UNIT = "hostc-verify.service"
@@ -64,23 +65,17 @@ def left_to_audit(plan: Plan) -> list[str]:
     return sorted({e.setting for e in expectations(plan) if e.kind not in CHECKS})
 
 
-def emit(plan: Plan) -> list[Artifact]:
+def emit(plan: Plan, out: Emitter) -> None:
+    """The unit and its script, into the systemd target's artifacts."""
     rows = checks(plan)
     if not rows:
-        return []
-    return [
-        file(
-            "systemd",
-            UNIT_PATH,
-            render("hostc-verify.service.j2", plan=plan, script=SCRIPT),
-            Activation(Action.DAEMON_RELOAD),
-            Activation(Action.ENABLE, UNIT),
-        ),
-        file(
-            "systemd",
-            SCRIPT,
-            render("hostc-verify.sh.j2", plan=plan, checks=rows, skipped=left_to_audit(plan)),
-            Activation(Action.ENABLE, UNIT),
-            mode=0o755,
-        ),
-    ]
+        return
+    host = header(plan)
+    out.file(
+        UNIT_PATH,
+        render("hostc-verify.service.j2", host=host, script=SCRIPT),
+        Activation(Action.DAEMON_RELOAD),
+        Activation(Action.ENABLE, UNIT),
+    )
+    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=left_to_audit(plan))
+    out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)

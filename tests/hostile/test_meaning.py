@@ -209,11 +209,12 @@ def test_two_spellings_of_one_module_are_a_collision() -> None:
 
 def test_emit_refuses_two_artifacts_at_one_path() -> None:
     from hostc.artifact import Artifact
+    from hostc.targets import one_artifact_per_path
 
     plan, _ = api.compile_plan(loads(spec()), TOPO)
     arts = api.emit(plan, ["sysctl"])
     with pytest.raises(AssertionError, match="share the path"):
-        api._one_artifact_per_path([*arts, *arts])
+        one_artifact_per_path([*arts, *arts])
     assert isinstance(arts[0], Artifact)
 
 

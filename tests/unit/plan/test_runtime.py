@@ -431,7 +431,7 @@ def test_workload_by_nodes_and_unit_name() -> None:
 
 
 def test_env_is_quoted_for_systemd() -> None:
-    from hostc.targets.systemd import env_assignment
+    from hostc.targets._systemd_syntax import env_assignment
 
     assert env_assignment("A", 'x"y\\z%n') == '"A=x\\"y\\\\z%%n"'
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from audit_host import perfect_host, put, show
 
+from hostc.artifact import Artifact
 from hostc.audit.host import CAPTURED
 from hostc.plan import Plan
-from hostc.targets import verify
+from hostc.targets import Emitter, verify
 
 from conftest import example_plan, need_tool
 
@@ -28,8 +29,14 @@ sed -n "s/^$3=//p" "$HOSTC_VERIFY_ROOT/{captured}/systemctl-show/manager"
 """
 
 
+def verify_files(plan: Plan) -> list[Artifact]:
+    out = Emitter("systemd")
+    verify.emit(plan, out)
+    return out.artifacts
+
+
 def script_of(plan: Plan, where: Path) -> Path:
-    art = next(a for a in verify.emit(plan) if a.path == verify.SCRIPT)
+    art = next(a for a in verify_files(plan) if a.path == verify.SCRIPT)
     where.write_bytes(art.data)
     where.chmod(0o755)
     return where
@@ -111,7 +118,7 @@ def test_verifier_passes_shellcheck(name: str, tmp_path: Path) -> None:
 
 
 def test_the_unit_runs_the_script_after_the_tuning_and_is_enabled() -> None:
-    arts = {a.path: a for a in verify.emit(example_plan("h100-kubeadm"))}
+    arts = {a.path: a for a in verify_files(example_plan("h100-kubeadm"))}
     unit = arts[verify.UNIT_PATH].text
     assert f"ExecStart={verify.SCRIPT}" in unit
     assert "After=hostc-tuning.service" in unit and "Type=oneshot" in unit
