@@ -34,24 +34,6 @@ class Step:
     package: str | None = None
 
 
-#: How each family regenerates its boot configuration from the files hostc installs.
-_BOOTLOADER: dict[OsFamily, tuple[str, ...] | None] = {
-    OsFamily.DEBIAN: ("update-grub",),
-    OsFamily.UNKNOWN: ("update-grub",),
-    OsFamily.RHEL: None,  # the grubby script (Action.RUN) edits the BLS entries itself
-    OsFamily.COREOS: None,  # kernel arguments travel in Ignition's kernelArguments
-    OsFamily.SUSE: None,  # no carrier (plan.boot): the kernel-cmdline deliverable only
-}
-_INITRAMFS: dict[OsFamily, tuple[str, ...] | None] = {
-    # every installed kernel's initramfs, not only the newest one's (`-u` alone), so
-    # the kernel the boot entry names gets it whichever that is
-    OsFamily.DEBIAN: ("update-initramfs", "-u", "-k", "all"),
-    OsFamily.UNKNOWN: ("update-initramfs", "-u", "-k", "all"),
-    OsFamily.RHEL: ("dracut", "-f", "--regenerate-all"),
-    OsFamily.SUSE: ("dracut", "-f", "--regenerate-all"),
-    OsFamily.COREOS: None,
-}
-
 #: The order steps run in: state removed before services start, units reloaded
 #: before they are enabled, the boot configuration last (a reboot follows it).
 ORDER = (
@@ -108,7 +90,7 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
     if action is Action.REMOVE and unit:
         return Step(("rm", "-f", "--", unit), f"stale state in {unit} would be restored")
     if action is Action.INITRAMFS:
-        argv = _INITRAMFS[family]
+        argv = family.initramfs_argv
         return None if argv is None else Step(argv, "modules loaded from the initramfs")
     if action is Action.PYTHON_MODULE and unit:
         module, pkg = unit.split()
@@ -118,7 +100,7 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
         why = f"TuneD applies profile {unit}"
         return Step(("tuned-adm", "profile", unit), why, package=_PACKAGE["tuned-adm"])
     if action is Action.BOOTLOADER:
-        argv = _BOOTLOADER[family]
+        argv = family.bootloader_argv
         return None if argv is None else Step(argv, "regenerate the boot configuration")
     return None
 

@@ -228,7 +228,7 @@ def _memlock(v: Any, _: Any) -> Any:
 
 
 def _quantity(v: Any, _: Any) -> Any:
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import Quantity
 
     if v is None:
         return None
@@ -238,7 +238,7 @@ def _quantity(v: Any, _: Any) -> Any:
 
 
 def _kube_version(v: Any, _: Any) -> Any:
-    from hostc.kubelet_options import KubeVersion
+    from hostc.knowledge.kubelet import KubeVersion
 
     return KubeVersion.parse(_strict_str(v, str))
 
@@ -343,8 +343,7 @@ def _make_converter(detailed: bool) -> cattrs.Converter:
     c.register_structure_hook_factory(_is_list, lambda t, conv: _strict_list(t, conv))
     c.register_structure_hook_factory(attrs.has, _table)
     # after attrs.has: these attrs value types are TOML scalars, not tables
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     c.register_structure_hook_func(lambda t: t in (Quantity, Quantity | None), _quantity)
     c.register_structure_hook_func(lambda t: t is KubeVersion, _kube_version)

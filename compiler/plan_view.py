@@ -184,8 +184,7 @@ def to_data(v: Any) -> Any:
 
     if isinstance(v, CpuSet):
         return str(v)
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     if isinstance(v, Quantity | KubeVersion):
         return str(v)

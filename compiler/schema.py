@@ -31,8 +31,7 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         return {"type": "string", "pattern": "^[0-9,:/ -]*$", "format": "cpulist"}
     if tp is PageSize:
         return {"type": "string", "pattern": "^[0-9]+[KMGTkmgt][Bb]?$"}
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     if tp is Quantity:
         return {

@@ -26,7 +26,7 @@ import hashlib
 from collections.abc import Sequence
 
 from hostc.artifact import Action, Activation, Artifact, Kind, file
-from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
+from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import IrqOwner, Plan
 from hostc.targets import grubby
 from hostc.targets._escape import UnsafeValue, oneline

@@ -12,9 +12,9 @@ container runtime whose containers do.  Sessions keep it (RDMA users).
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation, Artifact, file
-from hostc.kubelet_options import Flavor
 from hostc.plan import UNLIMITED, Limit, Plan
 from hostc.targets._render import render
+from hostc.vocab import Flavor
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from hostc import charsets
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
+from hostc.knowledge import charsets
 from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
 from hostc.targets import verify
 from hostc.targets._escape import UnsafeValue

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 
-from hostc import osfacts
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import cmdline
+from hostc.knowledge import distro as osfacts
 from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render

@@ -13,7 +13,7 @@ import pytest
 from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.spec.load import from_data, load, to_data
-from hostc.spec.model import Host, HostSpec, Kernel, Thp
+from hostc.spec.model import Host, HostSpec, Kernel, ThpMode
 from hostc.topology.model import Topology
 
 from topogen import H100_KW, machine
@@ -46,7 +46,7 @@ def test_every_path_argument_takes_str_and_pathlike(as_: Callable[[Path], object
 def test_a_spec_built_from_python_strings_compiles() -> None:
     spec = HostSpec(host=host(), kernel=Kernel(transparent_hugepage="always"))  # type: ignore[arg-type]
     plan, _ = api.compile_plan(spec, TOPO)
-    assert plan.thp is not None and plan.thp.mode == Thp.ALWAYS
+    assert plan.thp is not None and plan.thp.mode == ThpMode.ALWAYS
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from hostc import kernelfacts
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import kernel as kernelfacts
 from hostc.lower import kernel as lkernel
 from hostc.lower import memory as lmem
 from hostc.spec import presets

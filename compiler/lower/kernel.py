@@ -8,22 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hostc import kernelfacts
 from hostc.cpuset import CpuSet
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import Arch
 from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Reason, Workload
 from hostc.spec.model import HostSpec, Mechanism
 
-#: COMMAND_LINE_SIZE per arch (arch/*/include/asm/setup.h); unknown → asm-generic.
-COMMAND_LINE_SIZE = {
-    "x86_64": 2048,
-    "aarch64": 2048,
-    "arm64": 2048,
-    "ppc64le": 2048,
-    "ppc64": 2048,
-    "s390x": 4096,
-    "riscv64": 1024,
-}
-GENERIC_COMMAND_LINE_SIZE = 512
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
 BOOTLOADER_RESERVE = 256
 
@@ -72,7 +62,7 @@ _WHY = {
 
 
 def budget(arch: str) -> int:
-    return COMMAND_LINE_SIZE.get(arch, GENERIC_COMMAND_LINE_SIZE) - BOOTLOADER_RESERVE
+    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
 
 
 def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
@@ -138,16 +128,16 @@ def isolation(
             cpus, paths = busy_poll_cpus(spec, part, pins)
             if cpus:
                 why = _WHY[m] + ": these workloads declare one busy-polling thread per CPU"
-                out.append(Isolation(m.value, (), Reason(paths, why), cpus=cpus))
+                out.append(Isolation(m, (), Reason(paths, why), cpus=cpus))
         elif m is Mechanism.ISOLCPUS:
             if isolcpus_dropped(spec, kernel):
                 continue
             flags = isolcpus_flags(spec)
             why = "; ".join(_FLAGS_WHY[f] for f in flags)
             flag_src = "cpu.isolcpus_flags" if spec.cpu.isolcpus_flags is not None else src
-            out.append(Isolation(m.value, flags, Reason(flag_src, why)))
+            out.append(Isolation(m, flags, Reason(flag_src, why)))
         else:
-            out.append(Isolation(m.value, (), Reason(src, _WHY[m])))
+            out.append(Isolation(m, (), Reason(src, _WHY[m])))
     return out
 
 

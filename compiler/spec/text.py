@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import NewType
 
-from hostc import charsets
+from hostc.knowledge import charsets
 
 #: Host and workload names: a DNS-label-like word.
 Name = NewType("Name", str)

@@ -25,7 +25,8 @@ import attrs
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, error
-from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, OsRelease, Topology, doc
+from hostc.fielddoc import doc
+from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, OsRelease, Topology
 
 VERSION = 2
 

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from hostc.cpuset import MAX_CPU, CpuSet
+from hostc.knowledge.arch import known_hugepage_size
 from hostc.topology.importers.hwloc_xml import (
     HINT,
     Bad,
@@ -26,7 +27,6 @@ from hostc.topology.importers.hwloc_xml import (
     type_of,
 )
 from hostc.topology.model import Cpu, NumaNode
-from hostc.topology.validate import known_hugepage_size
 from hostc.units import format_kib
 
 # Memory that hwloc attaches beside the DDR node and that Linux shows as CPU-less.

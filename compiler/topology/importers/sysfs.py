@@ -21,6 +21,7 @@ import attrs
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error, with_file
+from hostc.knowledge.vendor import cpu_vendor
 from hostc.topology.importers import nvidia_smi
 from hostc.topology.importers.archive import extracted
 from hostc.topology.importers.chroot import Resolver
@@ -31,7 +32,6 @@ from hostc.topology.model import (
     NumaNode,
     OsRelease,
     Topology,
-    cpu_vendor,
     valid_os_id,
 )
 from hostc.topology.readfile import SOURCE_LIMIT, read_bytes_bounded
