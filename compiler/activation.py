@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from hostc.artifact import Action, Artifact, Kind
+from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import OsFamily
 
 
@@ -110,7 +110,7 @@ def steps(artifacts: Iterable[Artifact], family: OsFamily, *, live: bool = True)
     `live` is False (a reboot follows and applies them)."""
     found: dict[Action, list[Step]] = {a: [] for a in ORDER}
     for art in artifacts:
-        if art.kind is not Kind.FILE:
+        if art.kind is not ArtifactKind.FILE:
             continue
         for act in art.activation:
             if act.action not in found:
@@ -132,6 +132,6 @@ def needs_reboot(artifacts: Iterable[Artifact]) -> bool:
     return any(
         act.action is Action.REBOOT
         for a in artifacts
-        if a.kind is Kind.FILE
+        if a.kind is ArtifactKind.FILE
         for act in a.activation
     )

@@ -27,7 +27,7 @@ import attrs
 
 from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
 from hostc.ingest import capture, dumps_snapshot, import_source, probe, read_source
 from hostc.output import apply_manifest as _apply_manifest
@@ -324,7 +324,7 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     skipped on a RHEL-family host); naming a target that does not apply is an
     error.  Wrapper targets receive every applicable file target's artifacts.
     """
-    from hostc.targets import Role
+    from hostc.targets import TargetRole
 
     registry = targets()
     if not isinstance(plan, Plan):
@@ -355,9 +355,9 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
             files_cache = [
                 a
                 for t in registry.values()
-                if t.role is Role.FILE and t.applies(plan) is None
+                if t.role is TargetRole.FILE and t.applies(plan) is None
                 for a in t.emit(plan)
-                if a.kind is Kind.FILE
+                if a.kind is ArtifactKind.FILE
             ]
             # every delivery records what it installs, and carries hostc-apply/-revert
             from hostc.targets import lifecycle
@@ -368,8 +368,8 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     out: list[Artifact] = []
     for name, t in registry.items():
         if name in wanted:
-            out.extend(t.emit(plan, files()) if t.role is Role.WRAPPER else t.emit(plan))
-        elif "all" in wanted and t.role is Role.FILE and t.applies(plan) is None:
+            out.extend(t.emit(plan, files()) if t.role is TargetRole.WRAPPER else t.emit(plan))
+        elif "all" in wanted and t.role is TargetRole.FILE and t.applies(plan) is None:
             out.extend(t.emit(plan))
     _one_artifact_per_path(out)
     if files_cache is not None:

@@ -40,7 +40,7 @@ from hostc.plan_runtime import Module as Module
 from hostc.plan_runtime import ModuleLoad as ModuleLoad
 from hostc.plan_runtime import NicChannels as NicChannels
 from hostc.plan_runtime import PstateMode as PstateMode
-from hostc.plan_runtime import Runtime as Runtime
+from hostc.plan_runtime import RuntimeTuning as RuntimeTuning
 from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
 from hostc.plan_runtime import ThpDefrag as ThpDefrag
@@ -215,7 +215,7 @@ class Limit:
 
 
 @attrs.frozen
-class Workload:
+class Placement:
     """A service pinned to its GPUs' NUMA node(s): CPUs and memory together."""
 
     name: str
@@ -296,9 +296,9 @@ class Plan:
     extra_args: tuple[ExtraArg, ...]
     sysctls: tuple[Sysctl, ...]
     limits: tuple[Limit, ...]
-    workloads: tuple[Workload, ...]
+    workloads: tuple[Placement, ...]
     left_out: tuple[LeftOut, ...] = ()
-    runtime: Runtime = attrs.field(factory=lambda: Runtime())
+    runtime: RuntimeTuning = attrs.field(factory=lambda: RuntimeTuning())
     kubelet: KubeletPlan | None = None
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
     modules_load: tuple[ModuleLoad, ...] = ()

@@ -163,7 +163,7 @@ class NicChannels:
 
 
 @attrs.frozen
-class Runtime:
+class RuntimeTuning:
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD
     owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
     governor: Governor | None = None

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _LOADED: dict[str, ModuleType] = {}
 
 
-class Role(enum.StrEnum):
+class TargetRole(enum.StrEnum):
     FILE = "file"  # pure function of the Plan; part of `--target all`
     WRAPPER = "wrapper"  # composes every applicable file target's artifacts
 
@@ -38,7 +38,7 @@ class Target:
     name: str
     module: str  # under hostc.targets
     summary: str
-    role: Role = Role.FILE
+    role: TargetRole = TargetRole.FILE
 
     def load(self) -> ModuleType:
         mod = _LOADED.get(self.module)
@@ -52,7 +52,7 @@ class Target:
 
     def emit(self, plan: Plan, files: Sequence[Artifact] = ()) -> list[Artifact]:
         mod = self.load()
-        if self.role is Role.WRAPPER:
+        if self.role is TargetRole.WRAPPER:
             return cast("Callable[[Plan, Sequence[Artifact]], list[Artifact]]", mod.emit)(
                 plan, files
             )
@@ -106,36 +106,36 @@ TARGETS: dict[str, Target] = {
             "cloud-init",
             "cloud_init",
             "user-data: #cloud-config writing every host file, its apply steps, one reboot",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "ignition",
             "ignition",
             "config.ign: Ignition 3.3.0 files, units and kernelArguments (CoreOS)",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "rootfs",
             "rootfs",
             "every host file at its path, as a tree for image builders, plus apply.sh",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "rootfs-tar",
             "rootfs_tar",
             "rootfs.tar: the same tree as one byte-reproducible tarball",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "ansible",
             "ansible",
             "playbook.yml + vars-<host>.yml: push the host files with their modes, apply "
             "on change, reboot only for new kernel arguments, record a manifest",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
     )
 }
 
 
 def file_targets() -> list[Target]:
-    return [t for t in TARGETS.values() if t.role is Role.FILE]
+    return [t for t in TARGETS.values() if t.role is TargetRole.FILE]

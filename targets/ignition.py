@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from hostc.artifact import Action, Artifact, Kind, deliverable
+from hostc.artifact import Action, Artifact, ArtifactKind, deliverable
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan
 
@@ -65,7 +65,8 @@ def carried(files: Sequence[Artifact]) -> list[Artifact]:
     return [
         a
         for a in files
-        if a.kind is Kind.FILE and not any(x.action is Action.BOOTLOADER for x in a.activation)
+        if a.kind is ArtifactKind.FILE
+        and not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from hostc.activation import Step, needs_reboot, steps
-from hostc.artifact import Artifact, Kind, deliverable
+from hostc.artifact import Artifact, ArtifactKind, deliverable
 from hostc.plan import Plan
 from hostc.targets._render import render
 
@@ -23,7 +23,7 @@ APPLY = "apply.sh"
 
 def tree(files: Sequence[Artifact], target: str = "rootfs") -> list[Artifact]:
     """The host files, unchanged but for the target that carries them."""
-    return [attrs.evolve(a, target=target) for a in files if a.kind is Kind.FILE]
+    return [attrs.evolve(a, target=target) for a in files if a.kind is ArtifactKind.FILE]
 
 
 def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:

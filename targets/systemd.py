@@ -17,7 +17,7 @@ import re
 from hostc.artifact import Action, Activation, Artifact, file
 from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
-from hostc.plan import CStateLimit, IrqOwner, Limit, Plan, Reason, ServiceOff, SysfsWrite, Workload
+from hostc.plan import CStateLimit, IrqOwner, Limit, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.targets import verify
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import render
@@ -163,7 +163,7 @@ def applies(plan: Plan) -> str | None:
     return "no workload to place and no runtime setting for hostc to apply"
 
 
-def _env_reason(w: Workload, name: str) -> Reason | None:
+def _env_reason(w: Placement, name: str) -> Reason | None:
     """NCCL_SOCKET_IFNAME comes from the spec; the rest from the NICs the topology gave."""
     if name == "NCCL_SOCKET_IFNAME" and w.socket_reason is not None:
         return w.socket_reason
@@ -171,7 +171,7 @@ def _env_reason(w: Workload, name: str) -> Reason | None:
 
 
 def _workload(
-    plan: Plan, w: Workload, tuning: bool, limits: list[tuple[Limit, str, str]]
+    plan: Plan, w: Placement, tuning: bool, limits: list[tuple[Limit, str, str]]
 ) -> Artifact:
     text = render(
         "workload-dropin.conf.j2",

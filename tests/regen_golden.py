@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from hostc import api, plan_view
-from hostc.targets import Role
+from hostc.targets import TargetRole
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ def main() -> None:
     for name, spec in specs():
         out = ROOT / "golden" / name
         plan, _ = api.compile_file(spec)
-        wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
+        wrappers = [n for n, t in api.targets().items() if t.role is TargetRole.WRAPPER]
         arts = api.emit(plan, ["all", *wrappers])
         shutil.rmtree(out, ignore_errors=True)
         api.write(arts, out)

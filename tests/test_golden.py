@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from hostc import api
-from hostc.targets import Role
+from hostc.targets import TargetRole
 from hostc.topology import snapshot
 
 from regen_golden import fleet_specs, specs
@@ -31,7 +31,7 @@ def _build(name: str) -> list[api.Artifact]:
     """`all` (every applicable file target) and every wrapper target."""
     spec_path = _spec(name)
     plan, _ = api.compile_file(spec_path)
-    wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
+    wrappers = [n for n, t in api.targets().items() if t.role is TargetRole.WRAPPER]
     return api.emit(plan, ["all", *wrappers])
 
 
@@ -70,7 +70,7 @@ def test_fleet_golden_matches_a_fleet_build(tmp_path: Path) -> None:
     from hostc import fleet
 
     hosts = fleet.select(str(ROOT / "examples" / "fleet" / "hosts"))
-    wrappers = [n for n, t in api.targets().items() if t.role is Role.WRAPPER]
+    wrappers = [n for n, t in api.targets().items() if t.role is TargetRole.WRAPPER]
     job = fleet.Job("build", ("all", *wrappers), tmp_path / "out", compare=False)
     results = fleet.run(hosts, job, 1, lambda done, total: None)
     assert all(r.ok for r in results)

@@ -18,12 +18,12 @@ from hostc.plan import (
     ModuleLoad,
     NodeView,
     OsFamily,
+    Placement,
     Plan,
     Reason,
     RuntimeOwner,
     Sysctl,
     Thp,
-    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
@@ -77,7 +77,7 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
     return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
-def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
+def context(spec: HostSpec, topo: Topology, pins: list[Placement]) -> presets.Context:
     kernel = memory.kernel_version(memory.kernel_release(spec, topo))
     amd_pstate = feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
     return presets.Context(

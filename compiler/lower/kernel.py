@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
-from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Reason, Workload
+from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
 from hostc.spec.model import HostSpec, Mechanism
 
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
@@ -75,7 +75,7 @@ def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
 
 
 def busy_poll_cpus(
-    spec: HostSpec, part: CpuPartition, pins: Sequence[Workload]
+    spec: HostSpec, part: CpuPartition, pins: Sequence[Placement]
 ) -> tuple[CpuSet, str]:
     """The isolated CPUs of the workloads that declare `busy_poll`, and their key paths."""
     cpus, paths = CpuSet(), []
@@ -117,7 +117,7 @@ def isolation(
     spec: HostSpec,
     part: CpuPartition,
     kernel: tuple[int, int] | None,
-    pins: Sequence[Workload] = (),
+    pins: Sequence[Placement] = (),
 ) -> list[Isolation]:
     if not part.isolated:
         return []

@@ -29,15 +29,15 @@ from hostc.plan import (
     Module,
     NicChannels,
     OsFamily,
+    Placement,
     PstateMode,
     Reason,
-    Runtime,
     RuntimeOwner,
+    RuntimeTuning,
     ServiceOff,
     SysfsWrite,
     ThpDefrag,
     When,
-    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, HostSpec
@@ -157,7 +157,7 @@ def irq_plan(
 def cstate_limit(
     spec: HostSpec,
     part: CpuPartition,
-    pins: Sequence[Workload],
+    pins: Sequence[Placement],
     r: presets.Resolved | None,
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
 ) -> CStateLimit | None:
@@ -353,7 +353,7 @@ def runtime(
     part: CpuPartition,
     host: HostFacts,
     merged: Sequence[presets.Resolved],
-) -> Runtime:
+) -> RuntimeTuning:
     one = _first_of_kind(merged).get
     gov = one(presets.Kind.GOVERNOR)
     epp = one(presets.Kind.EPP)
@@ -366,9 +366,9 @@ def runtime(
         if part.isolated
         else ()
     )
-    base = Runtime()
+    base = RuntimeTuning()
     rt_owner = RuntimeOwner(owner.value) if owner else base.owner
-    return Runtime(
+    return RuntimeTuning(
         owner=rt_owner,
         owner_reason=owner.reason if owner else base.owner_reason,
         governor=Governor(gov.value, gov.reason) if gov else None,

@@ -20,7 +20,7 @@ from hostc.memo import memo_of
 
 
 @attrs.frozen
-class Cpu:
+class LogicalCpu:
     """One logical CPU (a PU, a hardware thread)."""
 
     id: int = attrs.field(metadata=doc("Linux CPU number", 0))
@@ -119,7 +119,7 @@ class Topology:
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
 
     arch: str = attrs.field(metadata=doc("machine architecture (uname -m)", "x86_64"))
-    cpus: list[Cpu] = attrs.field(metadata=doc("every CPU, online or not"))
+    cpus: list[LogicalCpu] = attrs.field(metadata=doc("every CPU, online or not"))
     nodes: list[NumaNode] = attrs.field(metadata=doc("NUMA nodes, CPU-less ones included"))
     version: int = attrs.field(default=2, metadata=doc("snapshot format version", 2))
     source: str | None = attrs.field(
