@@ -44,7 +44,7 @@ from hostc.plan_runtime import RuntimeTuning as RuntimeTuning
 from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
 from hostc.plan_runtime import ThpDefrag as ThpDefrag
-from hostc.vocab import Arch, LimitItem, Mechanism, Role
+from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role
 from hostc.vocab import BootCarrier as BootCarrier
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import RuntimeOwner as RuntimeOwner
@@ -114,7 +114,7 @@ class Isolation:
     """One isolation mechanism applied to the isolated CPUs (`isolcpus`, `nohz_full`, …)."""
 
     mechanism: Mechanism
-    flags: tuple[str, ...]  # isolcpus flags (managed_irq, domain, nohz); empty otherwise
+    flags: tuple[IsolcpusFlag, ...]  # isolcpus= flags; empty for the other mechanisms
     reason: Reason
     when: When = When.BOOT
     #: the CPUs it covers where that is not every isolated CPU (nohz_full: the CPUs of

@@ -12,7 +12,7 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
 from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
-from hostc.spec.model import HostSpec, Mechanism
+from hostc.spec.model import HostSpec, IsolcpusFlag, Mechanism
 
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
 BOOTLOADER_RESERVE = 256
@@ -86,7 +86,7 @@ def busy_poll_cpus(
     return cpus, ", ".join(paths)
 
 
-DEFAULT_ISOLCPUS_FLAGS = ("managed_irq",)
+DEFAULT_ISOLCPUS_FLAGS = (IsolcpusFlag.MANAGED_IRQ,)
 
 _FLAGS_WHY = {
     "managed_irq": "keep managed (driver-affine) IRQs off the isolated CPUs; load balancing "
@@ -97,10 +97,10 @@ _FLAGS_WHY = {
 }
 
 
-def isolcpus_flags(spec: HostSpec) -> tuple[str, ...]:
+def isolcpus_flags(spec: HostSpec) -> tuple[IsolcpusFlag, ...]:
     if spec.cpu.isolcpus_flags is None:
         return DEFAULT_ISOLCPUS_FLAGS
-    return tuple(str(f) for f in spec.cpu.isolcpus_flags)
+    return tuple(spec.cpu.isolcpus_flags)
 
 
 def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:
