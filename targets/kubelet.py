@@ -12,7 +12,7 @@ managers' checkpoints only when the settings they were made for changed and no p
 stopped kubelet), and otherwise checks that the running kubelet took them.  Where the
 service manager's CPUAffinity= confines services to the housekeeping CPUs, a drop-in for
 the container runtime gives it every CPU back (kernel ≥ 6.2 keeps an inherited affinity
-inside a pod's cpuset: `hostc.runtimefacts`).
+inside a pod's cpuset: `hostc.knowledge.runtime`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rules that need the target's kernel release: what this kernel has, ignores or rejects.
 
-Facts come from `hostc.kernelfacts` (one table, a source per row).
+Facts come from `hostc.knowledge.kernel` (one table, a source per row).
 """
 
 from __future__ import annotations

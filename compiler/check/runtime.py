@@ -35,7 +35,7 @@ def unit_problem(name: str) -> str | None:
 
 
 #: The units hostc writes or configures itself (systemd target: hostc-tuning and the
-#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (kubelet_options
+#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (knowledge.kubelet
 #: kubelet_unit) and the container runtimes it runs beside; TuneD, which the tuned
 #: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload
 #: placed in one of them would get a drop-in at the same path as hostc's own, or move

@@ -206,7 +206,7 @@ AMD_PSTATE_SINCE: Table[str, Release] = Table(
 #: The kernel's default ceiling for RLIMIT_NOFILE (fs.nr_open); a larger nofile
 #: needs fs.nr_open raised, or setrlimit fails with EPERM and pam_limits refuses
 #: the session.  A systemd >= 240 built with the bump raises it to NR_OPEN_MAX at
-#: boot itself; Debian's, Ubuntu's and SUSE's do not (hostc.osfacts.raises_nr_open).
+#: boot itself; Debian's, Ubuntu's and SUSE's do not (hostc.knowledge.distro.raises_nr_open).
 NR_OPEN_DEFAULT = 1048576
 #: The largest fs.nr_open the kernel accepts (sysctl_nr_open_max on 64-bit).
 NR_OPEN_MAX = 1073741816

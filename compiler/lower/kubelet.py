@@ -233,7 +233,7 @@ def _affinity_why(host: HostFacts) -> str:
 
 def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> RuntimeAffinity | None:
     """Every CPU for the unit that starts containers, where services are confined
-    (`hostc.runtimefacts`); its own processes stay on the housekeeping CPUs through
+    (`hostc.knowledge.runtime`); its own processes stay on the housekeeping CPUs through
     AllowedCPUs= where the release's systemd has it."""
     if not part.isolated:
         return None
