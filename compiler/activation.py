@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from hostc.artifact import Action, Artifact, Kind
+from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import OsFamily
 
 
@@ -33,24 +33,6 @@ class Step:
     #: the package that provides argv[0] where a base image may not have it
     package: str | None = None
 
-
-#: How each family regenerates its boot configuration from the files hostc installs.
-_BOOTLOADER: dict[OsFamily, tuple[str, ...] | None] = {
-    OsFamily.DEBIAN: ("update-grub",),
-    OsFamily.UNKNOWN: ("update-grub",),
-    OsFamily.RHEL: None,  # the grubby script (Action.RUN) edits the BLS entries itself
-    OsFamily.COREOS: None,  # kernel arguments travel in Ignition's kernelArguments
-    OsFamily.SUSE: None,  # no carrier (plan.boot): the kernel-cmdline deliverable only
-}
-_INITRAMFS: dict[OsFamily, tuple[str, ...] | None] = {
-    # every installed kernel's initramfs, not only the newest one's (`-u` alone), so
-    # the kernel the boot entry names gets it whichever that is
-    OsFamily.DEBIAN: ("update-initramfs", "-u", "-k", "all"),
-    OsFamily.UNKNOWN: ("update-initramfs", "-u", "-k", "all"),
-    OsFamily.RHEL: ("dracut", "-f", "--regenerate-all"),
-    OsFamily.SUSE: ("dracut", "-f", "--regenerate-all"),
-    OsFamily.COREOS: None,
-}
 
 #: The order steps run in: state removed before services start, units reloaded
 #: before they are enabled, the boot configuration last (a reboot follows it).
@@ -108,7 +90,7 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
     if action is Action.REMOVE and unit:
         return Step(("rm", "-f", "--", unit), f"stale state in {unit} would be restored")
     if action is Action.INITRAMFS:
-        argv = _INITRAMFS[family]
+        argv = family.initramfs_argv
         return None if argv is None else Step(argv, "modules loaded from the initramfs")
     if action is Action.PYTHON_MODULE and unit:
         module, pkg = unit.split()
@@ -118,7 +100,7 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
         why = f"TuneD applies profile {unit}"
         return Step(("tuned-adm", "profile", unit), why, package=_PACKAGE["tuned-adm"])
     if action is Action.BOOTLOADER:
-        argv = _BOOTLOADER[family]
+        argv = family.bootloader_argv
         return None if argv is None else Step(argv, "regenerate the boot configuration")
     return None
 
@@ -128,7 +110,7 @@ def steps(artifacts: Iterable[Artifact], family: OsFamily, *, live: bool = True)
     `live` is False (a reboot follows and applies them)."""
     found: dict[Action, list[Step]] = {a: [] for a in ORDER}
     for art in artifacts:
-        if art.kind is not Kind.FILE:
+        if art.kind is not ArtifactKind.FILE:
             continue
         for act in art.activation:
             if act.action not in found:
@@ -150,6 +132,6 @@ def needs_reboot(artifacts: Iterable[Artifact]) -> bool:
     return any(
         act.action is Action.REBOOT
         for a in artifacts
-        if a.kind is Kind.FILE
+        if a.kind is ArtifactKind.FILE
         for act in a.activation
     )

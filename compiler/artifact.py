@@ -12,7 +12,7 @@ import enum
 import attrs
 
 
-class Kind(enum.StrEnum):
+class ArtifactKind(enum.StrEnum):
     FILE = "file"  # installed on the host at `path` (absolute)
     DELIVERABLE = "deliverable"  # handed to a person or a tool (`user-data`, a tarball)
 
@@ -52,10 +52,10 @@ class Activation:
 @attrs.frozen
 class Artifact:
     target: str
-    path: str  # absolute path on the host (Kind.FILE), or a deliverable's name
+    path: str  # absolute path on the host (ArtifactKind.FILE), or a deliverable's name
     data: bytes
     mode: int = 0o644
-    kind: Kind = Kind.FILE
+    kind: ArtifactKind = ArtifactKind.FILE
     activation: tuple[Activation, ...] = ()
 
     @property
@@ -70,9 +70,9 @@ class Artifact:
 
 def file(target: str, path: str, text: str, *activation: Activation, mode: int = 0o644) -> Artifact:
     """A text file installed on the host."""
-    return Artifact(target, path, text.encode("utf-8"), mode, Kind.FILE, tuple(activation))
+    return Artifact(target, path, text.encode("utf-8"), mode, ArtifactKind.FILE, tuple(activation))
 
 
 def deliverable(target: str, name: str, data: str | bytes, mode: int = 0o644) -> Artifact:
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    return Artifact(target, name, raw, mode, Kind.DELIVERABLE)
+    return Artifact(target, name, raw, mode, ArtifactKind.DELIVERABLE)

@@ -37,7 +37,7 @@ from hostc.diagnostics import HostcError
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
-    from hostc.fleet import Host as FleetHost
+    from hostc.fleet import FleetHost as FleetHost
     from hostc.fleet import Job as FleetJob
     from hostc.plan import Plan
 

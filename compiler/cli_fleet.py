@@ -13,11 +13,11 @@ from typing import NoReturn
 import typer
 
 from hostc.diagnostics import Diagnostic
-from hostc.fleet import Host, Job, Result
+from hostc.fleet import FleetHost, Job, Result
 
 
 def report(
-    hosts: list[Host],
+    hosts: list[FleetHost],
     job: Job,
     jobs: int | None,
     warn: Callable[[Sequence[Diagnostic]], None],

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from hostc import charsets
+from hostc.knowledge import charsets
 
 
 class Severity(enum.StrEnum):

@@ -37,7 +37,7 @@ def is_selection(arg: str) -> bool:
 
 
 @attrs.frozen
-class Host:
+class FleetHost:
     name: str  # the output folder: the spec's stem, or its folder for `<dir>/node.toml`
     spec: Path
 
@@ -55,7 +55,7 @@ def _list_file(arg: str) -> list[Path]:
     return [listing.parent / line for line in lines if line]
 
 
-def select(arg: str) -> list[Host]:
+def select(arg: str) -> list[FleetHost]:
     """The hosts an argument names, sorted by name; HostcError when none or two collide."""
     if arg.startswith("@"):
         specs = _list_file(arg)
@@ -84,7 +84,7 @@ def select(arg: str) -> list[Host]:
         seen.setdefault(name, spec)
     if problems:
         raise HostcError(problems)
-    return sorted((Host(n, s) for n, s in seen.items()), key=lambda h: h.name)
+    return sorted((FleetHost(n, s) for n, s in seen.items()), key=lambda h: h.name)
 
 
 @attrs.frozen
@@ -119,7 +119,7 @@ class Result:
         return not self.errors
 
 
-def run_one(host: Host, job: Job) -> Result:
+def run_one(host: FleetHost, job: Job) -> Result:
     """Compile one host; every input problem becomes the Result's errors, never a raise."""
     try:
         return _run(host, job)
@@ -130,7 +130,7 @@ def run_one(host: Host, job: Job) -> Result:
         return Result(host.name, str(host.spec), errors=(err,))
 
 
-def _run(host: Host, job: Job) -> Result:
+def _run(host: FleetHost, job: Job) -> Result:
     from hostc import api
 
     plan, warnings = api.compile_file(host.spec, job.topology)
@@ -163,13 +163,13 @@ def _run(host: Host, job: Job) -> Result:
     return attrs.evolve(base, files=len(api.write(artifacts, dest)))
 
 
-def _chunk(hosts: list[Host], jobs: int) -> list[list[Host]]:
+def _chunk(hosts: list[FleetHost], jobs: int) -> list[list[FleetHost]]:
     """A few chunks per worker: little inter-process traffic, still a moving progress bar."""
     size = max(1, min(32, len(hosts) // (jobs * 4) or 1))
     return [hosts[i : i + size] for i in range(0, len(hosts), size)]
 
 
-def _run_chunk(hosts: list[Host], job: Job) -> list[Result]:
+def _run_chunk(hosts: list[FleetHost], job: Job) -> list[Result]:
     return [run_one(h, job) for h in hosts]
 
 
@@ -184,7 +184,7 @@ def _executor(jobs: int) -> Executor:
 
 
 def run(
-    hosts: list[Host], job: Job, jobs: int | None, progress: Callable[[int, int], None]
+    hosts: list[FleetHost], job: Job, jobs: int | None, progress: Callable[[int, int], None]
 ) -> list[Result]:
     """Every host's Result, in `hosts` order; `progress(done, total)` after each chunk."""
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -204,7 +204,9 @@ def run(
     return [results[h.name] for h in hosts]
 
 
-def _serial(hosts: list[Host], job: Job, progress: Callable[[int, int], None]) -> Iterator[Result]:
+def _serial(
+    hosts: list[FleetHost], job: Job, progress: Callable[[int, int], None]
+) -> Iterator[Result]:
     for i, h in enumerate(hosts, start=1):
         yield run_one(h, job)
         progress(i, len(hosts))

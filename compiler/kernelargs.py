@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import attrs
 
-from hostc import kernelfacts
+from hostc.knowledge import kernel as kernelfacts
 from hostc.memo import memo_of
 from hostc.plan import Plan, Reason
 from hostc.units import format_kib

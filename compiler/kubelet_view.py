@@ -7,7 +7,7 @@ from hostc.units import format_kib
 
 
 def _gib(q: object) -> str:
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import Quantity
 
     assert isinstance(q, Quantity)
     mib = q.bytes // 1024**2

@@ -11,13 +11,12 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 
 from __future__ import annotations
 
-import enum
 from typing import Literal
 
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.osfacts import ALLOWED_CPUS_SINCE
+from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
 from hostc.plan_base import UNLIMITED as UNLIMITED
 from hostc.plan_base import OsFamily as OsFamily
 from hostc.plan_base import Reason as Reason
@@ -36,20 +35,19 @@ from hostc.plan_runtime import DeviceIrq as DeviceIrq
 from hostc.plan_runtime import EnergyPreference as EnergyPreference
 from hostc.plan_runtime import Governor as Governor
 from hostc.plan_runtime import Iommu as Iommu
-from hostc.plan_runtime import IrqOwner as IrqOwner
 from hostc.plan_runtime import IrqPlan as IrqPlan
 from hostc.plan_runtime import Module as Module
 from hostc.plan_runtime import ModuleLoad as ModuleLoad
 from hostc.plan_runtime import NicChannels as NicChannels
 from hostc.plan_runtime import PstateMode as PstateMode
-from hostc.plan_runtime import Runtime as Runtime
-from hostc.plan_runtime import RuntimeOwner as RuntimeOwner
+from hostc.plan_runtime import RuntimeTuning as RuntimeTuning
 from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
 from hostc.plan_runtime import ThpDefrag as ThpDefrag
-
-#: The names an x86 machine's arch goes by (uname, Debian, hwloc).
-X86_ARCHES = ("x86_64", "i686", "i386", "amd64")
+from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role
+from hostc.vocab import BootCarrier as BootCarrier
+from hostc.vocab import IrqOwner as IrqOwner
+from hostc.vocab import RuntimeOwner as RuntimeOwner
 
 
 @attrs.frozen
@@ -57,8 +55,8 @@ class HostFacts:
     """What the targets need to know about the host to spell settings right."""
 
     name: str
-    role: str
-    arch: str
+    role: Role
+    arch: str  # as the snapshot spells it (uname -m, an open set); `machine` types it
     cpu_vendor: str | None  # intel, amd, … (None: the snapshot does not say)
     kernel: str | None  # release the host boots
     kernel_version: tuple[int, int] | None
@@ -73,7 +71,7 @@ class HostFacts:
     intel_idle: bool | None = None
     #: the kernel turns the Intel IOMMU on by itself (CONFIG_INTEL_IOMMU_DEFAULT_ON)
     intel_iommu_default_on: bool | None = None
-    #: the systemd the release ships (None: unknown release), hostc.osfacts.SYSTEMD
+    #: the systemd the release ships (None: unknown release), hostc.knowledge.distro.SYSTEMD
     systemd: int | None = None
     #: whether it boots the unified cgroup hierarchy (None: unknown), where systemd's
     #: AllowedCPUs=/AllowedMemoryNodes= work
@@ -88,8 +86,12 @@ class HostFacts:
         return old or self.unified_cgroup is False
 
     @property
+    def machine(self) -> Arch:
+        return Arch.from_uname(self.arch)
+
+    @property
     def x86(self) -> bool:
-        return self.arch in X86_ARCHES
+        return self.machine.is_x86
 
 
 @attrs.frozen
@@ -111,8 +113,8 @@ class CpuPartition:
 class Isolation:
     """One isolation mechanism applied to the isolated CPUs (`isolcpus`, `nohz_full`, …)."""
 
-    mechanism: str  # isolcpus | nohz_full | rcu_nocbs | irqaffinity
-    flags: tuple[str, ...]  # isolcpus flags (managed_irq, domain, nohz); empty otherwise
+    mechanism: Mechanism
+    flags: tuple[IsolcpusFlag, ...]  # isolcpus= flags; empty for the other mechanisms
     reason: Reason
     when: When = When.BOOT
     #: the CPUs it covers where that is not every isolated CPU (nohz_full: the CPUs of
@@ -206,14 +208,14 @@ LimitValue = int | Literal["unlimited"]
 class Limit:
     """A resource limit for sessions and services; memlock in KiB."""
 
-    item: str  # nofile | memlock
+    item: LimitItem
     value: LimitValue
     reason: Reason
     when: When = When.SERVICE
 
 
 @attrs.frozen
-class Workload:
+class Placement:
     """A service pinned to its GPUs' NUMA node(s): CPUs and memory together."""
 
     name: str
@@ -237,16 +239,6 @@ class LeftOut:
 
     setting: str
     reason: Reason
-
-
-class BootCarrier(enum.StrEnum):
-    """The one artifact that puts the kernel arguments into this host's boot entries."""
-
-    GRUB = "grub"  # /etc/default/grub.d drop-in, update-grub (Debian family)
-    GRUBBY = "grubby"  # grubby edits the BLS entries (RHEL family)
-    TUNED = "tuned"  # the TuneD profile's [bootloader] (runtime.owner = tuned)
-    IGNITION = "ignition"  # Ignition's kernelArguments (CoreOS family)
-    NONE = "none"  # no file target: the kernel-cmdline deliverable only
 
 
 @attrs.frozen
@@ -304,9 +296,9 @@ class Plan:
     extra_args: tuple[ExtraArg, ...]
     sysctls: tuple[Sysctl, ...]
     limits: tuple[Limit, ...]
-    workloads: tuple[Workload, ...]
+    workloads: tuple[Placement, ...]
     left_out: tuple[LeftOut, ...] = ()
-    runtime: Runtime = attrs.field(factory=lambda: Runtime())
+    runtime: RuntimeTuning = attrs.field(factory=lambda: RuntimeTuning())
     kubelet: KubeletPlan | None = None
     boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
     modules_load: tuple[ModuleLoad, ...] = ()

@@ -8,6 +8,8 @@ from typing import Final
 
 import attrs
 
+from hostc.vocab import OsFamily as OsFamily
+
 
 class When(enum.StrEnum):
     """When a setting takes effect on the host."""
@@ -17,14 +19,6 @@ class When(enum.StrEnum):
     RUNTIME = "runtime"  # sysfs, IRQ masks, services: a oneshot unit at boot
     SERVICE = "service"  # per systemd service (limits, placement): on (re)start
     SESSION = "session"  # pam_limits: sessions opened afterwards
-
-
-class OsFamily(enum.StrEnum):
-    DEBIAN = "debian"  # Debian, Ubuntu: update-grub reads /etc/default/grub.d
-    RHEL = "rhel"  # RHEL, Fedora, Rocky, Alma: BLS entries edited by grubby
-    COREOS = "coreos"  # Fedora CoreOS, RHCOS, Flatcar: Ignition, kargs
-    SUSE = "suse"
-    UNKNOWN = "unknown"
 
 
 @attrs.frozen

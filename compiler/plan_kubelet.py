@@ -6,9 +6,16 @@ from __future__ import annotations
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.kubelet_options import Flavor, KubeVersion, NodeRole
+from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.plan_base import Reason, When
-from hostc.quantity import Quantity
+from hostc.vocab import (
+    CpuManagerPolicy,
+    Flavor,
+    MemoryManagerPolicy,
+    NodeRole,
+    TopologyPolicy,
+    TopologyScope,
+)
 
 
 @attrs.frozen
@@ -16,7 +23,7 @@ class CpuManager:
     """The kubelet's CPU manager.  `reserved` is the partition's housekeeping set, read
     from the Plan, never re-derived: system daemons and the kubelet run there."""
 
-    policy: str  # static | none
+    policy: CpuManagerPolicy
     options: tuple[str, ...]  # static-policy options, each "true"
     alpha_gate: bool  # CPUManagerPolicyAlphaOptions must be on for an alpha option
     reserved: CpuSet  # reservedSystemCPUs
@@ -27,8 +34,8 @@ class CpuManager:
 
 @attrs.frozen
 class TopologyManager:
-    policy: str | None  # none | best-effort | restricted | single-numa-node
-    scope: str | None  # container | pod
+    policy: TopologyPolicy | None
+    scope: TopologyScope | None
     reason: Reason
     #: topologyManagerPolicyOptions, in the kubelet's spelling (name, value), sorted
     options: tuple[tuple[str, str], ...] = ()
@@ -37,7 +44,7 @@ class TopologyManager:
 
 @attrs.frozen
 class MemoryManager:
-    policy: str  # Static | None
+    policy: MemoryManagerPolicy
     reason: Reason
     when: When = When.SERVICE
 
@@ -127,4 +134,4 @@ class KubeletPlan:
 
     @property
     def memory_manager_static(self) -> bool:
-        return self.memory is not None and self.memory.policy == "Static"
+        return self.memory is not None and self.memory.policy is MemoryManagerPolicy.STATIC

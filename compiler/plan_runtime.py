@@ -4,30 +4,11 @@ NIC channels), and who owns them on the host."""
 
 from __future__ import annotations
 
-import enum
-
 import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan_base import Reason, When
-
-
-class RuntimeOwner(enum.StrEnum):
-    """Who applies the runtime settings on the host: hostc's own systemd units, or TuneD.
-
-    Exactly one: the systemd target leaves out every runtime setting when TuneD owns
-    them, and the tuned target applies only when TuneD owns them.
-    """
-
-    SYSTEMD = "systemd"
-    TUNED = "tuned"
-
-
-class IrqOwner(enum.StrEnum):
-    """Who places interrupts: irqbalance (with the isolated CPUs banned), or hostc."""
-
-    IRQBALANCE = "irqbalance"
-    HOSTC = "hostc"
+from hostc.vocab import CpuMaskName, DeviceKind, IrqbalanceVariable, IrqOwner, RuntimeOwner
 
 
 @attrs.frozen
@@ -84,7 +65,7 @@ class DeviceIrq:
     """A device whose interrupts hostc pins: to housekeeping CPUs on its own NUMA node."""
 
     device: str
-    kind: str  # nic | gpu
+    kind: DeviceKind
     pci: str
     node: int | None
     cpus: CpuSet
@@ -99,7 +80,7 @@ class IrqPlan:
     owner: IrqOwner
     banned: CpuSet  # the isolated CPUs: no interrupt is placed there
     default: CpuSet  # /proc/irq/default_smp_affinity (hostc) — the housekeeping CPUs
-    irqbalance_variable: str  # IRQBALANCE_BANNED_CPULIST (≥ 1.8.0) | IRQBALANCE_BANNED_CPUS
+    irqbalance_variable: IrqbalanceVariable
     variable_reason: Reason
     devices: tuple[DeviceIrq, ...]  # hostc owner only
     reason: Reason
@@ -108,7 +89,7 @@ class IrqPlan:
     @property
     def banned_value(self) -> str:
         """The banned CPUs as the chosen irqbalance variable spells them."""
-        if self.irqbalance_variable == "IRQBALANCE_BANNED_CPUS":
+        if self.irqbalance_variable is IrqbalanceVariable.MASK:
             return self.banned.mask()
         return str(self.banned)
 
@@ -117,7 +98,7 @@ class IrqPlan:
 class CpuMask:
     """A kernel cpumask file hostc writes (workqueue, writeback): hex mask of `cpus`."""
 
-    name: str  # workqueue | writeback
+    name: CpuMaskName
     path: str
     cpus: CpuSet
     reason: Reason
@@ -182,7 +163,7 @@ class NicChannels:
 
 
 @attrs.frozen
-class Runtime:
+class RuntimeTuning:
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD
     owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
     governor: Governor | None = None

@@ -9,11 +9,11 @@ from typing import Any
 
 from hostc import kubelet_view
 from hostc.kernelargs import cmdline, kernel_args
-from hostc.plan import Plan, Reason, Workload
+from hostc.plan import Placement, Plan, Reason
 from hostc.units import format_kib
 
 
-def numactl(w: Workload) -> str:
+def numactl(w: Placement) -> str:
     """The equivalent command for people starting a server by hand."""
     nodes = ",".join(str(n) for n in w.nodes)
     return f"numactl --physcpubind={w.cpus} --membind={nodes}"
@@ -32,7 +32,7 @@ def _why(r: Reason) -> str:
     return f"      # ({origin(r)}) {r}"
 
 
-def workload_lines(w: Workload) -> list[str]:
+def workload_lines(w: Placement) -> list[str]:
     """Unit, CPUs, memory node(s), NICs and NCCL variables of one workload."""
     out = [
         f"  unit {w.unit or '-'}  cpus {w.cpus} ({len(w.cpus)})  "
@@ -184,8 +184,7 @@ def to_data(v: Any) -> Any:
 
     if isinstance(v, CpuSet):
         return str(v)
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     if isinstance(v, Quantity | KubeVersion):
         return str(v)

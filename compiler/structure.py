@@ -44,8 +44,7 @@ import cattrs
 from cattrs.errors import IterableValidationError, IterableValidationNote
 
 from hostc.cpuset import CpuSet
-from hostc.kubelet_options import KubeVersion
-from hostc.quantity import Quantity
+from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.spec.text import shown
 from hostc.structure_errors import diagnostics as diagnostics
 from hostc.units import PageSize

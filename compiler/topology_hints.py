@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from hostc import kubelet_options as ko
+from hostc import vocab
 
 
 @attrs.frozen
@@ -96,11 +96,11 @@ def best_hint(
 
 
 def admits(
-    policy: ko.TopologyPolicy, nodes: Sequence[int], providers: Sequence[Sequence[Hint]]
+    policy: vocab.TopologyPolicy, nodes: Sequence[int], providers: Sequence[Sequence[Hint]]
 ) -> bool:
     """Whether the topology manager admits a pod whose providers offer these hints."""
-    if policy in (ko.TopologyPolicy.NONE, ko.TopologyPolicy.BEST_EFFORT):
+    if policy in (vocab.TopologyPolicy.NONE, vocab.TopologyPolicy.BEST_EFFORT):
         return True
-    single = policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
+    single = policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
     best = best_hint(nodes, providers, single_node=single)
     return best is not None and best.preferred

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 
 import attrs
 
-from hostc.artifact import Activation, Artifact, Kind, deliverable, file
+from hostc.artifact import Activation, Artifact, ArtifactKind, deliverable, file
 
 if TYPE_CHECKING:
     from hostc.plan import Plan
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 _LOADED: dict[str, ModuleType] = {}
 
 
-class Role(enum.StrEnum):
+class TargetRole(enum.StrEnum):
     FILE = "file"  # pure function of the Plan; part of `--target all`
     WRAPPER = "wrapper"  # composes every applicable file target's artifacts
 
@@ -54,7 +54,7 @@ class Emitter:
     def carry(self, files: Iterable[Artifact]) -> None:
         """Other targets' host files, unchanged but for the target that carries them."""
         self.artifacts += [
-            attrs.evolve(a, target=self.target) for a in files if a.kind is Kind.FILE
+            attrs.evolve(a, target=self.target) for a in files if a.kind is ArtifactKind.FILE
         ]
 
 
@@ -63,7 +63,7 @@ class Target:
     name: str
     module: str  # under hostc.targets
     summary: str
-    role: Role = Role.FILE
+    role: TargetRole = TargetRole.FILE
 
     def load(self) -> ModuleType:
         mod = _LOADED.get(self.module)
@@ -77,7 +77,7 @@ class Target:
 
     def emit(self, plan: Plan, files: Sequence[Artifact] = ()) -> list[Artifact]:
         mod, out = self.load(), Emitter(self.name)
-        if self.role is Role.WRAPPER:
+        if self.role is TargetRole.WRAPPER:
             cast("Callable[[Plan, Sequence[Artifact], Emitter], None]", mod.emit)(plan, files, out)
         else:
             cast("Callable[[Plan, Emitter], None]", mod.emit)(plan, out)
@@ -131,32 +131,32 @@ TARGETS: dict[str, Target] = {
             "cloud-init",
             "cloud_init",
             "user-data: #cloud-config writing every host file, its apply steps, one reboot",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "ignition",
             "ignition",
             "config.ign: Ignition 3.3.0 files, units and kernelArguments (CoreOS)",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "rootfs",
             "rootfs",
             "every host file at its path, as a tree for image builders, plus apply.sh",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "rootfs-tar",
             "rootfs_tar",
             "rootfs.tar: the same tree as one byte-reproducible tarball",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
         Target(
             "ansible",
             "ansible",
             "playbook.yml + vars-<host>.yml: push the host files with their modes, apply "
             "on change, reboot only for new kernel arguments, record a manifest",
-            Role.WRAPPER,
+            TargetRole.WRAPPER,
         ),
     )
 }
@@ -193,9 +193,9 @@ def host_files(plan: Plan) -> list[Artifact]:
     files = [
         a
         for t in TARGETS.values()
-        if t.role is Role.FILE and t.applies(plan) is None
+        if t.role is TargetRole.FILE and t.applies(plan) is None
         for a in t.emit(plan)
-        if a.kind is Kind.FILE
+        if a.kind is ArtifactKind.FILE
     ]
     files += lifecycle.artifacts(plan, files)
     one_artifact_per_path(files, key=lambda a: a.path)
@@ -208,12 +208,12 @@ def build(plan: Plan, wanted: Sequence[str]) -> list[Artifact]:
     files: list[Artifact] | None = None
     out: list[Artifact] = []
     for name, t in TARGETS.items():
-        if name in wanted and t.role is Role.WRAPPER:
+        if name in wanted and t.role is TargetRole.WRAPPER:
             if files is None:
                 files = host_files(plan)
             out += t.emit(plan, files)
         elif name in wanted or (
-            "all" in wanted and t.role is Role.FILE and t.applies(plan) is None
+            "all" in wanted and t.role is TargetRole.FILE and t.applies(plan) is None
         ):
             out += t.emit(plan)
     one_artifact_per_path(out)

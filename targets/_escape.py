@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from hostc import charsets
+from hostc.knowledge import charsets
 
 
 class UnsafeValue(ValueError):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hostc.activation import steps
-from hostc.artifact import Action, Artifact, Kind
+from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter
 
@@ -157,7 +157,7 @@ def manifest(files: Sequence[Artifact]) -> str:
 
 
 def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
-    carried = [a for a in files if a.kind is Kind.FILE]
+    carried = [a for a in files if a.kind is ArtifactKind.FILE]
     dirs = sorted({a.path.rsplit("/", 1)[0] for a in carried} | {MANIFEST.rsplit("/", 1)[0]})
     doc = {
         "hostc_files": [

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hostc.activation import needs_reboot, packages, steps
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter
 
@@ -106,7 +106,7 @@ def _entry(art: Artifact) -> dict[str, object]:
 
 
 def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
-    carried = [a for a in files if a.kind is Kind.FILE]
+    carried = [a for a in files if a.kind is ArtifactKind.FILE]
     reboot = needs_reboot(carried)
     doc: dict[str, object] = {"merge_how": MERGE_HOW}
     run = steps(carried, plan.host.os_family, live=not reboot)

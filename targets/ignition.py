@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from hostc.artifact import Action, Artifact, Kind
+from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan
 from hostc.targets import Emitter
@@ -66,7 +66,8 @@ def carried(files: Sequence[Artifact]) -> list[Artifact]:
     return [
         a
         for a in files
-        if a.kind is Kind.FILE and not any(x.action is Action.BOOTLOADER for x in a.activation)
+        if a.kind is ArtifactKind.FILE
+        and not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
 
 

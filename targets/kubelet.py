@@ -12,15 +12,16 @@ managers' checkpoints only when the settings they were made for changed and no p
 stopped kubelet), and otherwise checks that the running kubelet took them.  Where the
 service manager's CPUAffinity= confines services to the housekeeping CPUs, a drop-in for
 the container runtime gives it every CPU back (kernel ≥ 6.2 keeps an inherited affinity
-inside a pod's cpuset: `hostc.runtimefacts`).
+inside a pod's cpuset: `hostc.knowledge.runtime`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hostc import kubelet_options as ko
+from hostc import vocab
 from hostc.artifact import Action, Activation
+from hostc.knowledge import kubelet as ko
 from hostc.plan import KubeletPlan, Plan, Reason
 from hostc.targets import Emitter
 from hostc.targets._escape import comment
@@ -37,7 +38,7 @@ RESET_UNIT_PATH = f"/etc/systemd/system/{RESET_UNIT}"
 KUBELET_DROPIN = "/etc/systemd/system/kubelet.service.d/90-hostc.conf"
 
 
-def rancher_path(flavor: ko.Flavor) -> str:
+def rancher_path(flavor: vocab.Flavor) -> str:
     return f"/etc/rancher/{flavor.value}/config.yaml.d/90-hostc.yaml"
 
 
@@ -46,7 +47,7 @@ def applies(plan: Plan) -> str | None:
 
 
 def path(k: KubeletPlan) -> str:
-    if k.flavor is not ko.Flavor.KUBEADM:
+    if k.flavor is not vocab.Flavor.KUBEADM:
         return rancher_path(k.flavor)
     return DROPIN if k.version >= ko.CONFIG_DIR_SINCE else WHOLE
 
@@ -69,19 +70,19 @@ def _eviction(k: KubeletPlan) -> dict[str, str]:
 def config(k: KubeletPlan) -> dict[str, Any]:
     """The KubeletConfiguration v1beta1 fields hostc owns, as data."""
     out: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "KubeletConfiguration"}
-    out["cpuManagerPolicy"] = k.cpu.policy
+    out["cpuManagerPolicy"] = k.cpu.policy.value
     if k.cpu.options:
         out["cpuManagerPolicyOptions"] = {o: "true" for o in k.cpu.options}
     out["reservedSystemCPUs"] = str(k.cpu.reserved)
     if k.topology is not None:
         if k.topology.policy is not None:
-            out["topologyManagerPolicy"] = k.topology.policy
+            out["topologyManagerPolicy"] = k.topology.policy.value
         if k.topology.scope is not None:
-            out["topologyManagerScope"] = k.topology.scope
+            out["topologyManagerScope"] = k.topology.scope.value
         if k.topology.options:
             out["topologyManagerPolicyOptions"] = dict(k.topology.options)
     if k.memory is not None:
-        out["memoryManagerPolicy"] = k.memory.policy
+        out["memoryManagerPolicy"] = k.memory.policy.value
     for key, r in (("kubeReserved", k.kube_reserved), ("systemReserved", k.system_reserved)):
         if values := _reserved(r):
             out[key] = values
@@ -158,7 +159,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
             "re-apply restarts nothing and checks that the kubelet runs these policies."
         ),
     ]
-    if k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
+    if k.flavor is vocab.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
         lines.append(
             comment(
                 f"kubelet {k.version} has no --config-dir (beta in {ko.CONFIG_DIR_SINCE}): "
@@ -168,7 +169,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
                 "carries the rest of it."
             )
         )
-    elif k.flavor is ko.Flavor.KUBEADM:
+    elif k.flavor is vocab.Flavor.KUBEADM:
         lines.append(
             comment(
                 f"Read with --config-dir={ko.CONFIG_DIR}, which {KUBELET_DROPIN} adds "
@@ -190,7 +191,7 @@ def render(plan: Plan, k: KubeletPlan) -> str:
     import yaml  # type: ignore[import-untyped, unused-ignore]
 
     data: dict[str, Any]
-    data = config(k) if k.flavor is ko.Flavor.KUBEADM else {"kubelet-arg+": flags(k)}
+    data = config(k) if k.flavor is vocab.Flavor.KUBEADM else {"kubelet-arg+": flags(k)}
     body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000)
     return "\n".join(header(plan, k)) + "\n" + body
 
@@ -202,7 +203,7 @@ def state_files(k: KubeletPlan) -> list[str]:
 
 def checkpoints(k: KubeletPlan) -> list[tuple[str, str]]:
     """Each checkpoint with the policyName the kubelet writes into it under this config."""
-    rows = [(ko.CPU_STATE, k.cpu.policy)]
+    rows: list[tuple[str, str]] = [(ko.CPU_STATE, k.cpu.policy)]
     if k.memory is not None:
         rows.append((ko.MEMORY_STATE, k.memory.policy))
     return rows
@@ -220,7 +221,7 @@ def stamp(k: KubeletPlan) -> str:
 
 def config_dir_flag(k: KubeletPlan) -> str | None:
     """kubeadm ≥ 1.30 reads hostc's drop-in only with this flag on the command line."""
-    if k.flavor is ko.Flavor.KUBEADM and k.version >= ko.CONFIG_DIR_SINCE:
+    if k.flavor is vocab.Flavor.KUBEADM and k.version >= ko.CONFIG_DIR_SINCE:
         return f"--config-dir={ko.CONFIG_DIR}"
     return None
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from hostc.artifact import Action, Activation, Artifact, Kind
-from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
+from hostc.artifact import Action, Activation, Artifact, ArtifactKind
+from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import IrqOwner, Plan
 from hostc.targets import Emitter, grubby
 from hostc.targets._escape import UnsafeValue, oneline
@@ -70,7 +70,7 @@ def manifest_text(plan: Plan, files: Sequence[Artifact]) -> str:
 
 def artifacts(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     """The lifecycle files for a delivery carrying `files` (the file targets' artifacts)."""
-    carried = [a for a in files if a.kind is Kind.FILE]
+    carried = [a for a in files if a.kind is ArtifactKind.FILE]
     context = {
         "host": header(plan),
         "manifest": MANIFEST,

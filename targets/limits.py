@@ -12,12 +12,12 @@ container runtime whose containers do.  Sessions keep it (RDMA users).
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.kubelet_options import Flavor
 from hostc.plan import Limit, Plan
 from hostc.targets import Emitter
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import MANAGER_KEY, limit_value
+from hostc.vocab import Flavor
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hostc.activation import Step, needs_reboot, steps
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter
 from hostc.targets._render import header, render
@@ -42,7 +42,7 @@ def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:
 
 
 def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
-    carried = [a for a in files if a.kind is Kind.FILE]
+    carried = [a for a in files if a.kind is ArtifactKind.FILE]
     run = steps(carried, plan.host.os_family)
     return render(
         "apply.sh.j2",

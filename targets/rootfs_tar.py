@@ -12,7 +12,7 @@ import tarfile
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter
 
@@ -32,7 +32,7 @@ def _info(name: str, mode: int, size: int, *, is_dir: bool) -> tarfile.TarInfo:
 
 
 def tarball(files: Sequence[Artifact]) -> bytes:
-    data = {a.relpath: a for a in files if a.kind is Kind.FILE}
+    data = {a.relpath: a for a in files if a.kind is ArtifactKind.FILE}
     dirs = {str(p) for rel in data for p in PurePosixPath(rel).parents if str(p) != "."}
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
-from hostc import charsets
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
-from hostc.plan import CStateLimit, IrqOwner, Plan, Reason, ServiceOff, SysfsWrite, Workload
+from hostc.knowledge import charsets
+from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.targets import Emitter, verify
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
@@ -155,14 +155,14 @@ def applies(plan: Plan) -> str | None:
     return "no workload to place and no runtime setting for hostc to apply"
 
 
-def _env_reason(w: Workload, name: str) -> Reason | None:
+def _env_reason(w: Placement, name: str) -> Reason | None:
     """NCCL_SOCKET_IFNAME comes from the spec; the rest from the NICs the topology gave."""
     if name == "NCCL_SOCKET_IFNAME" and w.socket_reason is not None:
         return w.socket_reason
     return w.nics_reason
 
 
-def _workload(plan: Plan, w: Workload, tuning: bool, limits: list[Row], out: Emitter) -> None:
+def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Emitter) -> None:
     text = render(
         "workload-dropin.conf.j2",
         host=header(plan),

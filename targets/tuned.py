@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 
-from hostc import osfacts
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import cmdline
+from hostc.knowledge import distro as osfacts
 from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
 from hostc.targets import Emitter
 from hostc.targets._escape import UnsafeValue

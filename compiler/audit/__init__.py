@@ -1,6 +1,6 @@
 """`hostc audit`: did the Plan take effect on this host?
 
-Every expectation of the table (`hostc.audit.observe`) is observed on a Host (a
+Every expectation of the table (`hostc.audit.observe`) is observed on a HostReader (a
 live root, a directory or a capture) and gets one status:
 
 - applied: the host has the Plan's value;
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 
-from hostc.audit.host import Host
+from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
 from hostc.audit.observers import OBSERVERS, Seen
 from hostc.plan import Plan
@@ -50,7 +50,7 @@ class Finding:
     reason: str
 
 
-def _carried(host: Host, e: Expect) -> str | None:
+def _carried(host: HostReader, e: Expect) -> str | None:
     """The boot loader file (or drop-in) that already holds the expected token."""
     if e.pending is None:
         return None
@@ -63,7 +63,7 @@ def _carried(host: Host, e: Expect) -> str | None:
     return None
 
 
-def _finding(host: Host, e: Expect) -> Finding:
+def _finding(host: HostReader, e: Expect) -> Finding:
     seen: Seen = OBSERVERS[e.kind](host, e)
     if seen.ok is None:
         status = Status.NOT_OBSERVABLE
@@ -79,7 +79,7 @@ def _finding(host: Host, e: Expect) -> Finding:
     return Finding(e.setting, status, e.expected, seen.found, note, str(e.reason))
 
 
-def audit(plan: Plan, host: Host) -> list[Finding]:
+def audit(plan: Plan, host: HostReader) -> list[Finding]:
     """One Finding per expectation, in the table's order (deterministic)."""
     return [_finding(host, e) for e in expectations(plan)]
 

@@ -44,7 +44,7 @@ MANAGER_PROPERTIES = (
 _UNIT = re.compile(r"[A-Za-z0-9:_.@-]{1,256}")
 
 
-class Host:
+class HostReader:
     """Reads under `root`; `live` hosts also answer `systemctl show` by running it."""
 
     def __init__(self, root: Path, *, live: bool) -> None:

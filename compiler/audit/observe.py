@@ -22,7 +22,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
-from hostc.kubelet_options import CPU_STATE, MEMORY_STATE
+from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
 from hostc.units import format_kib
 

@@ -1,6 +1,6 @@
 """The generic readers the audit table names: how one kind of value is observed.
 
-Each takes the Host and one Expect and returns what was Seen: the value found
+Each takes the HostReader and one Expect and returns what was Seen: the value found
 (None: nothing to read), whether it matches (None: not observable here) and a
 note (why not observable, or which file set a sysctl).  None of them knows a
 particular setting; that is the table's job (`hostc.audit.observe`).
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import attrs
 
-from hostc.audit.host import Host
+from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect
 from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
@@ -50,7 +50,7 @@ def cmdline_tokens(text: str) -> dict[str, str]:
     return out
 
 
-def cmdline(host: Host, e: Expect) -> Seen:
+def cmdline(host: HostReader, e: Expect) -> Seen:
     text = host.text("/proc/cmdline")
     if text is None:
         return _absent("/proc/cmdline cannot be read")
@@ -58,14 +58,14 @@ def cmdline(host: Host, e: Expect) -> Seen:
     return Seen(found or "(absent)", found == e.expected)
 
 
-def value(host: Host, e: Expect) -> Seen:
+def value(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist here")
     return _compare(text.strip(), e.expected)
 
 
-def release(host: Host, e: Expect) -> Seen:
+def release(host: HostReader, e: Expect) -> Seen:
     """A kernel release against `major.minor`: 6.8.0-45-generic is a 6.8."""
     text = host.text(e.args[0])
     if text is None:
@@ -75,7 +75,7 @@ def release(host: Host, e: Expect) -> Seen:
     return Seen(found, head == e.expected)
 
 
-def cpulist(host: Host, e: Expect) -> Seen:
+def cpulist(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist here")
@@ -83,7 +83,7 @@ def cpulist(host: Host, e: Expect) -> Seen:
     return Seen(str(found) if found is not None else text.strip(), found == _cpus(e.expected))
 
 
-def mask(host: Host, e: Expect) -> Seen:
+def mask(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist here")
@@ -94,7 +94,7 @@ def mask(host: Host, e: Expect) -> Seen:
     return Seen(str(found), found == _cpus(e.expected))
 
 
-def selected(host: Host, e: Expect) -> Seen:
+def selected(host: HostReader, e: Expect) -> Seen:
     """A sysfs choice file: `always [madvise] never` → madvise."""
     text = host.text(e.args[0])
     if text is None:
@@ -104,14 +104,14 @@ def selected(host: Host, e: Expect) -> Seen:
     return _compare(chosen or text.strip(), e.expected)
 
 
-def first_word(host: Host, e: Expect) -> Seen:
+def first_word(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist here (is the service installed?)")
     return _compare((text.split() or [""])[0], e.expected)
 
 
-def sysctl(host: Host, e: Expect) -> Seen:
+def sysctl(host: HostReader, e: Expect) -> Seen:
     key = e.args[0]
     text = host.text("/proc/sys/" + key.replace(".", "/"))
     if text is None:
@@ -122,14 +122,14 @@ def sysctl(host: Host, e: Expect) -> Seen:
     return Seen(found, found == e.expected, note)
 
 
-def manager(host: Host, e: Expect) -> Seen:
+def manager(host: HostReader, e: Expect) -> Seen:
     props = host.show(None)
     if props is None or e.args[0] not in props:
         return _absent("systemd's manager cannot be asked here (no systemd running)")
     return _compare(props[e.args[0]], e.expected)
 
 
-def _status_field(host: Host, pid: str, field: str) -> str | None:
+def _status_field(host: HostReader, pid: str, field: str) -> str | None:
     text = host.text(f"/proc/{pid}/status")
     for line in (text or "").splitlines():
         name, _, value = line.partition(":")
@@ -138,7 +138,7 @@ def _status_field(host: Host, pid: str, field: str) -> str | None:
     return None
 
 
-def _cpu_field(host: Host, pid: str, e: Expect) -> Seen:
+def _cpu_field(host: HostReader, pid: str, e: Expect) -> Seen:
     value = _status_field(host, pid, e.args[1])
     if value is None:
         return _absent(f"/proc/{pid}/status has no {e.args[1]}")
@@ -146,11 +146,11 @@ def _cpu_field(host: Host, pid: str, e: Expect) -> Seen:
     return Seen(str(found) if found is not None else value, found == _cpus(e.expected))
 
 
-def pid_cpus(host: Host, e: Expect) -> Seen:
+def pid_cpus(host: HostReader, e: Expect) -> Seen:
     return _cpu_field(host, e.args[0], e)
 
 
-def _main_pid(host: Host, unit: str) -> str | Seen:
+def _main_pid(host: HostReader, unit: str) -> str | Seen:
     """The unit's running main process (what the kernel enforces, not its unit file)."""
     props = host.show(unit)
     if props is None:
@@ -163,12 +163,12 @@ def _main_pid(host: Host, unit: str) -> str | Seen:
     return pid
 
 
-def unit_cpus(host: Host, e: Expect) -> Seen:
+def unit_cpus(host: HostReader, e: Expect) -> Seen:
     pid = _main_pid(host, e.args[0])
     return pid if isinstance(pid, Seen) else _cpu_field(host, pid, e)
 
 
-def unit_numa(host: Host, e: Expect) -> Seen:
+def unit_numa(host: HostReader, e: Expect) -> Seen:
     """Every mapping's policy in numa_maps (the task's policy where a mapping has none)."""
     pid = _main_pid(host, e.args[0])
     if isinstance(pid, Seen):
@@ -180,7 +180,7 @@ def unit_numa(host: Host, e: Expect) -> Seen:
     return Seen(",".join(sorted(policies)) or "-", policies == {e.expected})
 
 
-def unit(host: Host, e: Expect) -> Seen:
+def unit(host: HostReader, e: Expect) -> Seen:
     props = host.show(e.args[0])
     if props is None:
         return _absent("systemd cannot be asked here (no systemd running)")
@@ -189,7 +189,7 @@ def unit(host: Host, e: Expect) -> Seen:
     return _compare(props.get(e.args[1], ""), e.expected)
 
 
-def per_cpu(host: Host, e: Expect) -> Seen:
+def per_cpu(host: HostReader, e: Expect) -> Seen:
     """Every cpufreq policy: the distinct values found."""
     base = "/sys/devices/system/cpu/cpufreq"
     policies = [p for p in host.listdir(base) if p.startswith("policy")]
@@ -200,13 +200,13 @@ def per_cpu(host: Host, e: Expect) -> Seen:
     return Seen(",".join(sorted(values)), values == {e.expected})
 
 
-def _irq_cpus(host: Host, irq: str) -> tuple[CpuSet | None, CpuSet | None]:
+def _irq_cpus(host: HostReader, irq: str) -> tuple[CpuSet | None, CpuSet | None]:
     eff = host.text(f"/proc/irq/{irq}/effective_affinity_list")
     allowed = host.text(f"/proc/irq/{irq}/smp_affinity_list")
     return (_cpus(eff) if eff else None, _cpus(allowed) if allowed else None)
 
 
-def irqs_off(host: Host, e: Expect) -> Seen:
+def irqs_off(host: HostReader, e: Expect) -> Seen:
     """IRQs served on isolated CPUs although their mask allows a housekeeping one.
 
     A managed IRQ whose mask holds only isolated CPUs stays there (the kernel's
@@ -226,7 +226,7 @@ def irqs_off(host: Host, e: Expect) -> Seen:
     return Seen(found, not bad)
 
 
-def device_irqs(host: Host, e: Expect) -> Seen:
+def device_irqs(host: HostReader, e: Expect) -> Seen:
     base = f"/sys/bus/pci/devices/{e.args[0]}"
     irqs = host.listdir(f"{base}/msi_irqs")
     if not irqs:
@@ -236,7 +236,7 @@ def device_irqs(host: Host, e: Expect) -> Seen:
     return Seen("IRQ " + ",".join(off) + " elsewhere" if off else e.expected, not off)
 
 
-def module_absent(host: Host, e: Expect) -> Seen:
+def module_absent(host: HostReader, e: Expect) -> Seen:
     text = host.text("/proc/modules")
     if text is None:
         return _absent("/proc/modules cannot be read")
@@ -244,14 +244,14 @@ def module_absent(host: Host, e: Expect) -> Seen:
     return Seen("loaded" if e.args[0] in loaded else "not loaded", e.args[0] not in loaded)
 
 
-def module_param(host: Host, e: Expect) -> Seen:
+def module_param(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent("the module is not loaded (or has no such parameter)")
     return _compare(text.strip(), e.expected)
 
 
-def checkpoint(host: Host, e: Expect) -> Seen:
+def checkpoint(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
         return _absent(f"{e.args[0]} does not exist (kubelet not installed or never started)")
@@ -263,7 +263,7 @@ def checkpoint(host: Host, e: Expect) -> Seen:
     return Seen(str(name), str(name).lower() == e.expected.lower())
 
 
-OBSERVERS: dict[str, Callable[[Host, Expect], Seen]] = {
+OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "cmdline": cmdline,
     "value": value,
     "release": release,

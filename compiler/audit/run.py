@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hostc.audit import Finding, audit
-from hostc.audit.host import Host
+from hostc.audit.host import HostReader
 from hostc.diagnostics import HostcError, file_error
 from hostc.plan import Plan
 
@@ -17,15 +17,15 @@ def audit_root(plan: Plan, root: Path = Path("/")) -> list[Finding]:
         from hostc.topology.importers.archive import extracted
 
         with extracted(root) as tree:
-            return audit(plan, Host(tree, live=False))
+            return audit(plan, HostReader(tree, live=False))
     if not root.is_dir():
         raise HostcError([file_error(str(root), "no such directory or capture archive")])
-    return audit(plan, Host(root, live=root.resolve() == Path("/")))
+    return audit(plan, HostReader(root, live=root.resolve() == Path("/")))
 
 
 def audit_state(plan: Plan, root: Path = Path("/")) -> tuple[dict[str, bytes], set[str]]:
     """The files (and listed directories) auditing `plan` on `root` reads: what a capture
     must hold for an audit of it elsewhere to see the same host."""
-    host = Host(root, live=root.resolve() == Path("/"))
+    host = HostReader(root, live=root.resolve() == Path("/"))
     audit(plan, host)
     return host.files, host.dirs

@@ -11,7 +11,7 @@ to any 99-*.conf that sets the same key: audit names the file that won.
 
 from __future__ import annotations
 
-from hostc.audit.host import Host
+from hostc.audit.host import HostReader
 
 #: systemd-sysctl's directories, most important first (sysctl.d(5), systemd ≥ 246
 #: adds /usr/local/lib/sysctl.d; /lib/sysctl.d on split-usr systems).
@@ -31,7 +31,7 @@ def normal_key(key: str) -> str:
     return key.replace("/", ".") if "/" in key.partition(".")[0] or "." not in key else key
 
 
-def files_in_order(host: Host) -> list[str]:
+def files_in_order(host: HostReader) -> list[str]:
     """The files systemd-sysctl reads, in the order it applies them."""
     chosen: dict[str, str] = {}
     for d in SYSCTL_DIRS:
@@ -52,7 +52,7 @@ def assignments(text: str) -> dict[str, str]:
     return out
 
 
-def winner(host: Host, key: str) -> tuple[str, str] | None:
+def winner(host: HostReader, key: str) -> tuple[str, str] | None:
     """(file, value) of the last assignment of `key`; None when no file sets it."""
     found = None
     for path in files_in_order(host):

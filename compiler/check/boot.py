@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc import kernelfacts
 from hostc.diagnostics import Diagnostic, warning
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import Plan
 from hostc.spec.model import HostSpec, IsolateMode, Mechanism
 from hostc.topology.model import Topology

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc import osfacts
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import distro as osfacts
+from hostc.knowledge.distro import split_os
 from hostc.lower.assemble import os_release
-from hostc.osfacts import split_os
 from hostc.spec.model import HostSpec
 from hostc.topology.model import OsRelease, Topology
 

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
 from hostc.kernelargs import cmdline
+from hostc.knowledge.arch import Arch
+from hostc.knowledge.kernel import NR_OPEN_MAX
 from hostc.lower import kernel as lkernel
 from hostc.plan import Plan, RuntimeOwner
 from hostc.spec import presets, text
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 
-NR_OPEN_MAX = 1073741816
 #: `lower.kernel.OWNED` as the kernel compares names (dashes are underscores).
 OWNED_NAMES = frozenset(text.kernel_param_name(k) for k in lkernel.OWNED)
 
@@ -116,7 +117,7 @@ def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
             hint=(
                 "the snapshot does not say its arch, so the generic 512-byte limit applies; "
                 "re-import with --arch x86_64 (or the right one)"
-                if plan.host.arch not in lkernel.COMMAND_LINE_SIZE
+                if not Arch.from_uname(plan.host.arch).command_line_size_known
                 else "shorten kernel.extra_args or use fewer isolation mechanisms"
             ),
         )

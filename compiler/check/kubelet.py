@@ -11,18 +11,19 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from hostc import kubelet_options as ko
+from hostc import vocab
 from hostc.check.kubelet_topology import topology_admits_gpus as topology_admits_gpus
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import kubelet as ko
+from hostc.knowledge.kubelet import Quantity, QuantityError
 from hostc.plan import KubeletPlan, Plan
-from hostc.quantity import Quantity, QuantityError
 from hostc.spec.model import HostSpec, Kubelet
 from hostc.topology.model import Topology
 
 _PERCENT = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3})?%$")
 
 
-def _policy(k: Kubelet, topo: Topology) -> ko.TopologyPolicy | None:
+def _policy(k: Kubelet, topo: Topology) -> vocab.TopologyPolicy | None:
     """The topology-manager policy hostc writes for this spec (lowering's own rule)."""
     most = max(Counter(g.node for g in topo.gpus if g.node is not None).values(), default=0)
     return ko.topology_policy(k.topology_manager_policy, k.max_gpus_per_pod, most)
@@ -38,7 +39,7 @@ def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             f"kubelet {k.version} is not supported: hostc writes for kubelet "
             f"{ko.OLDEST} and later (the memory manager is on by default from {ko.OLDEST})",
         )
-    elif k.flavor is ko.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
+    elif k.flavor is vocab.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
         yield warning(
             "kubelet.version",
             f"kubelet {k.version} has no configuration drop-in directory (beta in "
@@ -51,14 +52,14 @@ def role_named(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None:
         return
-    if k.flavor is not ko.Flavor.KUBEADM and k.role is None:
+    if k.flavor is not vocab.Flavor.KUBEADM and k.role is None:
         yield error(
             "kubelet.role",
             f"{k.flavor} runs the kubelet inside {k.flavor}-server or {k.flavor}-agent: say "
             "which, so the right service is restarted",
             hint='role = "agent" for a GPU worker',
         )
-    elif k.flavor is ko.Flavor.KUBEADM and k.role is not None:
+    elif k.flavor is vocab.Flavor.KUBEADM and k.role is not None:
         yield warning(
             "kubelet.role", "role applies to rke2 and k3s; kubeadm's kubelet is kubelet.service"
         )
@@ -90,7 +91,7 @@ def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     if k is None or not k.cpu_manager_policy_options:
         return
     base = "kubelet.cpu_manager_policy_options"
-    if k.cpu_manager_policy is ko.CpuManagerPolicy.NONE:
+    if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
         yield error(
             base, "CPU-manager options belong to the static policy; the policy here is none"
         )
@@ -113,11 +114,11 @@ def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         if a in opts and b in opts:
             yield error(base, f"the kubelet refuses {a} and {b} together")
     if "align-by-socket" in opts and (
-        k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
+        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
     ):
         yield error(base, "align-by-socket contradicts topology_manager_policy single-numa-node")
     if "distribute-cpus-across-numa" in opts and (
-        k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE
+        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
     ):
         yield warning(
             f"{base}[{opts.index('distribute-cpus-across-numa')}]",
@@ -216,7 +217,7 @@ def reserved_memory_adds_up(spec: HostSpec, topo: Topology) -> Iterator[Diagnost
             "Node Allocatable feature",
             hint="leave reserved_memory out and hostc splits the sum over the NUMA nodes",
         )
-    if k.memory_manager_policy is not ko.MemoryManagerPolicy.STATIC:
+    if k.memory_manager_policy is not vocab.MemoryManagerPolicy.STATIC:
         yield warning(
             "kubelet.reserved_memory",
             "only the Static memory manager reads reservedMemory; it is left out",
@@ -225,7 +226,7 @@ def reserved_memory_adds_up(spec: HostSpec, topo: Topology) -> Iterator[Diagnost
 
 def memory_manager_has_reservations(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     k = spec.kubelet
-    if k is None or k.memory_manager_policy is not ko.MemoryManagerPolicy.STATIC:
+    if k is None or k.memory_manager_policy is not vocab.MemoryManagerPolicy.STATIC:
         return
     total = _total(k)
     if total is not None and total.bytes == 0:
@@ -272,7 +273,7 @@ def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnos
             )
         elif (problem := _option_problem(name, value)) is not None:
             yield error(at, problem)
-    if _policy(k, topo) in (None, ko.TopologyPolicy.NONE):
+    if _policy(k, topo) in (None, vocab.TopologyPolicy.NONE):
         yield warning(
             base,
             "topology-manager options change nothing under the policy none (the kubelet's default)",
@@ -283,7 +284,7 @@ def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diag
     """More than 8 NUMA nodes (GH200 and its GPU-memory nodes, 4-socket SNC hosts): the
     kubelet's topology manager refuses to start unless the limit is raised."""
     k = spec.kubelet
-    if k is None or (policy := _policy(k, topo)) in (None, ko.TopologyPolicy.NONE):
+    if k is None or (policy := _policy(k, topo)) in (None, vocab.TopologyPolicy.NONE):
         return
     nodes = len(topo.nodes)
     raised = k.topology_manager_policy_options.get("max-allowable-numa-nodes", "")

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from hostc import kubelet_options as ko
 from hostc import topology_hints as th
+from hostc import vocab
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.lower import cpu as lcpu
 from hostc.spec.model import HostSpec, Kubelet
 from hostc.topology.model import Topology
 
 
-def _big_pod_admitted(k: Kubelet, topo: Topology, policy: ko.TopologyPolicy) -> bool:
+def _big_pod_admitted(k: Kubelet, topo: Topology, policy: vocab.TopologyPolicy) -> bool:
     """The kubelet's own merge for a pod with `max_gpus_per_pod` GPUs whose CPU and memory
     requests fit one NUMA node (one CPU, one MiB): is it admitted under `policy`?"""
     gpus = Counter(g.node for g in topo.gpus if g.node is not None)
@@ -28,7 +28,7 @@ def _big_pod_admitted(k: Kubelet, topo: Topology, policy: ko.TopologyPolicy) -> 
         th.provider_hints(k.max_gpus_per_pod or 0, {n: gpus.get(n, 0) for n in nodes}),
         th.provider_hints(1, cpus),
     ]
-    if k.memory_manager_policy is ko.MemoryManagerPolicy.STATIC:
+    if k.memory_manager_policy is vocab.MemoryManagerPolicy.STATIC:
         providers.append(th.provider_hints(1, memory))
     return th.admits(policy, nodes, providers)
 
@@ -37,7 +37,7 @@ def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
     k = spec.kubelet
     if k is None:
         return
-    if k.topology_manager_policy is ko.TopologyPolicy.SINGLE_NUMA_NODE:
+    if k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE:
         for i, w in enumerate(spec.workload):
             nodes = lcpu.gpu_nodes(topo, w.gpus)
             if len(nodes) > 1:
@@ -50,8 +50,8 @@ def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
                 )
     policy = k.topology_manager_policy
     if k.max_gpus_per_pod is None or policy not in (
-        ko.TopologyPolicy.RESTRICTED,
-        ko.TopologyPolicy.SINGLE_NUMA_NODE,
+        vocab.TopologyPolicy.RESTRICTED,
+        vocab.TopologyPolicy.SINGLE_NUMA_NODE,
     ):
         return
     most = max(Counter(g.node for g in topo.gpus if g.node is not None).values(), default=0)
@@ -63,7 +63,7 @@ def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
     )
     tail = "TopologyAffinityError, and its controller recreates it in a loop"
     hint = "use topology_manager_policy best-effort: it aligns what it can and admits the pod"
-    if policy is ko.TopologyPolicy.SINGLE_NUMA_NODE:
+    if policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE:
         yield error(
             "kubelet.topology_manager_policy",
             f"{head}; single-numa-node admits only pods that fit one node, so it fails with "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import Arch
 from hostc.lower import memory as lmem
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
@@ -14,18 +16,6 @@ from hostc.units import size_kib
 def _sizes_ok(spec: HostSpec) -> bool:
     hp = spec.hugepages
     return hp is not None and (hp.per_node is None) != (hp.total is None)
-
-
-#: Hugepage sizes each arch's MMU offers with its usual base page (4K; POWER hash MMU).
-USUAL_SIZES = {
-    "x86_64": ("2M", "1G"),
-    "aarch64": ("64K", "2M", "32M", "1G"),
-    "arm64": ("64K", "2M", "32M", "1G"),
-    "ppc64le": ("2M", "1G", "16M", "16G"),
-    "ppc64": ("16M", "16G"),
-    "s390x": ("1M", "2G"),
-    "riscv64": ("2M", "1G"),
-}
 
 
 def _known_sizes(topo: Topology) -> set[int] | None:
@@ -43,7 +33,7 @@ def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     if hp is None:
         return
     known = _known_sizes(topo)
-    usual = USUAL_SIZES.get(topo.arch)
+    usual = Arch.from_uname(topo.arch).usual_hugepage_sizes
     for path, size in (("hugepages.size", hp.size), ("hugepages.default_size", hp.default_size)):
         if size is None:
             continue
@@ -130,7 +120,7 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     version = lmem.kernel_version(release)
     if hp.per_node is None:
         cpuless = lmem.cpuless_memory_nodes(topo)
-        if cpuless and (version is None or version < lmem.NODE_FORM_SINCE):
+        if cpuless and (version is None or version < kernelfacts.HUGEPAGES_NODE_FORM_SINCE):
             yield warning(
                 "hugepages.total",
                 f"without per-node counts (Linux ≥ 5.16, kernel {release or 'unknown'}) the "
@@ -150,7 +140,7 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             hint='set host.kernel = "6.8"',
         )
         return
-    if version >= lmem.NODE_FORM_SINCE:
+    if version >= kernelfacts.HUGEPAGES_NODE_FORM_SINCE:
         return
     counts = {n: c for n, c in lmem.requested(spec, topo).items()}
     nodes = lmem.memory_nodes(topo)

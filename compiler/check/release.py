@@ -1,6 +1,6 @@
 """Rules that need the target's kernel release: what this kernel has, ignores or rejects.
 
-Facts come from `hostc.kernelfacts` (one table, a source per row).
+Facts come from `hostc.knowledge.kernel` (one table, a source per row).
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from hostc import kernelfacts
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import kernel as kernelfacts
 from hostc.lower import kernel as lkernel
 from hostc.lower import memory as lmem
 from hostc.spec import presets

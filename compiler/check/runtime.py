@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from hostc import charsets, kernelfacts, osfacts
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import charsets
+from hostc.knowledge import distro as osfacts
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import Arch
 from hostc.lower import memory as lmem
-from hostc.plan import X86_ARCHES, IrqOwner, Plan, RuntimeOwner
+from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
 from hostc.topology.model import Topology
@@ -32,7 +35,7 @@ def unit_problem(name: str) -> str | None:
 
 
 #: The units hostc writes or configures itself (systemd target: hostc-tuning and the
-#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (kubelet_options
+#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (knowledge.kubelet
 #: kubelet_unit) and the container runtimes it runs beside; TuneD, which the tuned
 #: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload
 #: placed in one of them would get a drop-in at the same path as hostc's own, or move
@@ -47,7 +50,7 @@ HOSTC_UNITS = frozenset(
 
 
 def _kubelet_units(spec: HostSpec) -> set[str]:
-    from hostc.kubelet_options import kubelet_unit
+    from hostc.knowledge.kubelet import kubelet_unit
 
     k = spec.kubelet
     return set() if k is None else {kubelet_unit(k.flavor, k.role)}
@@ -146,7 +149,7 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     mode = spec.cpufreq.pstate
     if mode is None:
         return
-    x86 = topo.arch in X86_ARCHES
+    x86 = Arch.from_uname(topo.arch).is_x86
     if not x86 or topo.cpu_vendor not in ("intel", "amd"):
         yield warning(
             "cpufreq.pstate",
@@ -171,7 +174,7 @@ def epp_taken(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     """An EPP the spec asks for where no driver has one (the preset leaves it out there)."""
     if spec.cpufreq.energy_performance_preference is None:
         return
-    x86 = topo.arch in X86_ARCHES
+    x86 = Arch.from_uname(topo.arch).is_x86
     release = amd_pstate_release(spec, topo)
     since = kernelfacts.AMD_PSTATE_SINCE["active"]
     if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from hostc import kernelfacts, osfacts
+from hostc.knowledge import distro as osfacts
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.distro import feature_release, split_os, tuned_profile_dirs
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.lower.hardware import hardware
-from hostc.osfacts import feature_release, split_os, tuned_profile_dirs
 from hostc.plan import (
     UNLIMITED,
     Boot,
@@ -17,16 +18,17 @@ from hostc.plan import (
     ModuleLoad,
     NodeView,
     OsFamily,
+    Placement,
     Plan,
     Reason,
     RuntimeOwner,
     Sysctl,
     Thp,
-    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
-from hostc.topology.model import OsRelease, Topology, os_family
+from hostc.topology.model import OsRelease, Topology
+from hostc.vocab import LimitItem
 
 
 def overrides(spec: HostSpec) -> list[presets.Override]:
@@ -75,11 +77,11 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
     return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
-def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
+def context(spec: HostSpec, topo: Topology, pins: list[Placement]) -> presets.Context:
     kernel = memory.kernel_version(memory.kernel_release(spec, topo))
     amd_pstate = feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
     return presets.Context(
-        role=spec.host.role.value,
+        role=spec.host.role,
         arch=topo.arch,
         cpu_vendor=topo.cpu_vendor,
         kernel=kernel,
@@ -99,7 +101,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
     systemd, unified, raises = systemd_facts(spec, topo)
     return HostFacts(
         name=spec.host.name,
-        role=spec.host.role.value,
+        role=spec.host.role,
         arch=topo.arch,
         cpu_vendor=vendor,
         kernel=release,
@@ -149,7 +151,7 @@ def os_of(spec: HostSpec, topo: Topology) -> tuple[str | None, OsFamily]:
     if rel is None:
         return None, OsFamily.UNKNOWN
     os_id = rel.id + (f"-{rel.version_id}" if rel.version_id else "")
-    return os_id, OsFamily(os_family(rel))
+    return os_id, rel.family
 
 
 def _limit_value(value: str) -> LimitValue:
@@ -194,25 +196,6 @@ def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], host: HostFacts) -> 
     return [Sysctl("fs.nr_open", str(value), Reason(nofile.reason.source, why))]
 
 
-_CARRIER = {
-    OsFamily.DEBIAN: (BootCarrier.GRUB, "Debian's grub-mkconfig sources /etc/default/grub.d"),
-    OsFamily.UNKNOWN: (
-        BootCarrier.GRUB,
-        "the OS is not known: the GRUB drop-in, as Debian and Ubuntu read it (set host.os)",
-    ),
-    OsFamily.RHEL: (
-        BootCarrier.GRUBBY,
-        "RHEL-family hosts boot BLS entries that grubby edits; their grub2-mkconfig does "
-        "not read /etc/default/grub.d",
-    ),
-    OsFamily.COREOS: (BootCarrier.IGNITION, "CoreOS-family hosts take kernelArguments in Ignition"),
-    OsFamily.SUSE: (
-        BootCarrier.NONE,
-        "SUSE's grub2-mkconfig reads only /etc/default/grub, which hostc does not edit",
-    ),
-}
-
-
 def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     """Exactly one carrier of the kernel arguments per host, decided here once."""
     if owner is RuntimeOwner.TUNED and host.os_family is OsFamily.DEBIAN:
@@ -230,7 +213,7 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
             BootCarrier.TUNED,
             Reason("runtime.owner", "TuneD owns the tuning, its [bootloader] the arguments"),
         )
-    carrier, why = _CARRIER[host.os_family]
+    carrier, why = host.os_family.boot_carrier
     return Boot(carrier, Reason("host", f"{host.os or host.os_family}: {why}"))
 
 
@@ -249,7 +232,8 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     cstate = next(iter(by_kind[presets.Kind.CSTATE]), None)
     cstates = runtime.cstate_limit(spec, part, pins, cstate, runtime_plan.owner)
     limits = [
-        Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
+        Limit(LimitItem(r.setting), _limit_value(r.value), r.reason)
+        for r in by_kind[presets.Kind.LIMIT]
     ]
     sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)

@@ -8,22 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hostc import kernelfacts
 from hostc.cpuset import CpuSet
-from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Reason, Workload
-from hostc.spec.model import HostSpec, Mechanism
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import Arch
+from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
+from hostc.spec.model import HostSpec, IsolcpusFlag, Mechanism
 
-#: COMMAND_LINE_SIZE per arch (arch/*/include/asm/setup.h); unknown → asm-generic.
-COMMAND_LINE_SIZE = {
-    "x86_64": 2048,
-    "aarch64": 2048,
-    "arm64": 2048,
-    "ppc64le": 2048,
-    "ppc64": 2048,
-    "s390x": 4096,
-    "riscv64": 1024,
-}
-GENERIC_COMMAND_LINE_SIZE = 512
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
 BOOTLOADER_RESERVE = 256
 
@@ -72,7 +62,7 @@ _WHY = {
 
 
 def budget(arch: str) -> int:
-    return COMMAND_LINE_SIZE.get(arch, GENERIC_COMMAND_LINE_SIZE) - BOOTLOADER_RESERVE
+    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
 
 
 def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
@@ -85,7 +75,7 @@ def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
 
 
 def busy_poll_cpus(
-    spec: HostSpec, part: CpuPartition, pins: Sequence[Workload]
+    spec: HostSpec, part: CpuPartition, pins: Sequence[Placement]
 ) -> tuple[CpuSet, str]:
     """The isolated CPUs of the workloads that declare `busy_poll`, and their key paths."""
     cpus, paths = CpuSet(), []
@@ -96,7 +86,7 @@ def busy_poll_cpus(
     return cpus, ", ".join(paths)
 
 
-DEFAULT_ISOLCPUS_FLAGS = ("managed_irq",)
+DEFAULT_ISOLCPUS_FLAGS = (IsolcpusFlag.MANAGED_IRQ,)
 
 _FLAGS_WHY = {
     "managed_irq": "keep managed (driver-affine) IRQs off the isolated CPUs; load balancing "
@@ -107,10 +97,10 @@ _FLAGS_WHY = {
 }
 
 
-def isolcpus_flags(spec: HostSpec) -> tuple[str, ...]:
+def isolcpus_flags(spec: HostSpec) -> tuple[IsolcpusFlag, ...]:
     if spec.cpu.isolcpus_flags is None:
         return DEFAULT_ISOLCPUS_FLAGS
-    return tuple(str(f) for f in spec.cpu.isolcpus_flags)
+    return tuple(spec.cpu.isolcpus_flags)
 
 
 def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:
@@ -127,7 +117,7 @@ def isolation(
     spec: HostSpec,
     part: CpuPartition,
     kernel: tuple[int, int] | None,
-    pins: Sequence[Workload] = (),
+    pins: Sequence[Placement] = (),
 ) -> list[Isolation]:
     if not part.isolated:
         return []
@@ -138,16 +128,16 @@ def isolation(
             cpus, paths = busy_poll_cpus(spec, part, pins)
             if cpus:
                 why = _WHY[m] + ": these workloads declare one busy-polling thread per CPU"
-                out.append(Isolation(m.value, (), Reason(paths, why), cpus=cpus))
+                out.append(Isolation(m, (), Reason(paths, why), cpus=cpus))
         elif m is Mechanism.ISOLCPUS:
             if isolcpus_dropped(spec, kernel):
                 continue
             flags = isolcpus_flags(spec)
             why = "; ".join(_FLAGS_WHY[f] for f in flags)
             flag_src = "cpu.isolcpus_flags" if spec.cpu.isolcpus_flags is not None else src
-            out.append(Isolation(m.value, flags, Reason(flag_src, why)))
+            out.append(Isolation(m, flags, Reason(flag_src, why)))
         else:
-            out.append(Isolation(m.value, (), Reason(src, _WHY[m])))
+            out.append(Isolation(m, (), Reason(src, _WHY[m])))
     return out
 
 

@@ -8,9 +8,12 @@ the equation holds by arithmetic, not by a user adding numbers by hand.
 
 from __future__ import annotations
 
-from hostc import kubelet_options as ko
-from hostc import osfacts, runtimefacts
+from hostc import vocab
 from hostc.cpuset import CpuSet
+from hostc.knowledge import distro as osfacts
+from hostc.knowledge import kubelet as ko
+from hostc.knowledge import runtime as runtimefacts
+from hostc.knowledge.kubelet import Quantity
 from hostc.plan import (
     CpuManager,
     CpuPartition,
@@ -26,7 +29,6 @@ from hostc.plan import (
     RuntimeAffinity,
     TopologyManager,
 )
-from hostc.quantity import Quantity
 from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
 
 MIB = 1024**2
@@ -39,7 +41,7 @@ def eviction(k: Kubelet) -> Eviction:
     defaults = ko.eviction_others(k.flavor)
     kept = {s: v for s, v in defaults.items() if s not in others}
     rows = tuple(sorted({**kept, **others}.items()))
-    whose = "the kubelet's" if k.flavor is ko.Flavor.KUBEADM else f"{k.flavor}'s"
+    whose = "the kubelet's" if k.flavor is vocab.Flavor.KUBEADM else f"{k.flavor}'s"
     if k.eviction_hard:
         why = (
             "hard eviction thresholds as set; setting any replaces the whole default "
@@ -142,7 +144,7 @@ def _reserved_why(options: tuple[str, ...], policy: str) -> str:
 
 
 def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
-    policy = k.cpu_manager_policy.value if k.cpu_manager_policy else "static"
+    policy = k.cpu_manager_policy or vocab.CpuManagerPolicy.STATIC
     src = "kubelet.cpu_manager_policy" if k.cpu_manager_policy else "kubelet"
     why = (
         "Guaranteed pods with whole CPUs get exclusive CPUs outside the reserved set"
@@ -180,8 +182,8 @@ def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None
     most = max((len(n.gpus) for n in nodes), default=0)
     if policy is None and ko.topology_policy(policy, k.max_gpus_per_pod, most) is not None:
         return TopologyManager(
-            ko.TopologyPolicy.BEST_EFFORT.value,
-            k.topology_manager_scope.value if k.topology_manager_scope else None,
+            vocab.TopologyPolicy.BEST_EFFORT,
+            k.topology_manager_scope,
             Reason(
                 "kubelet.max_gpus_per_pod",
                 f"pods of up to {k.max_gpus_per_pod} GPUs span NUMA nodes: best-effort aligns "
@@ -199,14 +201,14 @@ def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None
     src = "kubelet.topology_manager_policy" if policy else "kubelet.topology_manager_scope"
     why = {
         None: "the kubelet's default policy (none), scope as set",
-        ko.TopologyPolicy.NONE: "no NUMA alignment",
-        ko.TopologyPolicy.BEST_EFFORT: "prefer NUMA-aligned CPUs, memory and GPUs; admit anyway",
-        ko.TopologyPolicy.RESTRICTED: "admit a pod only on its preferred (fewest) NUMA nodes",
-        ko.TopologyPolicy.SINGLE_NUMA_NODE: "admit a pod only if it fits on one NUMA node",
+        vocab.TopologyPolicy.NONE: "no NUMA alignment",
+        vocab.TopologyPolicy.BEST_EFFORT: "prefer NUMA-aligned CPUs, memory and GPUs; admit anyway",
+        vocab.TopologyPolicy.RESTRICTED: "admit a pod only on its preferred (fewest) NUMA nodes",
+        vocab.TopologyPolicy.SINGLE_NUMA_NODE: "admit a pod only if it fits on one NUMA node",
     }[policy]
     return TopologyManager(
-        policy.value if policy else None,
-        k.topology_manager_scope.value if k.topology_manager_scope else None,
+        policy,
+        k.topology_manager_scope,
         Reason(src, why),
         tuple(sorted(k.topology_manager_policy_options.items())),
     )
@@ -231,7 +233,7 @@ def _affinity_why(host: HostFacts) -> str:
 
 def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> RuntimeAffinity | None:
     """Every CPU for the unit that starts containers, where services are confined
-    (`hostc.runtimefacts`); its own processes stay on the housekeeping CPUs through
+    (`hostc.knowledge.runtime`); its own processes stay on the housekeeping CPUs through
     AllowedCPUs= where the release's systemd has it."""
     if not part.isolated:
         return None
@@ -270,11 +272,11 @@ def lower(
     memory = None
     if k.memory_manager_policy is not None:
         memory = MemoryManager(
-            k.memory_manager_policy.value,
+            k.memory_manager_policy,
             Reason(
                 "kubelet.memory_manager_policy",
                 "Guaranteed pods get memory and hugepages from their NUMA node(s)"
-                if k.memory_manager_policy is ko.MemoryManagerPolicy.STATIC
+                if k.memory_manager_policy is vocab.MemoryManagerPolicy.STATIC
                 else "no NUMA memory guarantees",
             ),
         )

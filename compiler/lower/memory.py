@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import DefaultHugepageSize, HugepagePool, Reason
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
@@ -22,8 +23,6 @@ DEFAULT_PAGE_SIZE = PageSize(1024 * 1024)
 #: kernel, page cache and services keep room: max(4 GiB, 10 % of the node).
 HEADROOM_MIN_MIB = 4096
 HEADROOM_FRACTION = 0.10
-
-NODE_FORM_SINCE = (5, 16)
 
 
 def headroom_mib(memory_mib: int) -> int:
@@ -90,7 +89,7 @@ def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
         return []
     counts = requested(spec, topo)
     version = kernel_version(kernel_release(spec, topo))
-    node_form = version is not None and version >= NODE_FORM_SINCE
+    node_form = version is not None and version >= kernelfacts.HUGEPAGES_NODE_FORM_SINCE
     if hp.per_node is not None:
         src = "hugepages.per_node"
         why = "per-node pages reserved at boot, where fragmentation cannot shrink them"

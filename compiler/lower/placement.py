@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from hostc.cpuset import CpuSet
 from hostc.lower.cpu import gpu_nodes
 from hostc.memo import memo_of
-from hostc.plan import CpuPartition, Reason, Workload
+from hostc.plan import CpuPartition, Placement, Reason
 from hostc.spec.model import HostSpec
 from hostc.spec.model import Workload as SpecWorkload
 from hostc.topology.model import Nic, Topology
@@ -161,7 +161,7 @@ def nccl_env(nics: Sequence[Nic], socket_ifname: str | None = None) -> list[tupl
     return out
 
 
-def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Workload]:
+def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Placement]:
     nodes_each = [nodes_of(topo, w) for w in spec.workload]
     shares = isolated_shares(spec, topo, part, nodes_each)
     out = []
@@ -181,7 +181,7 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Worklo
             src, whom = f"workload[{i}].nodes", "it asks to run"
         nics, how = closest_nics(topo, w.gpus, nodes)
         out.append(
-            Workload(
+            Placement(
                 w.name,
                 tuple(w.gpus),
                 tuple(nodes),

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hostc import kernelfacts
 from hostc.cpuset import CpuSet
+from hostc.knowledge import distro
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import (
     CpuMask,
     CpuPartition,
@@ -28,71 +29,41 @@ from hostc.plan import (
     Module,
     NicChannels,
     OsFamily,
+    Placement,
     PstateMode,
     Reason,
-    Runtime,
     RuntimeOwner,
+    RuntimeTuning,
     ServiceOff,
     SysfsWrite,
     ThpDefrag,
     When,
-    Workload,
 )
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, HostSpec
 from hostc.topology.model import Topology
-
-#: The irqbalance each distribution release ships.  IRQBALANCE_BANNED_CPULIST is read
-#: since irqbalance 1.8.0; 1.9 still reads the old hex IRQBALANCE_BANNED_CPUS first
-#: and logs "IRQBALANCE_BANNED_CPUS is discarded, Use IRQBALANCE_BANNED_CPULIST
-#: instead" (cputree.c setup_banned_cpus).  Sources: packages.ubuntu.com (focal
-#: 1.6.0, jammy 1.8.0, noble 1.9.3), packages.debian.org (bullseye 1.7.0, bookworm
-#: 1.9.2, also run on the reference host of targets.md), RHEL 9 AppStream/BaseOS
-#: irqbalance-1.9.x.  RHEL 8 minors shipped 1.4 to 1.9 [unverified per minor], so
-#: RHEL 8 and unknown releases get the hex variable, which every version reads.
-IRQBALANCE_VERSIONS: dict[tuple[str, str], tuple[int, int, int]] = {
-    ("ubuntu", "20.04"): (1, 6, 0),
-    ("ubuntu", "22.04"): (1, 8, 0),
-    ("ubuntu", "24.04"): (1, 9, 3),
-    ("debian", "11"): (1, 7, 0),
-    ("debian", "12"): (1, 9, 2),
-    ("rhel", "9"): (1, 9, 0),
-}
-CPULIST_SINCE = (1, 8, 0)
-_RHEL_LIKE = ("rhel", "rocky", "almalinux", "centos", "ol")
+from hostc.vocab import CpuMaskName, DeviceKind, IrqbalanceVariable
 
 CPUMASKS = (
     (
-        "workqueue",
+        CpuMaskName.WORKQUEUE,
         "/sys/devices/virtual/workqueue/cpumask",
         "unbound kernel workqueues run on housekeeping CPUs, not on isolated ones",
     ),
     (
-        "writeback",
+        CpuMaskName.WRITEBACK,
         "/sys/bus/workqueue/devices/writeback/cpumask",
         "page-cache writeback workers run on housekeeping CPUs, not on isolated ones",
     ),
 )
 
 
-def irqbalance_version(os_id: str | None) -> tuple[int, int, int] | None:
-    """The irqbalance the OS ships, by os-release `ID-VERSION_ID` (None: unknown)."""
-    if os_id is None:
-        return None
-    name, _, version = os_id.partition("-")
-    if name in _RHEL_LIKE:
-        name, version = "rhel", version.split(".")[0]
-    if name == "debian":
-        version = version.split(".")[0]
-    return IRQBALANCE_VERSIONS.get((name, version))
-
-
-def irqbalance_variable(os_id: str | None, src: str) -> tuple[str, Reason]:
+def irqbalance_variable(os_id: str | None, src: str) -> tuple[IrqbalanceVariable, Reason]:
     """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
-    ver = irqbalance_version(os_id)
-    if ver is not None and ver >= CPULIST_SINCE:
+    ver = distro.irqbalance_version(os_id)
+    if ver is not None and ver >= distro.IRQBALANCE_CPULIST_SINCE:
         shown = ".".join(map(str, ver))
-        return "IRQBALANCE_BANNED_CPULIST", Reason(
+        return IrqbalanceVariable.CPULIST, Reason(
             src, f"{os_id} ships irqbalance {shown}, which reads the cpulist variable"
         )
     if ver is not None:
@@ -103,7 +74,7 @@ def irqbalance_variable(os_id: str | None, src: str) -> tuple[str, Reason]:
             f"irqbalance version of {os_id or 'an unknown OS'} not in hostc's table: the hex "
             "mask is read by every version (1.9 logs it as deprecated)"
         )
-    return "IRQBALANCE_BANNED_CPUS", Reason(src if os_id else "preset:base", why)
+    return IrqbalanceVariable.MASK, Reason(src if os_id else "preset:base", why)
 
 
 def _first_of_kind(merged: Sequence[presets.Resolved]) -> dict[presets.Kind, presets.Resolved]:
@@ -126,8 +97,8 @@ def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
 
 def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
     out = []
-    devices = [("nic", n.name, n.pci, n.node) for n in topo.nics] + [
-        ("gpu", g.name, g.pci, g.node) for g in topo.gpus
+    devices = [(DeviceKind.NIC, n.name, n.pci, n.node) for n in topo.nics] + [
+        (DeviceKind.GPU, g.name, g.pci, g.node) for g in topo.gpus
     ]
     local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
     for kind, name, pci, node in devices:
@@ -186,7 +157,7 @@ def irq_plan(
 def cstate_limit(
     spec: HostSpec,
     part: CpuPartition,
-    pins: Sequence[Workload],
+    pins: Sequence[Placement],
     r: presets.Resolved | None,
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
 ) -> CStateLimit | None:
@@ -382,7 +353,7 @@ def runtime(
     part: CpuPartition,
     host: HostFacts,
     merged: Sequence[presets.Resolved],
-) -> Runtime:
+) -> RuntimeTuning:
     one = _first_of_kind(merged).get
     gov = one(presets.Kind.GOVERNOR)
     epp = one(presets.Kind.EPP)
@@ -395,9 +366,9 @@ def runtime(
         if part.isolated
         else ()
     )
-    base = Runtime()
+    base = RuntimeTuning()
     rt_owner = RuntimeOwner(owner.value) if owner else base.owner
-    return Runtime(
+    return RuntimeTuning(
         owner=rt_owner,
         owner_reason=owner.reason if owner else base.owner_reason,
         governor=Governor(gov.value, gov.reason) if gov else None,

@@ -17,7 +17,7 @@ from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, error
 from hostc.plan import Plan
 from hostc.report.catalog import Setting, settings
-from hostc.report.origin import Origin, origin
+from hostc.report.origin import ShownOrigin, origin
 from hostc.spec import presets
 
 _LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]+)")
@@ -36,7 +36,7 @@ class Found:
     value: str
     when: str
     reason: str
-    origin: Origin
+    origin: ShownOrigin
     lines: tuple[Carried, ...]
     observe: tuple[str, ...]
 

@@ -16,7 +16,7 @@ from hostc.spec import presets
 
 
 @attrs.frozen
-class Origin:
+class ShownOrigin:
     kind: str  # spec | preset | topology | host
     file: str | None
     line: int | None
@@ -38,7 +38,7 @@ def origin(
     spec: tuple[str, str],
     topo: tuple[str, str],
     ctx: presets.Context,
-) -> Origin:
+) -> ShownOrigin:
     """`spec` and `topo` are (file, text) of the spec and its topology snapshot; `ctx`
     the facts the preset conditions were judged on (lower's own Context)."""
     if r.source.startswith("preset:"):
@@ -47,7 +47,7 @@ def origin(
         fact = r.source.removeprefix("topology:")
         line = _topology_line(fact, topo[1]) if r.source != "host" else None
         what = f"hardware fact `{fact}`" if r.source != "host" else "the host's facts"
-        return Origin("topology", topo[0], line, f"{what} in the topology snapshot")
+        return ShownOrigin("topology", topo[0], line, f"{what} in the topology snapshot")
     inherited = _provenance(r.source, plan)
     if inherited is not None:
         file = os.path.normpath(Path(spec[0]).parent / inherited.file)
@@ -57,9 +57,9 @@ def origin(
             if inherited.file != Path(spec[0]).name
             else (f"spec key {r.source}")
         )
-        return Origin("spec", file, inherited.line, text, via)
+        return ShownOrigin("spec", file, inherited.line, text, via)
     line = locate(r.source, spec[1])
-    return Origin("spec", spec[0], line, f"spec key {r.source}")
+    return ShownOrigin("spec", spec[0], line, f"spec key {r.source}")
 
 
 def _provenance(key: str, plan: Plan) -> Provenance | None:
@@ -109,7 +109,7 @@ def describe(c: presets.Cond) -> str:
     return ", ".join(parts) or "every host"
 
 
-def _preset(setting: str, layer: str, ctx: presets.Context, spec_file: str) -> Origin:
+def _preset(setting: str, layer: str, ctx: presets.Context, spec_file: str) -> ShownOrigin:
     held = [e for e in presets.ENTRIES if e.setting == setting and e.cond.holds(ctx)]
     chosen = next((e for e in reversed(held) if e.layer == layer), None)
     detail = []
@@ -125,6 +125,6 @@ def _preset(setting: str, layer: str, ctx: presets.Context, spec_file: str) -> O
         for e in held
         if e is not chosen and presets.LAYERS.index(e.layer) < presets.LAYERS.index(layer)
     ]
-    return Origin(
+    return ShownOrigin(
         "preset", None, None, f"preset layer `{layer}` ({spec_file} does not set it)", tuple(detail)
     )

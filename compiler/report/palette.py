@@ -3,7 +3,7 @@ matters (Okabe-Ito for workloads), always paired with a text label."""
 
 from __future__ import annotations
 
-from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, Role
+from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, CpuRole
 
 #: (fill, text colour) per CPU class without a workload
 CLASS_COLOURS = {
@@ -43,7 +43,7 @@ COLUMNS = 28  # cores per row before the grid wraps
 FOLD_CORES = 64  # a node with more cores draws runs of like cores instead of cells
 
 
-def colours(role: Role, workloads: tuple[str, ...]) -> tuple[str, str]:
+def colours(role: CpuRole, workloads: tuple[str, ...]) -> tuple[str, str]:
     """Fill and text colour of a CPU: its first workload's colour, else its class's."""
     if role.workloads and role.cls != OFFLINE:
         i = workloads.index(role.workloads[0]) % len(WORKLOAD_COLOURS)

@@ -17,7 +17,7 @@ OFFLINE = "offline"
 
 
 @attrs.frozen
-class Role:
+class CpuRole:
     cls: str  # housekeeping | isolated | offline
     workloads: tuple[str, ...] = ()  # in Plan order; two or more only when shared on purpose
 
@@ -27,19 +27,19 @@ class Role:
         return "+".join(self.workloads) if self.workloads else self.cls
 
 
-def roles(plan: Plan) -> dict[int, Role]:
+def roles(plan: Plan) -> dict[int, CpuRole]:
     """Every CPU the Plan knows (online and offline) → its role, sorted by CPU."""
     p = plan.partition
     owners: dict[int, list[str]] = {}
     for w in plan.workloads:
         for cpu in w.cpus:
             owners.setdefault(cpu, []).append(w.name)
-    out: dict[int, Role] = {}
+    out: dict[int, CpuRole] = {}
     for cpu in p.online:
         cls = HOUSEKEEPING if cpu in p.housekeeping else ISOLATED
-        out[cpu] = Role(cls, tuple(owners.get(cpu, ())))
+        out[cpu] = CpuRole(cls, tuple(owners.get(cpu, ())))
     for cpu in offline(plan):
-        out[cpu] = Role(OFFLINE)
+        out[cpu] = CpuRole(OFFLINE)
     return dict(sorted(out.items()))
 
 

@@ -17,8 +17,8 @@ from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
 from hostc.plan import NodeView, Plan
 from hostc.report import palette as P
-from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, Role, offline, roles
-from hostc.report.svgcpus import CHANGED, Context, Core, cpus_area
+from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, CpuRole, offline, roles
+from hostc.report.svgcpus import CHANGED, CellContext, Core, cpus_area
 from hostc.report.svgdoc import dumps, el, fit, root, titled, width_of
 from hostc.report.svgparts import devices, memory_bar
 
@@ -32,7 +32,7 @@ def render_svg(plan: Plan, changed: CpuSet | None = None) -> str:
     y = _header(body, plan)
     y = _legend(body, y, plan, bool(changed))
     by_role = roles(plan)
-    ctx = Context(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu, changed)
+    ctx = CellContext(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu, changed)
     for pkg, nodes in _packages(plan):
         y = _package(body, y, pkg, nodes, plan, by_role, ctx) + 12
     y = _unplaced(body, y, plan, by_role, ctx)
@@ -84,16 +84,16 @@ def _header(g: ET.Element, plan: Plan) -> int:
 def _legend(g: ET.Element, y: int, plan: Plan, changed: bool = False) -> int:
     """Swatch and name for each class and workload present, and the boot CPU's outline."""
     found = {r for r in roles(plan).values()}
-    items: list[tuple[Role, str]] = [
-        (Role(c), n)
+    items: list[tuple[CpuRole, str]] = [
+        (CpuRole(c), n)
         for c, n in (
             (HOUSEKEEPING, "housekeeping (hk)"),
             (ISOLATED, "isolated, no workload (iso)"),
             (OFFLINE, "offline (off)"),
         )
-        if Role(c) in found
+        if CpuRole(c) in found
     ]
-    items += [(Role(ISOLATED, (w.name,)), f"workload {w.name}") for w in plan.workloads]
+    items += [(CpuRole(ISOLATED, (w.name,)), f"workload {w.name}") for w in plan.workloads]
     lg = el(g, "g", data_legend="cpus")
     x = P.MARGIN
     works = tuple(w.name for w in plan.workloads)
@@ -144,8 +144,8 @@ def _package(
     pkg: int | None,
     nodes: list[NodeView],
     plan: Plan,
-    by_role: dict[int, Role],
-    ctx: Context,
+    by_role: dict[int, CpuRole],
+    ctx: CellContext,
 ) -> int:
     label = f"package {pkg}" if pkg is not None else "no CPUs (memory or device nodes)"
     pg = el(g, "g", data_package="" if pkg is None else pkg)
@@ -165,7 +165,7 @@ def _node_cores(node: NodeView, plan: Plan) -> list[Core]:
 
 
 def _node(
-    g: ET.Element, y: int, node: NodeView, plan: Plan, by_role: dict[int, Role], ctx: Context
+    g: ET.Element, y: int, node: NodeView, plan: Plan, by_role: dict[int, CpuRole], ctx: CellContext
 ) -> int:
     x = P.MARGIN + P.PAD
     w = P.WIDTH - 2 * x
@@ -200,7 +200,9 @@ def _node(
     return y
 
 
-def _unplaced(g: ET.Element, y: int, plan: Plan, by_role: dict[int, Role], ctx: Context) -> int:
+def _unplaced(
+    g: ET.Element, y: int, plan: Plan, by_role: dict[int, CpuRole], ctx: CellContext
+) -> int:
     """Offline CPUs the snapshot puts on no node (Linux does not say for some)."""
     cores = [(cpu,) for n, cpus in plan.hardware.offline if n is None for cpu in cpus]
     if not cores:

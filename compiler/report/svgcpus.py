@@ -8,14 +8,19 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.report import palette as P
-from hostc.report.roles import OFFLINE, Role
+from hostc.report.roles import OFFLINE, CpuRole
 from hostc.report.svgdoc import el, fit, titled
 
 Core = tuple[int, ...]
 
 
 def cpus_area(
-    g: ET.Element, x: int, y: int, cores: Sequence[Core], roles: dict[int, Role], ctx: Context
+    g: ET.Element,
+    x: int,
+    y: int,
+    cores: Sequence[Core],
+    roles: dict[int, CpuRole],
+    ctx: CellContext,
 ) -> int:
     """Draw the node's cores at (x, y); return the height used."""
     if len(cores) > P.FOLD_CORES:
@@ -23,7 +28,7 @@ def cpus_area(
     return _grid(g, x, y, cores, roles, ctx)
 
 
-class Context:
+class CellContext:
     """What every cell needs besides its CPU: workload order, the boot CPU, and the CPUs a
     review marks as changed (none in `hostc plan --format svg`)."""
 
@@ -45,7 +50,7 @@ def _stroke(boot: bool, changed: bool) -> dict[str, str | int]:
     return {"stroke": P.INK if boot else "none", "stroke_width": 2 if boot else 0}
 
 
-def _describe(cpu: int, role: Role, ctx: Context) -> str:
+def _describe(cpu: int, role: CpuRole, ctx: CellContext) -> str:
     parts = [f"CPU {cpu}", role.cls]
     if role.workloads:
         parts.append("workload " + ", ".join(role.workloads))
@@ -57,7 +62,12 @@ def _describe(cpu: int, role: Role, ctx: Context) -> str:
 
 
 def _grid(
-    g: ET.Element, x: int, y: int, cores: Sequence[Core], roles: dict[int, Role], ctx: Context
+    g: ET.Element,
+    x: int,
+    y: int,
+    cores: Sequence[Core],
+    roles: dict[int, CpuRole],
+    ctx: CellContext,
 ) -> int:
     smt = max((len(c) for c in cores), default=1)
     row_h = 14 + smt * P.THREAD_H + 6
@@ -74,7 +84,7 @@ def _grid(
     return rows * row_h
 
 
-def _cell(g: ET.Element, x: int, y: int, cpu: int, role: Role, ctx: Context) -> None:
+def _cell(g: ET.Element, x: int, y: int, cpu: int, role: CpuRole, ctx: CellContext) -> None:
     fill, ink = P.colours(role, ctx.workloads)
     boot = cpu == ctx.boot_cpu
     titled(
@@ -106,7 +116,7 @@ def _cell(g: ET.Element, x: int, y: int, cpu: int, role: Role, ctx: Context) -> 
     )
 
 
-def _labels(g: ET.Element, x: int, y: int, row: list[Role]) -> None:
+def _labels(g: ET.Element, x: int, y: int, row: list[CpuRole]) -> None:
     """Above each stretch of like cores, its name: the workload or the class."""
     i = 0
     while i < len(row):
@@ -141,10 +151,10 @@ def _label(key: str, width: int) -> str:
     return SHORT[key]
 
 
-Run = tuple[Role, list[int], int]  # role, CPUs, cores
+Run = tuple[CpuRole, list[int], int]  # role, CPUs, cores
 
 
-def _runs(cores: Sequence[Core], roles: dict[int, Role]) -> list[Run]:
+def _runs(cores: Sequence[Core], roles: dict[int, CpuRole]) -> list[Run]:
     """Consecutive CPUs (in core order) with one role: a new run where the role changes."""
     out: list[Run] = []
     for core in cores:
@@ -159,7 +169,7 @@ def _runs(cores: Sequence[Core], roles: dict[int, Role]) -> list[Run]:
     return out
 
 
-def _folded(g: ET.Element, x: int, y: int, runs: list[Run], ctx: Context) -> int:
+def _folded(g: ET.Element, x: int, y: int, runs: list[Run], ctx: CellContext) -> int:
     per_row, gap, h = 4, 8, 46
     inner = P.COLUMNS * P.CELL_W - 2
     w = (inner - (per_row - 1) * gap) // per_row

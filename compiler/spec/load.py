@@ -149,14 +149,13 @@ def to_data(value: Any) -> Any:
     """A HostSpec (or any part of one) as the plain data node.toml would hold: enums as
     their values, CPU lists, quantities, page sizes and versions as their text, table
     keys as strings.  `from_data(to_data(spec))` is how a spec built in Python gets the
-    loader's types and rules (a `"always"` where a Thp belongs becomes a Thp)."""
+    loader's types and rules (a `"always"` where a ThpMode belongs becomes a ThpMode)."""
     import enum
 
     import attrs
 
     from hostc.cpuset import CpuSet
-    from hostc.kubelet_options import KubeVersion
-    from hostc.quantity import Quantity
+    from hostc.knowledge.kubelet import KubeVersion, Quantity
     from hostc.units import PageSize
 
     if isinstance(value, enum.Enum):

@@ -14,37 +14,35 @@ from typing import Literal
 import attrs
 
 from hostc.cpuset import CpuSet
-
-# the vocabularies of spec values that live beside their consumers, re-exported so a
-# spec is built from this one module (`m.RuntimeOwner.TUNED`, `m.NodeRole.WORKER`)
-from hostc.kubelet_options import Flavor as Flavor
-from hostc.kubelet_options import MemoryManagerPolicy as MemoryManagerPolicy
-from hostc.kubelet_options import NodeRole as NodeRole
-from hostc.plan import IrqOwner as IrqOwner
-from hostc.plan import RuntimeOwner as RuntimeOwner
+from hostc.fielddoc import doc
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
 from hostc.spec.model_runtime import Cpufreq as Cpufreq
-from hostc.spec.model_runtime import CStatesAt as CStatesAt
-from hostc.spec.model_runtime import Epp as Epp
-from hostc.spec.model_runtime import Governor as Governor
-from hostc.spec.model_runtime import IommuMode as IommuMode
 from hostc.spec.model_runtime import Irq as Irq
 from hostc.spec.model_runtime import Modules as Modules
 from hostc.spec.model_runtime import Nccl as Nccl
-from hostc.spec.model_runtime import PstateMode as PstateMode
 from hostc.spec.model_runtime import Runtime as Runtime
 from hostc.spec.model_runtime import Services as Services
-from hostc.spec.model_runtime import ThpDefrag as ThpDefrag
 from hostc.spec.text import KernelArgText, Name
-from hostc.topology.model import doc
 from hostc.units import PageSize
 
-
-class Role(enum.StrEnum):
-    INFERENCE = "inference"
-    TRAINING = "training"
-    GENERAL = "general"
+# the vocabularies of spec values (hostc.vocab, shared with the Plan), re-exported so a
+# spec is built from this one module (`m.RuntimeOwner.TUNED`, `m.ThpMode.MADVISE`)
+from hostc.vocab import CStatesAt as CStatesAt
+from hostc.vocab import Epp as Epp
+from hostc.vocab import Flavor as Flavor
+from hostc.vocab import Governor as Governor
+from hostc.vocab import IommuMode as IommuMode
+from hostc.vocab import IrqOwner as IrqOwner
+from hostc.vocab import IsolcpusFlag as IsolcpusFlag
+from hostc.vocab import Mechanism as Mechanism
+from hostc.vocab import MemoryManagerPolicy as MemoryManagerPolicy
+from hostc.vocab import NodeRole as NodeRole
+from hostc.vocab import PstateMode as PstateMode
+from hostc.vocab import Role as Role
+from hostc.vocab import RuntimeOwner as RuntimeOwner
+from hostc.vocab import ThpDefrag as ThpDefrag
+from hostc.vocab import ThpMode as ThpMode
 
 
 class IsolateMode(enum.StrEnum):
@@ -59,25 +57,6 @@ Isolate = IsolateMode | CpuSet
 
 #: `limits.memlock`: KiB, or unlimited (`"unlimited"`, `"infinity"` and -1 read as unlimited).
 Memlock = int | Literal["unlimited"]
-
-
-class Mechanism(enum.StrEnum):
-    ISOLCPUS = "isolcpus"
-    NOHZ_FULL = "nohz_full"
-    RCU_NOCBS = "rcu_nocbs"
-    IRQAFFINITY = "irqaffinity"
-
-
-class IsolcpusFlag(enum.StrEnum):
-    DOMAIN = "domain"
-    MANAGED_IRQ = "managed_irq"
-    NOHZ = "nohz"
-
-
-class Thp(enum.StrEnum):
-    ALWAYS = "always"
-    MADVISE = "madvise"
-    NEVER = "never"
 
 
 @attrs.frozen
@@ -228,7 +207,7 @@ class Limits:
 
 @attrs.frozen
 class Kernel:
-    transparent_hugepage: Thp | None = attrs.field(
+    transparent_hugepage: ThpMode | None = attrs.field(
         default=None, metadata=doc("THP mode (preset: madvise)", "madvise")
     )
     limit_cstates: bool | None = attrs.field(

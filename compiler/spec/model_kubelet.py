@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import attrs
 
-from hostc.kubelet_options import (
+from hostc.fielddoc import doc
+from hostc.knowledge.kubelet import KubeVersion, Quantity
+from hostc.vocab import (
     CpuManagerPolicy,
     Flavor,
-    KubeVersion,
     MemoryManagerPolicy,
     NodeRole,
     TopologyPolicy,
     TopologyScope,
 )
-from hostc.quantity import Quantity
-from hostc.topology.model import doc
 
 
 @attrs.frozen

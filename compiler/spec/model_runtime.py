@@ -1,61 +1,20 @@
 """The runtime tables of node.toml (`[cpufreq]`, `[irq]`, `[modules]`, `[services]`,
-`[runtime]`, `[nccl]`) and the kernel enums they share, as attrs classes whose names
+`[runtime]`, `[nccl]`), as attrs classes whose names
 are the TOML keys (see `hostc.spec.model`)."""
 
 from __future__ import annotations
 
-import enum
-
 import attrs
 
-from hostc.plan import IrqOwner, RuntimeOwner
+from hostc.fielddoc import doc
 from hostc.spec.text import IfName
-from hostc.topology.model import doc
-
-
-class ThpDefrag(enum.StrEnum):
-    ALWAYS = "always"
-    DEFER = "defer"
-    DEFER_MADVISE = "defer+madvise"
-    MADVISE = "madvise"
-    NEVER = "never"
-
-
-class CStatesAt(enum.StrEnum):
-    RUNTIME = "runtime"
-    BOOT = "boot"
-
-
-class IommuMode(enum.StrEnum):
-    PT = "pt"
-    ON = "on"
-
-
-class Governor(enum.StrEnum):
-    PERFORMANCE = "performance"
-    POWERSAVE = "powersave"
-    SCHEDUTIL = "schedutil"
-    ONDEMAND = "ondemand"
-    CONSERVATIVE = "conservative"
-
-
-class Epp(enum.StrEnum):
-    """energy_performance_available_preferences (intel_pstate and amd-pstate-epp)."""
-
-    DEFAULT = "default"
-    PERFORMANCE = "performance"
-    BALANCE_PERFORMANCE = "balance_performance"
-    BALANCE_POWER = "balance_power"
-    POWER = "power"
-
-
-class PstateMode(enum.StrEnum):
-    """`intel_pstate=` / `amd_pstate=` modes (guided: amd_pstate only)."""
-
-    ACTIVE = "active"
-    PASSIVE = "passive"
-    GUIDED = "guided"
-    DISABLE = "disable"
+from hostc.vocab import (
+    Epp,
+    Governor,
+    IrqOwner,
+    PstateMode,
+    RuntimeOwner,
+)
 
 
 @attrs.frozen

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from hostc.plan import X86_ARCHES, LeftOut, Reason
+from hostc.knowledge.arch import X86_FAMILY
+from hostc.plan import LeftOut, Reason
 
 
 class Kind(enum.StrEnum):
@@ -77,7 +78,7 @@ class Context:
     rdma_nics: int = 0  # NICs with an RDMA device
 
 
-X86 = X86_ARCHES
+X86 = tuple(X86_FAMILY)
 
 
 @attrs.frozen

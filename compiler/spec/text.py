@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import NewType
 
-from hostc import charsets
+from hostc.knowledge import charsets
 
 #: Host and workload names: a DNS-label-like word.
 Name = NewType("Name", str)
@@ -35,20 +35,13 @@ _NAME = re.compile(NAME_PATTERN)
 IFNAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$"
 _IFNAME = re.compile(IFNAME_PATTERN)
 
-#: A kernel argument: characters both the kernel's parser and GRUB's script
-#: language take literally when unquoted (no quoting, braces, globs, comments,
-#: variables, separators or whitespace).
+#: A kernel argument (`hostc.knowledge.charsets.KERNEL_ARG` says which characters).
 KERNEL_ARG_PATTERN = charsets.KERNEL_ARG.pattern
 _ARG_KEY = re.compile(rf"^{charsets.KERNEL_ARG_KEY}$")
 _ARG_VALUE = re.compile(rf"^{charsets.KERNEL_ARG_VALUE}$")
 #: Longest single argument (the whole command line is budgeted separately).
 KERNEL_ARG_MAX = 1024
 
-#: A sysctl key in its canonical dotted form (after `normalize_sysctl_key`):
-#: lowercase words, `/` standing for a literal dot inside a component
-#: (`net.ipv4.conf.eth0/100.rp_filter`), `*` as sysctl.d's glob.
-SYSCTL_KEY_PATTERN = charsets.SYSCTL_KEY.pattern
-_SYSCTL_KEY = charsets.SYSCTL_KEY
 #: A value is one line of words; /proc/sys takes at most a page.
 SYSCTL_VALUE_MAX = 4096
 
@@ -159,7 +152,7 @@ def sysctl_key_problem(key: str) -> str | None:
             f"{shown(key)} is a glob, which systemd-sysctl expands to other keys past "
             "hostc's rules: name each key"
         )
-    if not _SYSCTL_KEY.match(normalize_sysctl_key(key)):
+    if not charsets.SYSCTL_KEY.match(normalize_sysctl_key(key)):
         return (
             f"{shown(key)} is not a sysctl name in canonical form: dot-separated words, "
             "no empty, '.' or '..' component (sysctl would read it as another key)"

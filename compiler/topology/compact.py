@@ -25,7 +25,8 @@ import attrs
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, error
-from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, OsRelease, Topology, doc
+from hostc.fielddoc import doc
+from hostc.topology.model import Gpu, Link, LogicalCpu, Nic, NumaNode, OsRelease, Topology
 
 VERSION = 2
 
@@ -320,7 +321,7 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
         return None if v is None else int(v)
 
     cpus = [
-        Cpu(
+        LogicalCpu(
             cpu,
             cpu not in offline,
             core.get(cpu),

@@ -20,7 +20,7 @@ from typing import TypeVar
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, file_error
-from hostc.topology.model import Cpu, NumaNode, Topology
+from hostc.topology.model import LogicalCpu, NumaNode, Topology
 
 T = TypeVar("T")
 
@@ -66,10 +66,10 @@ class _Merge:
             b_unknown=word is not None and word in self.new.unknown,
         )
 
-    def cpus(self) -> list[Cpu]:
+    def cpus(self) -> list[LogicalCpu]:
         a_by = {c.id: c for c in self.base.cpus}
         b_by = {c.id: c for c in self.new.cpus}
-        out: list[Cpu] = []
+        out: list[LogicalCpu] = []
         for cid in sorted(a_by.keys() | b_by.keys()):
             a, b = a_by.get(cid), b_by.get(cid)
             if a is None or b is None:
@@ -80,7 +80,7 @@ class _Merge:
             online = self.pick(f"CPU {cid} online", a.online, b.online)
 
             out.append(
-                Cpu(
+                LogicalCpu(
                     id=cid,
                     online=bool(online),
                     core=self.fact(cid, "core", a.core, b.core),

@@ -14,18 +14,13 @@ from typing import Any
 import attrs
 
 from hostc.cpuset import CpuSet
+from hostc.fielddoc import doc
+from hostc.knowledge.family import OsFamily
 from hostc.memo import memo_of
 
 
-def doc(text: str, example: object = None) -> dict[str, object]:
-    meta: dict[str, object] = {"help": text}
-    if example is not None:
-        meta["example"] = example
-    return meta
-
-
 @attrs.frozen
-class Cpu:
+class LogicalCpu:
     """One logical CPU (a PU, a hardware thread)."""
 
     id: int = attrs.field(metadata=doc("Linux CPU number", 0))
@@ -108,71 +103,15 @@ class OsRelease:
         factory=list, metadata=doc("ID_LIKE=, split at spaces", ["debian"])
     )
 
+    @property
+    def family(self) -> OsFamily:
+        """What decides the delivery and package names (`OsFamily.from_os_release`)."""
+        return OsFamily.from_os_release(self.id, self.id_like)
+
 
 def valid_os_id(value: str) -> bool:
     """os-release(5): IDs are lowercase letters, digits and `._-`."""
     return _OS_ID.fullmatch(value) is not None
-
-
-_DEBIAN = frozenset({"debian", "ubuntu"})
-_RHEL = frozenset({"rhel", "fedora", "centos", "rocky", "almalinux", "ol"})
-_COREOS = frozenset({"fedora-coreos", "rhcos", "flatcar", "coreos"})
-
-
-def os_family(os: OsRelease | None) -> str:
-    """debian, rhel, coreos, suse or unknown: what decides the delivery and package names.
-
-    Image-based systems come first (fedora-coreos is ID_LIKE=fedora, yet it has no
-    package manager to deliver with); flatcar is gentoo-like but boots with
-    Ignition, so it is coreos here.
-    """
-    if os is None:
-        return "unknown"
-    if os.id in _COREOS:
-        return "coreos"
-    ids = [os.id, *os.id_like]
-    if any(i in _DEBIAN for i in ids):
-        return "debian"
-    if any(i in _RHEL for i in ids):
-        return "rhel"
-    if any(i == "sles" or i == "suse" or i.startswith("opensuse") for i in ids):
-        return "suse"
-    return "unknown"
-
-
-# x86 CPUID vendor strings and arm64 MIDR implementer codes/names → hostc's names.
-_X86_VENDORS = {"genuineintel": "intel", "authenticamd": "amd", "hygongenuine": "hygon"}
-_ARM_IMPLEMENTERS = {
-    "0x41": "arm", "0x42": "broadcom", "0x43": "cavium", "0x46": "fujitsu", "0x48": "hisilicon",
-    "0x4e": "nvidia", "0x50": "apm", "0x51": "qualcomm", "0x61": "apple", "0x6d": "microsoft",
-    "0xc0": "ampere", "arm": "arm", "ampere": "ampere", "nvidia": "nvidia", "cavium": "cavium",
-    "hisilicon": "hisilicon", "fujitsu": "fujitsu", "qualcomm": "qualcomm", "apm": "apm",
-    "apple": "apple", "broadcom": "broadcom", "microsoft": "microsoft",
-}  # fmt: skip
-
-
-def cpu_vendor(raw: str | None) -> str | None:
-    """Normalise a vendor as hwloc, lscpu or /proc/cpuinfo spell it (GenuineIntel → intel)."""
-    if raw is None or not raw.strip():
-        return None
-    key = raw.strip().lower()
-    return _X86_VENDORS.get(key) or _ARM_IMPLEMENTERS.get(key) or key
-
-
-def vendor_of_model(model: str | None) -> str | None:
-    """The vendor a model name spells out (`Intel(R) Xeon(R) …`, `AMD EPYC …`), if it does.
-
-    Some hwloc exports carry CPUModel but no CPUVendor; the name is as good a source.
-    """
-    if model is None:
-        return None
-    if model.startswith(("Intel", "13th Gen Intel", "12th Gen Intel", "Genuine Intel")):
-        return "intel"
-    if model.startswith("AMD "):
-        return "amd"
-    if model.startswith("Hygon "):
-        return "hygon"
-    return None
 
 
 @attrs.frozen
@@ -180,7 +119,7 @@ class Topology:
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
 
     arch: str = attrs.field(metadata=doc("machine architecture (uname -m)", "x86_64"))
-    cpus: list[Cpu] = attrs.field(metadata=doc("every CPU, online or not"))
+    cpus: list[LogicalCpu] = attrs.field(metadata=doc("every CPU, online or not"))
     nodes: list[NumaNode] = attrs.field(metadata=doc("NUMA nodes, CPU-less ones included"))
     version: int = attrs.field(default=2, metadata=doc("snapshot format version", 2))
     source: str | None = attrs.field(

@@ -13,19 +13,15 @@ from collections import Counter
 
 from hostc.cpuset import MAX_CPU, CpuSet
 from hostc.diagnostics import Diagnostic, error
+from hostc.knowledge.arch import known_hugepage_size
 from hostc.topology.model import Topology, valid_os_id
 
 # uname -r: ASCII digits (int() would take Arabic-Indic ones), no spaces or controls.
 _KERNEL = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}[\x21-\x7e]{0,100}")
 # `unknown` holds plain fact names (smt, memory, …); CPU lists and notes have their own fields.
 _FACT = re.compile(r"[a-z][a-z0-9-]{0,40}")
-_SIZES = {"64K", "2M", "32M", "512M", "1G", "16G", "16M"}
 #: ACPI SLIT: 10 is local, 11-254 remote, 255 unreachable (never written by Linux for a node).
 _LOCAL, _FARTHEST = 10, 254
-
-
-def known_hugepage_size(size: str) -> bool:
-    return size in _SIZES
 
 
 def _cpus(topo: Topology, out: list[Diagnostic]) -> None:
@@ -97,7 +93,7 @@ def _nodes(topo: Topology, out: list[Diagnostic]) -> None:
         if nd_.memory_mib is not None and nd_.memory_mib < 0:
             out.append(error(f"nodes[{i}].memory_mib", f"node {nd_.id} has negative memory"))
         for size, pages in nd_.hugepages.items():
-            if size not in _SIZES:
+            if not known_hugepage_size(size):
                 out.append(
                     error(
                         f"nodes[{i}].hugepages",
@@ -200,7 +196,7 @@ def validate(topo: Topology) -> list[Diagnostic]:
     _nodes(topo, out)
     _devices(topo, out)
     for i, s in enumerate(topo.hugepage_sizes):
-        if s not in _SIZES:
+        if not known_hugepage_size(s):
             out.append(
                 error(
                     f"hugepage_sizes[{i}]",

@@ -10,7 +10,7 @@ import pytest
 from hostc import api
 from hostc.cli import TARGET_HELP
 from hostc.diagnostics import HostcError
-from hostc.targets import TARGETS, Role
+from hostc.targets import TARGETS, TargetRole
 from hostc.topology import snapshot
 
 from conftest import ROOT, run_hostc
@@ -31,7 +31,7 @@ def test_target_help_names_what_all_includes() -> None:
         assert name in TARGET_HELP, name
         where = TARGET_HELP.index(name)
         in_wrappers = where > TARGET_HELP.index("wrappers")
-        assert in_wrappers == (t.role is Role.WRAPPER), name
+        assert in_wrappers == (t.role is TargetRole.WRAPPER), name
 
 
 def test_an_unknown_os_is_a_warning_in_check_and_an_error_under_strict(work: Path) -> None:

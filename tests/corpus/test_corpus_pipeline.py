@@ -11,9 +11,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api, kernelfacts
+from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.kernelargs import cmdline
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.topology.importers import hwloc, lscpu, numactl

@@ -15,7 +15,7 @@ import pytest
 
 from hostc import api
 from hostc.activation import needs_reboot, steps
-from hostc.artifact import Action, Activation, Artifact, Kind
+from hostc.artifact import Action, Activation, Artifact, ArtifactKind
 from hostc.plan import OsFamily, Plan
 from hostc.targets import cloud_init
 
@@ -95,7 +95,7 @@ def test_without_a_reboot_the_user_data_activates_live() -> None:
     files = [
         a
         for a in host_files(plan)
-        if a.kind is Kind.FILE and not any(x.action is Action.REBOOT for x in a.activation)
+        if a.kind is ArtifactKind.FILE and not any(x.action is Action.REBOOT for x in a.activation)
     ]
     assert not needs_reboot(files)
     doc = user_data(cloud_init.user_data(plan, files))

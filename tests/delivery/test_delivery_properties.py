@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostc import api
-from hostc.artifact import Action, Activation, Artifact, Kind
+from hostc.artifact import Action, Activation, Artifact, ArtifactKind
 from hostc.kernelargs import kernel_args
 from hostc.spec import model as m
 from hostc.targets import cloud_init, ignition, rootfs_tar
@@ -55,7 +55,9 @@ def test_wrappers_carry_the_file_targets_byte_for_byte(case: tuple[Topology, m.H
     assert doc.get("kernelArguments", {}).get("shouldExist", []) == args
 
     tree = {
-        p: (a.mode, a.data) for (t, p), a in out.items() if t == "rootfs" and a.kind is Kind.FILE
+        p: (a.mode, a.data)
+        for (t, p), a in out.items()
+        if t == "rootfs" and a.kind is ArtifactKind.FILE
     }
     assert tree == want
     assert tar_files(out["rootfs-tar", "rootfs.tar"].data)[0] == want

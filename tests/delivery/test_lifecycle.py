@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from hostc import api
-from hostc.artifact import Artifact, Kind
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.plan import IrqOwner, Plan
 from hostc.targets import lifecycle
 
@@ -29,7 +29,7 @@ def plan_of(spec: Path) -> Plan:
 
 def delivered(plan: Plan) -> list[Artifact]:
     """What the rootfs delivery installs (the tree, without apply.sh)."""
-    return [a for a in api.emit(plan, ["rootfs"]) if a.kind is Kind.FILE]
+    return [a for a in api.emit(plan, ["rootfs"]) if a.kind is ArtifactKind.FILE]
 
 
 def install(root: Path, files: list[Artifact]) -> None:

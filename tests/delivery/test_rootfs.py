@@ -20,7 +20,7 @@ import pytest
 
 from hostc import api
 from hostc.activation import needs_reboot, steps
-from hostc.artifact import Kind
+from hostc.artifact import ArtifactKind
 from hostc.targets import rootfs_tar
 
 from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
@@ -39,12 +39,12 @@ def test_rootfs_tree_is_every_host_file(name: str, tmp_path: Path) -> None:
     plan = example_plan(name)
     files = host_files(plan)
     arts = api.emit(plan, ["rootfs"])
-    tree = [a for a in arts if a.kind is Kind.FILE]
+    tree = [a for a in arts if a.kind is ArtifactKind.FILE]
     assert [(a.path, a.mode, a.data, a.activation) for a in tree] == [
         (a.path, a.mode, a.data, a.activation) for a in files
     ]
     assert {a.target for a in arts} == {"rootfs"}
-    assert [a.path for a in arts if a.kind is Kind.DELIVERABLE] == ["apply.sh"]
+    assert [a.path for a in arts if a.kind is ArtifactKind.DELIVERABLE] == ["apply.sh"]
     r = _hostc(
         "build", str(ROOT / "examples" / name / "node.toml"), "-t", "rootfs", "--out", str(tmp_path)
     )
@@ -173,7 +173,7 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     doc = json.loads(r.stdout)
     plan = example_plan(name)
     arts = api.emit(plan, ["all"])
-    files = [a for a in arts if a.kind is Kind.FILE]
+    files = [a for a in arts if a.kind is ArtifactKind.FILE]
     assert doc["apply"] == [
         {"argv": list(s.argv), "why": s.why, "live": s.live, "package": s.package}
         for s in steps(files, plan.host.os_family)

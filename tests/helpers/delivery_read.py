@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from hostc import api
-from hostc.artifact import Kind
+from hostc.artifact import ArtifactKind
 from hostc.plan import Plan
 
 from conftest import IN_CI, ROOT
@@ -41,7 +41,7 @@ def host_files(plan: Plan) -> list[api.Artifact]:
     hostc-apply, hostc-revert) made from them: what the wrappers must carry."""
     from hostc.targets import lifecycle
 
-    files = [a for a in api.emit(plan, ["all"]) if a.kind is Kind.FILE]
+    files = [a for a in api.emit(plan, ["all"]) if a.kind is ArtifactKind.FILE]
     return files + lifecycle.artifacts(plan, files)
 
 

@@ -6,7 +6,7 @@ the second threads: on 2 sockets × 32 cores × SMT2, node 0 is 0-31,64-95.
 
 from __future__ import annotations
 
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, OsRelease, Topology
+from hostc.topology.model import Gpu, LogicalCpu, Nic, NumaNode, OsRelease, Topology
 
 
 def machine(
@@ -36,7 +36,7 @@ def machine(
             cid = thread * total_cores + core
             node = core // cores_per_node
             if cid in offline:
-                cpus.append(Cpu(id=cid, online=False))
+                cpus.append(LogicalCpu(id=cid, online=False))
                 continue
             # the core is named by its lowest online thread
             first = next(
@@ -48,7 +48,9 @@ def machine(
                 cid,
             )
             cpus.append(
-                Cpu(id=cid, online=True, core=first, package=node // nodes_per_package, node=node)
+                LogicalCpu(
+                    id=cid, online=True, core=first, package=node // nodes_per_package, node=node
+                )
             )
     cpus.sort(key=lambda c: c.id)
     count = nodes_with_cpus + cpuless_nodes

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from hostc import api
-from hostc.targets import Role
+from hostc.targets import TargetRole
 
 HEADER = (
     "# The wrapper targets' output, decoded for review: a body equal to a file target's\n"
@@ -36,7 +36,7 @@ HEADER = (
 
 
 def is_wrapper(target: str) -> bool:
-    return api.targets()[target].role is Role.WRAPPER
+    return api.targets()[target].role is TargetRole.WRAPPER
 
 
 def _known(arts: list[api.Artifact]) -> dict[bytes, str]:

@@ -151,7 +151,7 @@ def test_template_filters_refuse_what_checks_might_miss() -> None:
 def test_oneline_fast_path_is_the_plain_definition(text: str) -> None:
     """`oneline` skips the regex and the re-join for printable collapsed text; it must
     still be exactly: control characters to spaces, whitespace runs collapsed."""
-    from hostc import charsets
+    from hostc.knowledge import charsets
     from hostc.targets._escape import oneline
 
     assert oneline(text) == " ".join(charsets.CONTROL.sub(" ", text).split())
@@ -160,7 +160,7 @@ def test_oneline_fast_path_is_the_plain_definition(text: str) -> None:
 @given(st.text(), st.sampled_from(sorted(ESCAPING_FILTERS)))
 def test_escaping_filters_never_pass_a_control_character(text: str, name: str) -> None:
     """Each must refuse or drop control characters (finalize is the second guard)."""
-    from hostc import charsets
+    from hostc.knowledge import charsets
     from hostc.targets._escape import UnsafeValue
     from hostc.targets._render import env
 
@@ -176,7 +176,7 @@ def test_escaping_filters_never_pass_a_control_character(text: str, name: str) -
 def test_shell_quotes_exactly_as_shlex_does(text: str) -> None:
     import shlex
 
-    from hostc import charsets
+    from hostc.knowledge import charsets
     from hostc.targets._escape import UnsafeValue, shell
 
     if charsets.CONTROL.search(text):

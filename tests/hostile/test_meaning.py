@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hostc import api, charsets
+from hostc import api
 from hostc.diagnostics import Diagnostic, HostcError, Severity, printable
+from hostc.knowledge import charsets
 from hostc.spec import text
 from hostc.spec.load import loads
 from hostc.topology.model import Topology

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from hostc import api
-from hostc.artifact import Kind
+from hostc.artifact import ArtifactKind
 
 from conftest import ROOT, need_tool
 from delivery_read import as_files, host_files, tree_files
@@ -46,7 +46,7 @@ def test_packer_offline_build_runs_hostc(tmp_path: Path) -> None:
     assert "rootfs.null.offline" in r.stdout and "image.null.image" not in r.stdout
     plan, _ = api.compile_file(SPEC)
     assert tree_files(out / "rootfs", skip=("/apply.sh",)) == as_files(host_files(plan))
-    (apply,) = [a for a in api.emit(plan, ["rootfs"]) if a.kind is Kind.DELIVERABLE]
+    (apply,) = [a for a in api.emit(plan, ["rootfs"]) if a.kind is ArtifactKind.DELIVERABLE]
     assert (out / "rootfs" / "apply.sh").read_bytes() == apply.data
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, file_error
+from hostc.knowledge.vendor import cpu_vendor, vendor_of_model
 from hostc.topology.importers.common import finish
 from hostc.topology.importers.hwloc_io import read_devices
 from hostc.topology.importers.hwloc_numa import read_cpus, read_nodes
@@ -32,7 +33,7 @@ from hostc.topology.importers.hwloc_xml import (
     objects,
     type_of,
 )
-from hostc.topology.model import Topology, cpu_vendor, vendor_of_model
+from hostc.topology.model import Topology
 
 
 def _cpu_identity(tree: Tree, arch: str) -> tuple[str | None, str | None]:

@@ -12,7 +12,7 @@ from collections import Counter
 
 from hostc.cpuset import CpuSet
 from hostc.topology.importers.hwloc_xml import Element, Tree, info, int_attr, mask, objects, type_of
-from hostc.topology.model import Cpu, Gpu, Nic
+from hostc.topology.model import Gpu, LogicalCpu, Nic
 
 _PCI_TYPE = re.compile(r"([0-9a-fA-F]{4}) \[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _BUSID = re.compile(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-9a-fA-F]+)")
@@ -41,7 +41,7 @@ def _osdev(dev: Element, osdev_type: str) -> str | None:
 class _Locality:
     """Device → NUMA node, each locality computed once (many devices share a Package)."""
 
-    def __init__(self, tree: Tree, cpus: list[Cpu]) -> None:
+    def __init__(self, tree: Tree, cpus: list[LogicalCpu]) -> None:
         self.tree = tree
         self.node_of = {c.id: c.node for c in cpus if c.online and c.node is not None}
         self.cache: dict[Element, tuple[int | None, list[int]]] = {}
@@ -62,7 +62,7 @@ class _Locality:
         return None, []
 
 
-def read_devices(tree: Tree, cpus: list[Cpu]) -> tuple[list[Gpu], list[Nic], list[str]]:
+def read_devices(tree: Tree, cpus: list[LogicalCpu]) -> tuple[list[Gpu], list[Nic], list[str]]:
     gpus: list[tuple[str, Element, str]] = []
     nics: list[tuple[str, Element, str]] = []
     for el in tree.order:

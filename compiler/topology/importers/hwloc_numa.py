@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from hostc.cpuset import MAX_CPU, CpuSet
+from hostc.knowledge.arch import known_hugepage_size
 from hostc.topology.importers.hwloc_xml import (
     HINT,
     Bad,
@@ -25,8 +26,7 @@ from hostc.topology.importers.hwloc_xml import (
     opt_int,
     type_of,
 )
-from hostc.topology.model import Cpu, NumaNode
-from hostc.topology.validate import known_hugepage_size
+from hostc.topology.model import LogicalCpu, NumaNode
 from hostc.units import format_kib
 
 # Memory that hwloc attaches beside the DDR node and that Linux shows as CPU-less.
@@ -163,7 +163,7 @@ def _distances(root: Element, tree: Tree, ids: list[int]) -> dict[int, list[int]
     return {a: [best[2][pos[a] * n + pos[b]] for b in ids] for a in ids}
 
 
-def read_cpus(root: Element, tree: Tree, node_ids: dict[Element, int]) -> list[Cpu]:
+def read_cpus(root: Element, tree: Tree, node_ids: dict[Element, int]) -> list[LogicalCpu]:
     v1 = root.get("version") is None or root.get("version", "").startswith("1.")
     pkg_ids = {el: i for i, el in enumerate(tree.packages)}
     home_cache: dict[Element, Element | None] = {}
@@ -184,7 +184,7 @@ def read_cpus(root: Element, tree: Tree, node_ids: dict[Element, int]) -> list[C
             core_of[core] = min(core_of.get(core, cpu), cpu)
     if not pu_ids:
         raise Bad("the topology has no PU objects, so it names no CPUs", hint=HINT)
-    cpus: list[Cpu] = []
+    cpus: list[LogicalCpu] = []
     for pu, cpu in pu_ids.items():
         pkg, die, core = (tree.nearest(pu, t) for t in ("Package", "Die", "Core"))
         home = _home_node(tree, pu, v1, home_cache)
@@ -192,7 +192,7 @@ def read_cpus(root: Element, tree: Tree, node_ids: dict[Element, int]) -> list[C
             raise Bad(f"CPU {cpu} is in no NUMA node", f'type="PU" os_index="{cpu}"')
         package = None if pkg is None else opt_int(pkg, "os_index", "Package")
         cpus.append(
-            Cpu(
+            LogicalCpu(
                 id=cpu,
                 core=None if core is None else core_of[core],
                 package=pkg_ids[pkg] if pkg is not None and package is None else package,
@@ -205,7 +205,7 @@ def read_cpus(root: Element, tree: Tree, node_ids: dict[Element, int]) -> list[C
     absent = CpuSet()
     for attr in ("complete_cpuset", "online_cpuset"):
         absent |= mask(tree.machine, attr) or CpuSet()
-    cpus += [Cpu(id=c, online=False) for c in absent - CpuSet(pu_ids.values())]
+    cpus += [LogicalCpu(id=c, online=False) for c in absent - CpuSet(pu_ids.values())]
     return sorted(cpus, key=lambda c: c.id)
 
 

@@ -13,9 +13,10 @@ import re
 import attrs
 
 from hostc.cpuset import MAX_CPU
+from hostc.knowledge.vendor import cpu_vendor, vendor_of_model
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish, number
-from hostc.topology.model import Cpu, NumaNode, Topology, cpu_vendor, vendor_of_model
+from hostc.topology.model import LogicalCpu, NumaNode, Topology
 
 # lscpu translates ONLINE (`lscpu -e` in a Chinese locale prints 是); accept the common ones.
 _YES = frozenset({"yes", "y", "是", "ja", "oui", "sí", "si", "sim", "да"})
@@ -206,7 +207,7 @@ def _build(table: _Table, file: str) -> Topology:
     cpus = []
     for cpu, core, socket, node, online, _ in sorted(parsed):
         cpus.append(
-            Cpu(
+            LogicalCpu(
                 id=cpu,
                 online=online,
                 core=first[(socket, core)] if online and core is not None else None,

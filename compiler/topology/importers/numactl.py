@@ -13,7 +13,7 @@ import re
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish
-from hostc.topology.model import Cpu, NumaNode, Topology
+from hostc.topology.model import LogicalCpu, NumaNode, Topology
 
 # ASCII digits only (`\d` takes Arabic-Indic ones), and few enough for int().
 _N = r"[0-9]{1,9}"
@@ -27,7 +27,7 @@ _WORD = re.compile(_N)
 _FENCE = re.compile(r"^`{3,}\w*$")  # a Markdown fence left over from a paste
 
 
-class _Reader:
+class _NumactlReader:
     """Collects what each line says; a line nobody claims is an error, not noise."""
 
     def __init__(self, file: str) -> None:
@@ -127,7 +127,7 @@ class _Reader:
         self.dist_rows[node] = values
 
 
-def _distances(r: _Reader, nodes: list[int], file: str, last: int) -> dict[int, list[int]]:
+def _distances(r: _NumactlReader, nodes: list[int], file: str, last: int) -> dict[int, list[int]]:
     """Distances reordered to the sorted node list that `Topology.nodes` uses."""
     if not r.in_distances:
         return {}
@@ -154,7 +154,7 @@ def _distances(r: _Reader, nodes: list[int], file: str, last: int) -> dict[int, 
 def parse(text: str, file: str) -> Topology:
     """Parse `numactl --hardware` output into a Topology without core or package facts."""
     lines = text_lines(text, file, "numactl", "capture it with `numactl --hardware`")
-    r = _Reader(file)
+    r = _NumactlReader(file)
     last = 1
     for no, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -188,7 +188,7 @@ def parse(text: str, file: str) -> Topology:
     return finish(
         Topology(
             arch="unknown",
-            cpus=[Cpu(id=c, node=owner[c]) for c in sorted(owner)],
+            cpus=[LogicalCpu(id=c, node=owner[c]) for c in sorted(owner)],
             # numactl's "MB" is numa_node_size64() >> 20, i.e. MiB already.
             nodes=[NumaNode(id=n, memory_mib=r.size[n], distances=dist.get(n, [])) for n in nodes],
             source="numactl",

@@ -17,7 +17,7 @@ from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish
-from hostc.topology.model import Cpu, Gpu, Link, Nic, NumaNode, Topology
+from hostc.topology.model import Gpu, Link, LogicalCpu, Nic, NumaNode, Topology
 
 # Column titles with spaces; with TABs expanded they can only be found by name.
 _ATTRS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -212,7 +212,10 @@ def _standalone(smi: SmiTopo) -> Topology:
     if not known or any(n is None for n, _ in owner.values()):
         unknown.append("numa")  # CPUs with no NUMA Affinity go to the lowest node
     fallback = known[0] if known else 0
-    cpus = [Cpu(id=c, node=n if n is not None else fallback) for c, (n, _) in sorted(owner.items())]
+    cpus = [
+        LogicalCpu(id=c, node=n if n is not None else fallback)
+        for c, (n, _) in sorted(owner.items())
+    ]
     node_ids = sorted({c.node for c in cpus if c.node is not None})
     node_cpus = {n: CpuSet(c.id for c in cpus if c.node == n) for n in node_ids}
     gpus = [

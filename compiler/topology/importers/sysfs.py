@@ -22,17 +22,17 @@ import attrs
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error, with_file
 from hostc.inputs import SOURCE_LIMIT, read_bytes_bounded
+from hostc.knowledge.vendor import cpu_vendor
 from hostc.topology.importers import nvidia_smi
 from hostc.topology.importers.archive import extracted
 from hostc.topology.importers.chroot import Resolver
 from hostc.topology.model import (
-    Cpu,
     Gpu,
+    LogicalCpu,
     Nic,
     NumaNode,
     OsRelease,
     Topology,
-    cpu_vendor,
     valid_os_id,
 )
 from hostc.topology.validate import validate
@@ -198,7 +198,7 @@ def _numbered(r: Reader, rel: str, prefix: str) -> list[int]:
     return sorted(out)
 
 
-def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
+def _cpus(r: Reader) -> tuple[list[LogicalCpu], list[str]]:
     if not r.is_dir(CPU_DIR):
         hint = "probe the live host, or a directory or archive made by `hostc capture`"
         missing = file_error(r.where(CPU_DIR), "missing: not a Linux root with sysfs", hint=hint)
@@ -211,7 +211,7 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
     if not ids:
         raise HostcError([file_error(r.where(CPU_DIR), "lists no CPUs (no cpuN directories)")])
     kinds = _core_kinds(r, sorted(ids))
-    cpus: list[Cpu] = []
+    cpus: list[LogicalCpu] = []
     core_ids: dict[int, tuple[int | None, int | None, int]] = {}
     smt_unknown = False
     for cpu in sorted(ids):
@@ -227,7 +227,7 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
         else:
             online = offline_list is None or cpu not in offline_list
         if not online:
-            cpus.append(Cpu(cpu, online=False))
+            cpus.append(LogicalCpu(cpu, online=False))
             continue
         t = f"{d}/topology"
         siblings = r.cpulist(f"{t}/thread_siblings_list")
@@ -242,7 +242,9 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
         smt_unknown |= core is None and cpu not in core_ids
         cluster = _known(r.integer(f"{t}/cluster_id"))
         kind = kinds.get(cpu)
-        cpus.append(Cpu(cpu, core=core, package=package, die=die, cluster=cluster, kind=kind))
+        cpus.append(
+            LogicalCpu(cpu, core=core, package=package, die=die, cluster=cluster, kind=kind)
+        )
     # Without sibling lists (old kernels), threads that share a core id in one
     # package and die are one core; name it by its lowest thread, as sysfs would.
     lowest: dict[tuple[int | None, int | None, int], int] = {}
@@ -257,7 +259,7 @@ def _cpus(r: Reader) -> tuple[list[Cpu], list[str]]:
     return _global_dies(cpus), ["smt"] if smt_unknown else []
 
 
-def _global_dies(cpus: list[Cpu]) -> list[Cpu]:
+def _global_dies(cpus: list[LogicalCpu]) -> list[LogicalCpu]:
     """sysfs die_id counts within a package (die 0 of package 1 is not die 0 of package
     0); the snapshot's dies are machine-wide, so each (package, die) pair is numbered
     in order: two packages of one die each are dies 0 and 1."""
@@ -316,7 +318,7 @@ def _hugepages(r: Reader, rel: str) -> dict[str, int]:
     return out
 
 
-def _nodes(r: Reader, cpus: list[Cpu]) -> tuple[list[NumaNode], list[Cpu], list[str]]:
+def _nodes(r: Reader, cpus: list[LogicalCpu]) -> tuple[list[NumaNode], list[LogicalCpu], list[str]]:
     ids = _numbered(r, NODE_DIR, "node")
     if not ids:
         # A kernel without CONFIG_NUMA (or a container hiding it) is one node.

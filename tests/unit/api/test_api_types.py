@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hostc import api
 from hostc.diagnostics import HostcError
 from hostc.spec.load import from_data, load, to_data
-from hostc.spec.model import Cpu, Host, HostSpec, Hugepages, Kernel, Kubelet, Thp
+from hostc.spec.model import Cpu, Host, HostSpec, Hugepages, Kernel, Kubelet, ThpMode
 from hostc.topology.model import Topology
 
 from conftest import ROOT
@@ -48,7 +48,7 @@ def test_every_path_argument_takes_str_and_pathlike(as_: Callable[[Path], object
 def test_a_spec_built_from_python_strings_compiles() -> None:
     spec = HostSpec(host=host(), kernel=Kernel(transparent_hugepage="always"))  # type: ignore[arg-type]
     plan, _ = api.compile_plan(spec, TOPO)
-    assert plan.thp is not None and plan.thp.mode == Thp.ALWAYS
+    assert plan.thp is not None and plan.thp.mode == ThpMode.ALWAYS
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ _TEXT = st.one_of(_WORDS, st.text(max_size=6))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     role=_TEXT,
-    thp=st.one_of(st.none(), _TEXT, st.sampled_from(list(Thp))),
+    thp=st.one_of(st.none(), _TEXT, st.sampled_from(list(ThpMode))),
     isolate=st.one_of(st.none(), _TEXT),
     size=st.one_of(st.none(), _TEXT),
     mechanisms=st.one_of(st.none(), st.lists(_TEXT, max_size=2)),
@@ -177,7 +177,7 @@ _TEXT = st.one_of(_WORDS, st.text(max_size=6))
 )
 def test_a_spec_built_from_any_strings_compiles_or_is_a_hostc_error(
     role: str,
-    thp: str | Thp | None,
+    thp: str | ThpMode | None,
     isolate: str | None,
     size: str | None,
     mechanisms: list[str] | None,

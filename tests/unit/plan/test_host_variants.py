@@ -14,9 +14,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api, kernelfacts, plan_view
+from hostc import api, plan_view
 from hostc.diagnostics import HostcError, Severity
 from hostc.kernelargs import cmdline
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import OsFamily, Plan
 from hostc.spec import model as m
 from hostc.spec import presets

@@ -146,10 +146,10 @@ def test_shared_cpus_are_fine_while_the_tick_stays_on() -> None:
 def test_amd_pstate_backport_table(
     os: str | None, kernel: tuple[int, int] | None, want: tuple[int, int] | None
 ) -> None:
-    from hostc import osfacts
+    from hostc.knowledge import distro as osfacts
 
     assert osfacts.feature_release("amd_pstate", os, kernel) == want
-    assert all(row[4] for row in osfacts.KERNEL_BACKPORTS)  # each fact names its source
+    assert all(osfacts.KERNEL_BACKPORTS.sources().values())  # each fact names its source
 
 
 def test_rhel_9_3_epyc_gets_amd_pstate_active_and_epp() -> None:
@@ -368,7 +368,7 @@ def test_init_on_alloc_off_is_an_opt_in_trade_off() -> None:
     ],
 )
 def test_kernel_fact_table(fact: str, value: object) -> None:
-    from hostc import kernelfacts
+    from hostc.knowledge import kernel as kernelfacts
 
     assert getattr(kernelfacts, fact) == value
 

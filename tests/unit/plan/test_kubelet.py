@@ -24,10 +24,9 @@ from hostc.activation import steps
 from hostc.artifact import Action, Activation
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, Severity
-from hostc.kubelet_options import CPU_STATE, MEMORY_STATE, KubeVersion
+from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE, KubeVersion, Quantity, QuantityError
 from hostc.lower.kubelet import split_memory
 from hostc.plan import OsFamily, Plan
-from hostc.quantity import Quantity, QuantityError
 from hostc.spec import model as m
 from hostc.targets.kubelet import RESET
 from hostc.topology.model import Topology

@@ -450,7 +450,7 @@ def test_warnings() -> None:
     assert any("share isolated CPUs" in w for w in warnings_of(shared))
     span = spec(workload=[m.Workload("a", ["GPU0", "GPU2"])], cpu=m.Cpu())
     assert any("span NUMA nodes" in w for w in warnings_of(span))
-    thp = spec(kernel=m.Kernel(transparent_hugepage=m.Thp.ALWAYS))
+    thp = spec(kernel=m.Kernel(transparent_hugepage=m.ThpMode.ALWAYS))
     assert any("THP `always`" in w for w in warnings_of(thp))
     unpinned = spec(cpu=m.Cpu(housekeeping_per_node=2, isolate="rest"))
     assert any("run no workload" in w for w in warnings_of(unpinned))

@@ -21,9 +21,10 @@ import attrs
 import pytest
 from test_runtime import SCRIPT, TUNED, compile_, files, h100, spec, tuned_ini
 
-from hostc import api, osfacts
+from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import cmdline
+from hostc.knowledge import distro as osfacts
 from hostc.lower import runtime as lower_runtime
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m

@@ -15,7 +15,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api, kernelfacts, osfacts
+from hostc import api
+from hostc.knowledge import distro as osfacts
+from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.spec import presets

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hostc import api, runtimefacts
-from hostc import kubelet_options as ko
+from hostc import api, vocab
 from hostc import topology_hints as th
 from hostc.artifact import Action, Activation
+from hostc.knowledge import kubelet as ko
+from hostc.knowledge import runtime as runtimefacts
 from hostc.plan import Plan
 from hostc.spec import model as m
 from hostc.targets import kubelet as tk
@@ -26,7 +27,7 @@ from topogen import machine
 
 RKE2 = ROOT / "examples" / "dgx-h100-rke2" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
-TP = ko.TopologyPolicy
+TP = vocab.TopologyPolicy
 
 
 def _by_path(plan: Plan) -> dict[str, str]:
@@ -75,7 +76,7 @@ def test_provider_hints_prefer_the_narrowest_sets() -> None:
     [(TP.NONE, True), (TP.BEST_EFFORT, True), (TP.RESTRICTED, False), (TP.SINGLE_NUMA_NODE, False)],
 )
 def test_eight_gpu_pod_with_one_node_of_cpus_is_admitted_only_by_lax_policies(
-    policy: ko.TopologyPolicy, admitted: bool
+    policy: vocab.TopologyPolicy, admitted: bool
 ) -> None:
     gpus = th.provider_hints(8, {0: 4, 1: 4})
     cpus = th.provider_hints(16, {0: 104, 1: 104})
@@ -90,7 +91,7 @@ def test_gpu_pods_spanning_nodes_default_to_best_effort() -> None:
     assert plan.kubelet is not None and plan.kubelet.topology is not None
     assert plan.kubelet.topology.policy == "best-effort"
     assert not [d for d in found if d.path.startswith("kubelet")]
-    flags = yaml.safe_load(_by_path(plan)[tk.rancher_path(ko.Flavor.RKE2)])["kubelet-arg+"]
+    flags = yaml.safe_load(_by_path(plan)[tk.rancher_path(vocab.Flavor.RKE2)])["kubelet-arg+"]
     assert "topology-manager-policy=best-effort" in flags
     # without max_gpus_per_pod beyond one node, hostc leaves the kubelet's default
     assert _plan(max_gpus_per_pod=2).kubelet.topology is None  # type: ignore[union-attr]
@@ -306,7 +307,7 @@ def test_container_runtime_keeps_every_cpu_on_kubelet_nodes(path: Path, runtime:
 
 def test_rke2_eviction_restates_the_distributions_defaults() -> None:
     plan, _ = api.compile_file(RKE2)
-    flags = yaml.safe_load(_by_path(plan)[tk.rancher_path(ko.Flavor.RKE2)])["kubelet-arg+"]
+    flags = yaml.safe_load(_by_path(plan)[tk.rancher_path(vocab.Flavor.RKE2)])["kubelet-arg+"]
     evict = [f for f in flags if f.startswith("eviction-hard=")]
     assert evict == [
         "eviction-hard=imagefs.available<5%,memory.available<500Mi,nodefs.available<5%"
@@ -350,14 +351,14 @@ def test_kubelet_facts() -> None:
     assert ko.stage("strict-cpu-reservation", ko.KubeVersion(1, 35)) is ko.Stage.GA
     assert ko.KubeVersion(1, 33) == ko.STRICT_RESERVATION_DEFAULT_SINCE
     assert ko.KubeVersion(1, 30) == ko.CONFIG_DIR_SINCE
-    assert ko.eviction_others(ko.Flavor.RKE2) == {
+    assert ko.eviction_others(vocab.Flavor.RKE2) == {
         "imagefs.available": "5%",
         "nodefs.available": "5%",
     }
-    assert ko.eviction_others(ko.Flavor.K3S) == ko.eviction_others(ko.Flavor.RKE2)
-    assert ko.eviction_others(ko.Flavor.KUBEADM)["imagefs.available"] == "15%"
-    assert ko.runtime_unit(ko.Flavor.KUBEADM, None) == "containerd.service"
-    assert ko.runtime_unit(ko.Flavor.K3S, ko.NodeRole.AGENT) == "k3s-agent.service"
+    assert ko.eviction_others(vocab.Flavor.K3S) == ko.eviction_others(vocab.Flavor.RKE2)
+    assert ko.eviction_others(vocab.Flavor.KUBEADM)["imagefs.available"] == "15%"
+    assert ko.runtime_unit(vocab.Flavor.KUBEADM, None) == "containerd.service"
+    assert ko.runtime_unit(vocab.Flavor.K3S, vocab.NodeRole.AGENT) == "k3s-agent.service"
 
 
 def test_runtime_facts() -> None:

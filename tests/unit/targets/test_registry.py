@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from hostc import api
-from hostc.artifact import Kind
-from hostc.targets import TARGETS, Role
+from hostc.artifact import ArtifactKind
+from hostc.targets import TARGETS, TargetRole
 
 from conftest import ROOT
 
@@ -33,7 +33,7 @@ def test_every_target_is_deterministic_and_well_placed(name: str) -> None:
         assert a, f"{name} made nothing for {example}"
         for art in a:
             assert art.target == name
-            if art.kind is Kind.FILE:
+            if art.kind is ArtifactKind.FILE:
                 assert art.path.startswith("/") and ".." not in art.path.split("/"), art.path
                 assert art.activation, f"{name}:{art.path} does not say how it takes effect"
             else:
@@ -45,10 +45,10 @@ def test_no_two_targets_write_the_same_path() -> None:
     for example, plan in _plans():
         seen: dict[str, str] = {}
         for name, t in TARGETS.items():
-            if t.role is not Role.FILE or t.applies(plan) is not None:  # type: ignore[arg-type]
+            if t.role is not TargetRole.FILE or t.applies(plan) is not None:  # type: ignore[arg-type]
                 continue
             for art in t.emit(plan):  # type: ignore[arg-type]
-                if art.kind is Kind.FILE:
+                if art.kind is ArtifactKind.FILE:
                     assert art.path not in seen, f"{example}: {art.path} by {seen.get(art.path)}"
                     seen[art.path] = name
 
@@ -59,7 +59,7 @@ def test_all_means_every_applicable_file_target() -> None:
         want = {
             n
             for n, t in TARGETS.items()
-            if t.role is Role.FILE and t.applies(plan) is None  # type: ignore[arg-type]
+            if t.role is TargetRole.FILE and t.applies(plan) is None  # type: ignore[arg-type]
         }
         assert got == want
 

@@ -15,7 +15,7 @@ from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers.hwloc import parse
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
+from hostc.topology.model import Gpu, LogicalCpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
 from conftest import shared
@@ -316,10 +316,10 @@ V2_EXPECTED = Topology(
     source="hwloc",
     kernel="6.8.0-45-generic",
     cpus=[
-        Cpu(id=0, core=0, package=0, node=0),
-        Cpu(id=1, core=1, package=0, node=0),
-        Cpu(id=2, core=0, package=0, node=0),
-        Cpu(id=3, core=1, package=0, node=0),
+        LogicalCpu(id=0, core=0, package=0, node=0),
+        LogicalCpu(id=1, core=1, package=0, node=0),
+        LogicalCpu(id=2, core=0, package=0, node=0),
+        LogicalCpu(id=3, core=1, package=0, node=0),
     ],
     nodes=[NumaNode(id=0, memory_mib=4096, hugepages={"2M": 16, "1G": 0})],
     hugepage_sizes=["2M", "1G"],
@@ -412,11 +412,11 @@ def test_hand_written_v1() -> None:
         arch="aarch64",
         source="hwloc",
         cpus=[
-            Cpu(id=0, core=0, package=0, node=1),
-            Cpu(id=1, core=0, package=0, node=1),
-            Cpu(id=2, core=2, package=0, node=0),
-            Cpu(id=3, core=2, package=0, node=0),
-            Cpu(id=4, online=False),
+            LogicalCpu(id=0, core=0, package=0, node=1),
+            LogicalCpu(id=1, core=0, package=0, node=1),
+            LogicalCpu(id=2, core=2, package=0, node=0),
+            LogicalCpu(id=3, core=2, package=0, node=0),
+            LogicalCpu(id=4, online=False),
         ],
         nodes=[
             NumaNode(id=0, memory_mib=1024, distances=[10, 21, 30], hugepages={"2M": 0}),

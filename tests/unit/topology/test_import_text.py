@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers import lscpu, numactl, nvidia_smi
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
+from hostc.topology.model import Gpu, LogicalCpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
 from conftest import SHARED_TOPOLOGIES, shared
@@ -112,7 +112,7 @@ def test_lscpu_e_offline_and_empty_node() -> None:
     )
     topo = lscpu.parse(text, "e.txt")
     assert str(topo.online) == "0-2"
-    assert topo.cpus[3] == Cpu(id=3, online=False, core=None, package=None, node=None)
+    assert topo.cpus[3] == LogicalCpu(id=3, online=False, core=None, package=None, node=None)
     assert str(topo.siblings(1)) == "0-1"
     # s390 z/VM: empty Node column and `-` sockets (util-linux tests/expected/lscpu-s390-zvm)
     zvm = lscpu.parse("# CPU,Core,Socket,Node\n0,0,0,\n1,1,1,\n2,2,2,\n3,3,3,\n", "zvm.txt")
@@ -327,7 +327,7 @@ def test_merge_onto_lscpu_of_same_machine() -> None:
 def base2() -> Topology:
     return Topology(
         arch="x86_64",
-        cpus=[Cpu(id=i, core=i, package=i // 32, node=i // 32) for i in range(64)],
+        cpus=[LogicalCpu(id=i, core=i, package=i // 32, node=i // 32) for i in range(64)],
         nodes=[NumaNode(id=0), NumaNode(id=1)],
         source="hwloc",
         gpus=[Gpu(name="GPU0", pci="0000:17:00.0", model="RTX 6000 Ada")],

@@ -20,7 +20,7 @@ from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers import sysfs
 from hostc.topology.importers.sysfs import probe
-from hostc.topology.model import Cpu, Gpu, Nic, NumaNode, Topology
+from hostc.topology.model import Gpu, LogicalCpu, Nic, NumaNode, Topology
 from hostc.topology.validate import validate
 
 from sysfs_fixtures import (
@@ -44,8 +44,8 @@ def nic(addr: str, node: int) -> FPci:
 
 
 def test_two_socket_gpu_host(tmp_path: Path) -> None:
-    def cpu(i: int, core: int, package: int) -> Cpu:
-        return Cpu(i, core=core, package=package, node=package, die=package)
+    def cpu(i: int, core: int, package: int) -> LogicalCpu:
+        return LogicalCpu(i, core=core, package=package, node=package, die=package)
 
     expected = Topology(
         arch="x86_64",
@@ -94,9 +94,9 @@ def test_offline_cpus(tmp_path: Path) -> None:
     by_id = {c.id: c for c in topo.cpus}
     assert [c.id for c in topo.cpus] == list(range(8))
     for i in (5, 6, 7):
-        assert by_id[i] == Cpu(i, online=False)
-    assert by_id[1] == Cpu(1, core=1, package=0, node=0, die=0)  # its sibling 5 is offline
-    assert by_id[4] == Cpu(4, core=0, package=0, node=0, die=0)
+        assert by_id[i] == LogicalCpu(i, online=False)
+    assert by_id[1] == LogicalCpu(1, core=1, package=0, node=0, die=0)  # its sibling 5 is offline
+    assert by_id[4] == LogicalCpu(4, core=0, package=0, node=0, die=0)
     assert str(topo.online) == "0-4"
     assert str(topo.node_cpus(0)) == "0-4"
 
@@ -169,8 +169,8 @@ def test_arm64_capacity_kinds_and_unknown_ids(tmp_path: Path) -> None:
         hugepage_sizes_kib=(64, 2048, 32768, GIB_KIB),
     )
     topo = probe(build(host, tmp_path))
-    assert topo.cpus[0] == Cpu(0, core=0, node=0, cluster=0, kind="capacity-512")
-    assert topo.cpus[3] == Cpu(3, core=3, node=0, cluster=1, kind="capacity-1024")
+    assert topo.cpus[0] == LogicalCpu(0, core=0, node=0, cluster=0, kind="capacity-512")
+    assert topo.cpus[3] == LogicalCpu(3, core=3, node=0, cluster=1, kind="capacity-1024")
     assert topo.arch == "aarch64"
     assert topo.hugepage_sizes == ["64K", "2M", "32M", "1G"]
 

@@ -12,7 +12,7 @@ from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 from hostc.topology.importers import hwloc, lscpu, numactl
-from hostc.topology.model import Cpu, Link, NumaNode, Topology
+from hostc.topology.model import Link, LogicalCpu, NumaNode, Topology
 
 from conftest import ROOT
 from regenerate import COMMAND
@@ -88,10 +88,10 @@ def test_smt_unknown_cpus_stay_unknown() -> None:
     topo = Topology(
         arch="x86_64",
         cpus=[
-            Cpu(0, core=0, node=0),
-            Cpu(1, node=0),
-            Cpu(2, core=2, node=0),
-            Cpu(3, core=2, node=0),
+            LogicalCpu(0, core=0, node=0),
+            LogicalCpu(1, node=0),
+            LogicalCpu(2, core=2, node=0),
+            LogicalCpu(3, core=2, node=0),
         ],
         nodes=[NumaNode(0)],
     )

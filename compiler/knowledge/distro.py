@@ -3,27 +3,44 @@
 One row per release, the version its main repository ships (from the distribution's
 own package lists: Ubuntu's and Debian's package pages, RHEL's release notes).
 Releases are keyed as os-release writes them: ID and VERSION_ID, RHEL-like ones by
-major version.
+major version.  The OS family (what decides the delivery and the boot configuration)
+carries its own facts: `OsFamily.boot_carrier`, `.bootloader_argv`, `.initramfs_argv`.
 """
 
 from __future__ import annotations
 
 import re
 
+from hostc.knowledge.table import Table
+
+#: The distributions rebuilt from RHEL's sources, keyed by major version like RHEL.
+RHEL_LIKE: Table[str, bool] = Table.members(
+    ("rhel", "centos", "rocky", "almalinux", "ol"),
+    "os-release(5) ID= of RHEL and its rebuilds (CentOS Stream, Rocky, AlmaLinux, Oracle "
+    'Linux), each ID_LIKE="rhel …"',
+)
+_BY_MAJOR = {*RHEL_LIKE, "debian"}
+
+_PKG_UBUNTU = "packages.ubuntu.com {}: systemd {}"
+_PKG_DEBIAN = "packages.debian.org {}: systemd {}"
+_RHEL_NOTES = "RHEL {} release notes (BaseOS systemd-{}); rebuilds ship the same"
+
 #: systemd per release.  NUMAPolicy= and NUMAMask= (a workload's memory binding)
 #: arrived in systemd 243 (systemd NEWS); older managers log "Unknown key" and start
 #: the service unbound.
-SYSTEMD: dict[tuple[str, str], int] = {
-    ("ubuntu", "18.04"): 237,
-    ("ubuntu", "20.04"): 245,
-    ("ubuntu", "22.04"): 249,
-    ("ubuntu", "24.04"): 255,
-    ("debian", "10"): 241,
-    ("debian", "11"): 247,
-    ("debian", "12"): 252,
-    **{(rhel, "8"): 239 for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
-    **{(rhel, "9"): 252 for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
-}
+SYSTEMD: Table[tuple[str, str], int] = Table(
+    {
+        ("ubuntu", "18.04"): (237, _PKG_UBUNTU.format("bionic", 237)),
+        ("ubuntu", "20.04"): (245, _PKG_UBUNTU.format("focal", 245)),
+        ("ubuntu", "22.04"): (249, _PKG_UBUNTU.format("jammy", 249)),
+        ("ubuntu", "24.04"): (255, _PKG_UBUNTU.format("noble", 255)),
+        ("debian", "10"): (241, _PKG_DEBIAN.format("buster", 241)),
+        ("debian", "11"): (247, _PKG_DEBIAN.format("bullseye", 247)),
+        ("debian", "12"): (252, _PKG_DEBIAN.format("bookworm", 252)),
+        **{(rhel, "8"): (239, _RHEL_NOTES.format(8, 239)) for rhel in RHEL_LIKE},
+        **{(rhel, "9"): (252, _RHEL_NOTES.format(9, 252)) for rhel in RHEL_LIKE},
+    }
+)
 
 NUMA_POLICY_SINCE = 243
 
@@ -43,7 +60,16 @@ BUMPS_NR_OPEN_SINCE = 240
 #: /lib/systemd/systemd (252.39-1~deb12u2) holds the fs.file-max bump's strings but
 #: none of the fs.nr_open ones.  openSUSE/SLES: systemd.spec passes
 #: -Dbump-proc-sys-fs-nr-open=false.  Releases not listed are unknown.
-NR_OPEN_NOT_RAISED = frozenset({"debian", "ubuntu", "opensuse-leap", "opensuse-tumbleweed", "sles"})
+NR_OPEN_NOT_RAISED: Table[str, bool] = Table(
+    {
+        "debian": (True, "Debian 12 /lib/systemd/systemd 252.39-1~deb12u2: no fs.nr_open strings"),
+        "ubuntu": (True, "Ubuntu builds systemd from Debian's packaging (debian/rules)"),
+        **{
+            suse: (True, "openSUSE systemd.spec: -Dbump-proc-sys-fs-nr-open=false")
+            for suse in ("opensuse-leap", "opensuse-tumbleweed", "sles")
+        },
+    }
+)
 
 
 def raises_nr_open(os_id: str, version_id: str | None) -> bool | None:
@@ -61,14 +87,14 @@ def raises_nr_open(os_id: str, version_id: str | None) -> bool | None:
 #: Ubuntu 21.10 (release notes: "unified cgroup hierarchy"), RHEL 9 (release notes:
 #: "cgroup v2 is the default"), Fedora 31 (change "CGroupsV2").  Earlier ones mount the
 #: hybrid hierarchy, where systemd's cpuset settings do nothing.
-UNIFIED_CGROUP_SINCE: dict[str, tuple[int, ...]] = {
-    "debian": (11,),
-    "ubuntu": (21, 10),
-    "fedora": (31,),
-    **{rhel: (9,) for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
-}
-
-_BY_MAJOR = {"rhel", "centos", "rocky", "almalinux", "ol", "debian"}
+UNIFIED_CGROUP_SINCE: Table[str, tuple[int, ...]] = Table(
+    {
+        "debian": ((11,), "Debian 11 (bullseye) release notes: cgroup v2 by default"),
+        "ubuntu": ((21, 10), "Ubuntu 21.10 release notes: unified cgroup hierarchy"),
+        "fedora": ((31,), "Fedora 31 change CGroupsV2"),
+        **{rhel: ((9,), "RHEL 9 release notes: cgroup v2 is the default") for rhel in RHEL_LIKE},
+    }
+)
 
 
 def systemd_version(os_id: str, version_id: str | None) -> int | None:
@@ -108,12 +134,18 @@ TUNED_PROFILES_DIR = "/etc/tuned/profiles"
 #: Per release: the old directory up to `old_until`, the new one from `new_since`
 #: (the TuneD each ships: Debian 12 2.20, 13 2.25; Ubuntu 24.04 2.21, 25.04 2.24;
 #: Fedora 39 2.21, 41 2.24).  Releases between, or not listed, get both directories.
-_TUNED_DIRS: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
-    "debian": ((12,), (13,)),
-    "ubuntu": ((24, 10), (25, 4)),
-    "fedora": ((39,), (41,)),
-    **{rhel: ((9,), None) for rhel in ("rhel", "centos", "rocky", "almalinux", "ol")},
-}
+_TUNED_DIRS_SRC = "TuneD 2.23 NEWS (profiles moved to /etc/tuned/profiles); {}"
+TUNED_DIRS: Table[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = Table(
+    {
+        "debian": (((12,), (13,)), _TUNED_DIRS_SRC.format("Debian 12 tuned 2.20, 13 2.25")),
+        "ubuntu": (((24, 10), (25, 4)), _TUNED_DIRS_SRC.format("Ubuntu 24.04 2.21, 25.04 2.24")),
+        "fedora": (((39,), (41,)), _TUNED_DIRS_SRC.format("Fedora 39 2.21, 41 2.24")),
+        **{
+            rhel: (((9,), None), "RHEL 8 and 9 keep /etc/tuned whatever TuneD they ship")
+            for rhel in RHEL_LIKE
+        },
+    }
+)
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:
@@ -131,7 +163,7 @@ def tuned_profile_dirs(os: str | None) -> tuple[str, ...]:
         os_id, version_id = split_os(os)
     except ValueError:
         return both
-    known, version = _TUNED_DIRS.get(os_id), _version(version_id)
+    known, version = TUNED_DIRS.get(os_id), _version(version_id)
     if known is None or version is None:
         return both
     old_until, new_since = known
@@ -146,40 +178,61 @@ def tuned_profile_dirs(os: str | None) -> tuple[str, ...]:
 #: profile directories above; Debian 12's 2.20.0 is also the reference host's,
 #: `apt-cache policy tuned`).  Releases not listed are unknown: an option that needs
 #: a newer TuneD is then left out or written another way, never guessed.
-TUNED: dict[tuple[str, str], tuple[int, int, int]] = {
-    ("debian", "12"): (2, 20, 0),
-    ("debian", "13"): (2, 25, 0),
-    ("ubuntu", "24.04"): (2, 21, 0),
-    ("ubuntu", "25.04"): (2, 24, 0),
-    ("fedora", "39"): (2, 21, 0),
-    ("fedora", "41"): (2, 24, 0),
-}
+TUNED: Table[tuple[str, str], tuple[int, int, int]] = Table(
+    {
+        ("debian", "12"): (
+            (2, 20, 0),
+            "packages.debian.org bookworm tuned 2.20.0; apt-cache policy tuned",
+        ),
+        ("debian", "13"): ((2, 25, 0), "packages.debian.org trixie tuned 2.25"),
+        ("ubuntu", "24.04"): ((2, 21, 0), "packages.ubuntu.com noble tuned 2.21"),
+        ("ubuntu", "25.04"): ((2, 24, 0), "packages.ubuntu.com plucky tuned 2.24"),
+        ("fedora", "39"): ((2, 21, 0), "Fedora 39 repository tuned 2.21"),
+        ("fedora", "41"): ((2, 24, 0), "Fedora 41 repository tuned 2.24"),
+    }
+)
 
 #: The first TuneD release that reads each option hostc writes (`git log -S` and
 #: `git describe --contains` in redhat-performance/tuned).  An older TuneD logs
 #: "Unknown option" (plugins/base.py) and ignores it.
-TUNED_OPTION_SINCE: dict[str, tuple[int, int, int]] = {
-    # [cpu] energy_performance_preference: commit 944e922 (2022-11-14), v2.20.0
-    "cpu.energy_performance_preference": (2, 20, 0),
-    # [cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01), v2.18.0
-    "cpu.force_latency.cstate.id_no_zero": (2, 18, 0),
-    # [scheduler] cgroup_ps_blacklist: commit 438ff4f (2021-07-15), v2.17.0
-    "scheduler.cgroup_ps_blacklist": (2, 17, 0),
-    # [scheduler] runtime=0 (no perf-driven runtime tuning): commit ff3f8ae (2015), v2.5.0
-    "scheduler.runtime": (2, 5, 0),
-    # [net] channels: commit 0ab1f8c (2021-01-22), v2.16.0
-    "net.channels": (2, 16, 0),
-    # [irqbalance] banned_cpus (plugin_irqbalance.py added): commit 3c7b419, v2.14.0
-    "irqbalance.banned_cpus": (2, 14, 0),
-    # [systemd] cpu_affinity (plugin_systemd.py added): commit bfc6214, v2.8.0
-    "systemd.cpu_affinity": (2, 8, 0),
-    # [vm] transparent_hugepage.defrag: commit 26db89d, v2.11.0
-    "vm.transparent_hugepage.defrag": (2, 11, 0),
-    # [cpu] energy_perf_bias: commit 59e259a, v2.3.0
-    "cpu.energy_perf_bias": (2, 3, 0),
-    # [bootloader] cmdline_<suffix>: commit 6c51fc8, v2.5.0
-    "bootloader.cmdline_suffix": (2, 5, 0),
-}
+TUNED_OPTION_SINCE: Table[str, tuple[int, int, int]] = Table(
+    {
+        "cpu.energy_performance_preference": (
+            (2, 20, 0),
+            "[cpu] energy_performance_preference: commit 944e922 (2022-11-14), v2.20.0",
+        ),
+        "cpu.force_latency.cstate.id_no_zero": (
+            (2, 18, 0),
+            "[cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01), v2.18.0",
+        ),
+        "scheduler.cgroup_ps_blacklist": (
+            (2, 17, 0),
+            "[scheduler] cgroup_ps_blacklist: commit 438ff4f (2021-07-15), v2.17.0",
+        ),
+        "scheduler.runtime": (
+            (2, 5, 0),
+            "[scheduler] runtime=0 (no perf-driven runtime tuning): commit ff3f8ae (2015), v2.5.0",
+        ),
+        "net.channels": ((2, 16, 0), "[net] channels: commit 0ab1f8c (2021-01-22), v2.16.0"),
+        "irqbalance.banned_cpus": (
+            (2, 14, 0),
+            "[irqbalance] banned_cpus (plugin_irqbalance.py added): commit 3c7b419, v2.14.0",
+        ),
+        "systemd.cpu_affinity": (
+            (2, 8, 0),
+            "[systemd] cpu_affinity (plugin_systemd.py added): commit bfc6214, v2.8.0",
+        ),
+        "vm.transparent_hugepage.defrag": (
+            (2, 11, 0),
+            "[vm] transparent_hugepage.defrag: commit 26db89d, v2.11.0",
+        ),
+        "cpu.energy_perf_bias": ((2, 3, 0), "[cpu] energy_perf_bias: commit 59e259a, v2.3.0"),
+        "bootloader.cmdline_suffix": (
+            (2, 5, 0),
+            "[bootloader] cmdline_<suffix>: commit 6c51fc8, v2.5.0",
+        ),
+    }
+)
 
 
 def tuned_version(os: str | None) -> tuple[int, int, int] | None:
@@ -203,7 +256,9 @@ def tuned_version(os: str | None) -> tuple[int, int, int] | None:
 #: still succeeds.  Debian 12's tuned 2.20.0-1 recommends only linux-cpupower; the module
 #: is linux-perf's (found in a booted Debian 12 VM, tests/test_vm_tuned.py).  Fedora's
 #: and RHEL's tuned require python3-perf.
-TUNED_PERF_PACKAGE: dict[str, str] = {"debian": "linux-perf"}
+TUNED_PERF_PACKAGE: Table[str, str] = Table(
+    {"debian": ("linux-perf", "Debian 12 tuned 2.20.0-1 Recommends; tests/test_vm_tuned.py")}
+)
 
 
 def tuned_perf_package(os: str | None) -> str | None:
@@ -225,18 +280,18 @@ def tuned_reads(os: str | None, option: str) -> bool:
 
 
 #: Upstream kernel features a distribution kernel carries before its version number
-#: says so: (feature, OS IDs, first distribution release with it, the upstream release
-#: whose behaviour it has, source).  Gating on the kernel number alone misses them.
-KERNEL_BACKPORTS: tuple[tuple[str, tuple[str, ...], tuple[int, ...], tuple[int, int], str], ...] = (
-    (
-        "amd_pstate",
-        ("rhel", "centos", "rocky", "almalinux", "ol"),
-        (9, 3),
-        (6, 4),
-        "RHEL 9.3 release notes, ch. 5 Important changes to external kernel parameters: "
-        "amd_pstate=[X86] disable|passive|active (amd_pstate_epp)|guided; CentOS Stream 9 "
-        "MR 2548 'Update amd_pstate to upstream 6.3'",
-    ),
+#: says so: (feature, OS ID) → (first distribution release with it, the upstream release
+#: whose behaviour it has).  Gating on the kernel number alone misses them.
+KERNEL_BACKPORTS: Table[tuple[str, str], tuple[tuple[int, ...], tuple[int, int]]] = Table(
+    {
+        ("amd_pstate", rhel): (
+            ((9, 3), (6, 4)),
+            "RHEL 9.3 release notes, ch. 5 Important changes to external kernel parameters: "
+            "amd_pstate=[X86] disable|passive|active (amd_pstate_epp)|guided; CentOS Stream 9 "
+            "MR 2548 'Update amd_pstate to upstream 6.3'",
+        )
+        for rhel in RHEL_LIKE
+    }
 )
 
 
@@ -252,7 +307,41 @@ def feature_release(
     except ValueError:
         return kernel
     version = _version(version_id)
-    for name, ids, since, acts_as, _source in KERNEL_BACKPORTS:
-        if name == feature and os_id in ids and version is not None and version >= since:
-            return max(kernel, acts_as)
+    row = KERNEL_BACKPORTS.get((feature, os_id))
+    if row is not None and version is not None and version >= row[0]:
+        return max(kernel, row[1])
     return kernel
+
+
+#: The irqbalance each distribution release ships.  IRQBALANCE_BANNED_CPULIST is read
+#: since irqbalance 1.8.0; 1.9 still reads the old hex IRQBALANCE_BANNED_CPUS first
+#: and logs "IRQBALANCE_BANNED_CPUS is discarded, Use IRQBALANCE_BANNED_CPULIST
+#: instead" (cputree.c setup_banned_cpus).  RHEL 8 minors shipped 1.4 to 1.9
+#: [unverified per minor], so RHEL 8 and unknown releases get the hex variable, which
+#: every version reads.
+IRQBALANCE: Table[tuple[str, str], tuple[int, int, int]] = Table(
+    {
+        ("ubuntu", "20.04"): ((1, 6, 0), "packages.ubuntu.com focal irqbalance 1.6.0"),
+        ("ubuntu", "22.04"): ((1, 8, 0), "packages.ubuntu.com jammy irqbalance 1.8.0"),
+        ("ubuntu", "24.04"): ((1, 9, 3), "packages.ubuntu.com noble irqbalance 1.9.3"),
+        ("debian", "11"): ((1, 7, 0), "packages.debian.org bullseye irqbalance 1.7.0"),
+        ("debian", "12"): (
+            (1, 9, 2),
+            "packages.debian.org bookworm irqbalance 1.9.2 (also the reference host's)",
+        ),
+        ("rhel", "9"): ((1, 9, 0), "RHEL 9 BaseOS irqbalance-1.9.x"),
+    }
+)
+IRQBALANCE_CPULIST_SINCE = (1, 8, 0)
+
+
+def irqbalance_version(os: str | None) -> tuple[int, int, int] | None:
+    """The irqbalance the OS ships, by os-release `ID-VERSION_ID` (None: unknown)."""
+    if os is None:
+        return None
+    name, _, version = os.partition("-")
+    if name in RHEL_LIKE:
+        name, version = "rhel", version.split(".")[0]
+    if name == "debian":
+        version = version.split(".")[0]
+    return IRQBALANCE.get((name, version))

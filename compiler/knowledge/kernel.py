@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import attrs
 
+from hostc.knowledge.table import Table
+
 Release = tuple[int, int]
 
 
@@ -163,11 +165,23 @@ HUGEPAGES_NODE_FORM_SINCE: Release = (5, 16)
 #: Build options an isolation mechanism needs: without them the kernel ignores the
 #: parameter (nohz_full= needs CONFIG_NO_HZ_FULL; rcu_nocbs= CONFIG_RCU_NOCB_CPU;
 #: isolcpus= CONFIG_CPU_ISOLATION), per Documentation/admin-guide/kernel-parameters.txt.
-KERNEL_CONFIG = {
-    "isolcpus": "CONFIG_CPU_ISOLATION",
-    "nohz_full": "CONFIG_NO_HZ_FULL",
-    "rcu_nocbs": "CONFIG_RCU_NOCB_CPU",
-}
+_PARAMS = "Documentation/admin-guide/kernel-parameters.txt: {} [KNL{}]"
+KERNEL_CONFIG: Table[str, str] = Table(
+    {
+        "isolcpus": (
+            "CONFIG_CPU_ISOLATION",
+            _PARAMS.format("isolcpus=", ", SMP") + "; kernel/sched/isolation.c",
+        ),
+        "nohz_full": (
+            "CONFIG_NO_HZ_FULL",
+            _PARAMS.format("nohz_full=", ", BOOT") + " (CONFIG_NO_HZ_FULL=y)",
+        ),
+        "rcu_nocbs": (
+            "CONFIG_RCU_NOCB_CPU",
+            _PARAMS.format("rcu_nocbs=", "") + " (CONFIG_RCU_NOCB_CPU=y)",
+        ),
+    }
+)
 
 #: The idle driver behind `intel_idle.max_cstate=`: built in (intel_idle cannot be a
 #: module).  A kernel built without it keeps the dotted parameter silently and does
@@ -179,17 +193,20 @@ INTEL_IDLE_CONFIG = "CONFIG_INTEL_IDLE"
 #: `amd_pstate=` modes by the release that added them (the parameter itself: 6.1;
 #: active, with EPP: 6.3; guided: 6.4; Documentation/admin-guide/pm/amd-pstate.rst).
 #: An older kernel ignores an unknown mode and keeps its default driver.
-AMD_PSTATE_SINCE: dict[str, Release] = {
-    "passive": (6, 1),
-    "disable": (6, 1),
-    "active": (6, 3),
-    "guided": (6, 4),
-}
+_AMD_PSTATE = "Documentation/admin-guide/pm/amd-pstate.rst ({}, Linux {})"
+AMD_PSTATE_SINCE: Table[str, Release] = Table(
+    {
+        "passive": ((6, 1), _AMD_PSTATE.format("amd_pstate=passive", "6.1")),
+        "disable": ((6, 1), _AMD_PSTATE.format("amd_pstate=disable", "6.1")),
+        "active": ((6, 3), _AMD_PSTATE.format("amd_pstate=active, amd-pstate-epp", "6.3")),
+        "guided": ((6, 4), _AMD_PSTATE.format("amd_pstate=guided", "6.4")),
+    }
+)
 
 #: The kernel's default ceiling for RLIMIT_NOFILE (fs.nr_open); a larger nofile
 #: needs fs.nr_open raised, or setrlimit fails with EPERM and pam_limits refuses
 #: the session.  A systemd >= 240 built with the bump raises it to NR_OPEN_MAX at
-#: boot itself; Debian's, Ubuntu's and SUSE's do not (hostc.osfacts.raises_nr_open).
+#: boot itself; Debian's, Ubuntu's and SUSE's do not (hostc.knowledge.distro.raises_nr_open).
 NR_OPEN_DEFAULT = 1048576
 #: The largest fs.nr_open the kernel accepts (sysctl_nr_open_max on 64-bit).
 NR_OPEN_MAX = 1073741816

@@ -21,11 +21,18 @@ every service inherits, the container runtime and the runc it starts included.
 
 from __future__ import annotations
 
+from hostc.knowledge.table import Table
+
 #: The first kernel whose cpuset attach keeps a task's requested affinity (da019032819a).
 KEEPS_REQUESTED_AFFINITY = (6, 2)
 
 #: runc releases that reset an inherited affinity, per release line: (major, minor) → patch.
-RUNC_RESETS_AFFINITY: dict[tuple[int, int], int] = {(1, 2): 7, (1, 3): 1}
+RUNC_RESETS_AFFINITY: Table[tuple[int, int], int] = Table(
+    {
+        (1, 2): (7, "opencontainers/runc PR #4869 (backport of #4858), released in v1.2.7"),
+        (1, 3): (1, "opencontainers/runc PR #4865 (backport of #4858), released in v1.3.1"),
+    }
+)
 
 #: systemd's `AllowedCPUs=` (cgroup-v2 cpuset) arrived in 244.
 ALLOWED_CPUS_SINCE = 244

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from hostc.knowledge.table import Table
+
 #: C0 (NUL, tab, LF, CR …), DEL, C1, and the Unicode line and paragraph separators:
 #: each either ends a line in some reader or is invisible in review.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -50,10 +52,22 @@ SYSCTL_KEY = re.compile(r"^[a-z0-9_][a-z0-9_-]*(\.(?!/{1,2}(?:\.|$))[a-z0-9_/-]+
 
 #: systemd.unit(5): "[A-Za-z0-9:_.\\-]" plus one "@" for templates and a type suffix;
 #: hostc refuses `\\` (escapes) to stay literal, and a leading dot (no `..` in paths).
-UNIT_TYPES = (
-    "service", "socket", "device", "mount", "automount", "swap", "target", "path", "timer",
-    "slice", "scope",
-)  # fmt: skip
+UNIT_TYPES: Table[str, bool] = Table.members(
+    (
+        "service",
+        "socket",
+        "device",
+        "mount",
+        "automount",
+        "swap",
+        "target",
+        "path",
+        "timer",
+        "slice",
+        "scope",
+    ),
+    "systemd.unit(5): the unit types (file name suffixes)",
+)
 UNIT = re.compile(
     r"^[A-Za-z0-9:_-][A-Za-z0-9:_.-]*(@[A-Za-z0-9:_.-]*)?\.(" + "|".join(UNIT_TYPES) + r")$"
 )
