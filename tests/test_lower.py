@@ -12,6 +12,7 @@ from hostc.diagnostics import HostcError, Severity
 from hostc.kernelargs import cmdline, kernel_args
 from hostc.plan import Plan
 from hostc.plan_view import numactl
+from hostc.resolve import resolve
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
@@ -32,7 +33,9 @@ def plan_of(s: m.HostSpec, topo: Topology = H100) -> Plan:
 
 
 def errors(s: m.HostSpec, topo: Topology = H100) -> list[str]:
-    return [f"{d.path}: {d.message}" for d in check(s, topo) if d.severity is Severity.ERROR]
+    resolved, found = resolve(s, topo)
+    found += check(resolved)
+    return [f"{d.path}: {d.message}" for d in found if d.severity is Severity.ERROR]
 
 
 def test_knobs_example_partition() -> None:
