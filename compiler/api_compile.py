@@ -75,20 +75,22 @@ def topology_path(
 def compile_plan(
     spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
 ) -> tuple[Plan, list[Diagnostic]]:
-    """check → lower → check the plan.  Returns the Plan and the warnings.
+    """resolve → check → lower → check the plan.  Returns the Plan and the warnings.
 
     A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
     goes through the loader's converter first, so it gets the same types and rules."""
     from hostc.check import check, check_plan
     from hostc.lower import lower
+    from hostc.resolve import resolve
 
     spec = _typed(spec, spec_file)
     if not isinstance(topo, Topology):
         raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
 
-    found = with_file(check(spec, topo), spec_file, spec_source)
+    resolved, unresolved = resolve(spec, topo)
+    found = with_file(unresolved + check(resolved), spec_file, spec_source)
     raise_if_errors(found)
-    plan = lower(spec, topo)
+    plan = lower(resolved)
     found += with_file(check_plan(plan), spec_file, spec_source)
     return plan, raise_if_errors(found)
 

@@ -59,6 +59,7 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
     from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
     from hostc.lower.assemble import context
     from hostc.report.explain import explain as _explain
+    from hostc.resolve import resolve
 
     spec, source = _read_spec(spec_path)
     if spec is None:  # layers: the Plan's provenance names the file of each value
@@ -73,7 +74,7 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
             spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
         )
     # the facts the preset conditions were judged on, exactly as lower resolved them
-    ctx = context(spec, _read_topology(topo_path), list(plan.workloads))
+    ctx = context(resolve(spec, _read_topology(topo_path))[0], list(plan.workloads))
     topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
     try:
         return _explain(

@@ -10,12 +10,47 @@ an empty value are never produced.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 
 from hostc.knowledge import kernel as kernelfacts
-from hostc.memo import memo_of
-from hostc.plan import Plan, Reason
+from hostc.knowledge.arch import Arch
+from hostc.plan_base import Reason
 from hostc.units import format_kib
+
+if TYPE_CHECKING:  # the Plan reads its arguments from here: `Plan.kernel_args`
+    from hostc.plan import Plan
+
+#: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
+BOOTLOADER_RESERVE = 256
+
+#: Keys hostc derives from typed settings; `kernel.extra_args` may not set them.
+OWNED = (
+    "isolcpus",
+    "nohz_full",
+    "rcu_nocbs",
+    "irqaffinity",
+    "hugepagesz",
+    "hugepages",
+    "default_hugepagesz",
+    "transparent_hugepage",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "iommu.passthrough",
+    "intel_pstate",
+    "amd_pstate",
+    "skew_tick",
+    "init_on_alloc",
+)
+
+
+def budget(arch: str) -> int:
+    """Bytes of the command line hostc may fill on `arch`."""
+    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
 
 
 @attrs.frozen
@@ -98,15 +133,12 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
 
 
 def kernel_args(plan: Plan) -> list[KernelArg]:
-    """Spelled once per Plan: every carrier, check and `hostc plan` ask for them."""
-    memo = memo_of(plan)
-    found: tuple[KernelArg, ...] | None = memo.get("kernel_args")
-    if found is None:
-        found = memo["kernel_args"] = tuple(_kernel_args(plan))
-    return list(found)
+    """The Plan's arguments in order (spelled once per Plan: `Plan.kernel_args`)."""
+    return list(plan.kernel_args)
 
 
-def _kernel_args(plan: Plan) -> list[KernelArg]:
+def spell(plan: Plan) -> list[KernelArg]:
+    """Every argument the Plan asks for; `Plan.kernel_args` keeps the result."""
     out: list[KernelArg] = []
     part = plan.partition
     if part.isolated:
@@ -143,8 +175,5 @@ def _kernel_args(plan: Plan) -> list[KernelArg]:
 
 
 def cmdline(plan: Plan) -> str:
-    memo = memo_of(plan)
-    found: str | None = memo.get("cmdline")
-    if found is None:
-        found = memo["cmdline"] = " ".join(str(a) for a in kernel_args(plan))
-    return found
+    """The Plan's command line (`Plan.cmdline`)."""
+    return plan.cmdline

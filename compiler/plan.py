@@ -11,10 +11,12 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import attrs
 
+from hostc import kernelargs
 from hostc.cpuset import CpuSet
 from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
 from hostc.plan_base import UNLIMITED as UNLIMITED
@@ -305,6 +307,16 @@ class Plan:
     hardware: Hardware = Hardware()
     #: per spec value, the file that set it; empty for a single-file spec
     provenance: tuple[Provenance, ...] = ()
+
+    @functools.cached_property
+    def kernel_args(self) -> tuple[kernelargs.KernelArg, ...]:
+        """The boot-time settings spelled as kernel arguments, once per Plan: every
+        carrier of the command line, check and `hostc plan` read them."""
+        return tuple(kernelargs.spell(self))
+
+    @functools.cached_property
+    def cmdline(self) -> str:
+        return " ".join(str(a) for a in self.kernel_args)
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)

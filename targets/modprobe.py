@@ -30,7 +30,7 @@ def applies(plan: Plan) -> str | None:
 
 
 @attrs.frozen
-class Module:
+class ModuleRow:
     """One module's modprobe.d lines, its name and options escaped already."""
 
     reason: Reason
@@ -44,7 +44,7 @@ def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
     if plan.runtime.modules:
         rows = [
-            Module(
+            ModuleRow(
                 m.reason, word(m.name), m.blacklist, m.hard, oneline(m.options) if m.options else ""
             )
             for m in plan.runtime.modules

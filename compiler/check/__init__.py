@@ -1,8 +1,10 @@
 """check: the semantic rules that need the hardware.  One function per rule.
 
-Rules take (spec, topology) and yield Diagnostics; every rule runs, so a user
-sees all problems at once.  Plan rules run after lowering, on what would be
-emitted (the command-line budget).
+Rules take the resolved host (`hostc.resolve`: spec, snapshot and the facts both
+decide) and yield Diagnostics; every rule runs, so a user sees all problems at
+once.  After lowering, the Plan's invariants are asserted (a violation is a bug:
+PlanInvariantError, exit 3) and the Plan rules judge what would be emitted (the
+command-line budget, the traps of knobs.md).
 """
 
 from __future__ import annotations
@@ -11,19 +13,17 @@ from collections.abc import Callable, Iterable
 
 from hostc.check import boot, cpu, host, kernel, memory, plan_rules, release, runtime, workload
 from hostc.check import kubelet as kubelet_rules
+from hostc.check.plan_rules import PlanInvariantError
 from hostc.diagnostics import Diagnostic
 from hostc.plan import Plan
-from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
+from hostc.resolve import Resolved
 
-Rule = Callable[[HostSpec, Topology], Iterable[Diagnostic]]
+Rule = Callable[[Resolved], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
     host.names_valid,
-    host.os_well_formed,
     host.systemd_binds_memory,
     host.systemd_contains_workloads,
-    release.kernel_well_formed,
     release.sysctls_exist,
     release.nofile_within_nr_open,
     release.isolcpus_flags_sound,
@@ -60,16 +60,21 @@ RULES: tuple[Rule, ...] = (
     kubelet_rules.topology_admits_gpus,
 )
 
-PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
+INVARIANTS: tuple[plan_rules.Invariant, ...] = (
     plan_rules.partition_covers_online,
     plan_rules.siblings_never_split,
     plan_rules.boot_cpu_housekeeping,
     plan_rules.nodes_keep_housekeeping,
     plan_rules.workloads_on_online_cpus,
+    plan_rules.tuned_has_a_profile_dir,
+    plan_rules.kubelet_reserves_housekeeping,
+    plan_rules.reserved_memory_equation,
+)
+
+PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.vendor_known,
     plan_rules.kernel_args_carried,
     plan_rules.os_known,
-    plan_rules.tuned_has_a_profile_dir,
     kernel.cmdline_fits,
     kernel.extra_args_not_derived,
     runtime.isolated_cpus_pinned,
@@ -80,20 +85,26 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.tuned_keeps_pinned_servers,
     boot.iommu_on_merges_groups,
     boot.init_on_alloc_known,
-    kubelet_rules.reserved_cpus_are_housekeeping,
-    kubelet_rules.reserved_memory_equation,
+    kubelet_rules.reserved_cpus_leave_pods_room,
     kubelet_rules.pods_keep_memory,
 )
 
 
-def check(spec: HostSpec, topo: Topology) -> list[Diagnostic]:
+__all__ = ["INVARIANTS", "PLAN_RULES", "RULES", "PlanInvariantError", "check", "check_plan"]
+
+
+def check(resolved: Resolved) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for rule in RULES:
-        out.extend(rule(spec, topo))
+        out.extend(rule(resolved))
     return out
 
 
 def check_plan(plan: Plan) -> list[Diagnostic]:
+    """The Plan rules' diagnostics; PlanInvariantError if the Plan breaks an invariant."""
+    broken = [line for invariant in INVARIANTS for line in invariant(plan)]
+    if broken:
+        raise PlanInvariantError("; ".join(broken))
     out: list[Diagnostic] = []
     for rule in PLAN_RULES:
         out.extend(rule(plan))

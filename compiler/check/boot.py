@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from hostc.diagnostics import Diagnostic, warning
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import Plan
-from hostc.spec.model import HostSpec, IsolateMode, Mechanism
-from hostc.topology.model import Topology
+from hostc.resolve import Resolved
+from hostc.spec.model import IsolateMode, Mechanism
 
 
 def _fmt(r: kernelfacts.Release) -> str:
@@ -55,8 +55,9 @@ def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
         )
 
 
-def busy_poll_takes_effect(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def busy_poll_takes_effect(r: Resolved) -> Iterator[Diagnostic]:
     """busy_poll asks for nohz_full on the workload's isolated CPUs: say when it cannot."""
+    spec = r.spec
     for i, w in enumerate(spec.workload):
         if not w.busy_poll:
             continue

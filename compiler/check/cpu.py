@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
-from hostc.lower import cpu as lcpu
+from hostc.resolve import Resolved
 from hostc.spec.model import HostSpec, IsolateMode, Role
-from hostc.topology.model import Topology
 
 
-def one_housekeeping_form(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def one_housekeeping_form(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     if spec.cpu.housekeeping is not None and spec.cpu.housekeeping_per_node is not None:
         yield error("cpu.housekeeping", "give housekeeping_per_node or housekeeping, not both")
     n = spec.cpu.housekeeping_per_node
@@ -33,7 +33,8 @@ def _named(spec: HostSpec) -> Iterator[tuple[str, CpuSet]]:
         yield "cpu.isolate", spec.cpu.isolation
 
 
-def cpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def cpus_exist(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     known = topo.present
     online = topo.online
     for path, cpus in _named(spec):
@@ -51,7 +52,8 @@ def cpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
 
 
-def siblings_together(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def siblings_together(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     cores = topo.cores()
     for path, cpus in _named(spec):
         cpus = cpus & topo.online
@@ -66,7 +68,8 @@ def siblings_together(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
 
 
-def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def partition_sound(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     hk, iso = spec.cpu.housekeeping, spec.cpu.isolation
     if not topo.online or iso is IsolateMode.NONE:
         return
@@ -80,7 +83,7 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     known = topo.present
     if hk is not None and not hk <= known:
         return  # cpus_exist reported it
-    part = lcpu.partition(spec, topo)
+    part = r.partition
     path = "cpu.housekeeping" if hk is not None else "cpu.isolate"
     if hk is not None and isinstance(iso, CpuSet):
         both = hk & iso
@@ -124,7 +127,8 @@ def partition_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def isolation_has_users(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     if spec.cpu.isolation is IsolateMode.NONE or not topo.online:
         return
     hk = spec.cpu.housekeeping
@@ -132,7 +136,7 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         return  # partition_sound reports the missing workload
     if hk is not None and not hk <= topo.present:
         return  # cpus_exist reports it
-    if not lcpu.partition(spec, topo).isolated:
+    if not r.partition.isolated:
         return  # partition_sound says nothing ends up isolated; do not contradict it
     # the kubelet's static CPU manager pins Guaranteed pods to the CPUs outside its reserved set
     kubelet_pins = spec.kubelet is not None and spec.kubelet.cpu_manager_policy != "none"
@@ -151,14 +155,12 @@ def isolation_has_users(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def siblings_known(r: Resolved) -> Iterator[Diagnostic]:
     """Isolation without SMT facts could split a core; refuse rather than guess."""
+    spec, topo = r.spec, r.topo
     if spec.cpu.isolation is IsolateMode.NONE:
         return
-    memo = topo.memo()  # a view of the frozen snapshot: worked out once per snapshot
-    if "smt_unknown" not in memo:
-        memo["smt_unknown"] = CpuSet(c.id for c in topo.cpus if c.online and c.core is None)
-    unknown: CpuSet = memo["smt_unknown"]
+    unknown = topo.smt_unknown
     if unknown:
         yield error(
             "cpu.isolate",
@@ -169,8 +171,9 @@ def siblings_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def snapshot_caveats(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def snapshot_caveats(r: Resolved) -> Iterator[Diagnostic]:
     """CPUs the capture could not see properly change what the partition means; say so."""
+    topo = r.topo
     if topo.hidden_cpus:
         yield warning(
             "host.topology",

@@ -1,4 +1,4 @@
-"""Host rules: the facts the spec states about the host are well formed."""
+"""Host rules: names are plain words, and what the release's systemd can do for the workloads."""
 
 from __future__ import annotations
 
@@ -6,28 +6,18 @@ from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import distro as osfacts
-from hostc.knowledge.distro import split_os
-from hostc.lower.assemble import os_release
-from hostc.spec.model import HostSpec
-from hostc.topology.model import OsRelease, Topology
+from hostc.resolve import Resolved
+from hostc.topology.model import OsRelease
 
 
-def os_well_formed(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    if spec.host.os is None:
-        return
-    try:
-        split_os(spec.host.os)
-    except ValueError as e:
-        yield error("host.os", str(e), hint='e.g. "ubuntu-22.04", "rhel-9.4", "fedora-coreos-40"')
-
-
-def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def names_valid(r: Resolved) -> Iterator[Diagnostic]:
     """Names go into comments, file names and `hostc plan` lines: one plain word each.
 
     The loader refuses bad names already; a HostSpec built in Python gets the same rule.
     """
     from hostc.spec.text import name_problem
 
+    spec = r.spec
     named = [("host.name", spec.host.name)]
     named += [(f"workload[{i}].name", w.name) for i, w in enumerate(spec.workload)]
     for path, name in named:
@@ -35,23 +25,18 @@ def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             yield error(path, problem)
 
 
-def _workload_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
+def _workload_release(r: Resolved) -> OsRelease | None:
     """The release whose systemd runs the workload drop-ins (None: no workload, or the
-    release is unknown; a malformed one is os_well_formed's to report)."""
-    if not spec.workload:
-        return None
-    try:
-        return os_release(spec, topo)
-    except ValueError:
-        return None
+    release is unknown; a malformed one is resolve's to report)."""
+    return r.host.os if r.spec.workload else None
 
 
-def systemd_binds_memory(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def systemd_binds_memory(r: Resolved) -> Iterator[Diagnostic]:
     """The workload drop-ins bind memory with NUMAPolicy=/NUMAMask= (systemd ≥ 243)."""
-    rel = _workload_release(spec, topo)
+    spec, rel = r.spec, _workload_release(r)
     if rel is None:
         return
-    version = osfacts.systemd_version(rel.id, rel.version_id)
+    version = r.host.systemd
     if version is None or version >= osfacts.NUMA_POLICY_SINCE:
         return
     yield warning(
@@ -64,16 +49,16 @@ def systemd_binds_memory(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
     )
 
 
-def systemd_contains_workloads(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def systemd_contains_workloads(r: Resolved) -> Iterator[Diagnostic]:
     """AllowedCPUs=/AllowedMemoryNodes= (systemd ≥ 244, unified cgroup hierarchy) keep a
     workload on its CPUs and nodes; where the release cannot, they are left out and the
     placement is only where the service starts."""
-    rel = _workload_release(spec, topo)
+    spec, rel = r.spec, _workload_release(r)
     if rel is None:
         return
-    version = osfacts.systemd_version(rel.id, rel.version_id)
+    version = r.host.systemd
     old = version is not None and version < osfacts.ALLOWED_CPUS_SINCE
-    if not old and osfacts.unified_cgroup(rel.id, rel.version_id) is not False:
+    if not old and r.host.unified_cgroup is not False:
         return
     why = (
         f"ships systemd {version} (AllowedCPUs= needs {osfacts.ALLOWED_CPUS_SINCE})"

@@ -5,20 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
-from hostc.kernelargs import cmdline
+from hostc.kernelargs import BOOTLOADER_RESERVE, OWNED
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.kernel import NR_OPEN_MAX
-from hostc.lower import kernel as lkernel
 from hostc.plan import Plan, RuntimeOwner
+from hostc.resolve import Resolved
 from hostc.spec import presets, text
-from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
 
-#: `lower.kernel.OWNED` as the kernel compares names (dashes are underscores).
-OWNED_NAMES = frozenset(text.kernel_param_name(k) for k in lkernel.OWNED)
+#: `kernelargs.OWNED` as the kernel compares names (dashes are underscores).
+OWNED_NAMES = frozenset(text.kernel_param_name(k) for k in OWNED)
 
 
-def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def extra_args_safe(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     seen: dict[str, int] = {}
     for i, arg in enumerate(spec.kernel.extra_args):
         path = f"kernel.extra_args[{i}]"
@@ -45,8 +44,9 @@ def extra_args_safe(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         seen.setdefault(name, i)
 
 
-def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def sysctls_valid(r: Resolved) -> Iterator[Diagnostic]:
     """The loader already refuses these; a HostSpec built in Python gets the same rules."""
+    spec = r.spec
     first: dict[str, str] = {}
     for key, value in spec.sysctl.items():
         path = f"sysctl.{text.toml_key(key)}"
@@ -69,7 +69,8 @@ def sysctls_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         first.setdefault(norm, key)
 
 
-def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def limits_valid(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     n = spec.limits.nofile
     if n is not None and n > NR_OPEN_MAX:
         yield error("limits.nofile", f"{n} is too large: fs.nr_open's ceiling is {NR_OPEN_MAX}")
@@ -77,7 +78,8 @@ def limits_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         yield error("limits.nofile", f"{n} is too small: at least 1024 (the kernel's default)")
 
 
-def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def preset_excludes_known(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     known = presets.preset_settings()
     for i, key in enumerate(spec.preset.exclude):
         if key not in known:
@@ -91,10 +93,8 @@ def preset_excludes_known(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
 def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
     """No extra argument names (as the kernel compares names) one hostc derived: the
     kernel would take the last one, so the Plan's reason would be false."""
-    from hostc.kernelargs import kernel_args
-
     extra = {a.key for a in plan.extra_args}
-    derived = {text.kernel_param_name(a.key) for a in kernel_args(plan) if a.key not in extra}
+    derived = {text.kernel_param_name(a.key) for a in plan.kernel_args if a.key not in extra}
     for a in plan.extra_args:
         if text.kernel_param_name(a.key) in derived:
             yield error(
@@ -105,14 +105,14 @@ def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
-    size = len(cmdline(plan))
+    size = len(plan.cmdline)
     budget = plan.host.cmdline_budget
     if size > budget:
-        limit = budget + lkernel.BOOTLOADER_RESERVE
+        limit = budget + BOOTLOADER_RESERVE
         yield error(
             "kernel",
             f"the command line is {size} bytes; {plan.host.arch} allows "
-            f"{limit} (COMMAND_LINE_SIZE) of which {lkernel.BOOTLOADER_RESERVE} are kept "
+            f"{limit} (COMMAND_LINE_SIZE) of which {BOOTLOADER_RESERVE} are kept "
             f"for the bootloader's own arguments, leaving {budget}",
             hint=(
                 "the snapshot does not say its arch, so the generic 512-byte limit applies; "

@@ -17,7 +17,8 @@ from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge.kubelet import Quantity, QuantityError
 from hostc.plan import KubeletPlan, Plan
-from hostc.spec.model import HostSpec, Kubelet
+from hostc.resolve import Resolved
+from hostc.spec.model import Kubelet
 from hostc.topology.model import Topology
 
 _PERCENT = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3})?%$")
@@ -29,7 +30,8 @@ def _policy(k: Kubelet, topo: Topology) -> vocab.TopologyPolicy | None:
     return ko.topology_policy(k.topology_manager_policy, k.max_gpus_per_pod, most)
 
 
-def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def version_supported(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     k = spec.kubelet
     if k is None:
         return
@@ -48,7 +50,8 @@ def version_supported(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def role_named(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def role_named(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     k = spec.kubelet
     if k is None:
         return
@@ -86,7 +89,8 @@ def _option_stage(
     return st
 
 
-def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     k = spec.kubelet
     if k is None or not k.cpu_manager_policy_options:
         return
@@ -134,7 +138,8 @@ def cpu_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def eviction_hard_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def eviction_hard_valid(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     k = spec.kubelet
     if k is None:
         return
@@ -189,7 +194,8 @@ def equation(k: Kubelet, total: Quantity) -> str:
     return " + ".join(terms) + f" = {total.in_mib}"
 
 
-def reserved_memory_adds_up(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def reserved_memory_adds_up(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     k = spec.kubelet
     if k is None or k.reserved_memory is None:
         return
@@ -224,7 +230,8 @@ def reserved_memory_adds_up(spec: HostSpec, topo: Topology) -> Iterator[Diagnost
         )
 
 
-def memory_manager_has_reservations(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def memory_manager_has_reservations(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     k = spec.kubelet
     if k is None or k.memory_manager_policy is not vocab.MemoryManagerPolicy.STATIC:
         return
@@ -255,7 +262,8 @@ def _option_problem(name: str, value: str) -> str | None:
     return None
 
 
-def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def topology_manager_options(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     k = spec.kubelet
     if k is None or not k.topology_manager_policy_options:
         return
@@ -280,9 +288,10 @@ def topology_manager_options(spec: HostSpec, topo: Topology) -> Iterator[Diagnos
         )
 
 
-def topology_manager_fits_nodes(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def topology_manager_fits_nodes(r: Resolved) -> Iterator[Diagnostic]:
     """More than 8 NUMA nodes (GH200 and its GPU-memory nodes, 4-socket SNC hosts): the
     kubelet's topology manager refuses to start unless the limit is raised."""
+    spec, topo = r.spec, r.topo
     k = spec.kubelet
     if k is None or (policy := _policy(k, topo)) in (None, vocab.TopologyPolicy.NONE):
         return
@@ -321,16 +330,12 @@ def _kubelet(plan: Plan) -> KubeletPlan | None:
     return plan.kubelet
 
 
-def reserved_cpus_are_housekeeping(plan: Plan) -> Iterator[Diagnostic]:
+def reserved_cpus_leave_pods_room(plan: Plan) -> Iterator[Diagnostic]:
+    """The kubelet reserves the housekeeping CPUs (an invariant, `check.plan_rules`):
+    the pods, and the workloads the kubelet places, need CPUs outside them."""
     k = _kubelet(plan)
     if k is None:
         return
-    if k.cpu.reserved != plan.partition.housekeeping:
-        yield error(
-            "plan.kubelet.cpu",
-            f"reservedSystemCPUs {k.cpu.reserved} is not the housekeeping set "
-            f"{plan.partition.housekeeping}",
-        )
     if k.cpu.policy == "static" and not (plan.partition.online - k.cpu.reserved):
         yield error(
             "cpu.isolate",
@@ -347,18 +352,6 @@ def reserved_cpus_are_housekeeping(plan: Plan) -> Iterator[Diagnostic]:
                 "system; pods get only CPUs outside reservedSystemCPUs",
                 hint='isolate its NUMA node\'s CPUs: cpu.isolate = "workload" or "rest"',
             )
-
-
-def reserved_memory_equation(plan: Plan) -> Iterator[Diagnostic]:
-    k = _kubelet(plan)
-    if k is None or not k.memory_manager_static:
-        return
-    got = Quantity(sum(r.memory.bytes for r in k.reserved_memory))
-    if got != k.memory_total:
-        yield error(
-            "plan.kubelet.reserved_memory",
-            f"reservedMemory sums to {got.in_mib}, not {k.memory_total.in_mib}",
-        )
 
 
 def pods_keep_memory(plan: Plan) -> Iterator[Diagnostic]:

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from hostc import topology_hints as th
 from hostc import vocab
 from hostc.diagnostics import Diagnostic, error, warning
-from hostc.lower import cpu as lcpu
-from hostc.spec.model import HostSpec, Kubelet
+from hostc.resolve import Resolved
+from hostc.resolve.cpu import gpu_nodes
+from hostc.spec.model import Kubelet
 from hostc.topology.model import Topology
 
 
@@ -33,13 +34,14 @@ def _big_pod_admitted(k: Kubelet, topo: Topology, policy: vocab.TopologyPolicy) 
     return th.admits(policy, nodes, providers)
 
 
-def topology_admits_gpus(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def topology_admits_gpus(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     k = spec.kubelet
     if k is None:
         return
     if k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE:
         for i, w in enumerate(spec.workload):
-            nodes = lcpu.gpu_nodes(topo, w.gpus)
+            nodes = gpu_nodes(topo, w.gpus)
             if len(nodes) > 1:
                 yield error(
                     f"workload[{i}].gpus",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error, warning
-from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
-from hostc.lower import memory as lmem
+from hostc.knowledge.kernel import HUGEPAGES_NODE_FORM_SINCE
+from hostc.resolve import Resolved
+from hostc.resolve.hugepages import headroom_mib
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 from hostc.units import size_kib
@@ -28,7 +29,8 @@ def _known_sizes(topo: Topology) -> set[int] | None:
     return out or None
 
 
-def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     hp = spec.hugepages
     if hp is None:
         return
@@ -54,8 +56,9 @@ def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
                     else "capture the host with `hostc probe`"
                 ),
             )
-    pool_size, _ = lmem.pool_size(spec)
-    if hp.default_size and hp.default_size != pool_size:
+    req = r.hugepages
+    assert req is not None
+    if hp.default_size and hp.default_size != req.size:
         yield warning(
             "hugepages.default_size",
             f"default size {hp.default_size} has no pool "
@@ -78,15 +81,16 @@ def hugepages_shape(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         yield error("hugepages.total", f"negative page count {hp.total}")
 
 
-def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def hugepages_fit(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     if not _sizes_ok(spec):
         return
-    hp = spec.hugepages
-    assert hp is not None
-    size, _ = lmem.pool_size(spec)
+    hp, req = spec.hugepages, r.hugepages
+    assert hp is not None and req is not None
+    size = req.size
     page_mib = max(size.kib // 1024, 1)
     path = "hugepages.per_node" if hp.per_node is not None else "hugepages.total"
-    for node_id, count in lmem.requested(spec, topo).items():
+    for node_id, count in req.per_node.items():
         node = topo.node(node_id)
         if node is None or count <= 0:
             continue
@@ -101,7 +105,7 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
             continue
         want = count * page_mib
-        room = node.memory_mib - lmem.headroom_mib(node.memory_mib)
+        room = node.memory_mib - headroom_mib(node.memory_mib)
         if want > room:
             yield error(
                 at,
@@ -112,15 +116,15 @@ def hugepages_fit(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
 
 
-def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def hugepages_kernel(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     hp = spec.hugepages
     if hp is None or not _sizes_ok(spec):
         return
-    release = lmem.kernel_release(spec, topo)
-    version = lmem.kernel_version(release)
+    release, version = r.host.kernel_release, r.host.kernel
     if hp.per_node is None:
-        cpuless = lmem.cpuless_memory_nodes(topo)
-        if cpuless and (version is None or version < kernelfacts.HUGEPAGES_NODE_FORM_SINCE):
+        cpuless = topo.cpuless_memory_nodes
+        if cpuless and (version is None or version < HUGEPAGES_NODE_FORM_SINCE):
             yield warning(
                 "hugepages.total",
                 f"without per-node counts (Linux ≥ 5.16, kernel {release or 'unknown'}) the "
@@ -140,12 +144,13 @@ def hugepages_kernel(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             hint='set host.kernel = "6.8"',
         )
         return
-    if version >= kernelfacts.HUGEPAGES_NODE_FORM_SINCE:
+    if version >= HUGEPAGES_NODE_FORM_SINCE:
         return
-    counts = {n: c for n, c in lmem.requested(spec, topo).items()}
-    nodes = lmem.memory_nodes(topo)
+    assert r.hugepages is not None
+    counts = r.hugepages.per_node
+    nodes = topo.memory_nodes
     even = len(set(counts.get(n, 0) for n in nodes)) == 1 and set(counts) <= set(nodes)
-    cpuless = lmem.cpuless_memory_nodes(topo)
+    cpuless = topo.cpuless_memory_nodes
     if even and cpuless:
         yield error(
             "hugepages.per_node",

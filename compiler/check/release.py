@@ -5,35 +5,21 @@ Facts come from `hostc.knowledge.kernel` (one table, a source per row).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kernel as kernelfacts
-from hostc.lower import kernel as lkernel
-from hostc.lower import memory as lmem
+from hostc.resolve import Resolved
 from hostc.spec import presets
 from hostc.spec.model import HostSpec, IsolateMode
-from hostc.topology.model import Topology
-
-_RELEASE = re.compile(r"^[0-9]+\.[0-9]+")
 
 
 def _fmt(r: kernelfacts.Release) -> str:
     return f"{r[0]}.{r[1]}"
 
 
-def kernel_well_formed(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    if spec.host.kernel is not None and not _RELEASE.match(spec.host.kernel.strip()):
-        yield error(
-            "host.kernel",
-            f"{spec.host.kernel!r} is not a kernel release (expected e.g. 6.8 or 6.8.0-45-generic)",
-            hint=f"the snapshot says {topo.kernel}" if topo.kernel else None,
-        )
-
-
-def sysctls_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
-    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+def sysctls_exist(r: Resolved) -> Iterator[Diagnostic]:
+    spec, release = r.spec, r.host.kernel
     if release is None:
         return
     for key in spec.sysctl:
@@ -55,7 +41,8 @@ def sysctls_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def nofile_within_nr_open(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def nofile_within_nr_open(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     n = spec.limits.nofile
     if n is None:
         return
@@ -71,13 +58,14 @@ def nofile_within_nr_open(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic
         )
 
 
-def isolcpus_flags_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def isolcpus_flags_sound(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     if spec.cpu.isolation is IsolateMode.NONE:
         return
     flags = spec.cpu.isolcpus_flags
-    if "isolcpus" not in lkernel.mechanisms(spec):
+    if "isolcpus" not in r.mechanisms:
         return
-    release = lmem.kernel_version(lmem.kernel_release(spec, topo))
+    release = r.host.kernel
     if flags is not None and not flags:
         yield error(
             "cpu.isolcpus_flags",
@@ -85,7 +73,7 @@ def isolcpus_flags_sound(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]
             hint='write ["domain"] if that is meant, or leave the key out for managed_irq',
         )
         return
-    names = lkernel.isolcpus_flags(spec)
+    names = r.isolcpus_flags
     if "domain" in names:
         yield warning(
             "cpu.isolcpus_flags",
@@ -130,12 +118,13 @@ def _mechanism_path(spec: HostSpec, mech: str) -> str:
     return "cpu.isolate"
 
 
-def kernel_built_for_isolation(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def kernel_built_for_isolation(r: Resolved) -> Iterator[Diagnostic]:
     """A mechanism the kernel was built without is ignored silently at boot: refuse it."""
+    spec, topo = r.spec, r.topo
     if spec.cpu.isolation is IsolateMode.NONE or not topo.kernel_config:
         return
     release = topo.kernel or "the snapshot's kernel"
-    for mech in lkernel.mechanisms(spec):
+    for mech in r.mechanisms:
         option = kernelfacts.KERNEL_CONFIG.get(str(mech))
         if option is None or option not in topo.kernel_config:
             continue

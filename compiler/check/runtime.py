@@ -12,11 +12,10 @@ from hostc.knowledge import charsets
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
-from hostc.lower import memory as lmem
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.resolve import Resolved
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
-from hostc.topology.model import Topology
 
 #: modprobe.d(5) module names (`-` and `_` are the same to modprobe).
 MODULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -56,7 +55,8 @@ def _kubelet_units(spec: HostSpec) -> set[str]:
     return set() if k is None else {kubelet_unit(k.flavor, k.role)}
 
 
-def names_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def names_valid(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     for i, m in enumerate(spec.modules.blacklist):
         if MODULE.fullmatch(m) is None:
             yield error(f"modules.blacklist[{i}]", f"{text.shown(m)} is not a module name")
@@ -91,8 +91,9 @@ def _repeats(keys: list[str]) -> Iterator[tuple[int, int]]:
         seen.setdefault(k, i)
 
 
-def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def units_valid(r: Resolved) -> Iterator[Diagnostic]:
     """Unit names, and no unit that is hostc's own or a workload's where it would collide."""
+    spec = r.spec
     workload_units = {w.unit or f"{w.name}.service" for w in spec.workload}
     for i, u in enumerate(spec.services.disable):
         problem = unit_problem(u)
@@ -126,7 +127,8 @@ def units_valid(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def owners_agree(r: Resolved) -> Iterator[Diagnostic]:
+    spec = r.spec
     if spec.irq.owner is IrqOwner.HOSTC and spec.runtime.owner is RuntimeOwner.TUNED:
         yield error(
             "irq.owner",
@@ -137,15 +139,8 @@ def owners_agree(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
         )
 
 
-def amd_pstate_release(spec: HostSpec, topo: Topology) -> tuple[int, int] | None:
-    """The upstream release whose amd_pstate the host's kernel has (RHEL backports it)."""
-    from hostc.lower.assemble import os_of
-
-    kernel = lmem.kernel_version(lmem.kernel_release(spec, topo))
-    return osfacts.feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
-
-
-def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def pstate_spelled(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     mode = spec.cpufreq.pstate
     if mode is None:
         return
@@ -159,7 +154,7 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
     elif topo.cpu_vendor == "intel" and mode.value == "guided":
         yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
     elif topo.cpu_vendor == "amd":
-        release = amd_pstate_release(spec, topo)
+        release = r.host.amd_pstate
         since = kernelfacts.AMD_PSTATE_SINCE.get(mode.value)
         if release is not None and since is not None and release < since:
             yield error(
@@ -170,12 +165,13 @@ def pstate_spelled(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
             )
 
 
-def epp_taken(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def epp_taken(r: Resolved) -> Iterator[Diagnostic]:
     """An EPP the spec asks for where no driver has one (the preset leaves it out there)."""
+    spec, topo = r.spec, r.topo
     if spec.cpufreq.energy_performance_preference is None:
         return
     x86 = Arch.from_uname(topo.arch).is_x86
-    release = amd_pstate_release(spec, topo)
+    release = r.host.amd_pstate
     since = kernelfacts.AMD_PSTATE_SINCE["active"]
     if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):
         where = f"{topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}"

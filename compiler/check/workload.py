@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
-from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
+from hostc.resolve import Resolved
 
 
-def gpus_exist(spec: HostSpec, topo: Topology) -> Iterator[Diagnostic]:
+def gpus_exist(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
     gpus = {g.name: g for g in topo.gpus}
     first: dict[str, int] = {}  # one pass: thousands of workloads stay linear
     node_ids = set(topo.node_ids())

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from hostc.kernelargs import budget
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
-from hostc.knowledge.distro import feature_release, split_os, tuned_profile_dirs
-from hostc.lower import cpu, kernel, memory, placement, runtime
+from hostc.knowledge.distro import tuned_profile_dirs
+from hostc.lower import kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.lower.hardware import hardware
 from hostc.plan import (
     UNLIMITED,
     Boot,
     BootCarrier,
+    CpuPartition,
     HostFacts,
+    HugepagePool,
     Limit,
     LimitValue,
     ModuleLoad,
@@ -25,9 +28,10 @@ from hostc.plan import (
     Sysctl,
     Thp,
 )
+from hostc.resolve import Resolved
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
-from hostc.topology.model import OsRelease, Topology
+from hostc.topology.model import Topology
 from hostc.vocab import LimitItem
 
 
@@ -77,58 +81,41 @@ def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
     return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
-def context(spec: HostSpec, topo: Topology, pins: list[Placement]) -> presets.Context:
-    kernel = memory.kernel_version(memory.kernel_release(spec, topo))
-    amd_pstate = feature_release("amd_pstate", os_of(spec, topo)[0], kernel)
+def context(r: Resolved, pins: list[Placement]) -> presets.Context:
+    spec, topo, h = r.spec, r.topo, r.host
     return presets.Context(
         role=spec.host.role,
         arch=topo.arch,
         cpu_vendor=topo.cpu_vendor,
-        kernel=kernel,
+        kernel=h.kernel,
         pinned=bool(pins),
         multi_node=len(topo.nodes) > 1,
         rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
-        features=(("amd_pstate", amd_pstate),) if amd_pstate is not None else (),
+        features=(("amd_pstate", h.amd_pstate),) if h.amd_pstate is not None else (),
         gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
         rdma_nics=sum(1 for n in topo.nics if n.rdma),
     )
 
 
-def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
-    release = memory.kernel_release(spec, topo)
-    vendor = topo.cpu_vendor
-    os_id, family = os_of(spec, topo)
-    systemd, unified, raises = systemd_facts(spec, topo)
+def host_facts(r: Resolved) -> HostFacts:
+    spec, topo, h = r.spec, r.topo, r.host
     return HostFacts(
         name=spec.host.name,
         role=spec.host.role,
         arch=topo.arch,
-        cpu_vendor=vendor,
-        kernel=release,
-        kernel_version=memory.kernel_version(release),
-        os=os_id,
-        os_family=family,
-        cmdline_budget=kernel.budget(topo.arch),
+        cpu_vendor=h.cpu_vendor,
+        kernel=h.kernel_release,
+        kernel_version=h.kernel,
+        os=h.os_id,
+        os_family=h.os_family,
+        cmdline_budget=budget(topo.arch),
         reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
-        tuned_profile_dirs=tuned_profile_dirs(os_id),
+        tuned_profile_dirs=tuned_profile_dirs(h.os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
         intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
-        systemd=systemd,
-        unified_cgroup=unified,
-        raises_nr_open=raises,
-    )
-
-
-def systemd_facts(spec: HostSpec, topo: Topology) -> tuple[int | None, bool | None, bool | None]:
-    """The release's systemd, whether it boots the unified cgroup hierarchy and whether
-    its systemd raises fs.nr_open, from the distribution tables (None: not known)."""
-    rel = os_release(spec, topo)
-    if rel is None:
-        return None, None, None
-    return (
-        osfacts.systemd_version(rel.id, rel.version_id),
-        osfacts.unified_cgroup(rel.id, rel.version_id),
-        osfacts.raises_nr_open(rel.id, rel.version_id),
+        systemd=h.systemd,
+        unified_cgroup=h.unified_cgroup,
+        raises_nr_open=h.raises_nr_open,
     )
 
 
@@ -136,22 +123,6 @@ def built_with(topo: Topology, option: str) -> bool | None:
     """Whether the snapshot's kernel config has `option` built in (None: not recorded)."""
     value = topo.kernel_config.get(option)
     return None if value is None else value == "y"
-
-
-def os_release(spec: HostSpec, topo: Topology) -> OsRelease | None:
-    """`host.os` (ID-VERSION_ID) wins over the snapshot's os-release."""
-    if spec.host.os is None:
-        return topo.os
-    os_id, version = split_os(spec.host.os)
-    return OsRelease(os_id, version)
-
-
-def os_of(spec: HostSpec, topo: Topology) -> tuple[str | None, OsFamily]:
-    rel = os_release(spec, topo)
-    if rel is None:
-        return None, OsFamily.UNKNOWN
-    os_id = rel.id + (f"-{rel.version_id}" if rel.version_id else "")
-    return os_id, rel.family
 
 
 def _limit_value(value: str) -> LimitValue:
@@ -217,12 +188,13 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     return Boot(carrier, Reason("host", f"{host.os or host.os_family}: {why}"))
 
 
-def lower(spec: HostSpec, topo: Topology) -> Plan:
-    part = cpu.partition(spec, topo)
+def lower(resolved: Resolved) -> Plan:
+    """The Plan of a resolved host that `check` accepted."""
+    spec, topo, part = resolved.spec, resolved.topo, resolved.partition
     pins = placement.workloads(spec, topo, part)
-    pools = memory.pools(spec, topo)
-    host = host_facts(spec, topo)
-    ctx = context(spec, topo, pins)
+    pools = memory.pools(resolved)
+    host = host_facts(resolved)
+    ctx = context(resolved, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
     runtime_plan = runtime.runtime(spec, topo, part, host, merged)
     by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
@@ -237,6 +209,43 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     ]
     sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)
+    nodes = node_views(topo, part, pools)
+    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
+    return Plan(
+        host=host,
+        partition=part,
+        isolation=tuple(isolation),
+        nodes=nodes,
+        default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
+        hugepages=tuple(pools),
+        thp=thp,
+        cstates=cstates,
+        extra_args=tuple(kernel.extra_args(spec)),
+        sysctls=tuple(sysctls),
+        limits=tuple(limits),
+        workloads=tuple(pins),
+        runtime=runtime_plan,
+        kubelet=lower_kubelet.lower(spec, part, nodes, host),
+        left_out=(
+            *(
+                x
+                for x in presets.LEFT_OUT
+                if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
+            ),
+            *kernel.nohz_left_out(spec, isolation),
+        ),
+        boot=boot(host, runtime_plan.owner),
+        modules_load=tuple(
+            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
+        ),
+        hardware=hardware(topo),
+    )
+
+
+def node_views(
+    topo: Topology, part: CpuPartition, pools: list[HugepagePool]
+) -> tuple[NodeView, ...]:
+    """Each NUMA node as `hostc plan` shows it: its CPUs on each side, devices, memory."""
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
@@ -256,33 +265,4 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
                 memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
             )
         )
-    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
-    return Plan(
-        host=host,
-        partition=part,
-        isolation=tuple(isolation),
-        nodes=tuple(nodes),
-        default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
-        hugepages=tuple(pools),
-        thp=thp,
-        cstates=cstates,
-        extra_args=tuple(kernel.extra_args(spec)),
-        sysctls=tuple(sysctls),
-        limits=tuple(limits),
-        workloads=tuple(pins),
-        runtime=runtime_plan,
-        kubelet=lower_kubelet.lower(spec, part, tuple(nodes), host),
-        left_out=(
-            *(
-                x
-                for x in presets.LEFT_OUT
-                if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
-            ),
-            *kernel.nohz_left_out(spec, isolation),
-        ),
-        boot=boot(host, runtime_plan.owner),
-        modules_load=tuple(
-            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
-        ),
-        hardware=hardware(topo),
-    )
+    return tuple(nodes)

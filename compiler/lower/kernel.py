@@ -10,44 +10,9 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
-from hostc.knowledge.arch import Arch
 from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
-from hostc.spec.model import HostSpec, IsolcpusFlag, Mechanism
-
-#: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
-BOOTLOADER_RESERVE = 256
-
-#: Keys hostc derives from typed settings; `kernel.extra_args` may not set them.
-OWNED = (
-    "isolcpus",
-    "nohz_full",
-    "rcu_nocbs",
-    "irqaffinity",
-    "hugepagesz",
-    "hugepages",
-    "default_hugepagesz",
-    "transparent_hugepage",
-    "intel_idle.max_cstate",
-    "processor.max_cstate",
-    "iommu",
-    "intel_iommu",
-    "amd_iommu",
-    "iommu.passthrough",
-    "intel_pstate",
-    "amd_pstate",
-    "skew_tick",
-    "init_on_alloc",
-)
-
-#: Default isolation (NTO's and TuneD's set minus nohz_full): nohz_full only for the
-#: CPUs of workloads that declare one busy-polling thread per CPU (`busy_poll`), since
-#: adaptive ticks do nothing with more than one runnable task and make user/kernel
-#: transitions dearer (Documentation/timers/no_hz.rst).
-MECHANISMS_DEFAULT = (
-    Mechanism.ISOLCPUS,
-    Mechanism.RCU_NOCBS,
-    Mechanism.IRQAFFINITY,
-)
+from hostc.resolve.cpu import isolcpus_flags, mechanisms
+from hostc.spec.model import HostSpec, Mechanism
 
 _WHY = {
     Mechanism.ISOLCPUS: "keep the scheduler's load balancing off the isolated CPUs",
@@ -59,19 +24,6 @@ _WHY = {
     "housekeeping CPUs; it moves neither managed IRQs nor ones already placed (the IRQ "
     "owner, irqbalance or hostc-tuning, places those)",
 }
-
-
-def budget(arch: str) -> int:
-    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
-
-
-def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
-    """The spec's list, or the default plus nohz_full where a workload polls."""
-    if spec.cpu.mechanisms is not None:
-        return tuple(spec.cpu.mechanisms)
-    if any(w.busy_poll for w in spec.workload):
-        return (Mechanism.ISOLCPUS, Mechanism.NOHZ_FULL, *MECHANISMS_DEFAULT[1:])
-    return MECHANISMS_DEFAULT
 
 
 def busy_poll_cpus(
@@ -86,8 +38,6 @@ def busy_poll_cpus(
     return cpus, ", ".join(paths)
 
 
-DEFAULT_ISOLCPUS_FLAGS = (IsolcpusFlag.MANAGED_IRQ,)
-
 _FLAGS_WHY = {
     "managed_irq": "keep managed (driver-affine) IRQs off the isolated CPUs; load balancing "
     "stays on, so a multi-threaded server pinned to a range spreads over it",
@@ -95,12 +45,6 @@ _FLAGS_WHY = {
     "spec): each thread stays on the CPU it started on",
     "nohz": "also stop the tick where possible (as nohz_full does)",
 }
-
-
-def isolcpus_flags(spec: HostSpec) -> tuple[IsolcpusFlag, ...]:
-    if spec.cpu.isolcpus_flags is None:
-        return DEFAULT_ISOLCPUS_FLAGS
-    return tuple(spec.cpu.isolcpus_flags)
 
 
 def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:

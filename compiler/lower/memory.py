@@ -8,88 +8,19 @@ each node's memory first.
 
 from __future__ import annotations
 
-import functools
-import re
-
-from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import DefaultHugepageSize, HugepagePool, Reason
+from hostc.resolve import Resolved
+from hostc.resolve.hugepages import DEFAULT_PAGE_SIZE
 from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
 from hostc.units import PageSize
 
-DEFAULT_PAGE_SIZE = PageSize(1024 * 1024)
 
-#: hostc never reserves more than a node's memory minus this headroom, so the
-#: kernel, page cache and services keep room: max(4 GiB, 10 % of the node).
-HEADROOM_MIN_MIB = 4096
-HEADROOM_FRACTION = 0.10
-
-
-def headroom_mib(memory_mib: int) -> int:
-    return max(HEADROOM_MIN_MIB, int(memory_mib * HEADROOM_FRACTION))
-
-
-_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
-
-
-@functools.lru_cache(maxsize=256)
-def kernel_version(release: str | None) -> tuple[int, int] | None:
-    """(major, minor) of a release string; check and lower ask for it many times a build."""
-    if not release:
-        return None
-    m = _VERSION.match(release.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def kernel_release(spec: HostSpec, topo: Topology) -> str | None:
-    return spec.host.kernel or topo.kernel
-
-
-def memory_nodes(topo: Topology) -> list[int]:
-    """Nodes with CPUs and memory (or unknown memory): where a `total` is split.
-
-    CPU-less nodes (HBM, MCDRAM, GPU memory, CXL) are left out: pages there are
-    far from every CPU, and such memory is usually reserved for its device.
-    """
-    memo = topo.memo()
-    if "memory_nodes" not in memo:
-        memo["memory_nodes"] = [
-            n.id
-            for n in sorted(topo.nodes, key=lambda n: n.id)
-            if n.memory_mib != 0 and topo.node_cpus(n.id)
-        ]
-    return list(memo["memory_nodes"])
-
-
-def cpuless_memory_nodes(topo: Topology) -> list[int]:
-    """Nodes with memory but no CPUs (HBM, MCDRAM, GPU memory, CXL)."""
-    memo = topo.memo()
-    if "cpuless_memory_nodes" not in memo:
-        memo["cpuless_memory_nodes"] = [
-            n.id for n in topo.nodes if n.memory_mib != 0 and not topo.node_cpus(n.id)
-        ]
-    return list(memo["cpuless_memory_nodes"])
-
-
-def requested(spec: HostSpec, topo: Topology) -> dict[int, int]:
-    """Pages per node as asked: explicit, or `total` split evenly (remainder to low ids)."""
+def pools(r: Resolved) -> list[HugepagePool]:
+    spec, req = r.spec, r.hugepages
     hp = spec.hugepages
-    assert hp is not None
-    if hp.per_node is not None:
-        return {n: c for n, c in sorted(hp.per_node.items())}
-    total = hp.total or 0
-    nodes = memory_nodes(topo)
-    base, extra = divmod(total, len(nodes)) if nodes else (0, 0)
-    return {n: base + (1 if i < extra else 0) for i, n in enumerate(nodes)}
-
-
-def pools(spec: HostSpec, topo: Topology) -> list[HugepagePool]:
-    hp = spec.hugepages
-    if hp is None:
+    if hp is None or req is None:
         return []
-    counts = requested(spec, topo)
-    version = kernel_version(kernel_release(spec, topo))
-    node_form = version is not None and version >= kernelfacts.HUGEPAGES_NODE_FORM_SINCE
+    counts, node_form = req.per_node, req.node_form
     if hp.per_node is not None:
         src = "hugepages.per_node"
         why = "per-node pages reserved at boot, where fragmentation cannot shrink them"

@@ -13,15 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
-from hostc.lower.cpu import gpu_nodes
-from hostc.memo import memo_of
 from hostc.plan import CpuPartition, Placement, Reason
+from hostc.resolve.cpu import gpu_nodes
 from hostc.spec.model import HostSpec
 from hostc.spec.model import Workload as SpecWorkload
 from hostc.topology.model import Nic, Topology
-
-#: Link types meaning "behind the same PCIe switch(es)": the path GPUDirect RDMA wants.
-CLOSE_LINKS = ("PIX", "PXB")
 
 
 def nodes_of(topo: Topology, w: SpecWorkload) -> list[int]:
@@ -58,15 +54,6 @@ def split(cores: Sequence[int], weights: Sequence[int]) -> list[CpuSet]:
     return out
 
 
-def cores_in_order(part: CpuPartition) -> list[tuple[int, int]]:
-    """The partition's cores (first CPU, mask) by first CPU, once per (frozen) partition."""
-    memo = memo_of(part)
-    found: list[tuple[int, int]] | None = memo.get("cores_in_order")
-    if found is None:
-        found = memo["cores_in_order"] = sorted((c.min(), c.bits) for c in part.cores)
-    return found
-
-
 def isolated_shares(
     spec: HostSpec, topo: Topology, part: CpuPartition, nodes: Sequence[Sequence[int]]
 ) -> list[CpuSet]:
@@ -74,7 +61,7 @@ def isolated_shares(
     workload i's NUMA nodes.  Worked in masks, one CpuSet per workload at the end."""
     shares = [0] * len(spec.workload)
     gpu_node = {g.name: g.node for g in topo.gpus}
-    by_first = cores_in_order(part)
+    by_first = topo.cores_by_first  # the partition's cores: the snapshot's online ones
     isolated = part.isolated.bits
     for node in topo.node_ids():
         iso = topo.node_cpus(node).bits & isolated
@@ -99,39 +86,13 @@ def isolated_shares(
     return [CpuSet._from_bits(s) for s in shares]
 
 
-def close_peers(topo: Topology) -> dict[str, frozenset[str]]:
-    """Device → the devices on a PIX/PXB path to it: a view of the (frozen) snapshot's
-    link matrix, built once per snapshot rather than scanned once per workload."""
-    memo = topo.memo()
-    found: dict[str, frozenset[str]] | None = memo.get("close_peers")
-    if found is None:
-        peers: dict[str, set[str]] = {}
-        for link in topo.links:
-            if link.kind.upper() in CLOSE_LINKS:
-                peers.setdefault(link.a, set()).add(link.b)
-                peers.setdefault(link.b, set()).add(link.a)
-        found = memo["close_peers"] = {k: frozenset(v) for k, v in peers.items()}
-    return found
-
-
-def nic_names(topo: Topology) -> list[tuple[Nic, frozenset[str]]]:
-    """Each NIC with every name the link matrix may use for it, once per snapshot."""
-    memo = topo.memo()
-    if "nic_names" not in memo:
-        memo["nic_names"] = [
-            (n, frozenset(x for x in (n.name, n.rdma, n.netdev) if x)) for n in topo.nics
-        ]
-    found: list[tuple[Nic, frozenset[str]]] = memo["nic_names"]
-    return found
-
-
 def closest_nics(
     topo: Topology, gpus: Sequence[str], nodes: Sequence[int]
 ) -> tuple[list[Nic], str]:
     if topo.links and gpus:
-        peers = close_peers(topo)
+        peers = topo.close_peers
         close = frozenset().union(*(peers.get(g, ()) for g in gpus))
-        found = [n for n, names in nic_names(topo) if not names.isdisjoint(close)]
+        found = [n for n, names in topo.nic_names if not names.isdisjoint(close)]
         if found:
             return found, "on a PIX/PXB path to its GPUs (the snapshot's link matrix)"
     on_node = [n for n in topo.nics if n.node is not None and n.node in nodes]

@@ -7,16 +7,15 @@ documentation that `hostc schema topology` publishes.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
-from typing import Any
 
 import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
 from hostc.knowledge.family import OsFamily
-from hostc.memo import memo_of
 
 
 @attrs.frozen
@@ -175,28 +174,18 @@ class Topology:
         ),
     )
 
-    # Derived views.  cached_property needs a __dict__, which frozen slotted
-    # attrs classes lack, so these are plain (cheap) methods and properties.
+    # Derived views of the frozen snapshot: computed on first use, kept in the instance's
+    # own slots (attrs ≥ 23.2 gives frozen slotted classes cached_property), so a stage
+    # or target that asks again pays an attribute read, and they die with the snapshot.
 
-    def memo(self) -> dict[object, Any]:
-        """Derived views, computed once per Topology (frozen: they cannot go stale);
-        lower keeps its own pure functions of the topology here too."""
-        return memo_of(self)
-
-    @property
+    @functools.cached_property
     def online(self) -> CpuSet:
-        m = self.memo()
-        if "online" not in m:
-            m["online"] = CpuSet(c.id for c in self.cpus if c.online)
-        return m["online"]  # type: ignore[no-any-return]
+        return CpuSet(c.id for c in self.cpus if c.online)
 
-    @property
+    @functools.cached_property
     def present(self) -> CpuSet:
         """Every CPU the snapshot lists, online or not."""
-        m = self.memo()
-        if "present" not in m:
-            m["present"] = CpuSet(c.id for c in self.cpus)
-        return m["present"]  # type: ignore[no-any-return]
+        return CpuSet(c.id for c in self.cpus)
 
     @property
     def boot_cpu(self) -> int:
@@ -206,18 +195,19 @@ class Topology:
     def node_cpus(self, node: int) -> CpuSet:
         return self.cpus_of_nodes((node,))
 
+    @functools.cached_property
+    def _by_node(self) -> dict[int | None, CpuSet]:
+        ids: dict[int | None, list[int]] = {}
+        for c in self.cpus:
+            if c.online:
+                ids.setdefault(c.node, []).append(c.id)
+        return {n: CpuSet(v) for n, v in ids.items()}
+
     def cpus_of_nodes(self, nodes: Iterable[int]) -> CpuSet:
-        m = self.memo()
-        by_node = m.get("by_node")
-        if by_node is None:
-            ids: dict[int | None, list[int]] = {}
-            for c in self.cpus:
-                if c.online:
-                    ids.setdefault(c.node, []).append(c.id)
-            by_node = m["by_node"] = {n: CpuSet(v) for n, v in ids.items()}
+        by_node = self._by_node
         wanted = set(nodes)
         if len(wanted) == 1:
-            return by_node.get(next(iter(wanted)), CpuSet())  # type: ignore[no-any-return]
+            return by_node.get(next(iter(wanted)), CpuSet())
         bits = 0
         for n in wanted:
             if n in by_node:
@@ -232,15 +222,98 @@ class Topology:
 
     def siblings(self, cpu: int) -> CpuSet:
         """Online SMT siblings of `cpu`, itself included."""
-        return next((core for core in self.cores().values() if cpu in core), CpuSet([cpu]))
+        return next((core for core in self._cores.values() if cpu in core), CpuSet([cpu]))
+
+    @functools.cached_property
+    def _cores(self) -> dict[int, CpuSet]:
+        out: dict[int, set[int]] = {}
+        for c in self.cpus:
+            if c.online:
+                out.setdefault(c.core if c.core is not None else c.id, set()).add(c.id)
+        return {k: CpuSet(v) for k, v in sorted(out.items())}
 
     def cores(self) -> dict[int, CpuSet]:
         """Online cores: core id → its online threads (a fresh dict; the sets are shared)."""
-        m = self.memo()
-        if "cores" not in m:
-            out: dict[int, set[int]] = {}
-            for c in self.cpus:
-                if c.online:
-                    out.setdefault(c.core if c.core is not None else c.id, set()).add(c.id)
-            m["cores"] = {k: CpuSet(v) for k, v in sorted(out.items())}
-        return dict(m["cores"])
+        return dict(self._cores)
+
+    @functools.cached_property
+    def core_list(self) -> tuple[CpuSet, ...]:
+        """The online cores, by core id."""
+        return tuple(self._cores.values())
+
+    @functools.cached_property
+    def cores_by_first(self) -> tuple[tuple[int, int], ...]:
+        """Each online core as (its first CPU, its mask), by first CPU."""
+        return tuple(sorted((c.min(), c.bits) for c in self.core_list))
+
+    @functools.cached_property
+    def smt_unknown(self) -> CpuSet:
+        """Online CPUs whose core (so whose SMT siblings) the snapshot does not say."""
+        return CpuSet(c.id for c in self.cpus if c.online and c.core is None)
+
+    @functools.cached_property
+    def memory_nodes(self) -> tuple[int, ...]:
+        """Nodes with CPUs and memory (or unknown memory): where a hugepage `total` is split.
+
+        CPU-less nodes (HBM, MCDRAM, GPU memory, CXL) are left out: pages there are
+        far from every CPU, and such memory is usually reserved for its device.
+        """
+        return tuple(
+            n.id
+            for n in sorted(self.nodes, key=lambda n: n.id)
+            if n.memory_mib != 0 and self.node_cpus(n.id)
+        )
+
+    @functools.cached_property
+    def cpuless_memory_nodes(self) -> tuple[int, ...]:
+        """Nodes with memory but no CPUs (HBM, MCDRAM, GPU memory, CXL)."""
+        return tuple(n.id for n in self.nodes if n.memory_mib != 0 and not self.node_cpus(n.id))
+
+    def first_cores(self, per_node: int) -> CpuSet:
+        """The first `per_node` whole cores of each NUMA node, the boot CPU's core first
+        (the default housekeeping set); computed once per snapshot and count."""
+        found = self._first_cores.get(per_node)
+        if found is None:
+            found = self._first_cores[per_node] = _first_cores(self, per_node)
+        return found
+
+    @functools.cached_property
+    def _first_cores(self) -> dict[int, CpuSet]:
+        return {}
+
+    @functools.cached_property
+    def close_peers(self) -> dict[str, frozenset[str]]:
+        """Device → the devices on a PIX/PXB path to it (behind the same PCIe switches,
+        the path GPUDirect RDMA wants), from the link matrix."""
+        peers: dict[str, set[str]] = {}
+        for link in self.links:
+            if link.kind.upper() in CLOSE_LINKS:
+                peers.setdefault(link.a, set()).add(link.b)
+                peers.setdefault(link.b, set()).add(link.a)
+        return {k: frozenset(v) for k, v in peers.items()}
+
+    @functools.cached_property
+    def nic_names(self) -> tuple[tuple[Nic, frozenset[str]], ...]:
+        """Each NIC with every name the link matrix may use for it."""
+        return tuple((n, frozenset(x for x in (n.name, n.rdma, n.netdev) if x)) for n in self.nics)
+
+
+#: Link types meaning "behind the same PCIe switch(es)": the path GPUDirect RDMA wants.
+CLOSE_LINKS = ("PIX", "PXB")
+
+
+def _first_cores(topo: Topology, per_node: int) -> CpuSet:
+    boot = topo.boot_cpu
+    # one pass: a core lies in its first CPU's node, so only those cores are candidates
+    node_of = {c.id: c.node for c in topo.cpus}
+    by_node: dict[int | None, list[tuple[bool, int, frozenset[int]]]] = {}
+    for core in topo.core_list:
+        first = min(core.ids)
+        by_node.setdefault(node_of[first], []).append((boot not in core.ids, first, core.ids))
+    picked: set[int] = set()
+    for node in topo.node_ids():
+        node_cpus = topo.node_cpus(node).ids
+        node_cores = sorted(c for c in by_node.get(node, ()) if c[2] <= node_cpus)
+        for _, _, ids in node_cores[:per_node]:
+            picked |= ids
+    return CpuSet(picked)

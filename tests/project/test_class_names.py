@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 #: The Plan's single-value runtime records that collapse into one generic `Value[T]`
 #: (issue 18 item 1); until then each shares its name with its vocabulary enum.  The

@@ -12,7 +12,9 @@ from hostc.diagnostics import HostcError, Severity
 from hostc.kernelargs import cmdline, kernel_args
 from hostc.plan import Plan
 from hostc.plan_view import numactl
+from hostc.resolve import resolve
 from hostc.spec import model as m
+from hostc.spec.load import from_data, to_data
 from hostc.topology.model import Topology
 
 from topogen import machine
@@ -32,7 +34,10 @@ def plan_of(s: m.HostSpec, topo: Topology = H100) -> Plan:
 
 
 def errors(s: m.HostSpec, topo: Topology = H100) -> list[str]:
-    return [f"{d.path}: {d.message}" for d in check(s, topo) if d.severity is Severity.ERROR]
+    """check's errors, for a spec typed as the loader types it (as compile_plan does)."""
+    resolved, found = resolve(from_data(to_data(s)), topo)
+    found += check(resolved)
+    return [f"{d.path}: {d.message}" for d in found if d.severity is Severity.ERROR]
 
 
 def test_knobs_example_partition() -> None:

@@ -336,12 +336,13 @@ def test_tuned_profile_goes_where_the_release_s_tuned_reads_it(
 
 
 def test_a_hand_built_tuned_plan_without_a_profile_dir_is_refused() -> None:
-    from hostc.check import check_plan
+    """A Plan invariant: breaking it is a bug (an internal error, exit 3), not advice."""
+    from hostc.check import PlanInvariantError, check_plan
 
     plan = compile_(spec(**TUNED_OWNED))
     bare = attrs.evolve(plan, host=attrs.evolve(plan.host, tuned_profile_dirs=()))
-    [d] = [d for d in check_plan(bare) if d.path == "plan.host.tuned_profile_dirs"]
-    assert d.severity.value == "error"
+    with pytest.raises(PlanInvariantError, match=r"^plan\.host\.tuned_profile_dirs: "):
+        check_plan(bare)
 
 
 def test_tuned_and_systemd_never_own_the_same_knob() -> None:

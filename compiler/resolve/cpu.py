@@ -1,48 +1,46 @@
-"""Resolve CPU intent into concrete sets: housekeeping, isolated, workload pins.
+"""The CPU partition the spec asks for: housekeeping, isolated, and the mechanisms.
 
-These functions are shared by `check` (which validates what they would
-produce) and `lower` (which records it in the Plan); they never raise on a
-spec that passed the parse rules in `check.cpu`.
+Resolved once per (spec, snapshot) and read by check (which judges it) and lower
+(which records it in the Plan).  It never raises on a spec whose CPU keys passed
+the parse rules; check asks for it only once the CPUs it names are known to exist.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
 from hostc.plan import CpuPartition, Reason
 from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology
+from hostc.vocab import IsolcpusFlag, Mechanism
+
+#: Default isolation (NTO's and TuneD's set minus nohz_full): nohz_full only for the
+#: CPUs of workloads that declare one busy-polling thread per CPU (`busy_poll`), since
+#: adaptive ticks do nothing with more than one runnable task and make user/kernel
+#: transitions dearer (Documentation/timers/no_hz.rst).
+MECHANISMS_DEFAULT = (
+    Mechanism.ISOLCPUS,
+    Mechanism.RCU_NOCBS,
+    Mechanism.IRQAFFINITY,
+)
+
+DEFAULT_ISOLCPUS_FLAGS = (IsolcpusFlag.MANAGED_IRQ,)
 
 
-def per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
-    """The first N cores of each NUMA node, whole cores, the boot CPU's core first.
-
-    A pure function of the (frozen) topology: computed once per snapshot and count."""
-    memo = topo.memo()
-    key = ("per_node_housekeeping", cores_per_node)
-    if key not in memo:
-        memo[key] = _per_node_housekeeping(topo, cores_per_node)
-    found: CpuSet = memo[key]
-    return found
+def mechanisms(spec: HostSpec) -> tuple[Mechanism, ...]:
+    """The spec's list, or the default plus nohz_full where a workload polls."""
+    if spec.cpu.mechanisms is not None:
+        return tuple(spec.cpu.mechanisms)
+    if any(w.busy_poll for w in spec.workload):
+        return (Mechanism.ISOLCPUS, Mechanism.NOHZ_FULL, *MECHANISMS_DEFAULT[1:])
+    return MECHANISMS_DEFAULT
 
 
-def _per_node_housekeeping(topo: Topology, cores_per_node: int) -> CpuSet:
-    boot = topo.boot_cpu
-    # one pass: a core lies in its first CPU's node, so only those cores are candidates
-    node_of = {c.id: c.node for c in topo.cpus}
-    by_node: dict[int | None, list[tuple[bool, int, frozenset[int]]]] = {}
-    for core in topo.cores().values():
-        first = min(core.ids)
-        by_node.setdefault(node_of[first], []).append((boot not in core.ids, first, core.ids))
-    picked: set[int] = set()
-    for node in topo.node_ids():
-        node_cpus = topo.node_cpus(node).ids
-        node_cores = sorted(c for c in by_node.get(node, ()) if c[2] <= node_cpus)
-        for _, _, ids in node_cores[:cores_per_node]:
-            picked |= ids
-    return CpuSet(picked)
+def isolcpus_flags(spec: HostSpec) -> tuple[IsolcpusFlag, ...]:
+    if spec.cpu.isolcpus_flags is None:
+        return DEFAULT_ISOLCPUS_FLAGS
+    return tuple(spec.cpu.isolcpus_flags)
 
 
 def gpu_nodes(topo: Topology, names: Iterable[str]) -> list[int]:
@@ -57,23 +55,9 @@ def workload_nodes(spec: HostSpec, topo: Topology) -> list[int]:
 
 
 def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
-    """The partition of `topo` that `spec` asks for; check and lower both need it.
-
-    A pure function of two frozen values, so it is remembered on the snapshot for
-    the spec it was computed for (a weak reference: a new spec never sees it)."""
-    memo = topo.memo()
-    hit = memo.get("partition")
-    if hit is not None and hit[0]() is spec:
-        found: CpuPartition = hit[1]
-        return found
-    part = _partition(spec, topo)
-    memo["partition"] = (weakref.ref(spec), part)
-    return part
-
-
-def _partition(spec: HostSpec, topo: Topology) -> CpuPartition:
+    """The partition of `topo` that `spec` asks for."""
     online = topo.online
-    cores = tuple(topo.cores().values())
+    cores = topo.core_list
     boot = topo.boot_cpu if online else None
     explicit = spec.cpu.housekeeping
     if explicit is not None:
@@ -81,7 +65,7 @@ def _partition(spec: HostSpec, topo: Topology) -> CpuPartition:
         hk_reason = Reason("cpu.housekeeping", "housekeeping CPUs given explicitly")
     else:
         n = spec.cpu.housekeeping_per_node or 1
-        hk = per_node_housekeeping(topo, n)
+        hk = topo.first_cores(n)
         src = "cpu.housekeeping_per_node" if spec.cpu.housekeeping_per_node else "preset:base"
         hk_reason = Reason(
             src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first"
