@@ -12,7 +12,7 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 
@@ -21,6 +21,7 @@ from hostc.osfacts import ALLOWED_CPUS_SINCE
 from hostc.plan_base import UNLIMITED as UNLIMITED
 from hostc.plan_base import OsFamily as OsFamily
 from hostc.plan_base import Reason as Reason
+from hostc.plan_base import Value as Value
 from hostc.plan_base import When as When
 from hostc.plan_kubelet import CpuManager as CpuManager
 from hostc.plan_kubelet import Eviction as Eviction
@@ -33,8 +34,6 @@ from hostc.plan_kubelet import RuntimeAffinity as RuntimeAffinity
 from hostc.plan_kubelet import TopologyManager as TopologyManager
 from hostc.plan_runtime import CpuMask as CpuMask
 from hostc.plan_runtime import DeviceIrq as DeviceIrq
-from hostc.plan_runtime import EnergyPreference as EnergyPreference
-from hostc.plan_runtime import Governor as Governor
 from hostc.plan_runtime import Iommu as Iommu
 from hostc.plan_runtime import IrqOwner as IrqOwner
 from hostc.plan_runtime import IrqPlan as IrqPlan
@@ -46,7 +45,9 @@ from hostc.plan_runtime import Runtime as Runtime
 from hostc.plan_runtime import RuntimeOwner as RuntimeOwner
 from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
-from hostc.plan_runtime import ThpDefrag as ThpDefrag
+
+if TYPE_CHECKING:
+    from hostc.spec.model import Thp
 
 #: The names an x86 machine's arch goes by (uname, Debian, hwloc).
 X86_ARCHES = ("x86_64", "i686", "i386", "amd64")
@@ -147,22 +148,6 @@ class HugepagePool:
     @property
     def total(self) -> int:
         return sum(n for _, n in self.per_node)
-
-
-@attrs.frozen
-class DefaultHugepageSize:
-    size_kib: int
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
-class Thp:
-    """Transparent hugepages mode (always | madvise | never)."""
-
-    mode: str
-    reason: Reason
-    when: When = When.BOOT
 
 
 @attrs.frozen
@@ -297,18 +282,18 @@ class Plan:
     partition: CpuPartition
     isolation: tuple[Isolation, ...]
     nodes: tuple[NodeView, ...]
-    default_hugepagesz: DefaultHugepageSize | None
+    default_hugepagesz: Value[int] | None  # KiB
     hugepages: tuple[HugepagePool, ...]
-    thp: Thp | None
+    thp: Value[Thp] | None
     cstates: CStateLimit | None
     extra_args: tuple[ExtraArg, ...]
     sysctls: tuple[Sysctl, ...]
     limits: tuple[Limit, ...]
     workloads: tuple[Workload, ...]
     left_out: tuple[LeftOut, ...] = ()
-    runtime: Runtime = attrs.field(factory=lambda: Runtime())
+    runtime: Runtime = attrs.field(kw_only=True)
     kubelet: KubeletPlan | None = None
-    boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
+    boot: Boot = attrs.field(kw_only=True)
     modules_load: tuple[ModuleLoad, ...] = ()
     hardware: Hardware = Hardware()
     #: per spec value, the file that set it; empty for a single-file spec

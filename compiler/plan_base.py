@@ -4,9 +4,16 @@ family, and the Reason each value carries (Butane's provenance on the value)."""
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 import attrs
+
+from hostc.provenance import Source
+
+if TYPE_CHECKING:
+    from hostc.settings.model import Setting
+
+T = TypeVar("T")
 
 
 class When(enum.StrEnum):
@@ -29,11 +36,30 @@ class OsFamily(enum.StrEnum):
 
 @attrs.frozen
 class Reason:
-    source: str  # "cpu.isolate", "preset:inference", "topology:node0"
+    source: Source  # a spec key, a preset layer or a named fact (`str()`: as shown)
     why: str
 
     def __str__(self) -> str:
         return f"{self.source}: {self.why}"
+
+
+@attrs.frozen
+class Value(Generic[T]):
+    """One setting's value in the Plan, with its reason.  When it takes effect, and its
+    name in plan.json, belong to the setting (`hostc.settings`), not to each value."""
+
+    setting: Setting[T] = attrs.field(repr=False)
+    value: T
+    reason: Reason
+
+    @property
+    def when(self) -> When:
+        return self.setting.when
+
+    @property
+    def shown(self) -> str:
+        """The value as `hostc plan` shows it."""
+        return str(self.value)
 
 
 UNLIMITED: Final = "unlimited"

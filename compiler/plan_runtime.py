@@ -5,11 +5,15 @@ NIC channels), and who owns them on the host."""
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.plan_base import Reason, When
+from hostc.plan_base import Reason, Value, When
+
+if TYPE_CHECKING:
+    from hostc.spec.model_runtime import Epp, Governor, ThpDefrag
 
 
 class RuntimeOwner(enum.StrEnum):
@@ -31,24 +35,6 @@ class IrqOwner(enum.StrEnum):
 
 
 @attrs.frozen
-class Governor:
-    """cpufreq scaling governor for every CPU."""
-
-    name: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class EnergyPreference:
-    """Energy-performance preference (EPP) of the pstate drivers' active mode."""
-
-    value: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
 class PstateMode:
     """The P-state driver's mode on the command line (`amd_pstate=active`)."""
 
@@ -57,14 +43,9 @@ class PstateMode:
     reason: Reason
     when: When = When.BOOT
 
-
-@attrs.frozen
-class ThpDefrag:
-    """/sys/kernel/mm/transparent_hugepage/defrag: when THP allocation may compact."""
-
-    mode: str
-    reason: Reason
-    when: When = When.RUNTIME
+    @property
+    def shown(self) -> str:
+        return f"{self.driver}={self.mode}"
 
 
 @attrs.frozen
@@ -77,6 +58,10 @@ class Iommu:
     when: When = When.BOOT
     #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
     acs_off: Reason | None = None
+
+    @property
+    def shown(self) -> str:
+        return self.mode
 
 
 @attrs.frozen
@@ -183,12 +168,12 @@ class NicChannels:
 
 @attrs.frozen
 class Runtime:
-    owner: RuntimeOwner = RuntimeOwner.SYSTEMD
-    owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
-    governor: Governor | None = None
-    epp: EnergyPreference | None = None
+    owner: RuntimeOwner = attrs.field(kw_only=True)
+    owner_reason: Reason = attrs.field(kw_only=True)
+    governor: Value[Governor] | None = None
+    epp: Value[Epp] | None = None
     pstate: PstateMode | None = None
-    thp_defrag: ThpDefrag | None = None
+    thp_defrag: Value[ThpDefrag] | None = None
     iommu: Iommu | None = None
     #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
     acs: Reason | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hostc import kernelfacts, osfacts
+from hostc import kernelfacts, osfacts, settings
 from hostc.lower import cpu, kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.lower.hardware import hardware
@@ -13,7 +13,6 @@ from hostc.plan import (
     BootCarrier,
     HostFacts,
     Limit,
-    LimitValue,
     ModuleLoad,
     NodeView,
     OsFamily,
@@ -21,58 +20,28 @@ from hostc.plan import (
     Reason,
     RuntimeOwner,
     Sysctl,
-    Thp,
     Workload,
 )
+from hostc.provenance import HOST, SpecKey, key
+from hostc.settings import table as t
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
 from hostc.topology.model import OsRelease, Topology, os_family
 
 
 def overrides(spec: HostSpec) -> list[presets.Override]:
-    """Every spec key that sets a preset setting, under the setting's name."""
+    """Every spec key that sets a preset setting: the spec's sysctls, then each row of
+    the settings table whose spec key the spec gives."""
     out = [
-        presets.Override(k, str(v), f"sysctl.{presets.quoted(k)}") for k, v in spec.sysctl.items()
+        presets.Override(settings.sysctl(k), v, key("sysctl", k)) for k, v in spec.sysctl.items()
     ]
-    if spec.limits.nofile is not None:
-        out.append(presets.Override("nofile", str(spec.limits.nofile), "limits.nofile"))
-    if spec.limits.memlock is not None:
-        out.append(presets.Override("memlock", str(spec.limits.memlock), "limits.memlock"))
-    if spec.kernel.transparent_hugepage is not None:
-        out.append(
-            presets.Override(
-                "transparent_hugepage",
-                spec.kernel.transparent_hugepage.value,
-                "kernel.transparent_hugepage",
-            )
-        )
-    if spec.kernel.limit_cstates is not None:
-        value = "1" if spec.kernel.limit_cstates else None
-        out.append(presets.Override("max_cstate", value, "kernel.limit_cstates"))
-    out += runtime_overrides(spec)
+    for s in settings.SETTINGS:
+        if s.spec_key is None or s.family is settings.Family.DERIVED:
+            continue
+        given, value = s.spec_value(spec)
+        if given:
+            out.append(presets.Override(s, value, SpecKey(s.spec_key)))
     return out
-
-
-def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
-    """Runtime settings (issue 10): spec key → setting name."""
-    keys = (
-        ("cpu_governor", spec.cpufreq.governor, "cpufreq.governor"),
-        (
-            "energy_performance_preference",
-            spec.cpufreq.energy_performance_preference,
-            "cpufreq.energy_performance_preference",
-        ),
-        ("pstate", spec.cpufreq.pstate, "cpufreq.pstate"),
-        (
-            "transparent_hugepage_defrag",
-            spec.kernel.transparent_hugepage_defrag,
-            "kernel.transparent_hugepage_defrag",
-        ),
-        ("iommu", spec.kernel.iommu, "kernel.iommu"),
-        ("irq_owner", spec.irq.owner, "irq.owner"),
-        ("runtime_owner", spec.runtime.owner, "runtime.owner"),
-    )
-    return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
 def context(spec: HostSpec, topo: Topology, pins: list[Workload]) -> presets.Context:
@@ -107,7 +76,7 @@ def host_facts(spec: HostSpec, topo: Topology) -> HostFacts:
         os=os_id,
         os_family=family,
         cmdline_budget=kernel.budget(topo.arch),
-        reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
+        reason=Reason(HOST, "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
         intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
@@ -150,10 +119,6 @@ def os_of(spec: HostSpec, topo: Topology) -> tuple[str | None, OsFamily]:
         return None, OsFamily.UNKNOWN
     os_id = rel.id + (f"-{rel.version_id}" if rel.version_id else "")
     return os_id, OsFamily(os_family(rel))
-
-
-def _limit_value(value: str) -> LimitValue:
-    return UNLIMITED if value == UNLIMITED else int(value)
 
 
 def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], host: HostFacts) -> list[Sysctl]:
@@ -219,7 +184,7 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
         return Boot(
             BootCarrier.GRUB,
             Reason(
-                "host",
+                HOST,
                 f"{host.os}: TuneD owns the runtime settings, but its [bootloader] does not "
                 "patch grub.cfg on Debian/Ubuntu (TuneD issue #528, PR #387 unmerged): "
                 "the GRUB drop-in carries the arguments",
@@ -228,10 +193,21 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     if owner is RuntimeOwner.TUNED:
         return Boot(
             BootCarrier.TUNED,
-            Reason("runtime.owner", "TuneD owns the tuning, its [bootloader] the arguments"),
+            Reason(
+                key("runtime", "owner"), "TuneD owns the tuning, its [bootloader] the arguments"
+            ),
         )
     carrier, why = _CARRIER[host.os_family]
-    return Boot(carrier, Reason("host", f"{host.os or host.os_family}: {why}"))
+    return Boot(carrier, Reason(HOST, f"{host.os or host.os_family}: {why}"))
+
+
+def _by_family(
+    merged: list[presets.Resolved],
+) -> dict[settings.Family, list[presets.Resolved]]:
+    out: dict[settings.Family, list[presets.Resolved]] = {f: [] for f in settings.Family}
+    for r in merged:
+        out[r.kind].append(r)
+    return out
 
 
 def lower(spec: HostSpec, topo: Topology) -> Plan:
@@ -241,17 +217,12 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     host = host_facts(spec, topo)
     ctx = context(spec, topo, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    runtime_plan = runtime.runtime(spec, topo, part, host, merged)
-    by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
-    for r in merged:
-        by_kind[r.kind].append(r)
-    thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
-    cstate = next(iter(by_kind[presets.Kind.CSTATE]), None)
-    cstates = runtime.cstate_limit(spec, part, pins, cstate, runtime_plan.owner)
-    limits = [
-        Limit(r.setting, _limit_value(r.value), r.reason) for r in by_kind[presets.Kind.LIMIT]
-    ]
-    sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
+    one = {r.setting: r for r in merged if r.kind is settings.Family.ONE}
+    runtime_plan = runtime.runtime(spec, topo, part, host, one)
+    by_family = _by_family(merged)
+    cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
+    limits = [Limit(r.name, r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
+    sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
@@ -280,7 +251,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         nodes=tuple(nodes),
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
-        thp=thp,
+        thp=runtime.value(one.get(t.THP)),
         cstates=cstates,
         extra_args=tuple(kernel.extra_args(spec)),
         sysctls=tuple(sysctls),
@@ -298,7 +269,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         ),
         boot=boot(host, runtime_plan.owner),
         modules_load=tuple(
-            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
+            ModuleLoad(r.value, r.reason) for r in by_family[settings.Family.MODULE_LOAD]
         ),
         hardware=hardware(topo),
     )

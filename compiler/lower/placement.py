@@ -16,6 +16,7 @@ from hostc.cpuset import CpuSet
 from hostc.lower.cpu import gpu_nodes
 from hostc.memo import memo_of
 from hostc.plan import CpuPartition, Reason, Workload
+from hostc.provenance import key, topology
 from hostc.spec.model import HostSpec
 from hostc.spec.model import Workload as SpecWorkload
 from hostc.topology.model import Nic, Topology
@@ -139,7 +140,7 @@ def closest_nics(
 
 
 _SOCKET_REASON = Reason(
-    "nccl.socket_ifname",
+    key("nccl", "socket_ifname"),
     "NCCL bootstraps over this interface (it must carry an IP address); the RDMA NICs "
     "above carry the data",
 )
@@ -176,9 +177,9 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Worklo
             cpus = topo.cpus_of_nodes(nodes)
             what = "CPUs"
         if w.gpus:
-            src, whom = f"workload[{i}].gpus", f"{', '.join(w.gpus)} sit"
+            src, whom = key("workload", i, "gpus"), f"{', '.join(w.gpus)} sit"
         else:
-            src, whom = f"workload[{i}].nodes", "it asks to run"
+            src, whom = key("workload", i, "nodes"), "it asks to run"
         nics, how = closest_nics(topo, w.gpus, nodes)
         out.append(
             Workload(
@@ -193,7 +194,7 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Worklo
                 unit=unit_of(w),
                 nics=tuple(n.name for n in nics),
                 env=tuple(nccl_env(nics, spec.nccl.socket_ifname)),
-                nics_reason=Reason("topology:nics", f"NICs {how}") if nics else None,
+                nics_reason=Reason(topology("nics"), f"NICs {how}") if nics else None,
                 shared=w.share_cpus,
                 socket_reason=_SOCKET_REASON if spec.nccl.socket_ifname is not None else None,
             )

@@ -10,23 +10,21 @@ resolved here, from the partition and the topology, once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hostc import kernelfacts
 from hostc.cpuset import CpuSet
+from hostc.lower.irq import irq_plan, nic_channels
 from hostc.plan import (
     CpuMask,
     CpuPartition,
     CStateLimit,
-    DeviceIrq,
-    EnergyPreference,
-    Governor,
     HostFacts,
     Iommu,
     IrqOwner,
     IrqPlan,
     Module,
-    NicChannels,
     OsFamily,
     PstateMode,
     Reason,
@@ -34,32 +32,19 @@ from hostc.plan import (
     RuntimeOwner,
     ServiceOff,
     SysfsWrite,
-    ThpDefrag,
+    Value,
     When,
     Workload,
 )
+from hostc.provenance import Source, default, key, topology
+from hostc.settings import table as t
+from hostc.settings.model import Setting
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, HostSpec
 from hostc.topology.model import Topology
 
-#: The irqbalance each distribution release ships.  IRQBALANCE_BANNED_CPULIST is read
-#: since irqbalance 1.8.0; 1.9 still reads the old hex IRQBALANCE_BANNED_CPUS first
-#: and logs "IRQBALANCE_BANNED_CPUS is discarded, Use IRQBALANCE_BANNED_CPULIST
-#: instead" (cputree.c setup_banned_cpus).  Sources: packages.ubuntu.com (focal
-#: 1.6.0, jammy 1.8.0, noble 1.9.3), packages.debian.org (bullseye 1.7.0, bookworm
-#: 1.9.2, also run on the reference host of targets.md), RHEL 9 AppStream/BaseOS
-#: irqbalance-1.9.x.  RHEL 8 minors shipped 1.4 to 1.9 [unverified per minor], so
-#: RHEL 8 and unknown releases get the hex variable, which every version reads.
-IRQBALANCE_VERSIONS: dict[tuple[str, str], tuple[int, int, int]] = {
-    ("ubuntu", "20.04"): (1, 6, 0),
-    ("ubuntu", "22.04"): (1, 8, 0),
-    ("ubuntu", "24.04"): (1, 9, 3),
-    ("debian", "11"): (1, 7, 0),
-    ("debian", "12"): (1, 9, 2),
-    ("rhel", "9"): (1, 9, 0),
-}
-CPULIST_SINCE = (1, 8, 0)
-_RHEL_LIKE = ("rhel", "rocky", "almalinux", "centos", "ol")
+#: The merge's one-value settings by row (lowering reads them by `t.GOVERNOR`, …).
+One = Mapping[Setting[Any], presets.Resolved]
 
 CPUMASKS = (
     (
@@ -75,43 +60,9 @@ CPUMASKS = (
 )
 
 
-def irqbalance_version(os_id: str | None) -> tuple[int, int, int] | None:
-    """The irqbalance the OS ships, by os-release `ID-VERSION_ID` (None: unknown)."""
-    if os_id is None:
-        return None
-    name, _, version = os_id.partition("-")
-    if name in _RHEL_LIKE:
-        name, version = "rhel", version.split(".")[0]
-    if name == "debian":
-        version = version.split(".")[0]
-    return IRQBALANCE_VERSIONS.get((name, version))
-
-
-def irqbalance_variable(os_id: str | None, src: str) -> tuple[str, Reason]:
-    """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
-    ver = irqbalance_version(os_id)
-    if ver is not None and ver >= CPULIST_SINCE:
-        shown = ".".join(map(str, ver))
-        return "IRQBALANCE_BANNED_CPULIST", Reason(
-            src, f"{os_id} ships irqbalance {shown}, which reads the cpulist variable"
-        )
-    if ver is not None:
-        shown = ".".join(map(str, ver))
-        why = f"{os_id} ships irqbalance {shown}, older than 1.8.0: only the hex mask exists"
-    else:
-        why = (
-            f"irqbalance version of {os_id or 'an unknown OS'} not in hostc's table: the hex "
-            "mask is read by every version (1.9 logs it as deprecated)"
-        )
-    return "IRQBALANCE_BANNED_CPUS", Reason(src if os_id else "preset:base", why)
-
-
-def _first_of_kind(merged: Sequence[presets.Resolved]) -> dict[presets.Kind, presets.Resolved]:
-    """Each kind's first setting: runtime settings are one per kind."""
-    out: dict[presets.Kind, presets.Resolved] = {}
-    for r in merged:
-        out.setdefault(r.kind, r)
-    return out
+def value(r: presets.Resolved | None) -> Value[Any] | None:
+    """A merged one-value setting as the Plan holds it."""
+    return None if r is None else Value(r.setting, r.value, r.reason)
 
 
 def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
@@ -122,65 +73,6 @@ def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
     if driver is None or (driver == "intel_pstate" and r.value == "guided"):
         return None
     return PstateMode(driver, r.value, r.reason)
-
-
-def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
-    out = []
-    devices = [("nic", n.name, n.pci, n.node) for n in topo.nics] + [
-        ("gpu", g.name, g.pci, g.node) for g in topo.gpus
-    ]
-    local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
-    for kind, name, pci, node in devices:
-        if pci is None:
-            continue
-        if node is None:
-            local = CpuSet()
-        elif node in local_of:
-            local = local_of[node]
-        else:
-            local = local_of[node] = part.housekeeping & topo.node_cpus(node)
-        if local:
-            why = (
-                f"{name} sits on NUMA node {node}: its interrupts go to that node's "
-                "housekeeping CPUs"
-            )
-            cpus = local
-        else:
-            where = f"node {node}" if node is not None else "an unknown node"
-            why = f"{name} sits on {where}, which has no housekeeping CPU: all housekeeping CPUs"
-            cpus = part.housekeeping
-        out.append(DeviceIrq(name, kind, pci, node, cpus, Reason(f"topology:{name}", why)))
-    return out
-
-
-def irq_plan(
-    spec: HostSpec,
-    host: HostFacts,
-    topo: Topology,
-    part: CpuPartition,
-    r: presets.Resolved | None,
-) -> IrqPlan | None:
-    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default."""
-    if not part.isolated:
-        return None
-    owner = IrqOwner(r.value) if r is not None else IrqOwner.IRQBALANCE
-    reason = (
-        r.reason
-        if r is not None
-        else Reason("preset:base", "irqbalance stays, with the isolated CPUs banned")
-    )
-    src = "host.os" if spec.host.os is not None else "topology:os"
-    variable, var_reason = irqbalance_variable(host.os, src)
-    devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
-    return IrqPlan(
-        owner=owner,
-        banned=part.isolated,
-        default=part.housekeeping,
-        irqbalance_variable=variable,
-        variable_reason=var_reason,
-        devices=devices,
-        reason=reason,
-    )
 
 
 def cstate_limit(
@@ -196,7 +88,7 @@ def cstate_limit(
     the boot caps cost idle power and turbo headroom on every CPU, idle ones included."""
     if r is None:
         return None
-    n = int(r.value)
+    n: int = r.value
     if spec.kernel.cstates_at is CStatesAt.BOOT:
         return CStateLimit(n, r.reason)
     if owner is RuntimeOwner.TUNED:
@@ -233,27 +125,7 @@ def sysfs_writes(host: HostFacts, part: CpuPartition) -> tuple[SysfsWrite, ...]:
         "corrected errors are no longer logged, uncorrected ones still are (as TuneD's "
         "cpu-partitioning)"
     )
-    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason("cpu.isolate", why)),)
-
-
-def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
-    """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
-    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`)."""
-    if not part.isolated:
-        return ()
-    out = []
-    for n in topo.nics:
-        if n.pci is None:
-            continue
-        local = part.housekeeping & topo.node_cpus(n.node) if n.node is not None else CpuSet()
-        where = f"node {n.node}" if local else "the host"
-        cpus = local or part.housekeeping
-        why = (
-            f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
-            "interrupts go: more would only add interrupt vectors on those few CPUs"
-        )
-        out.append(NicChannels(n.name, n.pci, n.node, len(cpus), Reason(f"topology:{n.name}", why)))
-    return tuple(out)
+    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason(key("cpu", "isolate"), why)),)
 
 
 def modules(spec: HostSpec) -> list[Module]:
@@ -263,10 +135,10 @@ def modules(spec: HostSpec) -> list[Module]:
         why = "not needed on a GPU server: smaller attack surface, faster boot" + (
             "; hard-blocked, explicit loads fail too" if hard else ""
         )
-        out[name] = Module(name, True, hard, None, Reason(f"modules.blacklist[{i}]", why))
+        out[name] = Module(name, True, hard, None, Reason(key("modules", "blacklist", i), why))
     for name, opts in spec.modules.options.items():
         prev = out.get(name)
-        src = f"modules.options.{name}"
+        src = key("modules", "options", name)
         if prev is not None:
             out[name] = Module(name, True, prev.hard, opts, prev.reason)
         else:
@@ -285,10 +157,10 @@ def services(
     irq: IrqPlan | None,
     host: HostFacts,
     owner: RuntimeOwner,
-    owner_source: str = "preset:base",
+    owner_source: Source,
 ) -> list[ServiceOff]:
     out = [
-        ServiceOff(u, Reason(f"services.disable[{i}]", "not needed on a GPU server"))
+        ServiceOff(u, Reason(key("services", "disable", i), "not needed on a GPU server"))
         for i, u in enumerate(spec.services.disable)
     ]
     hostc_irq = irq is not None and irq.owner is IrqOwner.HOSTC
@@ -331,7 +203,7 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
             "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
             "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
         )
-    return Reason("topology:pcie", _ACS_WHY + tail)
+    return Reason(topology("pcie"), _ACS_WHY + tail)
 
 
 _ACS_OFF_WHY = (
@@ -381,37 +253,38 @@ def runtime(
     topo: Topology,
     part: CpuPartition,
     host: HostFacts,
-    merged: Sequence[presets.Resolved],
+    one: One,
 ) -> Runtime:
-    one = _first_of_kind(merged).get
-    gov = one(presets.Kind.GOVERNOR)
-    epp = one(presets.Kind.EPP)
-    defrag = one(presets.Kind.THP_DEFRAG)
-    io = iommu(host, one(presets.Kind.IOMMU))
-    owner = one(presets.Kind.RUNTIME_OWNER)
-    irq = irq_plan(spec, host, topo, part, one(presets.Kind.IRQ_OWNER))
+    io = iommu(host, one.get(t.IOMMU))
+    owner = one.get(t.RUNTIME_OWNER)
+    irq = irq_plan(spec, host, topo, part, one.get(t.IRQ_OWNER))
     masks = (
-        tuple(CpuMask(n, p, part.housekeeping, Reason("cpu.isolate", w)) for n, p, w in CPUMASKS)
+        tuple(
+            CpuMask(n, p, part.housekeeping, Reason(key("cpu", "isolate"), w))
+            for n, p, w in CPUMASKS
+        )
         if part.isolated
         else ()
     )
-    base = Runtime()
-    rt_owner = RuntimeOwner(owner.value) if owner else base.owner
+    rt_owner: RuntimeOwner = owner.value if owner else RuntimeOwner.SYSTEMD
+    owner_reason = (
+        owner.reason
+        if owner
+        else Reason(default("runtime_owner"), "hostc's own oneshot unit applies them")
+    )
     return Runtime(
         owner=rt_owner,
-        owner_reason=owner.reason if owner else base.owner_reason,
-        governor=Governor(gov.value, gov.reason) if gov else None,
-        epp=EnergyPreference(epp.value, epp.reason) if epp else None,
-        pstate=pstate(host, one(presets.Kind.PSTATE)),
-        thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
+        owner_reason=owner_reason,
+        governor=value(one.get(t.GOVERNOR)),
+        epp=value(one.get(t.EPP)),
+        pstate=pstate(host, one.get(t.PSTATE)),
+        thp_defrag=value(one.get(t.THP_DEFRAG)),
         iommu=io,
         acs=acs_note(topo, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),
-        services_off=tuple(
-            services(spec, irq, host, rt_owner, owner.reason.source if owner else "preset:base")
-        ),
+        services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, part),
         nic_channels=nic_channels(topo, part),
     )

@@ -16,6 +16,8 @@ import attrs
 
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan, Reason
+from hostc.settings import SETTINGS, sysctl
+from hostc.settings.model import Cmdline, ProcLimit, SysctlKey, Sysfs
 
 #: (artifact path, line) → whether the line carries the setting
 Carrier = Callable[[str, str], bool]
@@ -53,15 +55,24 @@ def _any(*carriers: Carrier) -> Carrier:
 #: no flags, which means domain) fills it, so `isolated_file` decides per host.
 ARG_FILES = {
     "nohz_full": "/sys/devices/system/cpu/nohz_full",
-    "transparent_hugepage": "/sys/kernel/mm/transparent_hugepage/enabled",
-    "default_hugepagesz": "/proc/meminfo (Hugepagesize)",
+    **{  # the table's kernel arguments that a host also shows in a file
+        arg.arg: files[0].path
+        for s in SETTINGS
+        for arg in s.observe
+        if isinstance(arg, Cmdline) and (files := [o for o in s.observe if isinstance(o, Sysfs)])
+    },
 }
 #: other spellings of a kernel argument's setting: TuneD's [vm] option (tuned.conf(5))
 ARG_ALIASES = {"transparent_hugepage": ("transparent_hugepages",)}
-LIMIT_FIELDS = {"nofile": "Max open files", "memlock": "Max locked memory"}
+LIMIT_FIELDS = {s.name: o.field for s in SETTINGS for o in s.observe if isinstance(o, ProcLimit)}
 
 
 ISOLATED_FILE = "/sys/devices/system/cpu/isolated"
+
+
+def sysctl_path(key: str) -> str:
+    """Where a host shows sysctl `key`, from its row."""
+    return next(o.path for o in sysctl(key).observe if isinstance(o, SysctlKey))
 
 
 def isolated_file(plan: Plan) -> str:
@@ -103,7 +114,7 @@ def _sysctls(plan: Plan) -> list[Setting]:
             s.reason,
             str(s.when),
             _sysctl(s.key),
-            (f"/proc/sys/{s.key.replace('.', '/')} (sysctl -n {s.key})",),
+            (f"{sysctl_path(s.key)} (sysctl -n {s.key})",),
         )
         for s in plan.sysctls
     ]

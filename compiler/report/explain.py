@@ -114,8 +114,8 @@ def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str,
     by_key = [
         s
         for s in table
-        if _norm(s.reason.source) == key
-        or _norm(s.reason.source).startswith((key + ".", key + "["))
+        if _norm(str(s.reason.source)) == key
+        or _norm(str(s.reason.source)).startswith((key + ".", key + "["))
     ]
     if by_key:
         return "spec key", by_key
@@ -123,7 +123,7 @@ def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str,
     by_last = [s for s in table if s.name in (last, key.split(".", 1)[-1])]
     if by_last and "." in key:
         return "spec key", by_last
-    names = sorted({s.name for s in table} | {_norm(s.reason.source) for s in table})
+    names = sorted({s.name for s in table} | {_norm(str(s.reason.source)) for s in table})
     close = difflib.get_close_matches(what, names, n=5, cutoff=0.5)
     raise HostcError(
         [
