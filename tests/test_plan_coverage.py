@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
-
-from typing import Any
 
 from hostc import api, plan_view
 from hostc.locate import locate
