@@ -5,7 +5,7 @@ NIC channels), and who owns them on the host."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -183,6 +183,9 @@ class Runtime:
     services_off: tuple[ServiceOff, ...] = ()
     sysfs: tuple[SysfsWrite, ...] = ()
     nic_channels: tuple[NicChannels, ...] = ()
+    #: runtime values of the settings table written to their sysfs file (family SYSFS);
+    #: plan.json lists them only when there are some
+    tunables: tuple[Value[Any], ...] = ()
 
     @property
     def hostc_owned(self) -> bool:

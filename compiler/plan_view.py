@@ -218,6 +218,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         data.pop("kubelet", None)  # only Kubernetes nodes have one
     if not plan.provenance:
         data.pop("provenance", None)  # only specs built from layers (`extends`) have it
+    if not plan.runtime.tunables:
+        data["runtime"].pop("tunables")  # only hosts with a sysfs-only runtime setting
     data["views"] = {
         "cmdline": cmdline(plan),
         "numactl": {w.name: numactl(w) for w in plan.workloads},

@@ -217,7 +217,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     host = host_facts(spec, topo)
     ctx = context(spec, topo, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    one = {r.setting: r for r in merged if r.kind is settings.Family.ONE}
+    one = {r.setting: r for r in merged if r.kind in (settings.Family.ONE, settings.Family.SYSFS)}
     runtime_plan = runtime.runtime(spec, topo, part, host, one)
     by_family = _by_family(merged)
     cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)

@@ -38,10 +38,12 @@ from hostc.plan import (
 )
 from hostc.provenance import Source, default, key, topology
 from hostc.settings import table as t
-from hostc.settings.model import Setting
+from hostc.settings.model import Family, Setting
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, HostSpec
 from hostc.topology.model import Topology
+
+SYSFS = Family.SYSFS
 
 #: The merge's one-value settings by row (lowering reads them by `t.GOVERNOR`, …).
 One = Mapping[Setting[Any], presets.Resolved]
@@ -287,4 +289,5 @@ def runtime(
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, part),
         nic_channels=nic_channels(topo, part),
+        tunables=tuple(Value(s, r.value, r.reason) for s, r in one.items() if s.family is SYSFS),
     )

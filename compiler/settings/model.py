@@ -27,6 +27,9 @@ class Family(enum.StrEnum):
     MODULE_LOAD = "module_load"  # one ModuleLoad in plan.modules_load
     ONE = "one"  # one value of its own in the Plan (`plan_attr`)
     DERIVED = "derived"  # lowered from its spec keys by a rule of its own, never merged
+    #: a runtime value written to the row's sysfs file, held in `plan.runtime.tunables`
+    #: (a new knob needs no Plan field, lowering or report code of its own)
+    SYSFS = "sysfs"
 
 
 class Merge(enum.StrEnum):
@@ -138,13 +141,20 @@ class Setting(Generic[T]):
             return False, None
         return True, self.from_spec(v) if self.from_spec is not None else v
 
-    def get(self, plan: object) -> Any:
+    def get(self, plan: Any) -> Any:
         """The Plan's value of this setting (None: the Plan has none)."""
+        if self.family is Family.SYSFS:
+            return next((v for v in plan.runtime.tunables if v.setting is self), None)
         assert self.plan_attr is not None, self.name
         v: Any = plan
         for part in self.plan_attr.split("."):
             v = getattr(v, part)
         return v
+
+    @property
+    def sysfs(self) -> Sysfs | None:
+        """The file a host shows (and hostc-tuning writes) the value in, if any."""
+        return next((o for o in self.observe if isinstance(o, Sysfs)), None)
 
     @property
     def doc_type(self) -> str:
