@@ -11,7 +11,9 @@ from hostc.plan import (
     UNLIMITED,
     Boot,
     BootCarrier,
+    CpuPartition,
     HostFacts,
+    HugepagePool,
     Limit,
     ModuleLoad,
     NodeView,
@@ -210,20 +212,8 @@ def _by_family(
     return out
 
 
-def lower(spec: HostSpec, topo: Topology) -> Plan:
-    part = cpu.partition(spec, topo)
-    pins = placement.workloads(spec, topo, part)
-    pools = memory.pools(spec, topo)
-    host = host_facts(spec, topo)
-    ctx = context(spec, topo, pins)
-    merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    one = {r.setting: r for r in merged if r.kind in (settings.Family.ONE, settings.Family.SYSFS)}
-    runtime_plan = runtime.runtime(spec, topo, part, host, one)
-    by_family = _by_family(merged)
-    cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
-    limits = [Limit(r.name, r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
-    sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
-    sysctls += nr_open_for(limits, sysctls, host)
+def node_views(topo: Topology, part: CpuPartition, pools: list[HugepagePool]) -> list[NodeView]:
+    """Each NUMA node as `hostc plan` shows it: its CPUs split, devices, memory left."""
     nodes = []
     for node in sorted(topo.nodes, key=lambda n: n.id):
         cpus = topo.node_cpus(node.id)
@@ -243,6 +233,24 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
                 memory_left_mib=None if node.memory_mib is None else node.memory_mib - reserved,
             )
         )
+    return nodes
+
+
+def lower(spec: HostSpec, topo: Topology) -> Plan:
+    part = cpu.partition(spec, topo)
+    pins = placement.workloads(spec, topo, part)
+    pools = memory.pools(spec, topo)
+    host = host_facts(spec, topo)
+    ctx = context(spec, topo, pins)
+    merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
+    one = {r.setting: r for r in merged if r.kind in (settings.Family.ONE, settings.Family.SYSFS)}
+    runtime_plan = runtime.runtime(spec, topo, part, host, one)
+    by_family = _by_family(merged)
+    cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
+    limits = [Limit(r.name, r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
+    sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
+    sysctls += nr_open_for(limits, sysctls, host)
+    nodes = node_views(topo, part, pools)
     isolation = kernel.isolation(spec, part, ctx.kernel, pins)
     return Plan(
         host=host,
