@@ -61,5 +61,9 @@ class Value(Generic[T]):
         """The value as `hostc plan` shows it."""
         return str(self.value)
 
+    @property
+    def name(self) -> str:
+        return self.setting.name
+
 
 UNLIMITED: Final = "unlimited"

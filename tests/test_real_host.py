@@ -273,7 +273,7 @@ def test_no_preset_value_below_the_kernels_default(release: str, role: str, pinn
     for vendor in ("intel", "amd"):
         ctx = presets.Context(role, "x86_64", vendor, version, pinned)  # type: ignore[arg-type]
         for r in presets.merge(ctx):
-            if r.kind is not Family.SYSCTL:
+            if r.setting.family is not Family.SYSCTL:
                 continue
             fact = kernelfacts.BY_KEY.get(r.name)
             assert fact is not None, f"{r.name}: no kernel fact to compare against"

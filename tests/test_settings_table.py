@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import typing
 from typing import Any
 
 import attrs
@@ -32,17 +33,19 @@ def test_a_spec_key_names_a_field_of_the_spec(s: Setting[Any]) -> None:
     for part in s.spec_key:
         fields = attrs.fields_dict(cls)
         assert part in fields, (s.name, part)
-        cls = fields[part].type
-        if isinstance(cls, str):  # postponed annotations: the field's attrs class by name
-            cls = _class_named(cls)
+        cls = _attrs_class(fields[part].type)
     assert s.help and s.example
 
 
-def _class_named(annotation: str) -> Any:
+def _attrs_class(annotation: Any) -> Any:
+    """The attrs class of a field's type (a postponed annotation, or one resolved by
+    an earlier load: `Hugepages | None`); `object` for a scalar."""
     from hostc.spec import model
 
-    name = annotation.split(" | ")[0]
-    return getattr(model, name, None) if attrs.has(getattr(model, name, object)) else object
+    if isinstance(annotation, str):
+        annotation = getattr(model, annotation.split(" | ")[0], object)
+    found = [a for a in (annotation, *typing.get_args(annotation)) if attrs.has(a)]
+    return found[0] if found else object
 
 
 @pytest.mark.parametrize("e", ENTRIES, ids=lambda e: f"{e.layer}:{e.setting.name}")

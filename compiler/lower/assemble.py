@@ -203,12 +203,15 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     return Boot(carrier, Reason(HOST, f"{host.os or host.os_family}: {why}"))
 
 
+_ONE = (settings.Family.ONE, settings.Family.SYSFS)
+
+
 def _by_family(
     merged: list[presets.Resolved],
 ) -> dict[settings.Family, list[presets.Resolved]]:
     out: dict[settings.Family, list[presets.Resolved]] = {f: [] for f in settings.Family}
     for r in merged:
-        out[r.kind].append(r)
+        out[r.setting.family].append(r)
     return out
 
 
@@ -243,7 +246,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
     host = host_facts(spec, topo)
     ctx = context(spec, topo, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    one = {r.setting: r for r in merged if r.kind in (settings.Family.ONE, settings.Family.SYSFS)}
+    one = {r.setting: r for r in merged if r.setting.family in _ONE}
     runtime_plan = runtime.runtime(spec, topo, part, host, one)
     by_family = _by_family(merged)
     cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
@@ -259,7 +262,7 @@ def lower(spec: HostSpec, topo: Topology) -> Plan:
         nodes=tuple(nodes),
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
-        thp=runtime.value(one.get(t.THP)),
+        thp=one.get(t.THP),
         cstates=cstates,
         extra_args=tuple(kernel.extra_args(spec)),
         sysctls=tuple(sysctls),

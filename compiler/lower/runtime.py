@@ -32,7 +32,6 @@ from hostc.plan import (
     RuntimeOwner,
     ServiceOff,
     SysfsWrite,
-    Value,
     When,
     Workload,
 )
@@ -60,11 +59,6 @@ CPUMASKS = (
         "page-cache writeback workers run on housekeeping CPUs, not on isolated ones",
     ),
 )
-
-
-def value(r: presets.Resolved | None) -> Value[Any] | None:
-    """A merged one-value setting as the Plan holds it."""
-    return None if r is None else Value(r.setting, r.value, r.reason)
 
 
 def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
@@ -277,10 +271,10 @@ def runtime(
     return Runtime(
         owner=rt_owner,
         owner_reason=owner_reason,
-        governor=value(one.get(t.GOVERNOR)),
-        epp=value(one.get(t.EPP)),
+        governor=one.get(t.GOVERNOR),
+        epp=one.get(t.EPP),
         pstate=pstate(host, one.get(t.PSTATE)),
-        thp_defrag=value(one.get(t.THP_DEFRAG)),
+        thp_defrag=one.get(t.THP_DEFRAG),
         iommu=io,
         acs=acs_note(topo, io),
         irq=irq,
@@ -289,5 +283,5 @@ def runtime(
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, part),
         nic_channels=nic_channels(topo, part),
-        tunables=tuple(Value(s, r.value, r.reason) for s, r in one.items() if s.family is SYSFS),
+        tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

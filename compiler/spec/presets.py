@@ -19,9 +19,9 @@ from typing import Any
 
 import attrs
 
-from hostc.plan import Reason
+from hostc.plan import Reason, Value
 from hostc.provenance import Layer, PresetLayer, SpecKey
-from hostc.settings.model import Family, Setting
+from hostc.settings.model import Setting
 from hostc.spec.preset_entries import ENTRIES as ENTRIES
 from hostc.spec.preset_entries import LEFT_OUT as LEFT_OUT
 from hostc.spec.presets_model import Cond as Cond
@@ -41,19 +41,9 @@ class Override:
     source: SpecKey
 
 
-@attrs.frozen
-class Resolved:
-    setting: Setting[Any]
-    value: Any
-    reason: Reason
-
-    @property
-    def name(self) -> str:
-        return self.setting.name
-
-    @property
-    def kind(self) -> Family:
-        return self.setting.family
+#: A merged value: the setting's row, its value and the layer or spec key that chose it;
+#: the Plan holds the one-value settings as they come out of the merge.
+Resolved = Value[Any]
 
 
 def merge(
