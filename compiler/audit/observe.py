@@ -179,6 +179,12 @@ def _cpufreq(plan: Plan) -> Iterator[Expect]:
     yield from _sysfs("CPU EPP", t.EPP, plan)
 
 
+def _tunables(plan: Plan) -> Iterator[Expect]:
+    """Every sysfs-only runtime setting of the table, where its row says a host shows it."""
+    for s in t.SYSFS_ROWS:
+        yield from _sysfs(s.name, s, plan)
+
+
 def _cpumasks(plan: Plan) -> Iterator[Expect]:
     for m in plan.runtime.cpumasks:
         yield Expect("mask", f"{m.name} CPUs", str(m.cpus), m.reason, (m.path,))
@@ -257,6 +263,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("service manager CPUs", _manager_cpus),
     ("workload placement", _workloads),
     ("cpufreq", _cpufreq),
+    ("sysfs settings", _tunables),
     ("kernel cpumasks", _cpumasks),
     ("interrupts", _irqs),
     ("modules", _modules),

@@ -11,6 +11,7 @@ from hostc.report.catalog import Carrier
 from hostc.report.catalog import Setting as CatalogSetting
 from hostc.settings import table as t
 from hostc.settings.model import Setting, Sysfs
+from hostc.settings.table import SYSFS_ROWS
 
 
 def _has(*words: str) -> Carrier:
@@ -39,7 +40,8 @@ def _cpu(plan: Plan) -> list[CatalogSetting]:
     """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group),
     where the settings table says a host shows them."""
     out = []
-    for s, words in _CARRIED_AS:
+    tunables = [(s, (f.path.rsplit("/", 1)[1],)) for s in SYSFS_ROWS if (f := s.sysfs)]
+    for s, words in (*_CARRIED_AS, *tunables):
         v = s.get(plan)
         if v is not None:
             where = tuple(o.path for o in s.observe if isinstance(o, Sysfs))

@@ -264,5 +264,8 @@ SETTINGS: tuple[Setting[Any], ...] = (
     LOAD_IB_UMAD,
 )
 
+#: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
+SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
+
 #: The runtime settings `hostc plan` lists one line each, in its order.
 REPORTED = tuple(s for s in SETTINGS if s.label is not None)
