@@ -185,7 +185,9 @@ def to_data(v: Any) -> Any:
     if isinstance(v, (CpuSet, *SOURCE_TYPES)):
         return str(v)  # a source as `hostc plan` shows it
     if isinstance(v, Value):  # named and timed by its setting, as its record was
+        named = {"setting": v.name} if v.setting.plan_attr is None else {}  # a tunable
         return {
+            **named,
             v.setting.field: to_data(v.value),
             "reason": to_data(v.reason),
             "when": v.when.value,
