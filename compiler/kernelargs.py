@@ -155,7 +155,7 @@ def spell(plan: Plan) -> list[KernelArg]:
             out.append(KernelArg(m.mechanism, value, m.reason))
     if plan.default_hugepagesz is not None:
         d = plan.default_hugepagesz
-        out.append(KernelArg("default_hugepagesz", format_kib(d.size_kib), d.reason))
+        out.append(KernelArg("default_hugepagesz", format_kib(d.value), d.reason))
     for pool in plan.hugepages:
         if not pool.per_node:
             continue
@@ -166,7 +166,7 @@ def spell(plan: Plan) -> list[KernelArg]:
         )
         out.append(KernelArg("hugepages", value, pool.reason))
     if plan.thp is not None:
-        out.append(KernelArg("transparent_hugepage", plan.thp.mode, plan.thp.reason))
+        out.append(KernelArg("transparent_hugepage", plan.thp.value, plan.thp.reason))
     if plan.cstates is not None:
         out += cstate_args(plan)
     out += runtime_args(plan)

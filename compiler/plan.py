@@ -22,6 +22,7 @@ from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
 from hostc.plan_base import UNLIMITED as UNLIMITED
 from hostc.plan_base import OsFamily as OsFamily
 from hostc.plan_base import Reason as Reason
+from hostc.plan_base import Value as Value
 from hostc.plan_base import When as When
 from hostc.plan_kubelet import CpuManager as CpuManager
 from hostc.plan_kubelet import Eviction as Eviction
@@ -34,19 +35,18 @@ from hostc.plan_kubelet import RuntimeAffinity as RuntimeAffinity
 from hostc.plan_kubelet import TopologyManager as TopologyManager
 from hostc.plan_runtime import CpuMask as CpuMask
 from hostc.plan_runtime import DeviceIrq as DeviceIrq
-from hostc.plan_runtime import EnergyPreference as EnergyPreference
-from hostc.plan_runtime import Governor as Governor
 from hostc.plan_runtime import Iommu as Iommu
 from hostc.plan_runtime import IrqPlan as IrqPlan
 from hostc.plan_runtime import Module as Module
 from hostc.plan_runtime import ModuleLoad as ModuleLoad
 from hostc.plan_runtime import NicChannels as NicChannels
-from hostc.plan_runtime import PstateMode as PstateMode
+from hostc.plan_runtime import PstateDriver as PstateDriver
 from hostc.plan_runtime import RuntimeTuning as RuntimeTuning
 from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
-from hostc.plan_runtime import ThpDefrag as ThpDefrag
-from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role
+from hostc.provenance import LeftOut as LeftOut
+from hostc.provenance import Provenance as Provenance
+from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import BootCarrier as BootCarrier
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import RuntimeOwner as RuntimeOwner
@@ -154,22 +154,6 @@ class HugepagePool:
 
 
 @attrs.frozen
-class DefaultHugepageSize:
-    size_kib: int
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
-class Thp:
-    """Transparent hugepages mode (always | madvise | never)."""
-
-    mode: str
-    reason: Reason
-    when: When = When.BOOT
-
-
-@attrs.frozen
 class CStateLimit:
     """Keep CPUs out of idle states deeper than `max_cstate` (1: C1 only).
 
@@ -236,14 +220,6 @@ class Placement:
 
 
 @attrs.frozen
-class LeftOut:
-    """A setting other tools emit that this host deliberately does not get, and why."""
-
-    setting: str
-    reason: Reason
-
-
-@attrs.frozen
 class Boot:
     carrier: BootCarrier
     reason: Reason
@@ -276,33 +252,23 @@ class Hardware:
 
 
 @attrs.frozen
-class Provenance:
-    """Which spec file set a value (a spec built from layers: `extends`, `[force]`)."""
-
-    key: str  # the merged spec's key path, as Reasons name it (`cpu.isolate`)
-    file: str  # relative to the host's spec file
-    line: int | None
-    source_key: str  # the key path inside that file (`force.cpu.isolate`)
-
-
-@attrs.frozen
 class Plan:
     host: HostFacts
     partition: CpuPartition
     isolation: tuple[Isolation, ...]
     nodes: tuple[NodeView, ...]
-    default_hugepagesz: DefaultHugepageSize | None
+    default_hugepagesz: Value[int] | None  # KiB
     hugepages: tuple[HugepagePool, ...]
-    thp: Thp | None
+    thp: Value[ThpMode] | None
     cstates: CStateLimit | None
     extra_args: tuple[ExtraArg, ...]
     sysctls: tuple[Sysctl, ...]
     limits: tuple[Limit, ...]
     workloads: tuple[Placement, ...]
     left_out: tuple[LeftOut, ...] = ()
-    runtime: RuntimeTuning = attrs.field(factory=lambda: RuntimeTuning())
+    runtime: RuntimeTuning = attrs.field(kw_only=True)
     kubelet: KubeletPlan | None = None
-    boot: Boot = Boot(BootCarrier.NONE, Reason("host", "no kernel argument carrier chosen"))
+    boot: Boot = attrs.field(kw_only=True)
     modules_load: tuple[ModuleLoad, ...] = ()
     hardware: Hardware = Hardware()
     #: per spec value, the file that set it; empty for a single-file spec

@@ -4,33 +4,26 @@ NIC channels), and who owns them on the host."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.plan_base import Reason, When
-from hostc.vocab import CpuMaskName, DeviceKind, IrqbalanceVariable, IrqOwner, RuntimeOwner
+from hostc.plan_base import Reason, Value, When
+from hostc.vocab import (
+    CpuMaskName,
+    DeviceKind,
+    Epp,
+    Governor,
+    IrqbalanceVariable,
+    IrqOwner,
+    RuntimeOwner,
+    ThpDefrag,
+)
 
 
 @attrs.frozen
-class Governor:
-    """cpufreq scaling governor for every CPU."""
-
-    name: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class EnergyPreference:
-    """Energy-performance preference (EPP) of the pstate drivers' active mode."""
-
-    value: str
-    reason: Reason
-    when: When = When.RUNTIME
-
-
-@attrs.frozen
-class PstateMode:
+class PstateDriver:
     """The P-state driver's mode on the command line (`amd_pstate=active`)."""
 
     driver: str  # intel_pstate | amd_pstate
@@ -38,14 +31,9 @@ class PstateMode:
     reason: Reason
     when: When = When.BOOT
 
-
-@attrs.frozen
-class ThpDefrag:
-    """/sys/kernel/mm/transparent_hugepage/defrag: when THP allocation may compact."""
-
-    mode: str
-    reason: Reason
-    when: When = When.RUNTIME
+    @property
+    def shown(self) -> str:
+        return f"{self.driver}={self.mode}"
 
 
 @attrs.frozen
@@ -58,6 +46,10 @@ class Iommu:
     when: When = When.BOOT
     #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not
     acs_off: Reason | None = None
+
+    @property
+    def shown(self) -> str:
+        return self.mode
 
 
 @attrs.frozen
@@ -164,12 +156,12 @@ class NicChannels:
 
 @attrs.frozen
 class RuntimeTuning:
-    owner: RuntimeOwner = RuntimeOwner.SYSTEMD
-    owner_reason: Reason = Reason("preset:base", "hostc's own oneshot unit applies them")
-    governor: Governor | None = None
-    epp: EnergyPreference | None = None
-    pstate: PstateMode | None = None
-    thp_defrag: ThpDefrag | None = None
+    owner: RuntimeOwner = attrs.field(kw_only=True)
+    owner_reason: Reason = attrs.field(kw_only=True)
+    governor: Value[Governor] | None = None
+    epp: Value[Epp] | None = None
+    pstate: PstateDriver | None = None
+    thp_defrag: Value[ThpDefrag] | None = None
     iommu: Iommu | None = None
     #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
     acs: Reason | None = None
@@ -179,6 +171,9 @@ class RuntimeTuning:
     services_off: tuple[ServiceOff, ...] = ()
     sysfs: tuple[SysfsWrite, ...] = ()
     nic_channels: tuple[NicChannels, ...] = ()
+    #: runtime values of the settings table written to their sysfs file (family SYSFS);
+    #: plan.json lists them only when there are some
+    tunables: tuple[Value[Any], ...] = ()
 
     @property
     def hostc_owned(self) -> bool:

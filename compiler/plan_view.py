@@ -9,7 +9,9 @@ from typing import Any
 
 from hostc import kubelet_view
 from hostc.kernelargs import cmdline, kernel_args
-from hostc.plan import Placement, Plan, Reason
+from hostc.plan import IrqOwner, Placement, Plan, Reason, Value
+from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
+from hostc.settings.table import REPORTED
 from hostc.units import format_kib
 
 
@@ -20,12 +22,15 @@ def numactl(w: Placement) -> str:
 
 
 def origin(r: Reason) -> str:
-    """Who chose a value: the preset, the spec, or a fact of the topology/host."""
-    if r.source.startswith("preset:"):
-        return "preset"
-    if r.source.startswith("topology:") or r.source == "host":
-        return "topology"
-    return "spec"
+    """Who chose a value: the preset, the spec, or a fact of the topology/host (a
+    default rule of hostc's own is a fact too: no spec key and no preset chose it)."""
+    match r.source:
+        case PresetLayer():
+            return "preset"
+        case Fact():
+            return "topology"
+        case SpecKey() | SpecKeys():
+            return "spec"
 
 
 def _why(r: Reason) -> str:
@@ -53,16 +58,11 @@ def runtime_lines(plan: Plan) -> list[str]:
     rt = plan.runtime
     lines = ["", f"runtime settings (applied by {rt.owner}):", _why(rt.owner_reason)]
     items: list[tuple[str, Reason]] = []
-    if rt.governor:
-        items.append((f"cpufreq governor {rt.governor.name}", rt.governor.reason))
-    if rt.epp:
-        items.append((f"energy_performance_preference {rt.epp.value}", rt.epp.reason))
-    if rt.pstate:
-        items.append((f"{rt.pstate.driver}={rt.pstate.mode} (command line)", rt.pstate.reason))
-    if rt.thp_defrag:
-        items.append((f"transparent_hugepage defrag {rt.thp_defrag.mode}", rt.thp_defrag.reason))
-    if rt.iommu:
-        items.append((f"iommu {rt.iommu.mode} (command line)", rt.iommu.reason))
+    for s in REPORTED:  # the table's runtime settings, in its order
+        v = s.get(plan)
+        if v is not None:
+            assert s.label is not None
+            items.append((s.label.format(v.shown), v.reason))
     if rt.acs:
         items.append(("PCIe ACS", rt.acs))
     for m in rt.cpumasks:
@@ -77,7 +77,7 @@ def runtime_lines(plan: Plan) -> list[str]:
     irq = rt.irq
     if irq is not None:
         items.append((f"interrupts owned by {irq.owner}; banned {irq.banned}", irq.reason))
-        if irq.owner == "irqbalance":
+        if irq.owner is IrqOwner.IRQBALANCE:
             items.append(
                 (f"irqbalance {irq.irqbalance_variable}={irq.banned_value}", irq.variable_reason)
             )
@@ -182,8 +182,16 @@ def to_data(v: Any) -> Any:
 
     from hostc.cpuset import CpuSet
 
-    if isinstance(v, CpuSet):
-        return str(v)
+    if isinstance(v, (CpuSet, *SOURCE_TYPES)):
+        return str(v)  # a source as `hostc plan` shows it
+    if isinstance(v, Value):  # named and timed by its setting, as its record was
+        named = {"setting": v.name} if v.setting.plan_attr is None else {}  # a tunable
+        return {
+            **named,
+            v.setting.field: to_data(v.value),
+            "reason": to_data(v.reason),
+            "when": v.when.value,
+        }
     from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     if isinstance(v, Quantity | KubeVersion):
@@ -211,6 +219,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         data.pop("kubelet", None)  # only Kubernetes nodes have one
     if not plan.provenance:
         data.pop("provenance", None)  # only specs built from layers (`extends`) have it
+    if not plan.runtime.tunables:
+        data["runtime"].pop("tunables")  # only hosts with a sysfs-only runtime setting
     data["views"] = {
         "cmdline": cmdline(plan),
         "numactl": {w.name: numactl(w) for w in plan.workloads},

@@ -177,3 +177,13 @@ class Flavor(enum.StrEnum):
 class NodeRole(enum.StrEnum):
     SERVER = "server"
     AGENT = "agent"
+
+
+class When(enum.StrEnum):
+    """When a setting takes effect on the host."""
+
+    BOOT = "boot"  # kernel command line: a reboot
+    SYSCTL = "sysctl"  # sysctl.d, applied by systemd-sysctl at boot or `sysctl --system`
+    RUNTIME = "runtime"  # sysfs, IRQ masks, services: a oneshot unit at boot
+    SERVICE = "service"  # per systemd service (limits, placement): on (re)start
+    SESSION = "session"  # pam_limits: sessions opened afterwards

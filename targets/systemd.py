@@ -13,11 +13,16 @@ Ownership (one owner per setting, the rule `--target all` follows):
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import attrs
 
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
 from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
+from hostc.settings import table as t
+from hostc.settings.model import Per, Setting
 from hostc.targets import Emitter, verify
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
@@ -123,17 +128,45 @@ def udev_rules(plan: Plan) -> str | None:
     )
 
 
+#: How hostc-tuning spells each setting of the table it carries (TuneD's @command_set):
+#: its name in the unit's description; the script writes the value to the row's sysfs
+#: file.  Two groups, before and after the C-state block, in the script's order.
+SPELLING: tuple[tuple[Setting[Any], str], ...] = (
+    (t.GOVERNOR, "governor"),
+    (t.EPP, "EPP"),
+    (t.THP_DEFRAG, "THP defrag"),
+)
+_BEFORE_CSTATES = (t.GOVERNOR, t.EPP)
+
+
+@attrs.frozen
+class Write:
+    """One table setting as hostc-tuning writes it: the value into its sysfs file(s)."""
+
+    reason: Reason
+    value: str
+    path: str
+    each: bool  # a glob: one file per policy, CPU or node
+
+
+def writes(plan: Plan, before_cstates: bool) -> list[Write]:
+    """The table settings hostc-tuning writes, in the script's order."""
+    out = []
+    for s, _ in SPELLING if _owned(plan) else ():
+        v, f = s.get(plan), s.sysfs
+        if v is not None and f is not None and (s in _BEFORE_CSTATES) == before_cstates:
+            if not _GLOB.fullmatch(f.path):
+                raise UnsafeValue(f"sysfs path {f.path[:80]!r} is not safe unquoted")
+            out.append(Write(v.reason, v.shown, f.path, f.per is not Per.ONE))
+    return out
+
+
 def tuning_parts(plan: Plan) -> list[str]:
     """What hostc-tuning.service applies on this host (empty: no unit, no script)."""
     rt = plan.runtime
     parts = []
     if _owned(plan):
-        if rt.governor:
-            parts.append("governor")
-        if rt.epp:
-            parts.append("EPP")
-        if rt.thp_defrag:
-            parts.append("THP defrag")
+        parts += [name for s, name in SPELLING if s.get(plan) is not None]
         if rt.cpumasks:
             parts.append("workqueue masks")
         if rt.irq is not None and rt.irq.owner is IrqOwner.HOSTC:
@@ -205,6 +238,7 @@ def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
         services=services(plan),
         conflicts=conflicts(plan),
         cstates=runtime_cstates(plan),
+        writes=[*writes(plan, before_cstates=True), None, *writes(plan, before_cstates=False)],
         sysfs=sysfs_globs(plan),
         channels=channels,
     )

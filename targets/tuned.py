@@ -18,11 +18,14 @@ The boot arguments are `cmdline_hostc`, byte for byte `kernelargs.cmdline(plan)`
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import cmdline
 from hostc.knowledge import distro as osfacts
-from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
+from hostc.plan import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.settings import table as t
+from hostc.settings.model import Setting
 from hostc.targets import Emitter
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import header, render
@@ -85,6 +88,26 @@ def energy_perf_bias(plan: Plan) -> str | None:
     return _EPB.get(epp.value)
 
 
+#: How the profile spells each setting of the table it carries (TuneD's @command_set):
+#: (setting, section, option); in section `sysfs` the option is the row's sysfs path.
+#: EPP and the C-state limit have rules of their own (energy_perf_bias, force_latency).
+SPELLING: tuple[tuple[Setting[Any], str, str], ...] = (
+    (t.GOVERNOR, "cpu", "governor"),
+    (t.THP, "vm", "transparent_hugepages"),
+    (t.THP_DEFRAG, "vm", "transparent_hugepage.defrag"),
+)
+
+
+def options(plan: Plan, section: str) -> list[tuple[Reason, str, str]]:
+    """(reason, option, value) of the table settings the profile sets in `section`."""
+    out = []
+    for s, where, option in SPELLING:
+        v = s.get(plan)
+        if where == section and v is not None:
+            out.append((v.reason, option, v.shown))
+    return out
+
+
 def applies(plan: Plan) -> str | None:
     if plan.runtime.owner is RuntimeOwner.TUNED:
         return None
@@ -103,6 +126,9 @@ def emit(plan: Plan, out: Emitter) -> None:
         host=header(plan),
         plan=plan,
         rt=plan.runtime,
+        cpu=options(plan, "cpu"),
+        vm=options(plan, "vm"),
+        sysfs=options(plan, "sysfs"),
         cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
         force_latency=force_latency(plan.cstates.max_cstate, os) if plan.cstates else None,
         epb=energy_perf_bias(plan),

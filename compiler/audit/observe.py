@@ -17,6 +17,7 @@ Traps this table encodes (each has a test):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import attrs
 
@@ -24,6 +25,8 @@ from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.settings import table as t
+from hostc.settings.model import Cmdline, Per, Setting, Sysfs, UnitProperty
 from hostc.units import format_kib
 
 #: Files that carry the next boot's command line: one holding a token /proc/cmdline
@@ -102,20 +105,22 @@ def _hugepages(plan: Plan) -> Iterator[Expect]:
             yield Expect("value", name, str(count), pool.reason, (path,), _boot(token))
 
 
+def _sysfs(name: str, s: Setting[Any], plan: Plan) -> Iterator[Expect]:
+    """A table setting a host shows in a sysfs file: read where its row says."""
+    v = s.get(plan)
+    if v is None:
+        return
+    f = next(o for o in s.observe if isinstance(o, Sysfs))
+    args = (f.path.rsplit("/", 1)[1],) if f.per is Per.POLICY else (f.path,)
+    kind = "per-cpu" if f.per is Per.POLICY else "selected" if f.choice else "value"
+    arg = next((o.arg for o in s.observe if isinstance(o, Cmdline)), None)
+    pending = _boot(f"{arg}={v.shown}") if arg is not None else None
+    yield Expect(kind, name, v.shown, v.reason, args, pending)
+
+
 def _thp(plan: Plan) -> Iterator[Expect]:
-    if plan.thp is not None:
-        path = "/sys/kernel/mm/transparent_hugepage/enabled"
-        token = f"transparent_hugepage={plan.thp.mode}"
-        yield Expect("selected", "THP", plan.thp.mode, plan.thp.reason, (path,), _boot(token))
-    d = plan.runtime.thp_defrag
-    if d is not None:
-        yield Expect(
-            "selected",
-            "THP defrag",
-            d.mode,
-            d.reason,
-            ("/sys/kernel/mm/transparent_hugepage/defrag",),
-        )
+    yield from _sysfs("THP", t.THP, plan)
+    yield from _sysfs("THP defrag", t.THP_DEFRAG, plan)
 
 
 def _sysctls(plan: Plan) -> Iterator[Expect]:
@@ -126,7 +131,12 @@ def _sysctls(plan: Plan) -> Iterator[Expect]:
 #: systemd's manager property for each limit item hostc makes every service's default,
 #: and the unit its value is in.  memlock is not one (targets/limits.py scopes it to the
 #: workloads' and the container runtime's drop-ins): the manager keeps its own default.
-_MANAGER_LIMIT = {"nofile": ("DefaultLimitNOFILE", 1)}
+_MANAGER_LIMIT = {
+    s.name: (o.prop, 1)
+    for s in (t.NOFILE, t.MEMLOCK)
+    for o in s.observe
+    if isinstance(o, UnitProperty) and not o.unit
+}
 
 
 def _limits(plan: Plan) -> Iterator[Expect]:
@@ -165,11 +175,14 @@ def _workloads(plan: Plan) -> Iterator[Expect]:
 
 
 def _cpufreq(plan: Plan) -> Iterator[Expect]:
-    g, e = plan.runtime.governor, plan.runtime.epp
-    if g is not None:
-        yield Expect("per-cpu", "CPU governor", g.name, g.reason, ("scaling_governor",))
-    if e is not None:
-        yield Expect("per-cpu", "CPU EPP", e.value, e.reason, ("energy_performance_preference",))
+    yield from _sysfs("CPU governor", t.GOVERNOR, plan)
+    yield from _sysfs("CPU EPP", t.EPP, plan)
+
+
+def _tunables(plan: Plan) -> Iterator[Expect]:
+    """Every sysfs-only runtime setting of the table, where its row says a host shows it."""
+    for s in t.SYSFS_ROWS:
+        yield from _sysfs(s.name, s, plan)
 
 
 def _cpumasks(plan: Plan) -> Iterator[Expect]:
@@ -250,6 +263,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("service manager CPUs", _manager_cpus),
     ("workload placement", _workloads),
     ("cpufreq", _cpufreq),
+    ("sysfs settings", _tunables),
     ("kernel cpumasks", _cpumasks),
     ("interrupts", _irqs),
     ("modules", _modules),

@@ -98,7 +98,7 @@ def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
     for a in plan.extra_args:
         if text.kernel_param_name(a.key) in derived:
             yield error(
-                a.reason.source,
+                str(a.reason.source),
                 f"{a.key} redefines {text.kernel_param_name(a.key)}, which hostc derives",
                 hint="use [cpu], [hugepages], [kernel], [cpufreq] or [runtime] keys instead",
             )

@@ -247,7 +247,7 @@ def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def thp_not_always_for_inference(plan: Plan) -> Iterator[Diagnostic]:
-    if plan.thp is not None and plan.thp.mode == "always" and plan.host.role == Role.INFERENCE:
+    if plan.thp is not None and plan.thp.value == "always" and plan.host.role == Role.INFERENCE:
         yield warning(
             "kernel.transparent_hugepage",
             "THP `always` on an inference host: 50-100 ms compaction stalls land in the tail "
@@ -266,11 +266,11 @@ def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
     if plan.host.cpu_vendor not in ("intel", None):
         return
     gov = plan.runtime.governor
-    if gov is None or gov.name != "performance":
+    if gov is None or gov.value != "performance":
         yield warning(
             "cpufreq.governor",
             "nohz_full with intel_pstate and governor "
-            f"{gov.name if gov else '(unset)'}: intel_pstate updates P-states from the "
+            f"{gov.value if gov else '(unset)'}: intel_pstate updates P-states from the "
             "scheduler tick, which nohz_full stops on isolated CPUs",
             hint='set cpufreq.governor = "performance" (the inference/training preset)',
         )

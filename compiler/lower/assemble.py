@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hostc import settings
 from hostc.kernelargs import budget
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
@@ -17,7 +18,6 @@ from hostc.plan import (
     HostFacts,
     HugepagePool,
     Limit,
-    LimitValue,
     ModuleLoad,
     NodeView,
     OsFamily,
@@ -26,9 +26,10 @@ from hostc.plan import (
     Reason,
     RuntimeOwner,
     Sysctl,
-    Thp,
 )
+from hostc.provenance import HOST, SpecKey, key
 from hostc.resolve import Resolved
+from hostc.settings import table as t
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
@@ -36,49 +37,18 @@ from hostc.vocab import LimitItem
 
 
 def overrides(spec: HostSpec) -> list[presets.Override]:
-    """Every spec key that sets a preset setting, under the setting's name."""
+    """Every spec key that sets a preset setting: the spec's sysctls, then each row of
+    the settings table whose spec key the spec gives."""
     out = [
-        presets.Override(k, str(v), f"sysctl.{presets.quoted(k)}") for k, v in spec.sysctl.items()
+        presets.Override(settings.sysctl(k), v, key("sysctl", k)) for k, v in spec.sysctl.items()
     ]
-    if spec.limits.nofile is not None:
-        out.append(presets.Override("nofile", str(spec.limits.nofile), "limits.nofile"))
-    if spec.limits.memlock is not None:
-        out.append(presets.Override("memlock", str(spec.limits.memlock), "limits.memlock"))
-    if spec.kernel.transparent_hugepage is not None:
-        out.append(
-            presets.Override(
-                "transparent_hugepage",
-                spec.kernel.transparent_hugepage.value,
-                "kernel.transparent_hugepage",
-            )
-        )
-    if spec.kernel.limit_cstates is not None:
-        value = "1" if spec.kernel.limit_cstates else None
-        out.append(presets.Override("max_cstate", value, "kernel.limit_cstates"))
-    out += runtime_overrides(spec)
+    for s in settings.SETTINGS:
+        if s.spec_key is None or s.family is settings.Family.DERIVED:
+            continue
+        given, value = s.spec_value(spec)
+        if given:
+            out.append(presets.Override(s, value, SpecKey(s.spec_key)))
     return out
-
-
-def runtime_overrides(spec: HostSpec) -> list[presets.Override]:
-    """Runtime settings (issue 10): spec key → setting name."""
-    keys = (
-        ("cpu_governor", spec.cpufreq.governor, "cpufreq.governor"),
-        (
-            "energy_performance_preference",
-            spec.cpufreq.energy_performance_preference,
-            "cpufreq.energy_performance_preference",
-        ),
-        ("pstate", spec.cpufreq.pstate, "cpufreq.pstate"),
-        (
-            "transparent_hugepage_defrag",
-            spec.kernel.transparent_hugepage_defrag,
-            "kernel.transparent_hugepage_defrag",
-        ),
-        ("iommu", spec.kernel.iommu, "kernel.iommu"),
-        ("irq_owner", spec.irq.owner, "irq.owner"),
-        ("runtime_owner", spec.runtime.owner, "runtime.owner"),
-    )
-    return [presets.Override(name, v.value, src) for name, v, src in keys if v is not None]
 
 
 def context(r: Resolved, pins: list[Placement]) -> presets.Context:
@@ -109,7 +79,7 @@ def host_facts(r: Resolved) -> HostFacts:
         os=h.os_id,
         os_family=h.os_family,
         cmdline_budget=budget(topo.arch),
-        reason=Reason("host", "the host as the spec and its topology snapshot describe it"),
+        reason=Reason(HOST, "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(h.os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
         intel_iommu_default_on=built_with(topo, kernelfacts.INTEL_IOMMU_DEFAULT_ON_CONFIG),
@@ -123,10 +93,6 @@ def built_with(topo: Topology, option: str) -> bool | None:
     """Whether the snapshot's kernel config has `option` built in (None: not recorded)."""
     value = topo.kernel_config.get(option)
     return None if value is None else value == "y"
-
-
-def _limit_value(value: str) -> LimitValue:
-    return UNLIMITED if value == UNLIMITED else int(value)
 
 
 def nr_open_for(limits: list[Limit], sysctls: list[Sysctl], host: HostFacts) -> list[Sysctl]:
@@ -173,7 +139,7 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
         return Boot(
             BootCarrier.GRUB,
             Reason(
-                "host",
+                HOST,
                 f"{host.os}: TuneD owns the runtime settings, but its [bootloader] does not "
                 "patch grub.cfg on Debian/Ubuntu (TuneD issue #528, PR #387 unmerged): "
                 "the GRUB drop-in carries the arguments",
@@ -182,10 +148,24 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     if owner is RuntimeOwner.TUNED:
         return Boot(
             BootCarrier.TUNED,
-            Reason("runtime.owner", "TuneD owns the tuning, its [bootloader] the arguments"),
+            Reason(
+                key("runtime", "owner"), "TuneD owns the tuning, its [bootloader] the arguments"
+            ),
         )
     carrier, why = host.os_family.boot_carrier
-    return Boot(carrier, Reason("host", f"{host.os or host.os_family}: {why}"))
+    return Boot(carrier, Reason(HOST, f"{host.os or host.os_family}: {why}"))
+
+
+_ONE = (settings.Family.ONE, settings.Family.SYSFS)
+
+
+def _by_family(
+    merged: list[presets.Resolved],
+) -> dict[settings.Family, list[presets.Resolved]]:
+    out: dict[settings.Family, list[presets.Resolved]] = {f: [] for f in settings.Family}
+    for r in merged:
+        out[r.setting.family].append(r)
+    return out
 
 
 def lower(resolved: Resolved) -> Plan:
@@ -196,18 +176,12 @@ def lower(resolved: Resolved) -> Plan:
     host = host_facts(resolved)
     ctx = context(resolved, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
-    runtime_plan = runtime.runtime(spec, topo, part, host, merged)
-    by_kind: dict[presets.Kind, list[presets.Resolved]] = {k: [] for k in presets.Kind}
-    for r in merged:
-        by_kind[r.kind].append(r)
-    thp = next((Thp(r.value, r.reason) for r in by_kind[presets.Kind.THP]), None)
-    cstate = next(iter(by_kind[presets.Kind.CSTATE]), None)
-    cstates = runtime.cstate_limit(spec, part, pins, cstate, runtime_plan.owner)
-    limits = [
-        Limit(LimitItem(r.setting), _limit_value(r.value), r.reason)
-        for r in by_kind[presets.Kind.LIMIT]
-    ]
-    sysctls = [Sysctl(r.setting, r.value, r.reason) for r in by_kind[presets.Kind.SYSCTL]]
+    one = {r.setting: r for r in merged if r.setting.family in _ONE}
+    runtime_plan = runtime.runtime(spec, topo, part, host, one)
+    by_family = _by_family(merged)
+    cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
+    limits = [Limit(LimitItem(r.name), r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
+    sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)
     nodes = node_views(topo, part, pools)
     isolation = kernel.isolation(spec, part, ctx.kernel, pins)
@@ -218,7 +192,7 @@ def lower(resolved: Resolved) -> Plan:
         nodes=nodes,
         default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
         hugepages=tuple(pools),
-        thp=thp,
+        thp=one.get(t.THP),
         cstates=cstates,
         extra_args=tuple(kernel.extra_args(spec)),
         sysctls=tuple(sysctls),
@@ -236,7 +210,7 @@ def lower(resolved: Resolved) -> Plan:
         ),
         boot=boot(host, runtime_plan.owner),
         modules_load=tuple(
-            ModuleLoad(r.value, r.reason) for r in by_kind[presets.Kind.MODULE_LOAD]
+            ModuleLoad(r.value, r.reason) for r in by_family[settings.Family.MODULE_LOAD]
         ),
         hardware=hardware(topo),
     )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
+from hostc.provenance import SpecKey, SpecKeys, key
 from hostc.resolve.cpu import isolcpus_flags, mechanisms
 from hostc.spec.model import HostSpec, Mechanism
 
@@ -28,14 +29,14 @@ _WHY = {
 
 def busy_poll_cpus(
     spec: HostSpec, part: CpuPartition, pins: Sequence[Placement]
-) -> tuple[CpuSet, str]:
+) -> tuple[CpuSet, SpecKeys]:
     """The isolated CPUs of the workloads that declare `busy_poll`, and their key paths."""
-    cpus, paths = CpuSet(), []
+    cpus, paths = CpuSet(), list[SpecKey]()
     for i, (w, pin) in enumerate(zip(spec.workload, pins, strict=False)):
         if w.busy_poll:
             cpus |= pin.cpus & part.isolated
-            paths.append(f"workload[{i}].busy_poll")
-    return cpus, ", ".join(paths)
+            paths.append(key("workload", i, "busy_poll"))
+    return cpus, SpecKeys(tuple(paths))
 
 
 _FLAGS_WHY = {
@@ -65,7 +66,7 @@ def isolation(
 ) -> list[Isolation]:
     if not part.isolated:
         return []
-    src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
+    src = key("cpu", "mechanisms" if spec.cpu.mechanisms is not None else "isolate")
     out = []
     for m in mechanisms(spec):
         if m is Mechanism.NOHZ_FULL and spec.cpu.mechanisms is None:
@@ -78,7 +79,7 @@ def isolation(
                 continue
             flags = isolcpus_flags(spec)
             why = "; ".join(_FLAGS_WHY[f] for f in flags)
-            flag_src = "cpu.isolcpus_flags" if spec.cpu.isolcpus_flags is not None else src
+            flag_src = key("cpu", "isolcpus_flags") if spec.cpu.isolcpus_flags is not None else src
             out.append(Isolation(m, flags, Reason(flag_src, why)))
         else:
             out.append(Isolation(m, (), Reason(src, _WHY[m])))
@@ -89,7 +90,7 @@ def nohz_left_out(spec: HostSpec, isolation: Sequence[Isolation]) -> list[LeftOu
     """Say why an isolating host gets no nohz_full (the default since issue 16)."""
     if not isolation or any(m.mechanism == "nohz_full" for m in isolation):
         return []
-    src = "cpu.mechanisms" if spec.cpu.mechanisms is not None else "cpu.isolate"
+    src = key("cpu", "mechanisms" if spec.cpu.mechanisms is not None else "isolate")
     why = (
         "no workload declares busy_poll: adaptive ticks do nothing unless a CPU has "
         "exactly one runnable task, and make every user/kernel transition dearer "
@@ -117,11 +118,13 @@ def opt_in_args(spec: HostSpec) -> list[ExtraArg]:
     """Trade-offs hostc offers but never defaults to: skew_tick, init_on_alloc."""
     out = []
     if spec.kernel.skew_tick:
-        out.append(ExtraArg("skew_tick", "1", Reason("kernel.skew_tick", _SKEW_TICK_WHY)))
+        out.append(ExtraArg("skew_tick", "1", Reason(key("kernel", "skew_tick"), _SKEW_TICK_WHY)))
     ioa = spec.kernel.init_on_alloc
     if ioa is not None:
         why = _INIT_ON_ALLOC_WHY[ioa]
-        out.append(ExtraArg("init_on_alloc", str(int(ioa)), Reason("kernel.init_on_alloc", why)))
+        out.append(
+            ExtraArg("init_on_alloc", str(int(ioa)), Reason(key("kernel", "init_on_alloc"), why))
+        )
     return out
 
 
@@ -133,7 +136,7 @@ def extra_args(spec: HostSpec) -> list[ExtraArg]:
             ExtraArg(
                 key,
                 value if sep else None,
-                Reason(f"kernel.extra_args[{i}]", "given verbatim by the spec"),
+                Reason(SpecKey(("kernel", "extra_args", i)), "given verbatim by the spec"),
             )
         )
     return out

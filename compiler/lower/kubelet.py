@@ -29,6 +29,7 @@ from hostc.plan import (
     RuntimeAffinity,
     TopologyManager,
 )
+from hostc.provenance import key
 from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
 
 MIB = 1024**2
@@ -50,22 +51,22 @@ def eviction(k: Kubelet) -> Eviction:
         )
         if "memory.available" not in k.eviction_hard:
             why += f", and memory.available keeps the kubelet's {ko.DEFAULT_EVICTION_MEMORY}"
-        return Eviction(memory, rows, Reason("kubelet.eviction_hard", why))
+        return Eviction(memory, rows, Reason(key("kubelet", "eviction_hard"), why))
     return Eviction(
         memory,
         rows,
         Reason(
-            "kubelet",
+            key("kubelet"),
             f"{whose} default hard eviction thresholds, written out: memory.available "
             f"{memory} counts in the reserved-memory sum",
         ),
     )
 
 
-def _reservation(r: KubeletReserved | None, key: str, who: str) -> KubeReservation | None:
+def _reservation(r: KubeletReserved | None, name: str, who: str) -> KubeReservation | None:
     if r is None or (r.memory is None and r.ephemeral_storage is None):
         return None
-    return KubeReservation(r.memory, r.ephemeral_storage, Reason(f"kubelet.{key}", who))
+    return KubeReservation(r.memory, r.ephemeral_storage, Reason(key("kubelet", name), who))
 
 
 def split_memory(total: Quantity, weights: dict[int, int]) -> tuple[MemoryReservation, ...]:
@@ -95,14 +96,14 @@ def reserved_memory(
             MemoryReservation(n, q) for n, q in sorted(k.reserved_memory.items()) if q.bytes
         )
         return rows, Reason(
-            "kubelet.reserved_memory",
+            key("kubelet", "reserved_memory"),
             f"memory reserved per NUMA node as given; adds up to {total.in_mib}",
         )
     weights = {n.id: len(n.housekeeping) for n in nodes if n.memory_mib != 0}
     rows = split_memory(total, weights)
     spread = ", ".join(f"node {r.node}: {r.memory}" for r in rows) or "nothing"
     return rows, Reason(
-        "kubelet",
+        key("kubelet"),
         f"kube-reserved + system-reserved + hard eviction = {total.in_mib}, split over NUMA "
         f"nodes in proportion to their housekeeping CPUs ({len(part.housekeeping)} in all), "
         f"since the host's daemons allocate where they run: {spread}",
@@ -145,7 +146,7 @@ def _reserved_why(options: tuple[str, ...], policy: str) -> str:
 
 def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     policy = k.cpu_manager_policy or vocab.CpuManagerPolicy.STATIC
-    src = "kubelet.cpu_manager_policy" if k.cpu_manager_policy else "kubelet"
+    src = key("kubelet", "cpu_manager_policy") if k.cpu_manager_policy else key("kubelet")
     why = (
         "Guaranteed pods with whole CPUs get exclusive CPUs outside the reserved set"
         if policy == "static"
@@ -170,7 +171,9 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
         alpha_gate=bool(alpha) and k.allow_alpha_options,
         reserved=part.housekeeping,
         reason=Reason(
-            "kubelet.cpu_manager_policy_options" if given and not k.cpu_manager_policy else src,
+            key("kubelet", "cpu_manager_policy_options")
+            if given and not k.cpu_manager_policy
+            else src,
             why,
         ),
         reserved_reason=Reason(part.housekeeping_reason.source, _reserved_why(options, policy)),
@@ -185,7 +188,7 @@ def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None
             vocab.TopologyPolicy.BEST_EFFORT,
             k.topology_manager_scope,
             Reason(
-                "kubelet.max_gpus_per_pod",
+                key("kubelet", "max_gpus_per_pod"),
                 f"pods of up to {k.max_gpus_per_pod} GPUs span NUMA nodes: best-effort aligns "
                 "CPUs, memory and GPUs where it can and admits them (restricted and "
                 "single-numa-node reject them: their merged hint is never preferred)",
@@ -198,7 +201,7 @@ def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None
         and not k.topology_manager_policy_options
     ):
         return None
-    src = "kubelet.topology_manager_policy" if policy else "kubelet.topology_manager_scope"
+    src = key("kubelet", "topology_manager_policy" if policy else "topology_manager_scope")
     why = {
         None: "the kubelet's default policy (none), scope as set",
         vocab.TopologyPolicy.NONE: "no NUMA alignment",
@@ -246,7 +249,7 @@ def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> Runtime
         reason=Reason(part.isolated_reason.source, _affinity_why(host)),
         allowed=part.housekeeping if allowed else None,
         allowed_reason=Reason(
-            "kubelet",
+            key("kubelet"),
             f"the runtime's own processes stay on the housekeeping CPUs through its cgroup "
             f"cpuset (systemd {systemd}), which containers leave for their pod's",
         )
@@ -274,7 +277,7 @@ def lower(
         memory = MemoryManager(
             k.memory_manager_policy,
             Reason(
-                "kubelet.memory_manager_policy",
+                key("kubelet", "memory_manager_policy"),
                 "Guaranteed pods get memory and hugepages from their NUMA node(s)"
                 if k.memory_manager_policy is vocab.MemoryManagerPolicy.STATIC
                 else "no NUMA memory guarantees",
@@ -297,7 +300,7 @@ def lower(
         capacity=capacity(nodes, cpu.reserved, rows),
         max_gpus_per_pod=k.max_gpus_per_pod,
         reason=Reason(
-            "kubelet.flavor",
+            key("kubelet", "flavor"),
             f"{k.flavor} kubelet {k.version}, read when {unit} starts",
         ),
         runtime=runtime_affinity(k, part, host),

@@ -8,9 +8,11 @@ each node's memory first.
 
 from __future__ import annotations
 
-from hostc.plan import DefaultHugepageSize, HugepagePool, Reason
+from hostc.plan import HugepagePool, Reason, Value
+from hostc.provenance import SpecKey, key
 from hostc.resolve import Resolved
 from hostc.resolve.hugepages import DEFAULT_PAGE_SIZE
+from hostc.settings.table import DEFAULT_HUGEPAGESZ
 from hostc.spec.model import HostSpec
 from hostc.units import PageSize
 
@@ -22,7 +24,7 @@ def pools(r: Resolved) -> list[HugepagePool]:
         return []
     counts, node_form = req.per_node, req.node_form
     if hp.per_node is not None:
-        src = "hugepages.per_node"
+        src = key("hugepages", "per_node")
         why = "per-node pages reserved at boot, where fragmentation cannot shrink them"
         if not node_form:
             why = (
@@ -30,7 +32,7 @@ def pools(r: Resolved) -> list[HugepagePool]:
                 "so the total is given and the kernel splits it evenly"
             )
     else:
-        src = "hugepages.total"
+        src = key("hugepages", "total")
         why = "total split evenly over the NUMA nodes with memory, reserved at boot"
         if not node_form:
             why += (
@@ -51,21 +53,24 @@ def pools(r: Resolved) -> list[HugepagePool]:
     ]
 
 
-def pool_size(spec: HostSpec) -> tuple[PageSize, str]:
+def pool_size(spec: HostSpec) -> tuple[PageSize, SpecKey]:
     """The pool's page size and the key that chose it (1G when the spec does not say)."""
     hp = spec.hugepages
     assert hp is not None
     if hp.size is not None:
-        return hp.size, "hugepages.size"
-    return DEFAULT_PAGE_SIZE, "hugepages"
+        return hp.size, key("hugepages", "size")
+    return DEFAULT_PAGE_SIZE, key("hugepages")
 
 
-def default_size(spec: HostSpec) -> DefaultHugepageSize | None:
+def default_size(spec: HostSpec) -> Value[int] | None:
     hp = spec.hugepages
     if hp is None:
         return None
-    size, src = (hp.default_size, "hugepages.default_size") if hp.default_size else pool_size(spec)
-    return DefaultHugepageSize(
+    size, src = (
+        (hp.default_size, key("hugepages", "default_size")) if hp.default_size else pool_size(spec)
+    )
+    return Value(
+        DEFAULT_HUGEPAGESZ,
         size.kib,
         Reason(src, "hugetlbfs mounts and MAP_HUGETLB use this size unless told otherwise"),
     )

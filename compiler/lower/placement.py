@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.plan import CpuPartition, Placement, Reason
+from hostc.provenance import key, topology
 from hostc.resolve.cpu import gpu_nodes
 from hostc.spec.model import HostSpec
 from hostc.spec.model import Workload as SpecWorkload
@@ -100,7 +101,7 @@ def closest_nics(
 
 
 _SOCKET_REASON = Reason(
-    "nccl.socket_ifname",
+    key("nccl", "socket_ifname"),
     "NCCL bootstraps over this interface (it must carry an IP address); the RDMA NICs "
     "above carry the data",
 )
@@ -137,9 +138,9 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Placem
             cpus = topo.cpus_of_nodes(nodes)
             what = "CPUs"
         if w.gpus:
-            src, whom = f"workload[{i}].gpus", f"{', '.join(w.gpus)} sit"
+            src, whom = key("workload", i, "gpus"), f"{', '.join(w.gpus)} sit"
         else:
-            src, whom = f"workload[{i}].nodes", "it asks to run"
+            src, whom = key("workload", i, "nodes"), "it asks to run"
         nics, how = closest_nics(topo, w.gpus, nodes)
         out.append(
             Placement(
@@ -154,7 +155,7 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Placem
                 unit=unit_of(w),
                 nics=tuple(n.name for n in nics),
                 env=tuple(nccl_env(nics, spec.nccl.socket_ifname)),
-                nics_reason=Reason("topology:nics", f"NICs {how}") if nics else None,
+                nics_reason=Reason(topology("nics"), f"NICs {how}") if nics else None,
                 shared=w.share_cpus,
                 socket_reason=_SOCKET_REASON if spec.nccl.socket_ifname is not None else None,
             )

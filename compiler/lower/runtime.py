@@ -10,39 +10,43 @@ resolved here, from the partition and the topology, once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from hostc.cpuset import CpuSet
-from hostc.knowledge import distro
 from hostc.knowledge import kernel as kernelfacts
+from hostc.lower.irq import irq_plan, nic_channels
 from hostc.plan import (
     CpuMask,
     CpuPartition,
     CStateLimit,
-    DeviceIrq,
-    EnergyPreference,
-    Governor,
     HostFacts,
     Iommu,
     IrqOwner,
     IrqPlan,
     Module,
-    NicChannels,
     OsFamily,
     Placement,
-    PstateMode,
+    PstateDriver,
     Reason,
     RuntimeOwner,
     RuntimeTuning,
     ServiceOff,
     SysfsWrite,
-    ThpDefrag,
     When,
 )
+from hostc.provenance import Source, default, key, topology
+from hostc.settings import table as t
+from hostc.settings.model import Family, Setting
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, HostSpec
 from hostc.topology.model import Topology
-from hostc.vocab import CpuMaskName, DeviceKind, IrqbalanceVariable
+from hostc.vocab import CpuMaskName
+
+SYSFS = Family.SYSFS
+
+#: The merge's one-value settings by row (lowering reads them by `t.GOVERNOR`, …).
+One = Mapping[Setting[Any], presets.Resolved]
 
 CPUMASKS = (
     (
@@ -58,100 +62,14 @@ CPUMASKS = (
 )
 
 
-def irqbalance_variable(os_id: str | None, src: str) -> tuple[IrqbalanceVariable, Reason]:
-    """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
-    ver = distro.irqbalance_version(os_id)
-    if ver is not None and ver >= distro.IRQBALANCE_CPULIST_SINCE:
-        shown = ".".join(map(str, ver))
-        return IrqbalanceVariable.CPULIST, Reason(
-            src, f"{os_id} ships irqbalance {shown}, which reads the cpulist variable"
-        )
-    if ver is not None:
-        shown = ".".join(map(str, ver))
-        why = f"{os_id} ships irqbalance {shown}, older than 1.8.0: only the hex mask exists"
-    else:
-        why = (
-            f"irqbalance version of {os_id or 'an unknown OS'} not in hostc's table: the hex "
-            "mask is read by every version (1.9 logs it as deprecated)"
-        )
-    return IrqbalanceVariable.MASK, Reason(src if os_id else "preset:base", why)
-
-
-def _first_of_kind(merged: Sequence[presets.Resolved]) -> dict[presets.Kind, presets.Resolved]:
-    """Each kind's first setting: runtime settings are one per kind."""
-    out: dict[presets.Kind, presets.Resolved] = {}
-    for r in merged:
-        out.setdefault(r.kind, r)
-    return out
-
-
-def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateMode | None:
+def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateDriver | None:
     """The mode by vendor: intel_pstate or amd_pstate; none elsewhere (check says so)."""
     if r is None or not host.x86:
         return None
     driver = {"intel": "intel_pstate", "amd": "amd_pstate"}.get(host.cpu_vendor or "")
     if driver is None or (driver == "intel_pstate" and r.value == "guided"):
         return None
-    return PstateMode(driver, r.value, r.reason)
-
-
-def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
-    out = []
-    devices = [(DeviceKind.NIC, n.name, n.pci, n.node) for n in topo.nics] + [
-        (DeviceKind.GPU, g.name, g.pci, g.node) for g in topo.gpus
-    ]
-    local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
-    for kind, name, pci, node in devices:
-        if pci is None:
-            continue
-        if node is None:
-            local = CpuSet()
-        elif node in local_of:
-            local = local_of[node]
-        else:
-            local = local_of[node] = part.housekeeping & topo.node_cpus(node)
-        if local:
-            why = (
-                f"{name} sits on NUMA node {node}: its interrupts go to that node's "
-                "housekeeping CPUs"
-            )
-            cpus = local
-        else:
-            where = f"node {node}" if node is not None else "an unknown node"
-            why = f"{name} sits on {where}, which has no housekeeping CPU: all housekeeping CPUs"
-            cpus = part.housekeeping
-        out.append(DeviceIrq(name, kind, pci, node, cpus, Reason(f"topology:{name}", why)))
-    return out
-
-
-def irq_plan(
-    spec: HostSpec,
-    host: HostFacts,
-    topo: Topology,
-    part: CpuPartition,
-    r: presets.Resolved | None,
-) -> IrqPlan | None:
-    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default."""
-    if not part.isolated:
-        return None
-    owner = IrqOwner(r.value) if r is not None else IrqOwner.IRQBALANCE
-    reason = (
-        r.reason
-        if r is not None
-        else Reason("preset:base", "irqbalance stays, with the isolated CPUs banned")
-    )
-    src = "host.os" if spec.host.os is not None else "topology:os"
-    variable, var_reason = irqbalance_variable(host.os, src)
-    devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
-    return IrqPlan(
-        owner=owner,
-        banned=part.isolated,
-        default=part.housekeeping,
-        irqbalance_variable=variable,
-        variable_reason=var_reason,
-        devices=devices,
-        reason=reason,
-    )
+    return PstateDriver(driver, r.value, r.reason)
 
 
 def cstate_limit(
@@ -167,7 +85,7 @@ def cstate_limit(
     the boot caps cost idle power and turbo headroom on every CPU, idle ones included."""
     if r is None:
         return None
-    n = int(r.value)
+    n: int = r.value
     if spec.kernel.cstates_at is CStatesAt.BOOT:
         return CStateLimit(n, r.reason)
     if owner is RuntimeOwner.TUNED:
@@ -204,27 +122,7 @@ def sysfs_writes(host: HostFacts, part: CpuPartition) -> tuple[SysfsWrite, ...]:
         "corrected errors are no longer logged, uncorrected ones still are (as TuneD's "
         "cpu-partitioning)"
     )
-    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason("cpu.isolate", why)),)
-
-
-def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
-    """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
-    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`)."""
-    if not part.isolated:
-        return ()
-    out = []
-    for n in topo.nics:
-        if n.pci is None:
-            continue
-        local = part.housekeeping & topo.node_cpus(n.node) if n.node is not None else CpuSet()
-        where = f"node {n.node}" if local else "the host"
-        cpus = local or part.housekeeping
-        why = (
-            f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
-            "interrupts go: more would only add interrupt vectors on those few CPUs"
-        )
-        out.append(NicChannels(n.name, n.pci, n.node, len(cpus), Reason(f"topology:{n.name}", why)))
-    return tuple(out)
+    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason(key("cpu", "isolate"), why)),)
 
 
 def modules(spec: HostSpec) -> list[Module]:
@@ -234,10 +132,10 @@ def modules(spec: HostSpec) -> list[Module]:
         why = "not needed on a GPU server: smaller attack surface, faster boot" + (
             "; hard-blocked, explicit loads fail too" if hard else ""
         )
-        out[name] = Module(name, True, hard, None, Reason(f"modules.blacklist[{i}]", why))
+        out[name] = Module(name, True, hard, None, Reason(key("modules", "blacklist", i), why))
     for name, opts in spec.modules.options.items():
         prev = out.get(name)
-        src = f"modules.options.{name}"
+        src = key("modules", "options", name)
         if prev is not None:
             out[name] = Module(name, True, prev.hard, opts, prev.reason)
         else:
@@ -256,10 +154,10 @@ def services(
     irq: IrqPlan | None,
     host: HostFacts,
     owner: RuntimeOwner,
-    owner_source: str = "preset:base",
+    owner_source: Source,
 ) -> list[ServiceOff]:
     out = [
-        ServiceOff(u, Reason(f"services.disable[{i}]", "not needed on a GPU server"))
+        ServiceOff(u, Reason(key("services", "disable", i), "not needed on a GPU server"))
         for i, u in enumerate(spec.services.disable)
     ]
     hostc_irq = irq is not None and irq.owner is IrqOwner.HOSTC
@@ -302,7 +200,7 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
             "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
             "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
         )
-    return Reason("topology:pcie", _ACS_WHY + tail)
+    return Reason(topology("pcie"), _ACS_WHY + tail)
 
 
 _ACS_OFF_WHY = (
@@ -352,37 +250,39 @@ def runtime(
     topo: Topology,
     part: CpuPartition,
     host: HostFacts,
-    merged: Sequence[presets.Resolved],
+    one: One,
 ) -> RuntimeTuning:
-    one = _first_of_kind(merged).get
-    gov = one(presets.Kind.GOVERNOR)
-    epp = one(presets.Kind.EPP)
-    defrag = one(presets.Kind.THP_DEFRAG)
-    io = iommu(host, one(presets.Kind.IOMMU))
-    owner = one(presets.Kind.RUNTIME_OWNER)
-    irq = irq_plan(spec, host, topo, part, one(presets.Kind.IRQ_OWNER))
+    io = iommu(host, one.get(t.IOMMU))
+    owner = one.get(t.RUNTIME_OWNER)
+    irq = irq_plan(spec, host, topo, part, one.get(t.IRQ_OWNER))
     masks = (
-        tuple(CpuMask(n, p, part.housekeeping, Reason("cpu.isolate", w)) for n, p, w in CPUMASKS)
+        tuple(
+            CpuMask(n, p, part.housekeeping, Reason(key("cpu", "isolate"), w))
+            for n, p, w in CPUMASKS
+        )
         if part.isolated
         else ()
     )
-    base = RuntimeTuning()
-    rt_owner = RuntimeOwner(owner.value) if owner else base.owner
+    rt_owner: RuntimeOwner = owner.value if owner else RuntimeOwner.SYSTEMD
+    owner_reason = (
+        owner.reason
+        if owner
+        else Reason(default("runtime_owner"), "hostc's own oneshot unit applies them")
+    )
     return RuntimeTuning(
         owner=rt_owner,
-        owner_reason=owner.reason if owner else base.owner_reason,
-        governor=Governor(gov.value, gov.reason) if gov else None,
-        epp=EnergyPreference(epp.value, epp.reason) if epp else None,
-        pstate=pstate(host, one(presets.Kind.PSTATE)),
-        thp_defrag=ThpDefrag(defrag.value, defrag.reason) if defrag else None,
+        owner_reason=owner_reason,
+        governor=one.get(t.GOVERNOR),
+        epp=one.get(t.EPP),
+        pstate=pstate(host, one.get(t.PSTATE)),
+        thp_defrag=one.get(t.THP_DEFRAG),
         iommu=io,
         acs=acs_note(topo, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),
-        services_off=tuple(
-            services(spec, irq, host, rt_owner, owner.reason.source if owner else "preset:base")
-        ),
+        services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, part),
         nic_channels=nic_channels(topo, part),
+        tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

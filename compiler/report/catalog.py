@@ -16,13 +16,15 @@ import attrs
 
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan, Reason
+from hostc.settings import SETTINGS, sysctl
+from hostc.settings.model import Cmdline, ProcLimit, SysctlKey, Sysfs
 
 #: (artifact path, line) → whether the line carries the setting
 Carrier = Callable[[str, str], bool]
 
 
 @attrs.frozen
-class Setting:
+class CatalogEntry:
     name: str
     value: str
     reason: Reason
@@ -53,15 +55,24 @@ def _any(*carriers: Carrier) -> Carrier:
 #: no flags, which means domain) fills it, so `isolated_file` decides per host.
 ARG_FILES = {
     "nohz_full": "/sys/devices/system/cpu/nohz_full",
-    "transparent_hugepage": "/sys/kernel/mm/transparent_hugepage/enabled",
-    "default_hugepagesz": "/proc/meminfo (Hugepagesize)",
+    **{  # the table's kernel arguments that a host also shows in a file
+        arg.arg: files[0].path
+        for s in SETTINGS
+        for arg in s.observe
+        if isinstance(arg, Cmdline) and (files := [o for o in s.observe if isinstance(o, Sysfs)])
+    },
 }
 #: other spellings of a kernel argument's setting: TuneD's [vm] option (tuned.conf(5))
 ARG_ALIASES = {"transparent_hugepage": ("transparent_hugepages",)}
-LIMIT_FIELDS = {"nofile": "Max open files", "memlock": "Max locked memory"}
+LIMIT_FIELDS = {s.name: o.field for s in SETTINGS for o in s.observe if isinstance(o, ProcLimit)}
 
 
 ISOLATED_FILE = "/sys/devices/system/cpu/isolated"
+
+
+def sysctl_path(key: str) -> str:
+    """Where a host shows sysctl `key`, from its row."""
+    return next(o.path for o in sysctl(key).observe if isinstance(o, SysctlKey))
 
 
 def isolated_file(plan: Plan) -> str:
@@ -72,7 +83,7 @@ def isolated_file(plan: Plan) -> str:
     return f"not {ISOLATED_FILE}: it lists only CPUs isolated with the `domain` flag"
 
 
-def _kernel(plan: Plan) -> list[Setting]:
+def _kernel(plan: Plan) -> list[CatalogEntry]:
     out = []
     for a in kernel_args(plan):
         where = ["/proc/cmdline (cat /proc/cmdline)"]
@@ -91,27 +102,27 @@ def _kernel(plan: Plan) -> list[Setting]:
         # as the GRUB drop-in's duplicate-key loop has)
         after = r"=" if a.value is not None else r"[\s\"',]|$"
         carries = _any(*(_token(k, after=after) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
-        out.append(Setting(a.key, value, a.reason, "boot", carries, tuple(where)))
+        out.append(CatalogEntry(a.key, value, a.reason, "boot", carries, tuple(where)))
     return out
 
 
-def _sysctls(plan: Plan) -> list[Setting]:
+def _sysctls(plan: Plan) -> list[CatalogEntry]:
     return [
-        Setting(
+        CatalogEntry(
             s.key,
             s.value,
             s.reason,
             str(s.when),
             _sysctl(s.key),
-            (f"/proc/sys/{s.key.replace('.', '/')} (sysctl -n {s.key})",),
+            (f"{sysctl_path(s.key)} (sysctl -n {s.key})",),
         )
         for s in plan.sysctls
     ]
 
 
-def _limits(plan: Plan) -> list[Setting]:
+def _limits(plan: Plan) -> list[CatalogEntry]:
     return [
-        Setting(
+        CatalogEntry(
             x.item,
             str(x.value),
             x.reason,
@@ -123,7 +134,7 @@ def _limits(plan: Plan) -> list[Setting]:
     ]
 
 
-def _workloads(plan: Plan) -> list[Setting]:
+def _workloads(plan: Plan) -> list[CatalogEntry]:
     out = []
     words = ("CPUAffinity=", "NUMAPolicy=", "NUMAMask=", "Environment=")
     for w in plan.workloads:
@@ -133,7 +144,7 @@ def _workloads(plan: Plan) -> list[Setting]:
             return f"/{unit}.d/" in path and line.startswith(words)
 
         out.append(
-            Setting(
+            CatalogEntry(
                 f"workload.{w.name}",
                 f"cpus {w.cpus} memory node(s) {','.join(map(str, w.nodes))}",
                 w.reason,
@@ -148,14 +159,14 @@ def _workloads(plan: Plan) -> list[Setting]:
     return out
 
 
-def _partition(plan: Plan) -> list[Setting]:
+def _partition(plan: Plan) -> list[CatalogEntry]:
     p = plan.partition
 
     def manager(path: str, line: str) -> bool:
         return "/system.conf.d/" in path and line.startswith("CPUAffinity=")
 
     return [
-        Setting(
+        CatalogEntry(
             "housekeeping",
             str(p.housekeeping),
             p.housekeeping_reason,
@@ -163,7 +174,7 @@ def _partition(plan: Plan) -> list[Setting]:
             _any(manager, _token("irqaffinity")),
             ("systemctl show -p CPUAffinity (the service manager's CPUs)",),
         ),
-        Setting(
+        CatalogEntry(
             "isolated",
             str(p.isolated),
             p.isolated_reason,
@@ -174,7 +185,7 @@ def _partition(plan: Plan) -> list[Setting]:
     ]
 
 
-def settings(plan: Plan) -> list[Setting]:
+def settings(plan: Plan) -> list[CatalogEntry]:
     """Every named setting, in `hostc plan`'s order: the partition, kernel arguments,
     sysctls, limits, workloads, then the runtime settings."""
     from hostc.report.catalog_kubelet import kubelet

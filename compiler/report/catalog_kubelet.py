@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from hostc.plan import Plan, Reason
-from hostc.report.catalog import Carrier, Setting
+from hostc.report.catalog import Carrier, CatalogEntry
 
 #: KubeletConfiguration field → kubelet flag (kubelet reference, "kubelet --help")
 FLAGS = {
@@ -33,8 +33,8 @@ def _spelled(field: str) -> Carrier:
     return lambda _path, line: pattern.search(line) is not None
 
 
-def _entry(field: str, value: str, reason: Reason) -> Setting:
-    return Setting(
+def _entry(field: str, value: str, reason: Reason) -> CatalogEntry:
+    return CatalogEntry(
         field,
         value,
         reason,
@@ -44,7 +44,7 @@ def _entry(field: str, value: str, reason: Reason) -> Setting:
     )
 
 
-def kubelet(plan: Plan) -> list[Setting]:
+def kubelet(plan: Plan) -> list[CatalogEntry]:
     k = plan.kubelet
     if k is None:
         return []

@@ -4,9 +4,14 @@ service presets carry, and where a host shows each."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hostc.plan import Plan
-from hostc.report.catalog import Carrier, Setting
+from hostc.report.catalog import Carrier
+from hostc.report.catalog import CatalogEntry as CatalogSetting
+from hostc.settings import table as t
+from hostc.settings.model import Setting, Sysfs
+from hostc.settings.table import SYSFS_ROWS
 
 
 def _has(*words: str) -> Carrier:
@@ -22,50 +27,32 @@ def _either(carriers: list[Carrier]) -> Carrier:
     return lambda path, line: any(c(path, line) for c in carriers)
 
 
-def _cpu(plan: Plan) -> list[Setting]:
-    """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group)."""
-    rt, out = plan.runtime, []
-    cpufreq = "/sys/devices/system/cpu/cpufreq/policy*/"
-    if rt.governor:
-        out.append(
-            Setting(
-                "cpu_governor",
-                rt.governor.name,
-                rt.governor.reason,
-                "runtime",
-                _has("scaling_governor", "governor="),
-                (cpufreq + "scaling_governor",),
-            )
-        )
-    if rt.epp:
-        out.append(
-            Setting(
-                "energy_performance_preference",
-                rt.epp.value,
-                rt.epp.reason,
-                "runtime",
-                _has("energy_performance_preference", "energy_perf_bias"),
-                (cpufreq + "energy_performance_preference",),
-            )
-        )
-    if rt.thp_defrag:
-        out.append(
-            Setting(
-                "transparent_hugepage_defrag",
-                rt.thp_defrag.mode,
-                rt.thp_defrag.reason,
-                "runtime",
-                _has("transparent_hugepage/defrag", "transparent_hugepage.defrag="),
-                ("/sys/kernel/mm/transparent_hugepage/defrag",),
-            )
-        )
+#: How the artifacts spell each runtime setting of the table: hostc-tuning's sysfs
+#: file, TuneD's option (the catalog finds the lines that carry it).
+_CARRIED_AS: tuple[tuple[Setting[Any], tuple[str, ...]], ...] = (
+    (t.GOVERNOR, ("scaling_governor", "governor=")),
+    (t.EPP, ("energy_performance_preference", "energy_perf_bias")),
+    (t.THP_DEFRAG, ("transparent_hugepage/defrag", "transparent_hugepage.defrag=")),
+)
+
+
+def _cpu(plan: Plan) -> list[CatalogSetting]:
+    """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group),
+    where the settings table says a host shows them."""
+    out = []
+    tunables = [(s, (f.path.rsplit("/", 1)[1],)) for s in SYSFS_ROWS if (f := s.sysfs)]
+    for s, words in (*_CARRIED_AS, *tunables):
+        v = s.get(plan)
+        if v is not None:
+            where = tuple(o.path for o in s.observe if isinstance(o, Sysfs))
+            out.append(CatalogSetting(s.name, v.shown, v.reason, str(s.when), _has(*words), where))
     return out
 
 
-def _irqs(plan: Plan) -> list[Setting]:
+def _irqs(plan: Plan) -> list[CatalogSetting]:
     irq = plan.runtime.irq
     return [
-        Setting(
+        CatalogSetting(
             f"irq.{d.device}",
             str(d.cpus),
             d.reason,
@@ -80,7 +67,7 @@ def _irqs(plan: Plan) -> list[Setting]:
     ]
 
 
-def _modules_and_services(plan: Plan) -> list[Setting]:
+def _modules_and_services(plan: Plan) -> list[CatalogSetting]:
     out = []
     for m in plan.runtime.modules:
         verbs = ("blacklist", "install", "options") if m.blacklist else ("options",)
@@ -90,7 +77,7 @@ def _modules_and_services(plan: Plan) -> list[Setting]:
             else f"/sys/module/{m.name}/parameters/"
         )
         out.append(
-            Setting(
+            CatalogSetting(
                 f"module.{m.name}",
                 "blacklisted" if m.blacklist else m.options or "",
                 m.reason,
@@ -101,7 +88,7 @@ def _modules_and_services(plan: Plan) -> list[Setting]:
         )
     for s in plan.runtime.services_off:
         out.append(
-            Setting(
+            CatalogSetting(
                 s.unit,
                 "disabled",
                 s.reason,
@@ -113,6 +100,6 @@ def _modules_and_services(plan: Plan) -> list[Setting]:
     return out
 
 
-def runtime(plan: Plan) -> list[Setting]:
+def runtime(plan: Plan) -> list[CatalogSetting]:
     """The runtime settings, in `hostc plan`'s order."""
     return [*_cpu(plan), *_irqs(plan), *_modules_and_services(plan)]

@@ -16,7 +16,7 @@ import attrs
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, error
 from hostc.plan import Plan
-from hostc.report.catalog import Setting, settings
+from hostc.report.catalog import CatalogEntry, settings
 from hostc.report.origin import ShownOrigin, origin
 from hostc.spec import presets
 
@@ -83,7 +83,7 @@ class Explanation:
 CHECKERS = frozenset({"/usr/local/sbin/hostc-verify"})
 
 
-def _lines(s: Setting, arts: list[Artifact]) -> tuple[Carried, ...]:
+def _lines(s: CatalogEntry, arts: list[Artifact]) -> tuple[Carried, ...]:
     out = []
     for a in arts:
         if a.path in CHECKERS:
@@ -103,7 +103,9 @@ def _norm(path: str) -> str:
     return path.replace('"', "").replace("'", "")
 
 
-def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str, list[Setting]]:
+def _select(
+    what: str, table: list[CatalogEntry], arts: list[Artifact]
+) -> tuple[str, list[CatalogEntry]]:
     named = [s for s in table if s.name == what]
     if named:
         return "setting", named
@@ -114,8 +116,8 @@ def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str,
     by_key = [
         s
         for s in table
-        if _norm(s.reason.source) == key
-        or _norm(s.reason.source).startswith((key + ".", key + "["))
+        if _norm(str(s.reason.source)) == key
+        or _norm(str(s.reason.source)).startswith((key + ".", key + "["))
     ]
     if by_key:
         return "spec key", by_key
@@ -123,7 +125,7 @@ def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str,
     by_last = [s for s in table if s.name in (last, key.split(".", 1)[-1])]
     if by_last and "." in key:
         return "spec key", by_last
-    names = sorted({s.name for s in table} | {_norm(s.reason.source) for s in table})
+    names = sorted({s.name for s in table} | {_norm(str(s.reason.source)) for s in table})
     close = difflib.get_close_matches(what, names, n=5, cutoff=0.5)
     raise HostcError(
         [
@@ -138,7 +140,9 @@ def _select(what: str, table: list[Setting], arts: list[Artifact]) -> tuple[str,
     )
 
 
-def _at_line(path: str, line: int, table: list[Setting], arts: list[Artifact]) -> list[Setting]:
+def _at_line(
+    path: str, line: int, table: list[CatalogEntry], arts: list[Artifact]
+) -> list[CatalogEntry]:
     art = next(a for a in arts if a.path == path)
     lines = art.data.decode("utf-8", "replace").splitlines()
     if not 0 < line <= len(lines):

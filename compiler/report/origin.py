@@ -12,12 +12,13 @@ import attrs
 
 from hostc.locate import locate
 from hostc.plan import Plan, Provenance, Reason
+from hostc.provenance import Fact, FactKind, Layer, PresetLayer
 from hostc.spec import presets
 
 
 @attrs.frozen
 class ShownOrigin:
-    kind: str  # spec | preset | topology | host
+    kind: str  # spec | preset | topology | default
     file: str | None
     line: int | None
     text: str  # one line: what set it
@@ -41,14 +42,26 @@ def origin(
 ) -> ShownOrigin:
     """`spec` and `topo` are (file, text) of the spec and its topology snapshot; `ctx`
     the facts the preset conditions were judged on (lower's own Context)."""
-    if r.source.startswith("preset:"):
-        return _preset(PRESET_NAMES.get(name, name), r.source.removeprefix("preset:"), ctx, spec[0])
-    if r.source.startswith("topology:") or r.source == "host":
-        fact = r.source.removeprefix("topology:")
-        line = _topology_line(fact, topo[1]) if r.source != "host" else None
-        what = f"hardware fact `{fact}`" if r.source != "host" else "the host's facts"
-        return ShownOrigin("topology", topo[0], line, f"{what} in the topology snapshot")
-    inherited = _provenance(r.source, plan)
+    match r.source:
+        case PresetLayer(layer):
+            return _preset(PRESET_NAMES.get(name, name), layer, ctx, spec[0])
+        case Fact(FactKind.TOPOLOGY, fact):
+            line = _topology_line(fact, topo[1])
+            return ShownOrigin(
+                "topology", topo[0], line, f"hardware fact `{fact}` in the topology snapshot"
+            )
+        case Fact(FactKind.HOST):
+            return ShownOrigin(
+                "topology", topo[0], None, "the host's facts in the topology snapshot"
+            )
+        case Fact(FactKind.DEFAULT, rule):
+            return ShownOrigin("default", None, None, f"hostc's default rule `{rule}`")
+    return _spec_origin(r, plan, spec)
+
+
+def _spec_origin(r: Reason, plan: Plan, spec: tuple[str, str]) -> ShownOrigin:
+    """A spec key: in the spec file, or in the layer of the chain that set it."""
+    inherited = _provenance(str(r.source), plan)
     if inherited is not None:
         file = os.path.normpath(Path(spec[0]).parent / inherited.file)
         via = () if inherited.source_key == inherited.key else (f"as {inherited.source_key}",)
@@ -58,7 +71,7 @@ def origin(
             else (f"spec key {r.source}")
         )
         return ShownOrigin("spec", file, inherited.line, text, via)
-    line = locate(r.source, spec[1])
+    line = locate(str(r.source), spec[1])
     return ShownOrigin("spec", spec[0], line, f"spec key {r.source}")
 
 
@@ -109,8 +122,8 @@ def describe(c: presets.Cond) -> str:
     return ", ".join(parts) or "every host"
 
 
-def _preset(setting: str, layer: str, ctx: presets.Context, spec_file: str) -> ShownOrigin:
-    held = [e for e in presets.ENTRIES if e.setting == setting and e.cond.holds(ctx)]
+def _preset(setting: str, layer: Layer, ctx: presets.Context, spec_file: str) -> ShownOrigin:
+    held = [e for e in presets.ENTRIES if e.setting.name == setting and e.cond.holds(ctx)]
     chosen = next((e for e in reversed(held) if e.layer == layer), None)
     detail = []
     if chosen is not None:

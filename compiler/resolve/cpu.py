@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
 from hostc.plan import CpuPartition, Reason
+from hostc.provenance import Layer, key, layer
 from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology
 from hostc.vocab import IsolcpusFlag, Mechanism
@@ -62,17 +63,23 @@ def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
     explicit = spec.cpu.housekeeping
     if explicit is not None:
         hk = explicit
-        hk_reason = Reason("cpu.housekeeping", "housekeeping CPUs given explicitly")
+        hk_reason = Reason(key("cpu", "housekeeping"), "housekeeping CPUs given explicitly")
     else:
         n = spec.cpu.housekeeping_per_node or 1
         hk = topo.first_cores(n)
-        src = "cpu.housekeeping_per_node" if spec.cpu.housekeeping_per_node else "preset:base"
+        src = (  # the default rule is shown as the base preset (plan.json keeps its bytes)
+            key("cpu", "housekeeping_per_node")
+            if spec.cpu.housekeeping_per_node
+            else layer(Layer.BASE)
+        )
         hk_reason = Reason(
             src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first"
         )
     iso = spec.cpu.isolation
     if iso is IsolateMode.NONE:
-        src = "cpu.isolate" if spec.cpu.isolate is not None else "preset:base"
+        src = (  # the default rule is shown as the base preset (plan.json keeps its bytes)
+            key("cpu", "isolate") if spec.cpu.isolate is not None else layer(Layer.BASE)
+        )
         return CpuPartition(
             online,
             online,
@@ -106,5 +113,5 @@ def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
         boot,
         spec.cpu.allow_node_without_housekeeping,
         hk_reason,
-        Reason("cpu.isolate", why),
+        Reason(key("cpu", "isolate"), why),
     )

@@ -30,7 +30,7 @@ from hostc.diagnostics import Diagnostic, HostcError, file_error
 from hostc.spec import merge
 
 if TYPE_CHECKING:
-    from hostc.plan import Provenance
+    from hostc.provenance import Provenance
 
 #: The top-level keys that make a file a layered spec.
 LAYER_KEYS = ("extends", "force", "remove")
@@ -277,7 +277,7 @@ def _origin(path: str, provenance: dict[str, merge.Origin]) -> tuple[str, merge.
 def provenance(merged: Layered) -> tuple[Provenance, ...]:
     """The Plan's provenance rows: each merged key, the file that set it and the line."""
     from hostc.locate import locate
-    from hostc.plan import Provenance
+    from hostc.provenance import Provenance
 
     rows = []
     for key, origin in merged.provenance.items():

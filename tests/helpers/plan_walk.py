@@ -8,11 +8,12 @@ from typing import Any
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.plan import Reason
+from hostc.plan import Reason, Value
+from hostc.settings import Setting
 
 
 def walk(value: Any, path: str = "plan") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, CpuSet | Reason):
+    if isinstance(value, CpuSet | Reason | Setting):  # a Value's row is no Plan value
         return
     if attrs.has(type(value)):
         yield path, value
@@ -35,5 +36,5 @@ def reasons(value: Any) -> Iterator[tuple[str, Reason]]:
 def settings(value: Any) -> Iterator[tuple[str, Any]]:
     """Values that say when they take effect: the Plan's settings."""
     for path, v in walk(value):
-        if "when" in attrs.fields_dict(type(v)):
+        if isinstance(v, Value) or "when" in attrs.fields_dict(type(v)):
             yield path, v

@@ -35,6 +35,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.knowledge",
         "hostc.locate",
         "hostc.patharg",
+        "hostc.provenance",
+        "hostc.settings",
         "hostc.topology_hints",
         "hostc.units",
         "hostc.vocab",
@@ -62,6 +64,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.plan_view",
         "hostc.kubelet_view",
         "hostc.schema",
+        # the settings reference page, written from the table and the presets
+        "hostc.settings.docs",
     ),
     7: (
         "hostc.api",

@@ -48,7 +48,7 @@ def test_every_path_argument_takes_str_and_pathlike(as_: Callable[[Path], object
 def test_a_spec_built_from_python_strings_compiles() -> None:
     spec = HostSpec(host=host(), kernel=Kernel(transparent_hugepage="always"))  # type: ignore[arg-type]
     plan, _ = api.compile_plan(spec, TOPO)
-    assert plan.thp is not None and plan.thp.mode == ThpMode.ALWAYS
+    assert plan.thp is not None and plan.thp.value == ThpMode.ALWAYS
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from hostc.diagnostics import HostcError, Severity
 from hostc.kernelargs import cmdline
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan import OsFamily, Plan
+from hostc.settings import Family
 from hostc.spec import model as m
 from hostc.spec import presets
 from hostc.topology.model import OsRelease, Topology
@@ -120,7 +121,7 @@ def test_nofile_above_nr_open_raises_nr_open_in_the_same_build() -> None:
     plan, _ = plan_of(spec(limits=m.Limits(nofile=2097152)), host())
     nr = {s.key: s for s in plan.sysctls}["fs.nr_open"]
     assert nr.value == "2097152"
-    assert nr.reason.source == "limits.nofile"
+    assert str(nr.reason.source) == "limits.nofile"
 
 
 def test_nofile_at_the_default_ceiling_needs_no_nr_open() -> None:
@@ -272,18 +273,18 @@ def test_no_preset_value_below_the_kernels_default(release: str, role: str, pinn
     for vendor in ("intel", "amd"):
         ctx = presets.Context(role, "x86_64", vendor, version, pinned)  # type: ignore[arg-type]
         for r in presets.merge(ctx):
-            if r.kind is not presets.Kind.SYSCTL:
+            if r.setting.family is not Family.SYSCTL:
                 continue
-            fact = kernelfacts.BY_KEY.get(r.setting)
-            assert fact is not None, f"{r.setting}: no kernel fact to compare against"
-            assert fact.exists(version), f"{r.setting} does not exist on {release}"
+            fact = kernelfacts.BY_KEY.get(r.name)
+            assert fact is not None, f"{r.name}: no kernel fact to compare against"
+            assert fact.exists(version), f"{r.name} does not exist on {release}"
             default = fact.default(version)  # type: ignore[arg-type]
             if not fact.limit or default is None:
                 continue
-            values = tuple(int(v) for v in r.value.split())
+            values = tuple(int(v) for v in str(r.value).split())
             assert len(values) == len(default)
             assert all(v >= d for v, d in zip(values, default, strict=True)), (
-                f"{role} on {release}: {r.setting} = {r.value} lowers the default {default}"
+                f"{role} on {release}: {r.name} = {r.value} lowers the default {default}"
             )
 
 

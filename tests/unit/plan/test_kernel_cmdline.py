@@ -104,7 +104,7 @@ def test_busy_poll_workload_gets_nohz_full_on_its_cpus_only() -> None:
     nohz = plan.isolation_by("nohz_full")
     assert nohz is not None and nohz.cpus == plan.workloads[0].cpus
     assert f"nohz_full={plan.workloads[0].cpus}" in _args(plan)
-    assert nohz.reason.source == "workload[0].busy_poll"
+    assert str(nohz.reason.source) == "workload[0].busy_poll"
     assert "no_hz.rst" in nohz.reason.why
     assert "nohz_full" not in {x.setting for x in plan.left_out}
 

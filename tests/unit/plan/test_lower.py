@@ -159,8 +159,8 @@ def test_preset_exclude_and_override_provenance() -> None:
     by = {s.key: s for s in p.sysctls}
     assert "net.core.somaxconn" not in by
     assert by["vm.swappiness"].value == "10"
-    assert by["vm.swappiness"].reason.source == 'sysctl."vm.swappiness"'
-    assert by["vm.max_map_count"].reason.source == "preset:base"
+    assert str(by["vm.swappiness"].reason.source) == 'sysctl."vm.swappiness"'
+    assert str(by["vm.max_map_count"].reason.source) == "preset:base"
     assert "transparent_hugepage" not in cmdline(p)
 
 
@@ -208,7 +208,7 @@ def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
             kernel=m.Kernel(limit_cstates=True, cstates_at=boot),
         )
     )
-    got = {a.key: a.reason.source for a in kernel_args(on) if "cstate" in a.key}
+    got = {a.key: str(a.reason.source) for a in kernel_args(on) if "cstate" in a.key}
     assert got == {
         "intel_idle.max_cstate": "kernel.limit_cstates",
         "processor.max_cstate": "kernel.limit_cstates",
@@ -226,9 +226,9 @@ def test_limit_cstates_overrides_the_role_preset_both_ways() -> None:
 def test_pinned_layer_is_named_in_the_reason() -> None:
     p = plan_of(spec(workload=[m.Workload("svc", ["GPU0"])]))
     (nb,) = [s for s in p.sysctls if s.key == "kernel.numa_balancing"]
-    assert (nb.value, nb.reason.source) == ("0", "preset:inference+pinned")
+    assert (nb.value, str(nb.reason.source)) == ("0", "preset:inference+pinned")
     training = plan_of(
         spec(host=m.Host(name="t", role=m.Role.TRAINING), workload=[m.Workload("svc", ["GPU0"])])
     )
     (nb,) = [s for s in training.sysctls if s.key == "kernel.numa_balancing"]
-    assert nb.reason.source == "preset:training"
+    assert str(nb.reason.source) == "preset:training"

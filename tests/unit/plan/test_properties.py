@@ -14,6 +14,7 @@ from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Severity
 from hostc.plan import Reason
+from hostc.provenance import SpecKey, SpecKeys
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 
@@ -111,8 +112,10 @@ def test_every_plan_entry_has_a_reason(case: tuple[Topology, m.HostSpec]) -> Non
         assert isinstance(getattr(s, "reason", None), Reason), path
     for _, r in reasons(plan):
         assert r.source and r.why
-        if not r.source.startswith(("preset:", "topology:")):
-            assert re.split(r"[.\[]", r.source)[0] in top_keys, r.source
+        keys = [r.source] if isinstance(r.source, SpecKey) else ()
+        keys = r.source.keys if isinstance(r.source, SpecKeys) else keys
+        for k in keys:
+            assert k.path[0] in top_keys, str(r.source)
 
 
 @settings(max_examples=60, deadline=None)

@@ -83,14 +83,14 @@ def tuned_ini(plan: Plan) -> configparser.ConfigParser:
 def test_governor_preset_spec_and_exclude() -> None:
     plan = compile_(spec())
     assert plan.runtime.governor is not None
-    assert plan.runtime.governor.name == "performance"
-    assert plan.runtime.governor.reason.source == "preset:inference"
+    assert plan.runtime.governor.value == "performance"
+    assert str(plan.runtime.governor.reason.source) == "preset:inference"
     assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     tplan = compile_(spec(**TUNED_OWNED))
     assert tuned_ini(tplan)["cpu"]["governor"] == "performance"
     mine = compile_(spec(cpufreq=m.Cpufreq(governor=m.Governor.SCHEDUTIL)))
     assert mine.runtime.governor is not None
-    assert (mine.runtime.governor.name, mine.runtime.governor.reason.source) == (
+    assert (mine.runtime.governor.value, str(mine.runtime.governor.reason.source)) == (
         "schedutil",
         "cpufreq.governor",
     )
@@ -148,7 +148,7 @@ def test_pstate_by_vendor_and_kernel(vendor: str, kernel: str, want: str | None)
     else:
         assert want in line.split()
         assert plan.runtime.pstate is not None
-        assert plan.runtime.pstate.reason.source == "preset:inference"
+        assert str(plan.runtime.pstate.reason.source) == "preset:inference"
 
 
 def test_pstate_from_the_spec_is_spelled_by_vendor() -> None:
@@ -162,7 +162,7 @@ def test_pstate_from_the_spec_is_spelled_by_vendor() -> None:
 def test_thp_defrag() -> None:
     plan = compile_(spec())
     assert plan.runtime.thp_defrag is not None
-    assert plan.runtime.thp_defrag.mode == "defer+madvise"
+    assert plan.runtime.thp_defrag.value == "defer+madvise"
     assert (
         "put defer+madvise /sys/kernel/mm/transparent_hugepage/defrag"
         in (files(plan, "systemd")[SCRIPT])
@@ -172,7 +172,7 @@ def test_thp_defrag() -> None:
     assert vm["transparent_hugepages"] == "madvise"
     never = compile_(spec(kernel=m.Kernel(transparent_hugepage_defrag=m.ThpDefrag.NEVER)))
     assert never.runtime.thp_defrag is not None
-    assert never.runtime.thp_defrag.reason.source == "kernel.transparent_hugepage_defrag"
+    assert str(never.runtime.thp_defrag.reason.source) == "kernel.transparent_hugepage_defrag"
 
 
 def test_irqbalance_owner_bans_isolated_cpus_with_the_shipped_variable() -> None:
@@ -531,7 +531,7 @@ def _value(plan: Plan, setting: str) -> str | None:
         args = dict(a.partition("=")[::2] for a in cmdline(plan).split())
         return args.get(setting.removeprefix("cmdline:"))
     if setting == "governor":
-        return plan.runtime.governor.name if plan.runtime.governor else None
+        return plan.runtime.governor.value if plan.runtime.governor else None
     if setting == "irqbalance":
         irq = plan.runtime.irq
         if irq is None:

@@ -458,7 +458,9 @@ def test_rhel_stops_its_default_tuned_before_hostc_tuning_owns_the_runtime() -> 
 
 def test_tuned_owner_on_rhel_keeps_tuned() -> None:
     plan = example("epyc-rhel9-inference")
-    got = lower_runtime.services(spec(), plan.runtime.irq, plan.host, RuntimeOwner.TUNED)
+    got = lower_runtime.services(
+        spec(), plan.runtime.irq, plan.host, RuntimeOwner.TUNED, plan.runtime.owner_reason.source
+    )
     assert got == []
 
 

@@ -290,7 +290,7 @@ def test_arp_presets_never_lower_the_kernel_default() -> None:
         gpu_vendors=("nvidia",),
         rdma_nics=8,
     )
-    got = {r.setting: r.value for r in presets.merge(ctx) if r.setting in ARP}
+    got = {r.name: str(r.value) for r in presets.merge(ctx) if r.name in ARP}
     assert got == ARP
     for key, value in got.items():
         fact = kernelfacts.BY_KEY[key]

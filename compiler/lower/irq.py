@@ -1,0 +1,120 @@
+"""Interrupts and NIC queues on an isolating host: which irqbalance variable bans the
+isolated CPUs, where hostc pins each device's interrupts, and how many combined
+queues each NIC keeps (issue 10)."""
+
+from __future__ import annotations
+
+from hostc.cpuset import CpuSet
+from hostc.knowledge import distro
+from hostc.plan import (
+    CpuPartition,
+    DeviceIrq,
+    HostFacts,
+    IrqOwner,
+    IrqPlan,
+    NicChannels,
+    Reason,
+)
+from hostc.provenance import Source, default, key, topology
+from hostc.spec import presets
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+from hostc.vocab import DeviceKind, IrqbalanceVariable
+
+
+def irqbalance_variable(os_id: str | None, src: Source) -> tuple[IrqbalanceVariable, Reason]:
+    """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
+    ver = distro.irqbalance_version(os_id)
+    if ver is not None and ver >= distro.IRQBALANCE_CPULIST_SINCE:
+        shown = ".".join(map(str, ver))
+        return IrqbalanceVariable.CPULIST, Reason(
+            src, f"{os_id} ships irqbalance {shown}, which reads the cpulist variable"
+        )
+    if ver is not None:
+        shown = ".".join(map(str, ver))
+        why = f"{os_id} ships irqbalance {shown}, older than 1.8.0: only the hex mask exists"
+    else:
+        why = (
+            f"irqbalance version of {os_id or 'an unknown OS'} not in hostc's table: the hex "
+            "mask is read by every version (1.9 logs it as deprecated)"
+        )
+    return IrqbalanceVariable.MASK, Reason(src if os_id else default("irqbalance_hex_mask"), why)
+
+
+def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
+    out = []
+    devices = [(DeviceKind.NIC, n.name, n.pci, n.node) for n in topo.nics] + [
+        (DeviceKind.GPU, g.name, g.pci, g.node) for g in topo.gpus
+    ]
+    local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
+    for kind, name, pci, node in devices:
+        if pci is None:
+            continue
+        if node is None:
+            local = CpuSet()
+        elif node in local_of:
+            local = local_of[node]
+        else:
+            local = local_of[node] = part.housekeeping & topo.node_cpus(node)
+        if local:
+            why = (
+                f"{name} sits on NUMA node {node}: its interrupts go to that node's "
+                "housekeeping CPUs"
+            )
+            cpus = local
+        else:
+            where = f"node {node}" if node is not None else "an unknown node"
+            why = f"{name} sits on {where}, which has no housekeeping CPU: all housekeeping CPUs"
+            cpus = part.housekeeping
+        out.append(DeviceIrq(name, kind, pci, node, cpus, Reason(topology(name), why)))
+    return out
+
+
+def irq_plan(
+    spec: HostSpec,
+    host: HostFacts,
+    topo: Topology,
+    part: CpuPartition,
+    r: presets.Resolved | None,
+) -> IrqPlan | None:
+    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default."""
+    if not part.isolated:
+        return None
+    owner: IrqOwner = r.value if r is not None else IrqOwner.IRQBALANCE
+    reason = (
+        r.reason
+        if r is not None
+        else Reason(default("irq_owner"), "irqbalance stays, with the isolated CPUs banned")
+    )
+    src = key("host", "os") if spec.host.os is not None else topology("os")
+    variable, var_reason = irqbalance_variable(host.os, src)
+    devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
+    return IrqPlan(
+        owner=owner,
+        banned=part.isolated,
+        default=part.housekeeping,
+        irqbalance_variable=variable,
+        variable_reason=var_reason,
+        devices=devices,
+        reason=reason,
+    )
+
+
+def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
+    """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
+    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`)."""
+    if not part.isolated:
+        return ()
+    out = []
+    for n in topo.nics:
+        if n.pci is None:
+            continue
+        local = part.housekeeping & topo.node_cpus(n.node) if n.node is not None else CpuSet()
+        where = f"node {n.node}" if local else "the host"
+        cpus = local or part.housekeeping
+        why = (
+            f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
+            "interrupts go: more would only add interrupt vectors on those few CPUs"
+        )
+        out.append(NicChannels(n.name, n.pci, n.node, len(cpus), Reason(topology(n.name), why)))
+    return tuple(out)

@@ -1,0 +1,98 @@
+"""docs/settings.md, generated from the settings table (TuneD keeps the manual on the
+plugin; here it is the row).  Regenerate: `python -m hostc.settings.docs --write`;
+tests/test_settings_table.py fails when the file is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from hostc.settings.model import (
+    Cmdline,
+    Observe,
+    Per,
+    ProcLimit,
+    Setting,
+    SysctlKey,
+    Sysfs,
+    UnitProperty,
+)
+from hostc.settings.table import SETTINGS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+
+_HEAD = """# Settings
+
+Generated from `compiler/settings/table.py` by `python -m hostc.settings.docs --write`;
+do not edit.  Each setting is one row of that table: the name `hostc plan` and
+`preset.exclude` use, its node.toml key, its type, when it takes effect, how preset
+layers merge it (the spec always wins over every layer), the preset entries that set
+it, and where a live host shows it.  Any other dotted name under `[sysctl]` is a
+sysctl too.
+"""
+
+_MERGE = {
+    "last": "a later layer replaces an earlier one",
+    "max": "the largest value any layer asks for",
+    "rise": "may only rise (unlimited beats every number)",
+}
+
+
+def observed(o: Observe) -> str:
+    """Where a host shows a value, in one phrase."""
+    match o:
+        case Cmdline(arg):
+            return f"`{arg}=` in /proc/cmdline"
+        case SysctlKey(key):
+            return f"{o.path} (`sysctl -n {key}`)"
+        case Sysfs(path, per, choice):
+            each = "" if per is Per.ONE else f" (one per {per})"
+            return f"{path}{each}" + (" (the `[selected]` word)" if choice else "")
+        case UnitProperty(prop, unit):
+            return f"`systemctl show -p {prop}{' ' + unit if unit else ''}`"
+        case ProcLimit(field):
+            return f"/proc/<pid>/limits ({field})"
+    return str(o)
+
+
+def _presets(s: Setting[Any]) -> list[str]:
+    from hostc.spec.presets import ENTRIES
+
+    return [f"{e.layer}: `{e.value}`" for e in ENTRIES if e.setting is s]
+
+
+def section(s: Setting[Any]) -> list[str]:
+    key = ".".join(s.spec_key) if s.spec_key else None
+    if s.family.value == "sysctl":
+        key = f'sysctl."{s.name}"'
+    rows = [
+        ("spec key", f"`{key}`" if key else "none (presets only; `preset.exclude` drops it)"),
+        ("type", s.doc_type),
+        ("takes effect", f"{s.when}"),
+        ("merge", _MERGE[s.merge.value]),
+        ("example", f"`{s.example}`"),
+        ("presets", "; ".join(_presets(s)) or "none"),
+        ("observed", "; ".join(observed(o) for o in s.observe) or "-"),
+    ]
+    return ["", f"## `{s.name}`", "", s.help, "", *(f"- {k}: {v}" for k, v in rows)]
+
+
+def render() -> str:
+    lines = [_HEAD.rstrip()]
+    for s in SETTINGS:
+        lines += section(s)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--write"]:
+        DOC.write_text(render())
+        return 0
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

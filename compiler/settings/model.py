@@ -1,0 +1,179 @@
+"""What one setting is, declared once (mkosi's ConfigSetting, TuneD's @command_set,
+NixOS's mkOption): its name, spec key, value type, when it takes effect, how preset
+layers merge it, its help and example, and how a live host shows it.
+
+The rows are in `hostc.settings.table`; presets, lowering, the plan report, the
+runtime targets, `hostc explain`, `hostc audit` and docs/settings.md read them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from hostc.vocab import When
+
+T = TypeVar("T")
+
+
+class Family(enum.StrEnum):
+    """Which part of the Plan a setting becomes."""
+
+    SYSCTL = "sysctl"  # one Sysctl in plan.sysctls (any dotted name)
+    LIMIT = "limit"  # one Limit in plan.limits
+    MODULE_LOAD = "module_load"  # one ModuleLoad in plan.modules_load
+    ONE = "one"  # one value of its own in the Plan (`plan_attr`)
+    DERIVED = "derived"  # lowered from its spec keys by a rule of its own, never merged
+    #: a runtime value written to the row's sysfs file, held in `plan.runtime.tunables`
+    #: (a new knob needs no Plan field, lowering or report code of its own)
+    SYSFS = "sysfs"
+
+
+class Merge(enum.StrEnum):
+    """How preset layers combine (the spec always wins over every layer: mkForce).
+
+    NixOS puts the rule on the option: a mode is last-wins, a socket buffer takes the
+    largest value any layer asks for, a resource limit may only rise."""
+
+    LAST = "last"  # a later layer replaces an earlier one
+    MAX = "max"  # the largest value of all layers (socket buffer sizes)
+    RISE = "rise"  # a limit may only rise: unlimited beats every number
+
+    def takes(self, old: object, new: object) -> bool:
+        """Whether a later layer's `new` replaces `old` (ties go to the later layer)."""
+        if self is Merge.LAST:
+            return True
+        if self is Merge.RISE and "unlimited" in (old, new):
+            return new == "unlimited"
+        assert isinstance(old, int) and isinstance(new, int), (old, new)
+        return new >= old
+
+
+class Per(enum.StrEnum):
+    """How many files one sysfs path stands for."""
+
+    ONE = "one"  # a single file
+    POLICY = "policy"  # one per cpufreq policy (policy*)
+    CPU = "cpu"  # one per CPU (cpu*)
+    NODE = "node"  # one per NUMA node (node*)
+
+
+@attrs.frozen
+class Cmdline:
+    """A kernel argument: /proc/cmdline holds `arg=value`."""
+
+    arg: str
+
+
+@attrs.frozen
+class SysctlKey:
+    """A sysctl: /proc/sys/<key with dots as slashes>."""
+
+    key: str
+
+    @property
+    def path(self) -> str:
+        return f"/proc/sys/{self.key.replace('.', '/')}"
+
+
+@attrs.frozen
+class Sysfs:
+    """A sysfs (or procfs) file; `choice`: the kernel shows every mode, `[selected]`."""
+
+    path: str
+    per: Per = Per.ONE
+    choice: bool = False
+
+
+@attrs.frozen
+class UnitProperty:
+    """A systemd property (of the manager when `unit` is empty)."""
+
+    prop: str
+    unit: str = ""
+
+
+@attrs.frozen
+class ProcLimit:
+    """A field of /proc/<pid>/limits of a session or service."""
+
+    field: str
+
+
+Observe = Cmdline | SysctlKey | Sysfs | UnitProperty | ProcLimit
+
+#: what a spec value becomes (None: the spec turns the preset's setting off)
+FromSpec = Callable[[Any], Any]
+
+
+@attrs.frozen(eq=False)
+class Setting(Generic[T]):
+    """One setting.  Identity is the row: rows are module constants, compared by `is`."""
+
+    name: str  # what `hostc plan`, `preset.exclude` and the preset tables say
+    family: Family
+    type: type[Any]  # the value's type (an enum, int or str)
+    when: When
+    help: str
+    example: str
+    spec_key: tuple[str, ...] | None = None  # node.toml key path (None: presets only)
+    merge: Merge = Merge.LAST
+    observe: tuple[Observe, ...] = ()
+    from_spec: FromSpec | None = attrs.field(default=None, repr=False)
+    #: where the Plan holds the value (`runtime.governor`), for family ONE
+    plan_attr: str | None = None
+    #: the value's key in plan.json (each record kept its own name: `name`, `mode`)
+    field: str = "value"
+    #: how `hostc plan` lists it among the runtime settings (`{}`: the value)
+    label: str | None = None
+
+    def spec_value(self, spec: object) -> tuple[bool, Any]:
+        """(given, value) of this setting's spec key; value None turns the setting off."""
+        if self.spec_key is None:
+            return False, None
+        v: Any = spec
+        for part in self.spec_key:
+            v = getattr(v, part, None)  # an absent table (`[hugepages]`) gives nothing
+        if v is None:
+            return False, None
+        return True, self.from_spec(v) if self.from_spec is not None else v
+
+    def get(self, plan: Any) -> Any:
+        """The Plan's value of this setting (None: the Plan has none)."""
+        if self.family is Family.SYSFS:
+            return next((v for v in plan.runtime.tunables if v.setting is self), None)
+        assert self.plan_attr is not None, self.name
+        v: Any = plan
+        for part in self.plan_attr.split("."):
+            v = getattr(v, part)
+        return v
+
+    @property
+    def sysfs(self) -> Sysfs | None:
+        """The file a host shows (and hostc-tuning writes) the value in, if any."""
+        return next((o for o in self.observe if isinstance(o, Sysfs)), None)
+
+    @property
+    def doc_type(self) -> str:
+        if issubclass(self.type, enum.Enum):
+            return " | ".join(f"`{m.value}`" for m in self.type)
+        return self.type.__name__
+
+
+def sysctl_setting(
+    key: str, help: str = "", example: str = "", type: type[Any] = int, **kw: Any
+) -> Setting[Any]:
+    """A sysctl row: its spec key is `sysctl."<key>"`, a host shows it under /proc/sys."""
+    return Setting(
+        key,
+        Family.SYSCTL,
+        type,
+        When.SYSCTL,
+        help,
+        example,
+        observe=(SysctlKey(key),),
+        **kw,
+    )

@@ -1,0 +1,278 @@
+"""The settings table: one row per setting hostc sets, in `hostc plan`'s order.
+
+A sysctl the spec names that no row declares gets a row made on the spot
+(`hostc.settings.sysctl`): any dotted name is a sysctl.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hostc.settings.model import (
+    Cmdline,
+    Family,
+    Merge,
+    Per,
+    ProcLimit,
+    Setting,
+    Sysfs,
+    UnitProperty,
+    sysctl_setting,
+)
+from hostc.vocab import (
+    Epp,
+    Governor,
+    IommuMode,
+    IrqOwner,
+    PstateMode,
+    RuntimeOwner,
+    ThpDefrag,
+    ThpMode,
+    When,
+)
+
+CPUFREQ = "/sys/devices/system/cpu/cpufreq/policy*/"
+THP_DIR = "/sys/kernel/mm/transparent_hugepage/"
+
+# Sysctls the presets set (the spec may set any other: `sysctl."<key>"`).
+MAX_MAP_COUNT = sysctl_setting("vm.max_map_count", "memory map areas a process may have", "1048576")
+SWAPPINESS = sysctl_setting("vm.swappiness", "how eagerly the kernel swaps anonymous memory", "1")
+OVERCOMMIT = sysctl_setting(
+    "vm.overcommit_memory", "0 heuristic, 1 always allow, 2 strict accounting", "1"
+)
+AIO_MAX = sysctl_setting("fs.aio-max-nr", "system-wide limit of async I/O requests", "1048576")
+INOTIFY_WATCHES = sysctl_setting(
+    "fs.inotify.max_user_watches", "inotify watches per user", "524288"
+)
+NUMA_BALANCING = sysctl_setting(
+    "kernel.numa_balancing", "automatic NUMA page migration (1 on, 0 off)", "0"
+)
+RMEM_MAX = sysctl_setting(
+    "net.core.rmem_max",
+    "largest socket receive buffer a program may ask for; layers take the largest",
+    "268435456",
+    merge=Merge.MAX,
+)
+WMEM_MAX = sysctl_setting(
+    "net.core.wmem_max",
+    "largest socket send buffer a program may ask for; layers take the largest",
+    "268435456",
+    merge=Merge.MAX,
+)
+TCP_RMEM = sysctl_setting(
+    "net.ipv4.tcp_rmem", "TCP receive buffer: min, initial, max bytes", "4096 131072 268435456", str
+)
+TCP_WMEM = sysctl_setting(
+    "net.ipv4.tcp_wmem", "TCP send buffer: min, initial, max bytes", "4096 65536 268435456", str
+)
+NETDEV_BACKLOG = sysctl_setting(
+    "net.core.netdev_max_backlog", "packets queued per CPU before the stack drops", "250000"
+)
+SOMAXCONN = sysctl_setting("net.core.somaxconn", "listen() backlog ceiling", "65535")
+ARP = {
+    (scope, k): sysctl_setting(f"net.ipv4.conf.{scope}.{k}", why, example)
+    for scope in ("all", "default")
+    for k, why, example in (
+        ("arp_announce", "which local address ARP requests name (2: the outgoing NIC's)", "2"),
+        ("arp_ignore", "which ARP requests a NIC answers (1: for its own address only)", "1"),
+    )
+}
+
+NOFILE: Setting[int] = Setting(
+    "nofile",
+    Family.LIMIT,
+    int,
+    When.SERVICE,
+    "open files (soft and hard) for sessions and services; layers may only raise it",
+    "1048576",
+    ("limits", "nofile"),
+    Merge.RISE,
+    (UnitProperty("DefaultLimitNOFILE"), ProcLimit("Max open files")),
+)
+MEMLOCK: Setting[int | str] = Setting(
+    "memlock",
+    Family.LIMIT,
+    int,
+    When.SERVICE,
+    'locked memory in KiB, or "unlimited"; layers may only raise it',
+    "unlimited",
+    ("limits", "memlock"),
+    Merge.RISE,
+    (ProcLimit("Max locked memory"),),
+)
+DEFAULT_HUGEPAGESZ: Setting[int] = Setting(
+    "default_hugepagesz",
+    Family.DERIVED,
+    int,
+    When.BOOT,
+    "the hugepage size (KiB in the Plan) hugetlbfs mounts and MAP_HUGETLB use unless "
+    "told otherwise; from hugepages.default_size, else the pool's size",
+    "1G",
+    ("hugepages", "default_size"),
+    observe=(Cmdline("default_hugepagesz"), Sysfs("/proc/meminfo (Hugepagesize)")),
+    plan_attr="default_hugepagesz",
+    field="size_kib",
+)
+THP: Setting[ThpMode] = Setting(
+    "transparent_hugepage",
+    Family.ONE,
+    ThpMode,
+    When.BOOT,
+    "transparent hugepages mode, on the kernel command line",
+    "madvise",
+    ("kernel", "transparent_hugepage"),
+    observe=(Cmdline("transparent_hugepage"), Sysfs(THP_DIR + "enabled", choice=True)),
+    plan_attr="thp",
+    field="mode",
+)
+MAX_CSTATE: Setting[int] = Setting(
+    "max_cstate",
+    Family.ONE,
+    int,
+    When.RUNTIME,
+    "the deepest idle state CPUs may enter (1: C1); per CPU by PM QoS at runtime, or "
+    "intel_idle/processor.max_cstate at boot (kernel.cstates_at)",
+    "1",
+    ("kernel", "limit_cstates"),
+    observe=(Sysfs("/sys/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us", Per.CPU),),
+    from_spec=lambda on: 1 if on else None,
+    plan_attr="cstates",
+)
+GOVERNOR: Setting[Governor] = Setting(
+    "cpu_governor",
+    Family.ONE,
+    Governor,
+    When.RUNTIME,
+    "cpufreq scaling governor of every CPU",
+    "performance",
+    ("cpufreq", "governor"),
+    observe=(Sysfs(CPUFREQ + "scaling_governor", Per.POLICY),),
+    plan_attr="runtime.governor",
+    field="name",
+    label="cpufreq governor {}",
+)
+EPP: Setting[Epp] = Setting(
+    "energy_performance_preference",
+    Family.ONE,
+    Epp,
+    When.RUNTIME,
+    "the hardware P-state hint (HWP or CPPC EPP) of intel_pstate and amd-pstate-epp",
+    "performance",
+    ("cpufreq", "energy_performance_preference"),
+    observe=(Sysfs(CPUFREQ + "energy_performance_preference", Per.POLICY),),
+    plan_attr="runtime.epp",
+    label="energy_performance_preference {}",
+)
+PSTATE: Setting[PstateMode] = Setting(
+    "pstate",
+    Family.ONE,
+    PstateMode,
+    When.BOOT,
+    "P-state driver mode on the command line, spelled by CPU vendor (intel_pstate= or amd_pstate=)",
+    "active",
+    ("cpufreq", "pstate"),
+    observe=(Cmdline("amd_pstate"), Cmdline("intel_pstate")),
+    plan_attr="runtime.pstate",
+    label="{} (command line)",
+)
+THP_DEFRAG: Setting[ThpDefrag] = Setting(
+    "transparent_hugepage_defrag",
+    Family.ONE,
+    ThpDefrag,
+    When.RUNTIME,
+    "when a THP allocation may stall on compaction",
+    "defer+madvise",
+    ("kernel", "transparent_hugepage_defrag"),
+    observe=(Sysfs(THP_DIR + "defrag", choice=True),),
+    plan_attr="runtime.thp_defrag",
+    field="mode",
+    label="transparent_hugepage defrag {}",
+)
+IOMMU: Setting[IommuMode] = Setting(
+    "iommu",
+    Family.ONE,
+    IommuMode,
+    When.BOOT,
+    "IOMMU pass-through (iommu=pt, iommu.passthrough=1 off x86); `on` also forces the "
+    "Intel IOMMU on and turns PCIe ACS redirect off",
+    "pt",
+    ("kernel", "iommu"),
+    observe=(Cmdline("iommu"),),
+    plan_attr="runtime.iommu",
+    label="iommu {} (command line)",
+)
+IRQ_OWNER: Setting[IrqOwner] = Setting(
+    "irq_owner",
+    Family.ONE,
+    IrqOwner,
+    When.RUNTIME,
+    "who places interrupts on an isolating host: irqbalance (isolated CPUs banned) or hostc",
+    "irqbalance",
+    ("irq", "owner"),
+    observe=(UnitProperty("ActiveState", "irqbalance.service"),),
+    plan_attr="runtime.irq",
+)
+RUNTIME_OWNER: Setting[RuntimeOwner] = Setting(
+    "runtime_owner",
+    Family.ONE,
+    RuntimeOwner,
+    When.RUNTIME,
+    "who applies the runtime settings: hostc-tuning.service (systemd) or a TuneD profile",
+    "systemd",
+    ("runtime", "owner"),
+    observe=(Sysfs("/etc/tuned/active_profile"),),
+    plan_attr="runtime.owner",
+)
+
+
+def _module(name: str, module: str) -> Setting[str]:
+    return Setting(
+        name,
+        Family.MODULE_LOAD,
+        str,
+        When.BOOT,
+        f"load the {module} module at every boot (modules-load.d)",
+        module,
+        observe=(Sysfs(f"/sys/module/{module.replace('-', '_')}"),),
+    )
+
+
+LOAD_NVIDIA_PEERMEM = _module("load_nvidia_peermem", "nvidia-peermem")
+LOAD_IB_UMAD = _module("load_ib_umad", "ib_umad")
+
+#: Every declared setting, in the order the merge and `hostc plan` list them.
+SETTINGS: tuple[Setting[Any], ...] = (
+    MAX_MAP_COUNT,
+    SWAPPINESS,
+    OVERCOMMIT,
+    AIO_MAX,
+    INOTIFY_WATCHES,
+    NUMA_BALANCING,
+    RMEM_MAX,
+    WMEM_MAX,
+    TCP_RMEM,
+    TCP_WMEM,
+    NETDEV_BACKLOG,
+    SOMAXCONN,
+    *ARP.values(),
+    NOFILE,
+    MEMLOCK,
+    DEFAULT_HUGEPAGESZ,
+    THP,
+    MAX_CSTATE,
+    GOVERNOR,
+    EPP,
+    PSTATE,
+    THP_DEFRAG,
+    IOMMU,
+    IRQ_OWNER,
+    RUNTIME_OWNER,
+    LOAD_NVIDIA_PEERMEM,
+    LOAD_IB_UMAD,
+)
+
+#: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
+SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
+
+#: The runtime settings `hostc plan` lists one line each, in its order.
+REPORTED = tuple(s for s in SETTINGS if s.label is not None)

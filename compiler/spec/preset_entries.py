@@ -1,0 +1,347 @@
+"""The preset tables: typed entries against the settings table (`hostc.settings`),
+and the low-latency settings hostc leaves out on purpose.
+
+An entry names its setting by its row (`t.GOVERNOR`), holds a value of the row's
+type, a one-line reason, its layer and the conditions under which it applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from hostc.knowledge.arch import X86_FAMILY
+from hostc.provenance import Layer, LeftOut, PresetLayer, Reason
+from hostc.settings import table as t
+from hostc.settings.model import Setting
+from hostc.spec.presets_model import Cond, Entry
+from hostc.vocab import (
+    Epp,
+    Governor,
+    IommuMode,
+    IrqOwner,
+    PstateMode,
+    RuntimeOwner,
+    ThpDefrag,
+    ThpMode,
+)
+
+T = TypeVar("T")
+X86 = tuple(X86_FAMILY)
+
+
+def _e(layer: Layer, setting: Setting[T], value: T, why: str, **cond: Any) -> Entry[T]:
+    return Entry(layer, setting, value, why, Cond(roles=_roles(layer), pinned=layer.pinned, **cond))
+
+
+def _roles(layer: Layer) -> tuple[str, ...]:
+    return () if layer.role is None else (layer.role,)
+
+
+_CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
+_INOTIFY_WHY = (
+    "model caches and dataloaders watch many files; the default (8192 before Linux 5.11) "
+    "runs out; from 5.11 the default scales with RAM and is left alone"
+)
+
+ENTRIES: tuple[Entry[Any], ...] = (
+    _e(
+        Layer.BASE,
+        t.MAX_MAP_COUNT,
+        1048576,
+        "default 65530 makes loaders of many mmapped weight shards fail with ENOMEM",
+    ),
+    _e(
+        Layer.BASE,
+        t.SWAPPINESS,
+        1,
+        "a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort",
+    ),
+    _e(Layer.BASE, t.NOFILE, 1048576, "the 1024 default gives EMFILE and silently stuck servers"),
+    _e(
+        Layer.BASE,
+        t.MEMLOCK,
+        "unlimited",
+        "pinned (page-locked) host buffers for GPU DMA need unlimited memlock",
+    ),
+    _e(
+        Layer.BASE,
+        t.THP,
+        ThpMode.MADVISE,
+        "THP only where asked: `always` causes 50-100 ms compaction stalls",
+    ),
+    *(
+        _e(
+            role,
+            t.OVERCOMMIT,
+            1,
+            "the heuristic mode (0) refuses any single allocation larger than RAM plus swap; "
+            "anonymous and private writable memory (host copies of weights, forked loader "
+            "workers) counts, read-only or shared file mappings of weights do not; "
+            "1 never refuses",
+        )
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    *(
+        _e(
+            role,
+            t.AIO_MAX,
+            1048576,
+            "weight loaders with many shards exhaust the 65536 default",
+        )
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    *(
+        _e(role, t.INOTIFY_WATCHES, 524288, _INOTIFY_WHY, kernel_below=(5, 11))
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    _e(Layer.INFERENCE, t.MAX_CSTATE, 1, _CSTATE_WHY, arch=X86),
+    _e(
+        Layer.INFERENCE,
+        t.NUMA_BALANCING,
+        1,
+        "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
+        multi_node=True,
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.RMEM_MAX,
+        268435456,
+        "256 MiB socket buffers for streaming weights and KV",
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.WMEM_MAX,
+        268435456,
+        "256 MiB socket buffers for streaming weights and KV",
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.TCP_RMEM,
+        "4096 131072 268435456",
+        "TCP autotuning may grow to 256 MiB; the initial 131072 is the kernel's own "
+        "default since 4.20 (the guide's 87380 would lower it)",
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.TCP_WMEM,
+        "4096 65536 268435456",
+        "TCP autotuning may grow to 256 MiB",
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.NETDEV_BACKLOG,
+        250000,
+        "busy frontends drop packets at the default",
+    ),
+    _e(Layer.INFERENCE, t.SOMAXCONN, 65535, "request bursts overflow the accept queue"),
+    _e(
+        Layer.TRAINING,
+        t.NUMA_BALANCING,
+        0,
+        "migrating pages mid-epoch is churn, not locality",
+        multi_node=True,
+    ),
+    _e(
+        Layer.TRAINING,
+        t.RMEM_MAX,
+        536870912,
+        "512 MiB socket buffers for checkpoint and data streams",
+    ),
+    _e(
+        Layer.TRAINING,
+        t.WMEM_MAX,
+        536870912,
+        "512 MiB socket buffers for checkpoint and data streams",
+    ),
+    _e(
+        Layer.TRAINING,
+        t.TCP_RMEM,
+        "4096 131072 536870912",
+        "TCP autotuning may grow to 512 MiB",
+    ),
+    _e(
+        Layer.TRAINING,
+        t.TCP_WMEM,
+        "4096 131072 536870912",
+        "TCP autotuning may grow to 512 MiB",
+    ),
+    _e(
+        Layer.INFERENCE_PINNED,
+        t.NUMA_BALANCING,
+        0,
+        "workloads are bound to their NUMA nodes with membind, so page migration "
+        "would only add jitter",
+        multi_node=True,
+    ),
+    # Runtime tuning (issue 10).
+    _e(
+        Layer.INFERENCE,
+        t.GOVERNOR,
+        Governor.PERFORMANCE,
+        "5-15 % on time to first token for servers idle between requests; "
+        "GPU feeding threads never wait for a clock ramp",
+    ),
+    _e(
+        Layer.TRAINING,
+        t.GOVERNOR,
+        Governor.PERFORMANCE,
+        "the threads that launch kernels and feed the GPUs between steps never wait for "
+        "a clock ramp; the dataloaders keep every core at top speed",
+    ),
+    # EPP exists only where the P-state driver runs the hardware: intel_pstate with HWP,
+    # amd-pstate-epp (amd_pstate=active, Linux 6.3, set below).  acpi-cpufreq (AMD before
+    # 6.3) and arm64's cppc_cpufreq have no energy_performance_preference file.
+    *(
+        _e(
+            role,
+            t.EPP,
+            Epp.PERFORMANCE,
+            "the hardware P-state hint (HWP EPP) biased to speed, as the governor",
+            arch=X86,
+            vendor=("intel",),
+        )
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    *(
+        _e(
+            role,
+            t.EPP,
+            Epp.PERFORMANCE,
+            "the hardware P-state hint (CPPC EPP of amd-pstate-epp) biased to speed, as "
+            "the governor",
+            arch=X86,
+            vendor=("amd",),
+            kernel_min=(6, 3),
+            feature="amd_pstate",
+        )
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    *(
+        _e(
+            role,
+            t.PSTATE,
+            PstateMode.ACTIVE,
+            "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33; RHEL from 9.3) "
+            "is the mode with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
+            arch=X86,
+            vendor=("amd",),
+            kernel_min=(6, 3),
+            feature="amd_pstate",
+        )
+        for role in (Layer.INFERENCE, Layer.TRAINING)
+    ),
+    _e(
+        Layer.BASE,
+        t.THP_DEFRAG,
+        ThpDefrag.DEFER_MADVISE,
+        "direct compaction only for madvised regions (the servers that asked); with "
+        "THP madvise nothing else gets huge pages, so nothing else stalls on compaction",
+    ),
+    _e(
+        Layer.BASE,
+        t.IOMMU,
+        IommuMode.PT,
+        "a workload gets RDMA NICs: GPUDirect RDMA needs the IOMMU off or in pass-through "
+        "(CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA untranslated "
+        "where an IOMMU is on (AMD's is on by default) and does not force one on",
+        arch=X86,
+        rdma=True,
+    ),
+    _e(
+        Layer.BASE,
+        t.IRQ_OWNER,
+        IrqOwner.IRQBALANCE,
+        "irqbalance keeps balancing housekeeping CPUs, with the isolated CPUs banned: "
+        "one owner, no manual pinning to fight it",
+    ),
+    _e(
+        Layer.BASE,
+        t.RUNTIME_OWNER,
+        RuntimeOwner.SYSTEMD,
+        "hostc's oneshot hostc-tuning.service applies the runtime settings (no TuneD needed)",
+    ),
+    # GPU + RDMA hosts: NVIDIA's nvidia-base TuneD profile (skyhook-packages
+    # nvidia-tuned/profiles/common/nvidia-base) and the CUDA GPUDirect RDMA guide.
+    _e(
+        Layer.BASE,
+        t.LOAD_NVIDIA_PEERMEM,
+        "nvidia-peermem",
+        "GPUDirect RDMA: the NICs read and write GPU memory only through this module "
+        "(CUDA GPUDirect RDMA guide, nvidia-peermem); nothing loads it by itself",
+        gpu_vendor=("nvidia",),
+        min_rdma_nics=1,
+    ),
+    _e(
+        Layer.BASE,
+        t.LOAD_IB_UMAD,
+        "ib_umad",
+        "user-space MAD access (/dev/infiniband/umad*) for ibstat, ibnetdiscover and a "
+        "subnet manager; NVIDIA's nvidia-base profile loads it on GPU+RDMA hosts",
+        gpu_vendor=("nvidia",),
+        min_rdma_nics=1,
+    ),
+    *(
+        _e(
+            Layer.BASE,
+            t.ARP[scope, key],
+            value,
+            why,
+            gpu_vendor=("nvidia",),
+            min_rdma_nics=2,
+        )
+        for scope in ("all", "default")
+        for key, value, why in (
+            (
+                "arp_announce",
+                2,
+                "several RDMA NICs on one subnet: ARP requests name the address of the "
+                "NIC they leave by (default 0: any local address), as nvidia-base sets",
+            ),
+            (
+                "arp_ignore",
+                1,
+                "several RDMA NICs on one subnet: a NIC answers ARP only for its own "
+                "address (default 0: every NIC answers for all), as nvidia-base sets",
+            ),
+        )
+    ),
+)
+
+
+def _out(setting: str, why: str) -> LeftOut:
+    return LeftOut(setting, Reason(PresetLayer(Layer.BASE), why))
+
+
+#: Jitter settings of low-latency profiles (OpenShift's performance profile, TuneD's
+#: realtime profiles).  The seeds warn against copying trading-desk tuning by habit:
+#: each trades safety or observability for microseconds a GPU server does not need.
+LEFT_OUT: tuple[LeftOut, ...] = (
+    _out(
+        "kernel.nmi_watchdog",
+        "0 removes the hard-lockup detector; its NMI costs microseconds per second, and a "
+        "hung GPU host without it reboots nobody (read-only in many VMs)",
+    ),
+    _out(
+        "vm.stat_interval",
+        "raising it delays vmstat refresh on every CPU; where nohz_full is on (busy-polling "
+        "workloads' CPUs) the kernel already defers it",
+    ),
+    _out(
+        "kernel.timer_migration",
+        "the kernel's default (1) already moves timers off idle CPUs, isolated ones included",
+    ),
+    _out(
+        "skew_tick",
+        "offsets ticks for timer-lock contention at some power cost; no gain measured for GPU "
+        "serving (opt in with kernel.skew_tick = true)",
+    ),
+    _out(
+        "nosoftlockup",
+        "hides soft lockups instead of fixing them; a GPU host should report them",
+    ),
+    _out(
+        "tsc",
+        "tsc=reliable turns off the clocksource watchdog: unsafe where the TSC is not "
+        "synchronized across sockets",
+    ),
+)
