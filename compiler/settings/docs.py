@@ -1,6 +1,6 @@
 """docs/settings.md, generated from the settings table (TuneD keeps the manual on the
-plugin; here it is the row).  Regenerate: `python -m hostc.settings.docs --write`;
-tests/test_settings_table.py fails when the file is stale.
+plugin; here it is the row).  Regenerated with everything else by `python -m pytest
+--regen`; tests/unit/plan/test_settings_table.py fails when the file is stale.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 _HEAD = """# Settings
 
-Generated from `compiler/settings/table.py` by `python -m hostc.settings.docs --write`;
-do not edit.  Each setting is one row of that table: the name `hostc plan` and
+Generated from `compiler/settings/table.py` (`python -m pytest --regen`); do not
+edit.  Each setting is one row of that table: the name `hostc plan` and
 `preset.exclude` use, its node.toml key, its type, when it takes effect, how preset
 layers merge it (the spec always wins over every layer), the preset entries that set
 it, and where a live host shows it.  Any other dotted name under `[sysctl]` is a
