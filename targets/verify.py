@@ -18,6 +18,7 @@ from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
 from hostc.targets import Emitter
+from hostc.targets._escape import shell
 from hostc.targets._render import header, render
 
 SCRIPT = "/usr/local/sbin/hostc-verify"
@@ -49,6 +50,12 @@ class Check:
     args: tuple[str, ...]
     reason: str
 
+    @property
+    def line(self) -> str:
+        """The script's call: the function, then every word quoted for sh (`shell`
+        refuses control characters, and finalize checks the line again)."""
+        return " ".join([self.function, *map(shell, (self.setting, self.expected, *self.args))])
+
 
 def _check(e: Expect) -> Check:
     expected = e.expected
@@ -67,7 +74,8 @@ def left_to_audit(plan: Plan) -> list[str]:
 
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    rows = checks(plan)
+    found = expectations(plan)  # once per build: the audit table walks the whole Plan
+    rows = [_check(e) for e in found if e.kind in CHECKS]
     if not rows:
         return
     host = header(plan)
@@ -77,5 +85,6 @@ def emit(plan: Plan, out: Emitter) -> None:
         Activation(Action.DAEMON_RELOAD),
         Activation(Action.ENABLE, UNIT),
     )
-    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=left_to_audit(plan))
+    skipped = sorted({e.setting for e in found if e.kind not in CHECKS})
+    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=skipped)
     out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)
