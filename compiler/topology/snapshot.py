@@ -17,7 +17,7 @@ import attrs
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
-from hostc.topology import compact
+from hostc.topology import compact, compact_read
 from hostc.topology.model import Topology
 from hostc.topology.validate import validate
 
@@ -187,7 +187,7 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
             f = None
         else:
             f = structure(data, compact.SnapshotFile)
-            topo, problems = compact.from_file(f)
+            topo, problems = compact_read.from_file(f)
     except HostcError:
         raise
     except Exception as e:  # cattrs raises exception groups; all become diagnostics
@@ -195,7 +195,7 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
     if not problems:
         found = validate(topo)
         if f is not None:
-            found = [attrs.evolve(d, path=compact.file_path(topo, f, d.path)) for d in found]
+            found = [attrs.evolve(d, path=compact_read.file_path(topo, f, d.path)) for d in found]
         problems = found
     if problems:
         raise HostcError(with_file(problems, file, text))

@@ -18,6 +18,7 @@ from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import overwrites_input
 from hostc.topology.importers import sysfs
 from hostc.topology.importers.archive import archive_bytes
+from hostc.topology.importers.sysfs_reader import Reader
 
 
 def capture(
@@ -34,7 +35,7 @@ def capture(
     """
     if not root.is_dir():
         raise HostcError([file_error(str(root), "no such directory to capture")])
-    reader = sysfs.Reader(root)
+    reader = Reader(root)
     _, stored = sysfs.collect(reader, live=root.resolve() == Path("/"))
     files = dict(reader.files)
     dirs = set(reader.dirs)

@@ -161,7 +161,12 @@ def _summary(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     return facts, out
 
 
-def _build(table: _Table, file: str) -> Topology:
+#: One CPU row as read: (cpu, core, socket, node, online, line number).
+_Parsed = tuple[int, int | None, int | None, int | None, bool, int]
+
+
+def _read_rows(table: _Table, file: str) -> list[_Parsed]:
+    """Each row's values, checked in file order so the first broken line is the one named."""
     if "cpu" not in table.columns:
         raise fail(
             file,
@@ -171,7 +176,7 @@ def _build(table: _Table, file: str) -> Topology:
     if not table.rows:
         raise fail(file, "the header is not followed by any CPU row", line=table.header_line)
     seen: dict[int, int] = {}
-    parsed: list[tuple[int, int | None, int | None, int | None, bool, int]] = []
+    parsed: list[_Parsed] = []
     for row in table.rows:
         cpu = _int(row, "cpu", file)
         if cpu is None:
@@ -192,11 +197,11 @@ def _build(table: _Table, file: str) -> Topology:
                 row.line,
             )
         )
-    has_numa = any(p[3] is not None for p in parsed)
-    if has_numa:
-        for cpu, _, _, node, online, line in parsed:
-            if online and node is None:
-                raise fail(file, f"online CPU {cpu} has no NUMA node while others do", line=line)
+    return parsed
+
+
+def _logical_cpus(parsed: list[_Parsed], has_numa: bool) -> list[LogicalCpu]:
+    """The CPUs in id order, each core named by its lowest online thread."""
     # lscpu's core ids are unique per machine today, but older versions and
     # other architectures restart them per socket, so (socket, core) is the key.
     first: dict[tuple[int | None, int], int] = {}
@@ -215,6 +220,18 @@ def _build(table: _Table, file: str) -> Topology:
                 node=(node if has_numa else 0),
             )
         )
+    return cpus
+
+
+def _build(table: _Table, file: str) -> Topology:
+    """lscpu knows CPUs, cores, sockets and nodes; all else goes to `unknown`."""
+    parsed = _read_rows(table, file)
+    has_numa = any(p[3] is not None for p in parsed)
+    if has_numa:
+        for cpu, _, _, node, online, line in parsed:
+            if online and node is None:
+                raise fail(file, f"online CPU {cpu} has no NUMA node while others do", line=line)
+    cpus = _logical_cpus(parsed, has_numa)
     unknown = ["memory", "distances", "devices"]
     if not has_numa:
         unknown.append("numa")

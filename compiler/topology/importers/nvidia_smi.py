@@ -78,11 +78,8 @@ def _legend(lines: list[str], start: int, file: str) -> dict[str, str]:
     return out
 
 
-def parse(text: str, file: str) -> SmiTopo:
-    """Parse the matrix, either TAB-separated (raw) or space-aligned (pasted)."""
-    lines = text_lines(
-        _ANSI.sub("", text), file, "nvidia-smi", "capture it with `nvidia-smi topo -m`"
-    )
+def _header(lines: list[str], file: str) -> tuple[int, list[str], list[str]]:
+    """(index of the header line, device columns, attribute columns such as CPU Affinity)."""
     start = next(i for i, line in enumerate(lines) if line.strip())
     titles = [m.group() for m in _TITLE.finditer(lines[start])]
     devices: list[str] = []
@@ -100,6 +97,13 @@ def parse(text: str, file: str) -> SmiTopo:
         raise fail(file, "the header has no `CPU Affinity` column", line=start + 1)
     if len(set(titles)) != len(titles):
         raise fail(file, "the header names a column twice", line=start + 1)
+    return start, devices, attrs_
+
+
+def _rows(
+    lines: list[str], start: int, devices: list[str], attrs_: list[str], file: str
+) -> tuple[dict[str, tuple[int, list[str]]], int]:
+    """Each device's (line number, cells), and the index where the matrix ends."""
     rows: dict[str, tuple[int, list[str]]] = {}
     end = len(lines)
     for no, raw in enumerate(lines[start + 1 :], start + 2):
@@ -129,6 +133,16 @@ def parse(text: str, file: str) -> SmiTopo:
             f"no matrix row for {', '.join(missing)}; the table is cut",
             line=min(end + 1, len(lines)),
         )
+    return rows, end
+
+
+def parse(text: str, file: str) -> SmiTopo:
+    """Parse the matrix, either TAB-separated (raw) or space-aligned (pasted)."""
+    lines = text_lines(
+        _ANSI.sub("", text), file, "nvidia-smi", "capture it with `nvidia-smi topo -m`"
+    )
+    start, devices, attrs_ = _header(lines, file)
+    rows, end = _rows(lines, start, devices, attrs_, file)
     legend = _legend(lines, end, file)
     stray = sorted(set(legend) - set(devices))
     if stray:

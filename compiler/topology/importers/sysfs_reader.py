@@ -1,0 +1,135 @@
+"""The lenient file reader every sysfs/procfs importer module reads through.
+
+Everything is read relative to a root so that the live host, a capture archive
+and a test fixture go through the same code.  Every missing-but-required,
+unreadable or malformed file becomes a diagnostic naming that file, collected
+rather than raised, so one probe reports every broken file at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
+from hostc.diagnostics import Diagnostic, HostcError, file_error
+from hostc.inputs import SOURCE_LIMIT, read_bytes_bounded
+from hostc.topology.importers.chroot import Resolver
+
+# ASCII digits only: `\d` and int() accept Arabic-Indic and full-width digits.
+_NUMBERED = re.compile(r"^(cpu|node)([0-9]{1,6})$")
+DECIMAL = re.compile(r"-?[0-9]{1,18}")
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{1,16}")
+
+
+class Reader:
+    """Files under a root, read leniently: failures are collected, not raised.
+
+    Collecting lets one probe report every broken file at once, and remembering
+    what was read is what makes `capture` store exactly the files probe needs.
+    """
+
+    def __init__(self, root: Path, display: str | None = None) -> None:
+        self.root = root
+        self.display = display  # archive name for messages; None: the real path
+        self.resolver = Resolver(root)
+        self.errors: list[Diagnostic] = []
+        self.files: dict[str, bytes] = {}
+        self.dirs: set[str] = set()
+
+    def where(self, rel: str) -> str:
+        return str(self.root / rel) if self.display is None else f"{self.display}:{rel}"
+
+    def fail(self, rel: str, message: str) -> None:
+        self.errors.append(file_error(self.where(rel), message))
+
+    def mark(self, rel: str) -> None:
+        """Record a directory whose existence (not content) carries meaning."""
+        self.dirs.add(rel)
+
+    def path(self, rel: str) -> Path | None:
+        """`rel` under the root, links resolved as if the root were / (`chroot`)."""
+        try:
+            return self.resolver.path(rel)
+        except OSError as e:
+            self.fail(rel, f"cannot be resolved: {e.strerror or e}")
+            return None
+
+    def text(self, rel: str, keep: Callable[[str], str] | None = None) -> str | None:
+        path = self.path(rel)
+        if path is None or not path.exists():
+            return None
+        try:
+            data = read_bytes_bounded(path, limit=SOURCE_LIMIT, what=f"{rel} file")
+        except HostcError as e:
+            self.errors += [attrs.evolve(d, file=self.where(rel)) for d in e.diagnostics]
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.files[rel] = data
+            self.fail(rel, "is not text; expected a sysfs or procfs value")
+            return None
+        if keep is not None:
+            text = keep(text)
+        self.files[rel] = text.encode("utf-8")
+        return text
+
+    def integer(self, rel: str, *, base: int = 10) -> int | None:
+        text = self.text(rel)
+        if text is None:
+            return None
+        if (_HEX if base == 16 else DECIMAL).fullmatch(text.strip()):
+            return int(text.strip(), base)
+        kind = "a hexadecimal number" if base == 16 else "an integer"
+        self.fail(rel, f"expected {kind}, found {text.strip()[:40]!r}")
+        return None
+
+    def cpulist(self, rel: str) -> CpuSet | None:
+        text = self.text(rel)
+        if text is None:
+            return None
+        try:
+            return CpuSet.parse(text)
+        except (CpuListError, ValueError) as e:
+            self.fail(rel, f"is not a CPU list: {e}")
+            return None
+
+    def listdir(self, rel: str) -> list[str]:
+        path = self.path(rel)
+        if path is None:
+            return []
+        try:
+            names = sorted(p.name for p in path.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as e:
+            self.fail(rel, f"cannot be listed: {e.strerror or e}")
+            return []
+        self.mark(rel)
+        return names
+
+    def is_dir(self, rel: str) -> bool:
+        path = self.path(rel)
+        found = path is not None and path.is_dir()
+        if found:
+            self.mark(rel)
+        return found
+
+
+def known(value: int | None) -> int | None:
+    """The kernel writes -1 for ids it does not know (arm64 without PPTT, etc.)."""
+    return value if value is not None and value >= 0 else None
+
+
+def numbered(r: Reader, rel: str, prefix: str) -> list[int]:
+    """The N of each `<prefix>N` entry of `rel` (cpu0, node1), in order."""
+    out = []
+    for name in r.listdir(rel):
+        m = _NUMBERED.match(name)
+        if m and m.group(1) == prefix and int(m.group(2)) <= MAX_CPU:
+            out.append(int(m.group(2)))
+    return sorted(out)
