@@ -7,7 +7,13 @@ never templates a file's text), its apply steps as
 argv lists (`hostc.activation`, never a shell), and the manifest of what was
 installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
 second run changes nothing); the apply steps run as a handler only when a file
-changed, and a reboot only when a file that carries kernel arguments changed:
+changed.  `hostc-apply` consumes the lifecycle's `manifest.new` (it becomes the
+current manifest), so that file is not pushed as is: its content is kept at
+`manifest.ansible`, which nothing consumes, and a handler stages it as
+`manifest.new` just before the apply steps, only when something changed (pushing
+`manifest.new` itself would recreate it on every run and re-apply forever: found
+by running the playbook twice in a booted VM).  A reboot runs only when a file
+that carries kernel arguments changed:
 `ansible.builtin.reboot` over a remote connection; over `-c local` (the host runs
 its own playbook, which the reboot module refuses) `shutdown -r +1`, so the play
 ends before the host goes down; `-e hostc_reboot=false` only reports that one is
@@ -28,9 +34,13 @@ from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter
+from hostc.targets.lifecycle import NEW_MANIFEST
 
 PLAYBOOK = "playbook.yml"
 MANIFEST = "/var/lib/hostc/manifest.json"
+#: where the lifecycle manifest for hostc-apply is kept between runs (see above)
+PUSHED_MANIFEST = "/var/lib/hostc/manifest.ansible"
+APPLY = ["hostc stage the manifest for hostc-apply", "hostc apply"]
 REBOOT_WHY = "hostc: the kernel command line changed"
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
@@ -77,8 +87,19 @@ def _tasks() -> list[dict[str, object]]:
             },
             "loop": "{{ hostc_dirs }}",
         },
-        _copy("hostc files", "rejectattr", ["hostc apply"]),
-        _copy("hostc kernel command line files", "selectattr", ["hostc apply", "hostc reboot"]),
+        _copy("hostc files", "rejectattr", APPLY),
+        _copy("hostc kernel command line files", "selectattr", [*APPLY, "hostc reboot"]),
+        {
+            "name": "hostc manifest for hostc-apply",
+            "ansible.builtin.copy": {
+                "dest": "{{ hostc_prefix }}" + PUSHED_MANIFEST,
+                "content": "{{ hostc_apply_manifest | b64decode }}",
+                "mode": "0644",
+                "owner": "{{ hostc_owner }}",
+                "group": "{{ hostc_group }}",
+            },
+            "notify": APPLY,
+        },
         {
             "name": "hostc manifest of what is installed",
             "ansible.builtin.copy": {
@@ -97,6 +118,17 @@ def _handlers() -> list[dict[str, object]]:
     on_host = "hostc_prefix == ''"
     conn = "ansible_connection | default('ssh')"
     return [
+        {  # before the steps: hostc-apply reads manifest.new and makes it the current one
+            "name": APPLY[0],
+            "ansible.builtin.copy": {
+                "remote_src": True,
+                "src": "{{ hostc_prefix }}" + PUSHED_MANIFEST,
+                "dest": "{{ hostc_prefix }}" + NEW_MANIFEST,
+                "mode": "0644",
+                "owner": "{{ hostc_owner }}",
+                "group": "{{ hostc_group }}",
+            },
+        },
         {
             "name": "hostc apply",
             "ansible.builtin.command": {"argv": "{{ item.argv }}"},
@@ -158,6 +190,8 @@ def manifest(files: Sequence[Artifact]) -> str:
 
 def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     carried = [a for a in files if a.kind is ArtifactKind.FILE]
+    pushed = [a for a in carried if a.path != NEW_MANIFEST]
+    staged = next((a.data for a in carried if a.path == NEW_MANIFEST), b"")
     dirs = sorted({a.path.rsplit("/", 1)[0] for a in carried} | {MANIFEST.rsplit("/", 1)[0]})
     doc = {
         "hostc_files": [
@@ -168,8 +202,9 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
                 "boot": any(x.action is Action.REBOOT for x in a.activation),
                 "content": base64.b64encode(a.data).decode("ascii"),
             }
-            for a in carried
+            for a in pushed
         ],
+        "hostc_apply_manifest": base64.b64encode(staged).decode("ascii"),
         "hostc_dirs": dirs,
         "hostc_steps": [
             {"argv": list(s.argv), "why": s.why} for s in steps(carried, plan.host.os_family)
@@ -182,7 +217,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     got = [
         (f["path"], int(f["mode"], 8), base64.b64decode(f["content"])) for f in back["hostc_files"]
     ]
-    if got != [(a.path, a.mode, a.data) for a in carried]:
+    if got != [(a.path, a.mode, a.data) for a in pushed]:
         raise RuntimeError("ansible: host variables do not parse back to the artifacts")
     return text
 

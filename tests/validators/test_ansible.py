@@ -126,6 +126,28 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) 
     )
 
 
+def test_a_run_after_hostc_apply_consumed_the_manifest_changes_nothing(tmp_path: Path) -> None:
+    """hostc-apply makes manifest.new the current manifest; pushing manifest.new itself
+    would recreate it, and re-apply, on every run (found in the booted VM)."""
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "RUNNING HANDLER [hostc stage the manifest for hostc-apply]" in first.stdout
+    state = root / "var/lib/hostc"
+    staged = (state / "manifest.new").read_bytes()
+    assert staged == (state / "manifest.ansible").read_bytes()
+    assert staged.startswith(b"# hostc manifest for ")
+    (state / "manifest.new").rename(state / "manifest")  # what hostc-apply does last
+    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert _changed(second.stdout, plan.host.name) == 0, second.stdout
+    assert not (state / "manifest.new").exists()
+
+
 def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None:
     spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
     plan, _ = api.compile_file(spec)
