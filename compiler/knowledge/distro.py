@@ -21,24 +21,31 @@ RHEL_LIKE: Table[str, bool] = Table.members(
 )
 _BY_MAJOR = {*RHEL_LIKE, "debian"}
 
-_PKG_UBUNTU = "packages.ubuntu.com {}: systemd {}"
-_PKG_DEBIAN = "packages.debian.org {}: systemd {}"
-_RHEL_NOTES = "RHEL {} release notes (BaseOS systemd-{}); rebuilds ship the same"
+_LP = "Ubuntu {} archive: systemd {} (public dpkg/apt logs)"
+_DEB = "Debian {} main: systemd {}"
 
 #: systemd per release.  NUMAPolicy= and NUMAMask= (a workload's memory binding)
 #: arrived in systemd 243 (systemd NEWS); older managers log "Unknown key" and start
-#: the service unbound.
+#: the service unbound.  RHEL 9.0 and 9.1 shipped systemd 250 (imports/c9/systemd-250-6.el9_0,
+#: -250-12.el9_1), 9.2 on 252 (imports/c9/systemd-252-13.el9_2): the row holds 252, and no
+#: threshold hostc gates on (240, 243, 244) lies between the two.
 SYSTEMD: Table[tuple[str, str], int] = Table(
     {
-        ("ubuntu", "18.04"): (237, _PKG_UBUNTU.format("bionic", 237)),
-        ("ubuntu", "20.04"): (245, _PKG_UBUNTU.format("focal", 245)),
-        ("ubuntu", "22.04"): (249, _PKG_UBUNTU.format("jammy", 249)),
-        ("ubuntu", "24.04"): (255, _PKG_UBUNTU.format("noble", 255)),
-        ("debian", "10"): (241, _PKG_DEBIAN.format("buster", 241)),
-        ("debian", "11"): (247, _PKG_DEBIAN.format("bullseye", 247)),
-        ("debian", "12"): (252, _PKG_DEBIAN.format("bookworm", 252)),
-        **{(rhel, "8"): (239, _RHEL_NOTES.format(8, 239)) for rhel in RHEL_LIKE},
-        **{(rhel, "9"): (252, _RHEL_NOTES.format(9, 252)) for rhel in RHEL_LIKE},
+        ("ubuntu", "18.04"): (237, _LP.format("bionic", "237-3ubuntu10.*")),
+        ("ubuntu", "20.04"): (245, _LP.format("focal", "245.4-4ubuntu3.*")),
+        ("ubuntu", "22.04"): (249, _LP.format("jammy", "249.11-0ubuntu3.*")),
+        ("ubuntu", "24.04"): (255, _LP.format("noble", "255.4-1ubuntu8.*")),
+        ("debian", "10"): (241, _DEB.format(10, "241-7~deb10u7 (manpages.debian.org/buster)")),
+        ("debian", "11"): (247, _DEB.format(11, "247.3-7+deb11u5 (apt-cache policy)")),
+        ("debian", "12"): (252, _DEB.format(12, "252.39-1~deb12u2 (apt-cache policy)")),
+        **{
+            (rhel, "8"): (239, "RHEL 8 systemd-239 (8.10 BaseOS: 239-82.el8_10)")
+            for rhel in RHEL_LIKE
+        },
+        **{
+            (rhel, "9"): (252, "git.centos.org rpms/systemd: 9.2+ 252-*.el9_2 (9.0/9.1: 250)")
+            for rhel in RHEL_LIKE
+        },
     }
 )
 
@@ -132,16 +139,32 @@ TUNED_LEGACY_DIR = "/etc/tuned"
 TUNED_PROFILES_DIR = "/etc/tuned/profiles"
 
 #: Per release: the old directory up to `old_until`, the new one from `new_since`
-#: (the TuneD each ships: Debian 12 2.20, 13 2.25; Ubuntu 24.04 2.21, 25.04 2.24;
-#: Fedora 39 2.21, 41 2.24).  Releases between, or not listed, get both directories.
-_TUNED_DIRS_SRC = "TuneD 2.23 NEWS (profiles moved to /etc/tuned/profiles); {}"
+#: (the TuneD each ships, TUNED below: Debian 12 2.20, 13 2.25; Ubuntu 24.04 2.21,
+#: 25.04 2.24; Fedora 39 2.21, 41 2.24).  Releases between, or not listed, get both.
+_TUNED_DIRS_SRC = (
+    "redhat-performance/tuned tuned.spec %changelog 2.23.0-1 (2024-06-06) 'migrated profiles "
+    "to /etc/tuned/profiles/', tuned/consts.py CFG_DEF_PROFILE_DIRS; {}"
+)
 TUNED_DIRS: Table[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = Table(
     {
-        "debian": (((12,), (13,)), _TUNED_DIRS_SRC.format("Debian 12 tuned 2.20, 13 2.25")),
-        "ubuntu": (((24, 10), (25, 4)), _TUNED_DIRS_SRC.format("Ubuntu 24.04 2.21, 25.04 2.24")),
-        "fedora": (((39,), (41,)), _TUNED_DIRS_SRC.format("Fedora 39 2.21, 41 2.24")),
+        "debian": (
+            ((12,), (13,)),
+            _TUNED_DIRS_SRC.format("Debian 12 tuned 2.20.0-1, 13 2.25.1-1 (apt-cache policy)"),
+        ),
+        "ubuntu": (
+            ((24, 10), (25, 4)),
+            _TUNED_DIRS_SRC.format("Ubuntu 24.04 2.21/2.22, 25.04 2.24 [unverified], see TUNED"),
+        ),
+        "fedora": (
+            ((39,), (41,)),
+            _TUNED_DIRS_SRC.format("Fedora 39 2.21 at release [updates unverified], 41 2.24.0"),
+        ),
         **{
-            rhel: (((9,), None), "RHEL 8 and 9 keep /etc/tuned whatever TuneD they ship")
+            rhel: (
+                ((9,), None),
+                "RHEL 8 and 9 keep /etc/tuned whatever TuneD they ship [unverified: upstream "
+                "tuned.spec v2.24.0 has no RHEL case for profile_dirs; RHEL dist-git not read]",
+            )
             for rhel in RHEL_LIKE
         },
     }
@@ -182,13 +205,28 @@ TUNED: Table[tuple[str, str], tuple[int, int, int]] = Table(
     {
         ("debian", "12"): (
             (2, 20, 0),
-            "packages.debian.org bookworm tuned 2.20.0; apt-cache policy tuned",
+            "Debian 12 (bookworm) main tuned 2.20.0-1, apt-cache policy tuned",
         ),
-        ("debian", "13"): ((2, 25, 0), "packages.debian.org trixie tuned 2.25"),
-        ("ubuntu", "24.04"): ((2, 21, 0), "packages.ubuntu.com noble tuned 2.21"),
-        ("ubuntu", "25.04"): ((2, 24, 0), "packages.ubuntu.com plucky tuned 2.24"),
-        ("fedora", "39"): ((2, 21, 0), "Fedora 39 repository tuned 2.21"),
-        ("fedora", "41"): ((2, 24, 0), "Fedora 41 repository tuned 2.24"),
+        ("debian", "13"): ((2, 25, 1), "Debian 13 (trixie) main tuned 2.25.1-1, apt-cache policy"),
+        ("ubuntu", "24.04"): (
+            (2, 21, 0),
+            "noble tuned 2.21 [unverified: no Ubuntu listing found; Debian's changelog has "
+            "2.21.0-1 2023-12-29, 2.21.0-2 2024-02-18, 2.22.0-1 2024-02-22: noble 2.21 or 2.22]",
+        ),
+        ("ubuntu", "25.04"): (
+            (2, 24, 0),
+            "plucky tuned 2.24 [unverified: no Ubuntu listing found; Debian's changelog has "
+            "2.24.0-1 2024-10-29, 2.24.1-1 2024-12-04, 2.25.1-1 2025-04-01: plucky 2.24.x]",
+        ),
+        ("fedora", "39"): (
+            (2, 21, 0),
+            "Fedora 39 (2023-11-07) tuned 2.21.0, tagged v2.21.0 2023-08-29 [unverified: "
+            "no Fedora 39 listing found; its updates may carry 2.22-2.24]",
+        ),
+        ("fedora", "41"): (
+            (2, 24, 0),
+            "packages.fedoraproject.org/pkgs/tuned: Fedora 41 2.24.0-4.fc41 (later 2.25.1-2.fc41)",
+        ),
     }
 )
 
@@ -286,9 +324,9 @@ KERNEL_BACKPORTS: Table[tuple[str, str], tuple[tuple[int, ...], tuple[int, int]]
     {
         ("amd_pstate", rhel): (
             ((9, 3), (6, 4)),
-            "RHEL 9.3 release notes, ch. 5 Important changes to external kernel parameters: "
-            "amd_pstate=[X86] disable|passive|active (amd_pstate_epp)|guided; CentOS Stream 9 "
-            "MR 2548 'Update amd_pstate to upstream 6.3'",
+            "docs.redhat.com RHEL 9 9.3_release_notes/kernel_parameters_changes (ch. 5, New "
+            "kernel parameters): amd_pstate=[X86] disable|passive|active (amd_pstate_epp)|guided, "
+            "guided being upstream 6.4's; CentOS Stream 9 kernel MR 2548 (bz 2088121)",
         )
         for rhel in RHEL_LIKE
     }
@@ -321,15 +359,27 @@ def feature_release(
 #: every version reads.
 IRQBALANCE: Table[tuple[str, str], tuple[int, int, int]] = Table(
     {
-        ("ubuntu", "20.04"): ((1, 6, 0), "packages.ubuntu.com focal irqbalance 1.6.0"),
-        ("ubuntu", "22.04"): ((1, 8, 0), "packages.ubuntu.com jammy irqbalance 1.8.0"),
-        ("ubuntu", "24.04"): ((1, 9, 3), "packages.ubuntu.com noble irqbalance 1.9.3"),
-        ("debian", "11"): ((1, 7, 0), "packages.debian.org bullseye irqbalance 1.7.0"),
+        ("ubuntu", "20.04"): (
+            (1, 6, 0),
+            "focal irqbalance 1.6.0-3ubuntu1 (a 20.04 dpkg listing, with systemd 245.4-4ubuntu3)",
+        ),
+        ("ubuntu", "22.04"): (
+            (1, 8, 0),
+            "jammy irqbalance 1.8.0-1build1, updates 1.8.0-1ubuntu0.2 (22.04 dpkg/apt logs)",
+        ),
+        ("ubuntu", "24.04"): (
+            (1, 9, 3),
+            "noble irqbalance 1.9.3-1 (apt-cache show, 24.04 pre-release; LP bug 2046470)",
+        ),
+        ("debian", "11"): ((1, 7, 0), "Debian 11 (bullseye) main irqbalance 1.7.0-1, apt-cache"),
         ("debian", "12"): (
             (1, 9, 2),
-            "packages.debian.org bookworm irqbalance 1.9.2 (also the reference host's)",
+            "Debian 12 (bookworm) main irqbalance 1.9.2-1, apt-cache (the reference host's)",
         ),
-        ("rhel", "9"): ((1, 9, 0), "RHEL 9 BaseOS irqbalance-1.9.x"),
+        ("rhel", "9"): (
+            (1, 9, 0),
+            "irqbalance-1.9.0-3.el9 in a RHEL 9.1 (el9_1) package list [9.0's unverified]",
+        ),
     }
 )
 IRQBALANCE_CPULIST_SINCE = (1, 8, 0)

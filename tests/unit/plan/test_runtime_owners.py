@@ -140,7 +140,7 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
     ("os", "version"),
     [
         ("debian-12", (2, 20, 0)),
-        ("debian-13", (2, 25, 0)),
+        ("debian-13", (2, 25, 1)),
         ("ubuntu-24.04", (2, 21, 0)),
         ("ubuntu-25.04", (2, 24, 0)),
         ("fedora-39", (2, 21, 0)),
