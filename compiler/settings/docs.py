@@ -31,6 +31,17 @@ edit.  Each setting is one row of that table: the name `hostc plan` and
 layers merge it (the spec always wins over every layer), the preset entries that set
 it, and where a live host shows it.  Any other dotted name under `[sysctl]` is a
 sysctl too.
+
+Adding a runtime knob (a sysfs file, a sysctl) takes three places: its row in
+`compiler/settings/table.py` (name, family, type, when, help, example, how a host
+shows it) and its name in `SETTINGS`; its preset entry in
+`compiler/spec/preset_entries.py`, if a role sets it by default; and one line in
+the `SPELLING` map of each target that carries it (`targets/systemd.py`,
+`targets/tuned.py`).  `hostc plan`, plan.json, hostc-tuning, hostc-verify,
+`hostc explain` and `hostc audit` then read it from the row.  A knob the spec may
+also set needs its node.toml field in `compiler/spec/model*.py` too (the input's
+shape and the schema come from there).  Then `python -m pytest --regen` and review
+`git diff`.
 """
 
 _MERGE = {
