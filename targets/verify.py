@@ -11,6 +11,8 @@ asynchronously) are left to `hostc audit` and listed in the script's header.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from hostc.artifact import Action, Activation
@@ -64,18 +66,23 @@ def _check(e: Expect) -> Check:
     return Check(CHECKS[e.kind], e.setting, expected, e.args, str(e.reason))
 
 
+def _split(found: Sequence[Expect]) -> tuple[list[Check], list[str]]:
+    """The checks the script runs, and the settings it leaves to `hostc audit`."""
+    rows = [_check(e) for e in found if e.kind in CHECKS]
+    return rows, sorted({e.setting for e in found if e.kind not in CHECKS})
+
+
 def checks(plan: Plan) -> list[Check]:
-    return [_check(e) for e in expectations(plan) if e.kind in CHECKS]
+    return _split(expectations(plan))[0]
 
 
 def left_to_audit(plan: Plan) -> list[str]:
-    return sorted({e.setting for e in expectations(plan) if e.kind not in CHECKS})
+    return _split(expectations(plan))[1]
 
 
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    found = expectations(plan)  # once per build: the audit table walks the whole Plan
-    rows = [_check(e) for e in found if e.kind in CHECKS]
+    rows, skipped = _split(expectations(plan))  # one walk of the audit table per build
     if not rows:
         return
     host = header(plan)
@@ -85,6 +92,5 @@ def emit(plan: Plan, out: Emitter) -> None:
         Activation(Action.DAEMON_RELOAD),
         Activation(Action.ENABLE, UNIT),
     )
-    skipped = sorted({e.setting for e in found if e.kind not in CHECKS})
     script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=skipped)
     out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)
