@@ -112,7 +112,7 @@ def build(
 
 
 def _is_fleet(spec: Path) -> bool:
-    from hostc.fleet import is_selection
+    from hostc.inputs import is_selection  # light: a single-spec build never loads fleet
 
     return is_selection(str(spec))
 

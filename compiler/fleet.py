@@ -19,21 +19,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
+from hostc.inputs import GLOB_CHARS as GLOB_CHARS
+from hostc.inputs import is_selection as is_selection
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
-
-#: Characters that make a spec argument a glob.
-GLOB_CHARS = frozenset("*?[")
-
-
-def is_selection(arg: str) -> bool:
-    """A directory, a glob or an @list names many hosts; anything else (an existing file
-    above all, whatever its name) is one spec, compiled exactly as before."""
-    path = Path(arg)
-    if path.is_file():
-        return False
-    return arg.startswith("@") or bool(GLOB_CHARS & set(arg)) or path.is_dir()
 
 
 @attrs.frozen

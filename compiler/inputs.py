@@ -125,3 +125,16 @@ def overwrites_input(dests: Iterable[Path], inputs: Iterable[Path]) -> Path | No
         if (st.st_dev, st.st_ino) in ids:
             return d
     return None
+
+
+#: Characters that make a spec argument a glob.
+GLOB_CHARS = frozenset("*?[")
+
+
+def is_selection(arg: str) -> bool:
+    """A directory, a glob or an @list names many hosts (a fleet build, `hostc.fleet`);
+    anything else (an existing file above all, whatever its name) is one spec."""
+    path = Path(arg)
+    if path.is_file():
+        return False
+    return arg.startswith("@") or bool(GLOB_CHARS & set(arg)) or path.is_dir()
