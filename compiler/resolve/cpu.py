@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
 from hostc.plan import CpuPartition, Reason
-from hostc.provenance import Layer, key, layer
+from hostc.provenance import default, key
 from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology
 from hostc.vocab import IsolcpusFlag, Mechanism
@@ -67,18 +67,18 @@ def partition(spec: HostSpec, topo: Topology) -> CpuPartition:
     else:
         n = spec.cpu.housekeeping_per_node or 1
         hk = topo.first_cores(n)
-        src = (  # the default rule is shown as the base preset (plan.json keeps its bytes)
+        src = (  # no preset entry chooses this: it is hostc's own default rule
             key("cpu", "housekeeping_per_node")
             if spec.cpu.housekeeping_per_node
-            else layer(Layer.BASE)
+            else default("housekeeping_per_node")
         )
         hk_reason = Reason(
             src, f"{n} core(s) per NUMA node with SMT siblings, the boot CPU's core first"
         )
     iso = spec.cpu.isolation
     if iso is IsolateMode.NONE:
-        src = (  # the default rule is shown as the base preset (plan.json keeps its bytes)
-            key("cpu", "isolate") if spec.cpu.isolate is not None else layer(Layer.BASE)
+        src = (  # no preset entry chooses this: it is hostc's own default rule
+            key("cpu", "isolate") if spec.cpu.isolate is not None else default("isolate")
         )
         return CpuPartition(
             online,
