@@ -159,7 +159,10 @@ BY_KEY = {f.key: f for f in SYSCTLS}
 #: Older kernels reject the whole parameter on an unknown flag: no isolation at all.
 MANAGED_IRQ_SINCE: Release = (5, 6)
 
-#: Per-node counts in `hugepages=` (commit b5389086ad7b).
+#: Per-node counts in `hugepages=` (commit b5389086ad7b "hugetlbfs: extend the definition
+#: of hugepages parameter to support node allocation", v8 posted 2021-10-05 in
+#: lkml 20211005054729.86457-1-yaozhenguo1@gmail.com, merged through Andrew Morton's mm
+#: tree for the 5.16 merge window; parser: mm/hugetlb.c hugepages_setup, node form `N:count`).
 HUGEPAGES_NODE_FORM_SINCE: Release = (5, 16)
 
 #: Build options an isolation mechanism needs: without them the kernel ignores the
