@@ -114,7 +114,7 @@ def file_error(
 
 
 def toml_syntax_error(e: Exception, file: str) -> Diagnostic:
-    """tomllib puts the position in the message text; move it to the line field."""
+    """tomli (as tomllib) puts the position in the message text; move it to the line field."""
     import re
 
     msg = str(e)

@@ -1,6 +1,6 @@
 """Map a TOML key path (`cpu.housekeeping`, `workload[1].gpus`) to a line number.
 
-tomllib keeps no positions, so this scans the source: table headers set the
+tomli keeps no positions, so this scans the source: table headers set the
 current prefix (array-of-tables headers count their index), `key =` lines
 complete it.  Best effort: when the exact key is not written (a default, a
 missing key), the nearest written parent wins, like Butane's deepest-node lookup.

@@ -7,11 +7,12 @@ error about it echoes its content.
 
 from __future__ import annotations
 
-import tomllib
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import tomli
 
 from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
 from hostc.inputs import read_text_bounded
@@ -69,8 +70,8 @@ def parse(text: str, file: str) -> dict[str, Any]:
             [file_error(file, f"expected the text of node.toml, got {type(text).__name__}")]
         )
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
+        data = tomli.loads(text)
+    except tomli.TOMLDecodeError as e:
         raise HostcError([toml_syntax_error(e, file)]) from None
     except RecursionError:
         raise _too_deep(file) from None
@@ -89,7 +90,7 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
 
 
 def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostSpec:
-    """A mapping shaped like node.toml (what tomllib returns) → HostSpec, through the
+    """A mapping shaped like node.toml (what tomli returns) → HostSpec, through the
     one converter the loader uses: the same types, rules and key paths."""
     from hostc.structure import diagnostics, structure
 

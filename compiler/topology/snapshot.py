@@ -8,11 +8,11 @@ is refused without echoing any of its content: no line, no value.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import attrs
+import tomli
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
@@ -104,10 +104,10 @@ def _parse_toml(text: str, file: str) -> dict[str, Any]:
     if _nesting(text) > MAX_NESTING:
         raise _not_snapshot(file, f"arrays or tables nest deeper than {MAX_NESTING} levels")
     try:
-        return tomllib.loads(text)
+        return tomli.loads(text)
     except RecursionError:
         raise _not_snapshot(file, "it nests too deeply") from None
-    except tomllib.TOMLDecodeError as e:
+    except tomli.TOMLDecodeError as e:
         msg = str(e)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
