@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-.\s])+?)\s*=")
 
@@ -59,10 +61,18 @@ def _element_line(lines: list[str], start: int, index: int) -> int | None:
     return None
 
 
-def locate(path: str, source: str) -> int | None:
-    want = _path_parts(path)
+@attrs.frozen
+class Scan:
+    """A source's written keys, scanned once: each header or `key =` line as its full
+    key path and line number (a layered spec asks one file for many keys)."""
+
+    lines: list[str]
+    entries: list[tuple[list[str], int, bool]]  # (key path, line, is a header)
+
+
+def scan(source: str) -> Scan:
     lines = source.splitlines()
-    best: tuple[int, int] | None = None  # (matched depth, line)
+    entries: list[tuple[list[str], int, bool]] = []
     prefix: list[str] = []
     counters: dict[str, int] = {}
     for n, raw in enumerate(lines, start=1):
@@ -73,12 +83,20 @@ def locate(path: str, source: str) -> int | None:
                 name = ".".join(prefix)
                 counters[name] = counters.get(name, -1) + 1
                 prefix = [*prefix, f"#{counters[name]}"]
-            keys = prefix
+            entries.append((prefix, n, True))
         else:
             k = _KEY.match(raw)
-            if not k:
-                continue
-            keys = prefix + _split(k.group(1))
+            if k:
+                entries.append((prefix + _split(k.group(1)), n, False))
+    return Scan(lines, entries)
+
+
+def locate(path: str, source: str | Scan) -> int | None:
+    """The line that writes `path` in `source` (text, or a `scan` of it to ask again)."""
+    found = source if isinstance(source, Scan) else scan(source)
+    want = _path_parts(path)
+    best: tuple[int, int] | None = None  # (matched depth, line)
+    for keys, n, header in found.entries:
         depth = 0
         for a, b in zip(keys, want, strict=False):
             if a != b:
@@ -87,8 +105,8 @@ def locate(path: str, source: str) -> int | None:
         if depth == len(keys) and depth > 0 and (best is None or depth > best[0]):
             best = (depth, n)
             rest = want[depth:]
-            if not m and rest and rest[0].startswith("#"):
-                element = _element_line(lines, n, int(rest[0][1:]))
+            if not header and rest and rest[0].startswith("#"):
+                element = _element_line(found.lines, n, int(rest[0][1:]))
                 if element is not None:
                     best = (depth + 1, element)
     return best[1] if best else None

@@ -276,13 +276,17 @@ def _origin(path: str, provenance: dict[str, merge.Origin]) -> tuple[str, merge.
 
 def provenance(merged: Layered) -> tuple[Provenance, ...]:
     """The Plan's provenance rows: each merged key, the file that set it and the line."""
-    from hostc.locate import locate
+    from hostc.locate import Scan, locate, scan
     from hostc.provenance import Provenance
 
+    scans: dict[str, Scan] = {}  # each layer's file scanned once, not once per key
     rows = []
     for key, origin in merged.provenance.items():
-        text = merged.sources.get(_shown(Path(merged.base) / origin.file), "")
-        rows.append(Provenance(key, origin.file, locate(origin.key, text), origin.key))
+        found = scans.get(origin.file)
+        if found is None:
+            text = merged.sources.get(_shown(Path(merged.base) / origin.file), "")
+            found = scans[origin.file] = scan(text)
+        rows.append(Provenance(key, origin.file, locate(origin.key, found), origin.key))
     return tuple(rows)
 
 
