@@ -16,14 +16,19 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-.\s])+?)\s*=")
 
 
+_PART = re.compile(r"\"[^\"]*\"|'[^']*'|[^.]+")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
 def _split(dotted: str) -> list[str]:
-    parts = re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", dotted)
-    return [p.strip().strip("\"'") for p in parts if p.strip()]
+    if '"' not in dotted and "'" not in dotted:  # the usual bare key: dots split it
+        return [p.strip() for p in dotted.split(".") if p.strip()]
+    return [p.strip().strip("\"'") for p in _PART.findall(dotted) if p.strip()]
 
 
 def _path_parts(path: str) -> list[str]:
     """`workload[1].gpus[0]` → ["workload", "#1", "gpus", "#0"]."""
-    return _split(re.sub(r"\[(\d+)\]", r".#\1", path))
+    return _split(_INDEX.sub(r".#\1", path) if "[" in path else path)
 
 
 def _element_line(lines: list[str], start: int, index: int) -> int | None:
