@@ -9,7 +9,7 @@ from conftest import ROOT
 
 #: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
 GOALS = ("P1 ", "P1d ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
-FIGURES = (*GOALS, "peer TuneD", "F1 ")
+FIGURES = (*GOALS, "P2' ", "peer TuneD", "F1 ")
 
 
 def test_benchmark_quick_prints_every_row() -> None:
