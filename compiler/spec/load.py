@@ -44,10 +44,10 @@ def _depth(data: Any) -> int:
         deepest = max(deepest, d)
         if d > NESTING_LIMIT:
             break
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, d + 1) for x in v)
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else ()
+        if items:  # its values are one level down; only arrays and tables go further
+            deepest = max(deepest, d + 1)
+            stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))
     return deepest
 
 
