@@ -293,6 +293,39 @@ class Topology:
         return {k: frozenset(v) for k, v in peers.items()}
 
     @functools.cached_property
+    def packages_by_node(self) -> tuple[tuple[int, int | None], ...]:
+        """Each node with online CPUs and the package of its first listed one, by node."""
+        packages: dict[int, int | None] = {}
+        for c in self.cpus:
+            if c.online and c.node is not None and c.node not in packages:
+                packages[c.node] = c.package
+        return tuple(sorted(packages.items()))
+
+    @functools.cached_property
+    def offline_by_node(self) -> tuple[tuple[int | None, CpuSet], ...]:
+        """Offline CPUs per node (None: the snapshot does not say which), nodes first."""
+        offline: dict[int | None, list[int]] = {}
+        for c in self.cpus:
+            if not c.online:
+                offline.setdefault(c.node, []).append(c.id)
+        ordered = sorted(offline.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
+        return tuple((n, CpuSet(ids)) for n, ids in ordered)
+
+    @functools.cached_property
+    def gpu_nic_links(self) -> tuple[tuple[str, str, str], ...]:
+        """The link matrix's GPU-NIC cells as (gpu, nic, kind), either order of the matrix
+        read GPU first, each once, sorted (kind too: one order whatever the matrix says)."""
+        gpus = {g.name for g in self.gpus}
+        nics = {n.name for n in self.nics}
+        cells = set()
+        for link in self.links:
+            if link.a in gpus and link.b in nics:
+                cells.add((link.a, link.b, link.kind))
+            elif link.b in gpus and link.a in nics:
+                cells.add((link.b, link.a, link.kind))
+        return tuple(sorted(cells))
+
+    @functools.cached_property
     def nic_names(self) -> tuple[tuple[Nic, frozenset[str]], ...]:
         """Each NIC with every name the link matrix may use for it."""
         return tuple((n, frozenset(x for x in (n.name, n.rdma, n.netdev) if x)) for n in self.nics)
