@@ -19,6 +19,16 @@ its own playbook, which the reboot module refuses) `shutdown -r +1`, so the play
 ends before the host goes down; `-e hostc_reboot=false` only reports that one is
 needed.  `hostc_root` (default `/`) prefixes every path: a run
 against a directory installs the files there and skips the steps and the reboot.
+
+A run cut off after copying files and before its handlers finished (a lost connection,
+Ctrl-C, a failing apply step) would leave a host with new files that were never
+applied, and the next run would see nothing to change.  So before copying, one
+`sha256sum` over this host's paths (and the mark below) says which files differ from
+this build; if any do, `/var/lib/hostc/ansible-pending` is written first, holding
+`reboot` when a kernel-argument file is among them, else `apply`.  The last handler
+removes it once the steps have run (and the reboot has been made or scheduled).  A run
+that finds the mark re-runs the apply handlers, and the reboot when it says `reboot`:
+the file's checksum tells which, so the whole check is one module call.
 Built as data and serialized by PyYAML; every host's files are checked to parse back.
 """
 
@@ -41,6 +51,8 @@ MANIFEST = "/var/lib/hostc/manifest.json"
 #: where the lifecycle manifest for hostc-apply is kept between runs (see above)
 PUSHED_MANIFEST = "/var/lib/hostc/manifest.ansible"
 APPLY = ["hostc stage the manifest for hostc-apply", "hostc apply"]
+#: written before a run copies anything, removed by its last handler (see above)
+PENDING = "/var/lib/hostc/ansible-pending"
 REBOOT_WHY = "hostc: the kernel command line changed"
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
@@ -76,8 +88,99 @@ def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
     }
 
 
+def _want(files: str) -> str:
+    """The `sha256sum` lines that these files would print if they held this build."""
+    paths = "([hostc_prefix] | product(" + files + " | map(attribute='path')) | map('join'))"
+    return f"{files} | map(attribute='sha256') | zip({paths}) | map('join', '  ') | list"
+
+
+def _mark_line(mark: str) -> str:
+    digest = hashlib.sha256(f"{mark}\n".encode()).hexdigest()
+    return f"'{digest}  ' ~ hostc_prefix ~ '{PENDING}'"
+
+
+def _differences() -> list[dict[str, object]]:
+    """One `sha256sum` over the mark and this host's files, and what it says: the
+    work an earlier run still owes (`hostc_owed`) and what this build changes
+    (`hostc_stale`), each '', 'apply' or 'reboot'."""
+    boot = "hostc_files | selectattr('boot')"
+    listed = "([hostc_prefix] | product(hostc_files | map(attribute='path')) | map('join') | list)"
+    return [
+        {
+            "name": "hostc files that differ from this build",
+            "ansible.builtin.command": {
+                "argv": "{{ ['sha256sum', '--', hostc_prefix ~ '"
+                + PENDING
+                + "'] + "
+                + listed
+                + " }}"
+            },
+            "register": "hostc_sums",
+            "changed_when": False,
+            "failed_when": "hostc_sums.rc not in [0, 1]",  # 1: some file is missing
+            "check_mode": False,  # it only reads
+        },
+        {
+            "name": "hostc what this run owes",
+            "ansible.builtin.set_fact": {
+                "hostc_owed": "{{ 'reboot' if "
+                + _mark_line("reboot")
+                + " in hostc_sums.stdout_lines"
+                " else 'apply' if "
+                + _mark_line("apply")
+                + " in hostc_sums.stdout_lines else '' }}",
+                "hostc_stale": "{{ 'reboot' if "
+                + _want(boot)
+                + " | difference(hostc_sums.stdout_lines)"
+                " else 'apply' if "
+                + _want("hostc_files")
+                + " | difference(hostc_sums.stdout_lines)"
+                " else '' }}",
+            },
+        },
+    ]
+
+
+def _pending() -> list[dict[str, object]]:
+    """The mark for this run, written before any file is copied; the handlers an
+    unfinished run still owes."""
+    return [
+        *_differences(),
+        {
+            "name": "hostc mark this run pending until its handlers finish",
+            "ansible.builtin.copy": {
+                "dest": "{{ hostc_prefix }}" + PENDING,
+                "content": "{{ 'reboot' if 'reboot' in [hostc_owed, hostc_stale] else 'apply' }}\n",
+                "mode": "0644",
+                "owner": "{{ hostc_owner }}",
+                "group": "{{ hostc_group }}",
+            },
+            "when": "hostc_owed != '' or hostc_stale != ''",
+        },
+        {
+            "name": "hostc resume the apply an earlier run did not finish",
+            "ansible.builtin.debug": {
+                "msg": "hostc: " + PENDING + " says an earlier run did not finish"
+            },
+            "changed_when": True,
+            "notify": APPLY,
+            "when": "hostc_owed == 'apply'",
+        },
+        {
+            "name": "hostc resume the apply and reboot an earlier run did not finish",
+            "ansible.builtin.debug": {
+                "msg": "hostc: " + PENDING + " says an earlier run did not finish"
+            },
+            "changed_when": True,
+            "notify": [*APPLY, "hostc reboot"],
+            "when": "hostc_owed == 'reboot'",
+        },
+    ]
+
+
 def _tasks() -> list[dict[str, object]]:
-    """Folders, the files (kernel command line files notify the reboot too), the manifest."""
+    """Folders, the pending mark, the files (kernel command line files notify the reboot
+    too), the manifest."""
     return [
         {
             "name": "hostc folders",
@@ -87,6 +190,7 @@ def _tasks() -> list[dict[str, object]]:
             },
             "loop": "{{ hostc_dirs }}",
         },
+        *_pending(),
         _copy("hostc files", "rejectattr", APPLY),
         _copy("hostc kernel command line files", "selectattr", [*APPLY, "hostc reboot"]),
         {
@@ -154,6 +258,11 @@ def _handlers() -> list[dict[str, object]]:
             "listen": "hostc reboot",
             "ansible.builtin.debug": {"msg": f"{REBOOT_WHY}: reboot for it to take effect"},
             "when": [on_host, "not (hostc_reboot | bool)"],
+        },
+        {  # last: handlers run in this order, whatever order they were notified in
+            "name": "hostc this run finished",
+            "listen": "hostc apply",
+            "ansible.builtin.file": {"path": "{{ hostc_prefix }}" + PENDING, "state": "absent"},
         },
     ]
 

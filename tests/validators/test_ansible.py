@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hostc import api
+from hostc.plan import Plan
 from hostc.targets import ansible
 
 from conftest import ROOT, need_tool
@@ -148,7 +149,9 @@ def test_a_run_after_hostc_apply_consumed_the_manifest_changes_nothing(tmp_path:
     assert not (state / "manifest.new").exists()
 
 
-def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None:
+def _installed_then_one_file_stale(tmp_path: Path) -> tuple[Plan, Path]:
+    """dgx-r1-01's playbook run once into a directory root, then its sysctl file made
+    stale (no kernel-argument file differs): the plan and the root."""
     spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
     plan, _ = api.compile_file(spec)
     api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
@@ -156,11 +159,71 @@ def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None
     root.mkdir()
     assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode == 0
     (root / "etc/sysctl.d/90-hostc.conf").write_text("stale\n")
+    return plan, root
+
+
+def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None:
+    plan, root = _installed_then_one_file_stale(tmp_path)
     r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert _changed(r.stdout, plan.host.name) == 1
+    # the pending mark written ("apply": no kernel-argument file differs), the one
+    # file, the mark removed by the last handler
+    assert _changed(r.stdout, plan.host.name) == 3, r.stdout
     assert "RUNNING HANDLER [hostc apply]" in r.stdout
     assert "RUNNING HANDLER [hostc reboot]" not in r.stdout
+    assert not (root / ansible.PENDING.lstrip("/")).exists()
+
+
+def _interrupted(tmp: Path, host: str) -> None:
+    """The playbook with a failing handler put first: the run stops after copying every
+    file and before any apply step, as a lost connection or Ctrl-C would stop it."""
+    import yaml
+
+    play = yaml.safe_load(ansible.playbook())[0]
+    stop = {"name": "interrupted", "listen": "hostc apply", "ansible.builtin.fail": {"msg": "x"}}
+    play["handlers"].insert(0, stop)
+    (tmp / "out" / "ansible" / "playbook.yml").write_text(yaml.safe_dump([play]))
+
+
+def test_a_run_cut_off_before_its_handlers_is_resumed_by_the_next(tmp_path: Path) -> None:
+    """Files copied, handlers never run: the next run finds no file to change, yet re-runs
+    the apply steps and the reboot that the mark says were owed, then forgets the mark."""
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    plan, _ = api.compile_file(spec)
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    mark = root / ansible.PENDING.lstrip("/")
+    _interrupted(tmp_path, plan.host.name)
+    cut = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert cut.returncode != 0 and "RUNNING HANDLER [hostc apply]" not in cut.stdout, cut.stdout
+    assert mark.read_text() == "reboot\n"  # the kernel-argument files were new
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")  # the real playbook again
+    resumed = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert (
+        "TASK [hostc resume the apply and reboot an earlier run did not finish]" in resumed.stdout
+    )
+    assert "changed: [dgx-r1-01] => (item=" not in resumed.stdout, "no file differed"
+    for handler in ("hostc stage the manifest for hostc-apply", "hostc apply", "hostc reboot"):
+        assert f"RUNNING HANDLER [{handler}]" in resumed.stdout, handler
+    assert not mark.exists()
+    again = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert again.returncode == 0 and _changed(again.stdout, plan.host.name) == 0, again.stdout
+    assert "RUNNING HANDLER" not in again.stdout
+
+
+def test_a_cut_off_run_owing_only_apply_does_not_reboot(tmp_path: Path) -> None:
+    plan, root = _installed_then_one_file_stale(tmp_path)
+    _interrupted(tmp_path, plan.host.name)
+    assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode != 0
+    assert (root / ansible.PENDING.lstrip("/")).read_text() == "apply\n"
+    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+    resumed = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "TASK [hostc resume the apply an earlier run did not finish]" in resumed.stdout
+    assert "RUNNING HANDLER [hostc apply]" in resumed.stdout
+    assert "RUNNING HANDLER [hostc reboot]" not in resumed.stdout
 
 
 def _reboot_handlers(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[str]:
