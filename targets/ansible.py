@@ -38,12 +38,11 @@ import base64
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.targets import Emitter, _yaml
 from hostc.targets.lifecycle import NEW_MANIFEST
 
 PLAYBOOK = "playbook.yml"
@@ -57,19 +56,8 @@ REBOOT_WHY = "hostc: the kernel command line changed"
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
 
-def _yaml() -> Any:
-    import yaml  # type: ignore[import-untyped, unused-ignore]
-
-    return yaml
-
-
-def _dump(doc: object) -> str:
-    yaml = _yaml()
-    dumper: Any = type("Dumper", (yaml.SafeDumper,), {"ignore_aliases": lambda self, d: True})
-    text: str = yaml.dump(
-        doc, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1 << 16, indent=2
-    )
-    return text
+def _dump(doc: object, *, c: bool = True) -> str:
+    return _yaml.dump(doc, c=c, default_flow_style=False, width=1 << 16, indent=2)
 
 
 def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
@@ -322,7 +310,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     }
     _refuse_templates(doc)
     text = HEADER + f"# host {plan.host.name}\n" + _dump(doc)
-    back = _yaml().safe_load(text)
+    back = _yaml.load(text)
     got = [
         (f["path"], int(f["mode"], 8), base64.b64decode(f["content"])) for f in back["hostc_files"]
     ]

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from typing import Any
 
 from hostc.activation import needs_reboot, packages, steps
 from hostc.artifact import Artifact, ArtifactKind
 from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.targets import Emitter, _yaml
+from hostc.targets._yaml import Block, Flow
 
 NAME = "user-data"
 HEADER = "#cloud-config\n"
@@ -36,45 +36,10 @@ MERGE_HOW = [
 ]
 
 
-class _Block(str):
-    """A string to be written as a literal block scalar (`|`)."""
-
-
-class _Argv(list[str]):
-    """A command, written as a one-line flow sequence: `[sysctl, --system]`."""
-
-
-def _yaml() -> Any:
-    import yaml  # type: ignore[import-untyped, unused-ignore]
-
-    return yaml
-
-
-def _dumper() -> Any:
-    yaml = _yaml()
-
-    # SafeDumper that never writes an anchor or alias (`&id001`, `*id001`)
-    Dumper: Any = type("Dumper", (yaml.SafeDumper,), {"ignore_aliases": lambda self, data: True})
-    Dumper.add_representer(
-        _Block, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style="|")
+def _dump(doc: object, *, c: bool = True) -> str:
+    return _yaml.dump(
+        doc, c=c, default_flow_style=False, allow_unicode=True, width=1 << 16, indent=2
     )
-    Dumper.add_representer(
-        _Argv, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", list(s), flow_style=True)
-    )
-    return Dumper
-
-
-def _dump(doc: object) -> str:
-    text: str = _yaml().dump(
-        doc,
-        Dumper=_dumper(),
-        sort_keys=False,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=1 << 16,
-        indent=2,
-    )
-    return text
 
 
 def _readable(data: bytes) -> str | None:
@@ -85,10 +50,10 @@ def _readable(data: bytes) -> str | None:
         return None
     if not text or any(ord(c) < 0x20 and c not in "\n\t" for c in text) or "\r" in text:
         return None
-    dumped = _dump({"content": _Block(text)})
+    dumped = _dump({"content": Block(text)})
     if not dumped.startswith("content: |"):
         return None
-    if _yaml().safe_load(dumped) != {"content": text}:
+    if _yaml.load(dumped) != {"content": text}:
         return None
     return text
 
@@ -101,7 +66,7 @@ def _entry(art: Artifact) -> dict[str, object]:
         entry["encoding"] = "b64"
         entry["content"] = base64.b64encode(art.data).decode("ascii")
     else:
-        entry["content"] = _Block(text)
+        entry["content"] = Block(text)
     return entry
 
 
@@ -115,7 +80,7 @@ def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
     if carried:
         doc["write_files"] = [_entry(a) for a in carried]
     if run:
-        doc["runcmd"] = [_Argv(s.argv) for s in run]
+        doc["runcmd"] = [Flow(s.argv) for s in run]
     if reboot:
         doc["power_state"] = {
             "mode": "reboot",
@@ -131,7 +96,7 @@ def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
 
 def _check(text: str, carried: Sequence[Artifact], run: list[list[str]]) -> None:
     """Parse the document back: every file and command must survive the trip exactly."""
-    doc = _yaml().safe_load(text) or {}
+    doc = _yaml.load(text) or {}
     got = []
     for e in doc.get("write_files", []):
         raw = e["content"]

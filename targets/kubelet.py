@@ -23,7 +23,7 @@ from hostc import vocab
 from hostc.artifact import Action, Activation
 from hostc.knowledge import kubelet as ko
 from hostc.plan import KubeletPlan, Plan, Reason
-from hostc.targets import Emitter
+from hostc.targets import Emitter, _yaml
 from hostc.targets._escape import comment
 from hostc.targets._render import header as host_header
 from hostc.targets._render import render as render_template
@@ -188,11 +188,9 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
 
 
 def render(plan: Plan, k: KubeletPlan) -> str:
-    import yaml  # type: ignore[import-untyped, unused-ignore]
-
     data: dict[str, Any]
     data = config(k) if k.flavor is vocab.Flavor.KUBEADM else {"kubelet-arg+": flags(k)}
-    body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=1000)
+    body = _yaml.dump(data, default_flow_style=False, width=1000)
     return "\n".join(header(plan, k)) + "\n" + body
 
 
