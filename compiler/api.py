@@ -60,6 +60,7 @@ from hostc.artifact import Artifact
 from hostc.diagnostics import Diagnostic, HostcError, error
 from hostc.inputs import overwrites_input
 from hostc.output import apply_manifest as _apply_manifest
+from hostc.output import check_out as _check_out
 from hostc.output import diff as _diff
 from hostc.output import differences as _differences
 from hostc.output import manifest as _manifest
@@ -87,6 +88,7 @@ __all__ = [
     "audit_state",
     "audit_text",
     "capture",
+    "check_out",
     "compile_file",
     "compile_plan",
     "diff",
@@ -140,6 +142,12 @@ def as_names_or_paths(value: object) -> list[object]:
     if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
         raise HostcError([error("protect", "expected a list of paths")])
     return list(value)
+
+
+def check_out(out: str | os.PathLike[str]) -> None:
+    """Raise HostcError when `out` may not receive a build (a system directory, under
+    /proc, /sys or /dev, an existing non-directory): what `write` refuses, asked once."""
+    _check_out(as_path(out, "out"))
 
 
 def write(

@@ -30,7 +30,7 @@ from hostc.cli_base import (
     app,
 )
 from hostc.cli_base import _show as _show  # the printed form of a diagnostic, for tests
-from hostc.cli_build import compare, to_stdout, write_out
+from hostc.cli_build import compare, need_compared, to_stdout, write_out
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
 from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
@@ -93,6 +93,10 @@ def build(
 
         if out is None:
             _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
+        if check:
+            need_compared(out)
+        else:
+            _guard(lambda: api.check_out(out))  # one error, not one per host
         job = Job("build", tuple(target or ["all"]), out, check, strict, topology)
         _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
     plan, warnings = _guard(lambda: _compile(spec, topology))
@@ -160,6 +164,7 @@ def pre_commit_cmd(
     chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & api.spec_files(h.spec)]
     if not chosen:
         raise typer.Exit(0)
+    need_compared(out)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     _fleet_hosts(chosen, job, jobs)
 

@@ -21,10 +21,9 @@ if TYPE_CHECKING:
     from hostc.plan import Plan
 
 
-def compare(
-    out: Path, artifacts: list[Artifact], warnings: list[Diagnostic], *, as_json: bool, quiet: bool
-) -> None:
-    """`--check`: exit 1 and print the diffs (or the JSON report) when `out` differs."""
+def need_compared(out: Path) -> None:
+    """`--check` compares with a build made before: without one, one error (exit 2),
+    for one host or a whole fleet, instead of every file of every host shown as new."""
     if not out.is_dir():
         _fail(
             [
@@ -35,6 +34,13 @@ def compare(
                 )
             ]
         )
+
+
+def compare(
+    out: Path, artifacts: list[Artifact], warnings: list[Diagnostic], *, as_json: bool, quiet: bool
+) -> None:
+    """`--check`: exit 1 and print the diffs (or the JSON report) when `out` differs."""
+    need_compared(out)
     found = api.differences(artifacts, out)
     if as_json:
         doc = {

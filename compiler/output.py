@@ -68,6 +68,16 @@ def unsafe_out(out: Path) -> str | None:
     return None
 
 
+def check_out(out: Path) -> None:
+    """Raise the one error `unsafe_out` finds: a many-host build asks once, before any
+    host is built, so an unwritable `--out` is one error rather than one per host."""
+    from hostc.diagnostics import HostcError, file_error
+
+    problem = unsafe_out(out)
+    if problem is not None:
+        raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
+
+
 def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()) -> list[Path]:
     """Stage every file next to its destination first, then rename them all.
 
@@ -83,9 +93,7 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
     """
     from hostc.diagnostics import HostcError, file_error
 
-    problem = unsafe_out(out)
-    if problem is not None:
-        raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
+    check_out(out)
     arts = list(artifacts)
     clash = overwrites_input((destination(out, a) for a in arts), protect)
     if clash is not None:

@@ -79,6 +79,27 @@ def _fleet_with(tmp: Path, bad: str, extra: dict[str, str] | None = None) -> Non
         (tmp / name).write_text(text)
 
 
+def test_an_unwritable_out_is_one_error_before_any_host_is_built(tmp_path: Path) -> None:
+    """One root cause, one error: --out under /proc is refused once, not once per host,
+    and no host is compiled (the summary table never starts)."""
+    r = run_hostc("build", FLEET / "hosts", "--out", "/proc/hostc-out", "--jobs", "2")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines == [
+        "error: /proc/hostc-out: refusing to write here: /proc/hostc-out is inside a "
+        "virtual file system"
+    ], r.stderr
+
+
+def test_check_without_a_build_to_compare_is_one_error(tmp_path: Path) -> None:
+    r = run_hostc("build", FLEET / "hosts", "--out", tmp_path / "none", "--check")
+    assert r.returncode == 2
+    assert r.stderr.startswith(
+        f"error: {tmp_path / 'none'}: --check: there is no such directory to compare against"
+    ), r.stderr
+    assert "---" not in r.stdout + r.stderr, "no host's files shown as new"
+
+
 def test_a_cycle_names_the_file_and_line_that_closes_it(tmp_path: Path) -> None:
     _fleet_with(
         tmp_path,
