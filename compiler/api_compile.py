@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -19,6 +20,9 @@ from hostc.patharg import as_path
 from hostc.plan import Plan
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
+
+if TYPE_CHECKING:
+    from hostc.spec.layers import Files
 
 
 def read_topology(path: str | os.PathLike[str]) -> Topology:
@@ -131,21 +135,34 @@ def compile_file(
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 
-def _compile_layered(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
+def _compile_layered(
+    spec_path: Path, topology: Path | None, files: Files | None = None
+) -> tuple[Plan, list[Diagnostic]]:
     """A spec with `extends`: every diagnostic names the file and line that set the value,
-    and the Plan carries each value's provenance."""
+    and the Plan carries each value's provenance.  `files`: where the spec, its layers
+    and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision)."""
     from hostc.spec import layers
     from hostc.spec.load import load_layered
 
-    spec, merged = load_layered(spec_path)
+    spec, merged = load_layered(spec_path, files)
     try:
-        topo = _read_topology(topology_path(spec, spec_path, topology))
-        plan, warnings = compile_plan(spec, topo, spec_file=str(spec_path))
+        where = topology_path(spec, spec_path, topology)
+        if files is None:
+            topo, label = _read_topology(where), str(spec_path)
+        else:
+            snapshot = files.text(where, "topology snapshot")
+            topo, label = _parsed_snapshot(snapshot, files.shown(where)), files.shown(spec_path)
+        plan, warnings = compile_plan(spec, topo, spec_file=label)
     except HostcError as e:
         raise HostcError(layers.attribute(e.diagnostics, merged)) from None
     return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
         warnings, merged
     )
+
+
+def compile_layered(spec_path: Path, files: Files) -> tuple[Plan, list[Diagnostic]]:
+    """A layered spec compiled from `files` (a git revision's, say) instead of the disk."""
+    return _compile_layered(spec_path, None, files)
 
 
 def _read_spec(path: Path) -> tuple[HostSpec | None, str]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,37 @@ def _git_show(path: Path, rev: str) -> str:
         return r.stdout.decode("utf-8")
     except UnicodeDecodeError:
         raise HostcError([file_error(f"{path}@{rev}", "not UTF-8 text")]) from None
+
+
+@attrs.define
+class _Revision:
+    """A layered spec's files as git has them at `rev` (`layers.Files`): each read once,
+    named `PATH@REV` in diagnostics."""
+
+    rev: str
+    read: dict[str, str | None] = attrs.field(factory=dict)
+
+    def _get(self, path: Path) -> str | None:
+        key = str(path)
+        if key not in self.read:
+            try:
+                self.read[key] = _git_show(path, self.rev)
+            except HostcError:
+                self.read[key] = None
+        return self.read[key]
+
+    def text(self, path: Path, what: str) -> str:
+        found = self._get(path)
+        return found if found is not None else _git_show(path, self.rev)  # its own error
+
+    def exists(self, path: Path) -> bool:
+        return self._get(path) is not None
+
+    def is_file(self, path: Path) -> bool:
+        return self._get(path) is not None
+
+    def shown(self, path: Path) -> str:
+        return f"{os.path.normpath(path)}@{self.rev}"
 
 
 def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
@@ -90,8 +122,13 @@ def load(arg: str) -> Side:
         name, rev = arg.rsplit("@", 1)
         spec_path = Path(name)
         text = _git_show(spec_path, rev)
-        from hostc.spec.load import loads
+        from hostc.api_compile import compile_layered
+        from hostc.spec import layers
+        from hostc.spec.load import loads, parse
 
+        if layers.declares_layers(parse(text, arg)):
+            plan, _ = compile_layered(spec_path, _Revision(rev))
+            return Side(arg, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))
         spec = loads(text, arg)
         if spec.host.topology is None:
             raise HostcError(

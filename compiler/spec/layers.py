@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -86,6 +86,45 @@ def _shown(path: Path) -> str:
     return os.path.normpath(path)
 
 
+class Files(Protocol):
+    """Where a layered spec's files are read: the disk, or a git revision (`hostc diff
+    SPEC@REV` reads the spec, every file it extends and its snapshot as they were)."""
+
+    def text(self, path: Path, what: str) -> str:
+        """The file's text; HostcError when it cannot be read."""
+        ...
+
+    def exists(self, path: Path) -> bool: ...
+
+    def is_file(self, path: Path) -> bool: ...
+
+    def shown(self, path: Path) -> str:
+        """How diagnostics name the file."""
+        ...
+
+
+class Disk:
+    """The files as they are now."""
+
+    def text(self, path: Path, what: str) -> str:
+        from hostc.inputs import read_text_bounded
+        from hostc.spec.load import SPEC_LIMIT
+
+        return read_text_bounded(path, limit=SPEC_LIMIT, what=what)
+
+    def exists(self, path: Path) -> bool:
+        return path.exists()
+
+    def is_file(self, path: Path) -> bool:
+        return path.is_file()
+
+    def shown(self, path: Path) -> str:
+        return _shown(path)
+
+
+DISK = Disk()
+
+
 @functools.lru_cache(maxsize=256)
 def _parse(text: str, file: str) -> dict[str, Any]:
     """A class file is read for every host that extends it; its parse is remembered."""
@@ -94,12 +133,9 @@ def _parse(text: str, file: str) -> dict[str, Any]:
     return parse(text, file)
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str]:
-    from hostc.inputs import read_text_bounded
-    from hostc.spec.load import SPEC_LIMIT
-
-    text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
-    return _parse(text, _shown(path)), text
+def _read(path: Path, files: Files) -> tuple[dict[str, Any], str]:
+    text = files.text(path, "spec")
+    return _parse(text, files.shown(path)), text
 
 
 def _at(file: str, text: str, key: str, message: str, hint: str | None = None) -> Diagnostic:
@@ -118,8 +154,9 @@ def _where(file: str, text: str, key: str) -> str:
 class _Reader:
     """Walks the `extends` graph depth first; one per host."""
 
-    def __init__(self, top: Path) -> None:
+    def __init__(self, top: Path, files: Files) -> None:
         self.top_dir = top.parent
+        self.files = files
         self.sources: dict[str, str] = {}
 
     def rel(self, path: Path) -> str:
@@ -127,8 +164,8 @@ class _Reader:
 
     def layer(self, path: Path, chain: tuple[str, ...]) -> Any:
         """The merged tree of `path` and everything it extends."""
-        name = _shown(path)
-        data, text = _read(path)
+        name = self.files.shown(path)
+        data, text = _read(path, self.files)
         self.sources[name] = text
         parents = self._parents(data, name, text, path, chain)
         base: Any = {}
@@ -184,7 +221,7 @@ class _Reader:
         out = []
         for i, rel in enumerate(ext):
             parent = path.parent / rel
-            pname = _shown(parent)
+            pname = self.files.shown(parent)
             if pname in (*chain, name):
                 first = (*chain, name).index(pname)
                 loop = " -> ".join((*(*chain, name)[first:], pname))
@@ -202,8 +239,8 @@ class _Reader:
                 raise HostcError(
                     [_at(name, text, f"extends[{i}]", f"extends nest more than {DEPTH_LIMIT} deep")]
                 )
-            if not parent.is_file():
-                what = "is not a file" if parent.exists() else "does not exist"
+            if not self.files.is_file(parent):
+                what = "is not a file" if self.files.exists(parent) else "does not exist"
                 raise HostcError(
                     [_at(name, text, f"extends[{i}]", f"extends {pname}, which {what}")]
                 )
@@ -211,9 +248,9 @@ class _Reader:
         return out
 
 
-def read(path: Path) -> Layered:
+def read(path: Path, files: Files = DISK) -> Layered:
     """Merge the layers of the spec at `path` (which declares `extends`, `force` or `remove`)."""
-    reader = _Reader(path)
+    reader = _Reader(path, files)
     node = reader.layer(path, ())
     conflicts = merge.rivals(node)
     if conflicts:
@@ -302,7 +339,7 @@ def chain(path: Path) -> set[str]:
             continue
         seen.add(name)
         try:
-            data, _ = _read(p)
+            data, _ = _read(p, DISK)
         except HostcError:
             continue
         ext = data.get("extends", [])

@@ -20,7 +20,7 @@ from hostc.spec.model import HostSpec
 from hostc.spec.text import shown
 
 if TYPE_CHECKING:
-    from hostc.spec.layers import Layered
+    from hostc.spec.layers import Files, Layered
 
 SPEC_VERSION = 1
 #: A spec is a few hundred bytes; a MiB is far above any real one.
@@ -125,14 +125,17 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
     return spec
 
 
-def load_layered(path: Path) -> tuple[HostSpec, Layered]:
+def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Layered]:
     """A spec with `extends`/`[force]`/`[remove]`: merged, structured, and each problem
-    pointed at the file and line that set the value."""
+    pointed at the file and line that set the value.  `files`: where they are read
+    (default the disk)."""
     from hostc.spec import layers
 
-    merged = layers.read(path)
+    files = files or layers.DISK
+    merged = layers.read(path, files)
     try:
-        return from_data(merged.data, str(path), None), merged
+        file = str(path) if files is layers.DISK else files.shown(path)
+        return from_data(merged.data, file, None), merged
     except HostcError as e:
         raise HostcError(layers.attribute(e.diagnostics, merged)) from None
 

@@ -131,6 +131,42 @@ def test_spec_at_a_git_revision(tmp_path: Path) -> None:
     assert f"{spec}@no-such-rev" in bad.stderr
 
 
+def test_a_fleet_host_at_a_git_revision_reads_its_classes_there_too(tmp_path: Path) -> None:
+    """SPEC@REV of a host that extends a class: the class file and the snapshot are read
+    at REV as well, so a change to the class alone shows up (a diff that read the class
+    from the working tree would say nothing changed)."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "fleet", repo / "examples" / "fleet")
+    shutil.copytree(DGX, repo / "examples" / DGX.name)
+
+    def run(*args: str) -> None:
+        subprocess.run([git, "-C", str(repo), *args], check=True, capture_output=True)
+
+    run("init", "-q")
+    run("add", ".")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    cls = repo / "examples" / "fleet" / "classes" / "dgx-inference.toml"
+    cls.write_text(cls.read_text() + '\n[sysctl]\n"vm.swappiness" = 10\n')
+    host = repo / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    r = run_hostc("diff", f"{host}@HEAD", host, "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert [s["name"] for s in json.loads(r.stdout)["settings"]] == ["sysctls[vm.swappiness]"]
+    same = run_hostc("diff", f"{host}@HEAD", f"{host}@HEAD")
+    assert same.returncode == 0, same.stdout + same.stderr
+    (repo / "examples" / "fleet" / "classes" / "gone.toml").write_text("version = 1\n")
+    host.write_text(host.read_text().replace("dgx-inference.toml", "gone.toml"))
+    run("add", ".")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "gone")
+    run("rm", "-q", "--cached", "examples/fleet/classes/gone.toml")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "class not in git")
+    missing = run_hostc("diff", f"{host}@HEAD", host)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
+    assert "gone.toml@HEAD, which does not exist" in missing.stderr, missing.stderr
+
+
 @pytest.mark.parametrize(
     "content",
     ['{"partition": {"online": "0-3", "housekeeping": "x"}}', "[1]", "{", '{"partition": 3}'],
