@@ -20,15 +20,18 @@ ends before the host goes down; `-e hostc_reboot=false` only reports that one is
 needed.  `hostc_root` (default `/`) prefixes every path: a run
 against a directory installs the files there and skips the steps and the reboot.
 
-A run cut off after copying files and before its handlers finished (a lost connection,
-Ctrl-C, a failing apply step) would leave a host with new files that were never
-applied, and the next run would see nothing to change.  So before copying, one
-`sha256sum` over this host's paths (and the mark below) says which files differ from
-this build; if any do, `/var/lib/hostc/ansible-pending` is written first, holding
-`reboot` when a kernel-argument file is among them, else `apply`.  The last handler
-removes it once the steps have run (and the reboot has been made or scheduled).  A run
-that finds the mark re-runs the apply handlers, and the reboot when it says `reboot`:
-the file's checksum tells which, so the whole check is one module call.
+Before anything else, one command (`CHECK`, a fixed script whose data are its
+arguments) names every file the host does not hold as built: missing, a symbolic link,
+other bytes, another mode or owner.  Only those are copied, so a run over a host that
+is already current runs that one module and skips every copy (a fleet's routine push is
+one module per host, not one per file).  A run cut off after copying files and before
+its handlers finished (a lost connection, Ctrl-C, a failing apply step) would leave a
+host with new files that were never applied, and the next run would see nothing to
+change.  So when any file differs, `/var/lib/hostc/ansible-pending` is written before
+copying, holding `reboot` when a kernel-argument file is among them, else `apply`.  The
+last handler removes it once the steps have run (and the reboot has been made or
+scheduled); the check reports it, and a run that finds it re-runs the apply handlers,
+and the reboot when it says `reboot`.
 Built as data and serialized by PyYAML; every host's files are checked to parse back.
 """
 
@@ -70,60 +73,86 @@ def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
             "owner": "{{ hostc_owner }}",
             "group": "{{ hostc_group }}",
         },
-        "loop": "{{ hostc_files | " + selector + "('boot') | list }}",
+        "loop": "{{ hostc_files | "
+        + selector
+        + "('boot') | selectattr('path', 'in', hostc_todo) | list }}",
         "loop_control": {"label": "{{ item.path }}"},
         "notify": notify,
     }
 
 
-def _want(files: str) -> str:
-    """The `sha256sum` lines that these files would print if they held this build."""
-    paths = "([hostc_prefix] | product(" + files + " | map(attribute='path')) | map('join'))"
-    return f"{files} | map(attribute='sha256') | zip({paths}) | map('join', '  ') | list"
+#: The one remote command of a run's check, a fixed script (the data are its arguments:
+#: never code).  It prints `pending:<mark>` for an unfinished earlier run, then every
+#: path that this host does not hold as built: missing, a symbolic link, other bytes,
+#: another mode, another owner (by name or number).  Arguments: root, owner, group,
+#: the mark, then path, sha256, mode for each file.
+CHECK = r"""root=$1 owner=$2 group=$3 mark=$4
+shift 4
+if [ -f "$root$mark" ]; then printf 'pending:%s\n' "$(cat -- "$root$mark")"; fi
+while [ $# -ge 3 ]; do
+  f=$root$1 mode=$3
+  while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done
+  if [ -L "$f" ] || [ ! -f "$f" ] || [ "$(sha256sum < "$f")" != "$2  -" ]; then
+    printf '%s\n' "$1"
+  else
+    case "|$(stat -c '%a %U %G|%a %u %g' -- "$f")|" in
+      *"|$mode $owner $group|"*) ;;
+      *) printf '%s\n' "$1" ;;
+    esac
+  fi
+  shift 3
+done
+"""
 
 
-def _mark_line(mark: str) -> str:
-    digest = hashlib.sha256(f"{mark}\n".encode()).hexdigest()
-    return f"'{digest}  ' ~ hostc_prefix ~ '{PENDING}'"
+def _checked() -> str:
+    """The check's arguments: each file's path, sha256 and mode, then the manifests'."""
+    column = "hostc_files | map(attribute='{}')".format
+    files = f"{column('path')} | zip({column('sha256')}, {column('mode')}) | flatten"
+    manifests = (
+        f"['{PUSHED_MANIFEST}', hostc_apply_manifest_sha256, '0644', "
+        f"'{MANIFEST}', hostc_manifest_sha256, '0644']"
+    )
+    return (
+        "{{ ['sh', '-c', hostc_check, 'hostc-check', hostc_prefix, hostc_owner, hostc_group, '"
+        + PENDING
+        + "'] + ("
+        + files
+        + ") + "
+        + manifests
+        + " }}"
+    )
 
 
 def _differences() -> list[dict[str, object]]:
-    """One `sha256sum` over the mark and this host's files, and what it says: the
-    work an earlier run still owes (`hostc_owed`) and what this build changes
-    (`hostc_stale`), each '', 'apply' or 'reboot'."""
-    boot = "hostc_files | selectattr('boot')"
-    listed = "([hostc_prefix] | product(hostc_files | map(attribute='path')) | map('join') | list)"
+    """One command says what differs; from it, the paths to copy (`hostc_todo`), the work
+    an earlier run still owes (`hostc_owed`) and what this run changes (`hostc_stale`),
+    each '', 'apply' or 'reboot'.  Nothing else reads the host: a run that finds it as
+    built copies nothing and runs one module."""
+    todo = "hostc_files | selectattr('path', 'in', hostc_todo)"
     return [
         {
             "name": "hostc files that differ from this build",
-            "ansible.builtin.command": {
-                "argv": "{{ ['sha256sum', '--', hostc_prefix ~ '"
-                + PENDING
-                + "'] + "
-                + listed
-                + " }}"
-            },
+            "ansible.builtin.command": {"argv": _checked()},
+            "vars": {"hostc_check": _yaml.Block(CHECK)},
             "register": "hostc_sums",
             "changed_when": False,
-            "failed_when": "hostc_sums.rc not in [0, 1]",  # 1: some file is missing
             "check_mode": False,  # it only reads
         },
         {
             "name": "hostc what this run owes",
             "ansible.builtin.set_fact": {
-                "hostc_owed": "{{ 'reboot' if "
-                + _mark_line("reboot")
-                + " in hostc_sums.stdout_lines"
-                " else 'apply' if "
-                + _mark_line("apply")
-                + " in hostc_sums.stdout_lines else '' }}",
+                "hostc_todo": "{{ hostc_sums.stdout_lines | reject('match', 'pending:') | list }}",
+                "hostc_owed": "{{ 'reboot' if 'pending:reboot' in hostc_sums.stdout_lines"
+                " else 'apply' if 'pending:apply' in hostc_sums.stdout_lines else '' }}",
+            },
+        },
+        {
+            "name": "hostc what this run changes",
+            "ansible.builtin.set_fact": {
                 "hostc_stale": "{{ 'reboot' if "
-                + _want(boot)
-                + " | difference(hostc_sums.stdout_lines)"
-                " else 'apply' if "
-                + _want("hostc_files")
-                + " | difference(hostc_sums.stdout_lines)"
-                " else '' }}",
+                + todo
+                + " | selectattr('boot') | list else 'apply' if hostc_todo else '' }}",
             },
         },
     ]
@@ -133,7 +162,6 @@ def _pending() -> list[dict[str, object]]:
     """The mark for this run, written before any file is copied; the handlers an
     unfinished run still owes."""
     return [
-        *_differences(),
         {
             "name": "hostc mark this run pending until its handlers finish",
             "ansible.builtin.copy": {
@@ -167,9 +195,10 @@ def _pending() -> list[dict[str, object]]:
 
 
 def _tasks() -> list[dict[str, object]]:
-    """Folders, the pending mark, the files (kernel command line files notify the reboot
-    too), the manifest."""
+    """What differs, the folders, the pending mark, the files that differ (kernel command
+    line files notify the reboot too), the manifests."""
     return [
+        *_differences(),
         {
             "name": "hostc folders",
             "ansible.builtin.file": {
@@ -177,6 +206,7 @@ def _tasks() -> list[dict[str, object]]:
                 "state": "directory",
             },
             "loop": "{{ hostc_dirs }}",
+            "when": "hostc_todo != []",
         },
         *_pending(),
         _copy("hostc files", "rejectattr", APPLY),
@@ -191,6 +221,7 @@ def _tasks() -> list[dict[str, object]]:
                 "group": "{{ hostc_group }}",
             },
             "notify": APPLY,
+            "when": f"'{PUSHED_MANIFEST}' in hostc_todo",
         },
         {
             "name": "hostc manifest of what is installed",
@@ -201,6 +232,7 @@ def _tasks() -> list[dict[str, object]]:
                 "owner": "{{ hostc_owner }}",
                 "group": "{{ hostc_group }}",
             },
+            "when": f"'{MANIFEST}' in hostc_todo",
         },
     ]
 
@@ -290,6 +322,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     pushed = [a for a in carried if a.path != NEW_MANIFEST]
     staged = next((a.data for a in carried if a.path == NEW_MANIFEST), b"")
     dirs = sorted({a.path.rsplit("/", 1)[0] for a in carried} | {MANIFEST.rsplit("/", 1)[0]})
+    installed = manifest(carried).encode()
     doc = {
         "hostc_files": [
             {
@@ -302,11 +335,13 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
             for a in pushed
         ],
         "hostc_apply_manifest": base64.b64encode(staged).decode("ascii"),
+        "hostc_apply_manifest_sha256": hashlib.sha256(staged).hexdigest(),
         "hostc_dirs": dirs,
         "hostc_steps": [
             {"argv": list(s.argv), "why": s.why} for s in steps(carried, plan.host.os_family)
         ],
-        "hostc_manifest": base64.b64encode(manifest(carried).encode()).decode("ascii"),
+        "hostc_manifest": base64.b64encode(installed).decode("ascii"),
+        "hostc_manifest_sha256": hashlib.sha256(installed).hexdigest(),
     }
     _refuse_templates(doc)
     text = HEADER + f"# host {plan.host.name}\n" + _dump(doc)

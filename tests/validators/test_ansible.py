@@ -86,12 +86,16 @@ def test_every_example_passes_syntax_check(tmp_path: Path) -> None:
     assert listed.returncode == 0 and f"hosts ({len(SPECS)})" in listed.stdout
 
 
-def _changed(output: str, host: str) -> int:
-    m = re.search(
-        rf"^{re.escape(host)}\s*:\s*ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0", output, re.M
-    )
+def _recap(output: str, host: str) -> dict[str, int]:
+    m = re.search(rf"^{re.escape(host)}\s*:\s*((?:\w+=\d+\s*)+)$", output, re.M)
     assert m, output
-    return int(m.group(1))
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1))}
+
+
+def _changed(output: str, host: str) -> int:
+    recap = _recap(output, host)
+    assert recap["unreachable"] == 0 and recap["failed"] == 0, output
+    return recap["changed"]
 
 
 def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) -> None:
@@ -113,6 +117,8 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) 
     assert second.returncode == 0, second.stdout + second.stderr
     assert _changed(second.stdout, plan.host.name) == 0
     assert "RUNNING HANDLER" not in second.stdout
+    # one module on the host (the check) and its two facts: every copy is skipped
+    assert _recap(second.stdout, plan.host.name)["ok"] == 3, second.stdout
     for a in files:
         got = root / a.path.lstrip("/")
         assert got.read_bytes() == a.data, a.path
@@ -172,6 +178,68 @@ def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None
     assert "RUNNING HANDLER [hostc apply]" in r.stdout
     assert "RUNNING HANDLER [hostc reboot]" not in r.stdout
     assert not (root / ansible.PENDING.lstrip("/")).exists()
+
+
+def test_a_file_whose_mode_or_owner_drifted_is_put_back_and_applied(tmp_path: Path) -> None:
+    """Same bytes, another mode: the check names the file, the copy restores the mode,
+    and the apply steps run (what the file's reader sees may have changed)."""
+    plan, root = _installed_then_one_file_stale(tmp_path)
+    assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode == 0
+    conf = root / "etc/sysctl.d/90-hostc.conf"
+    conf.chmod(0o666)
+    r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert conf.stat().st_mode & 0o7777 == 0o644
+    assert "RUNNING HANDLER [hostc apply]" in r.stdout
+    assert "RUNNING HANDLER [hostc reboot]" not in r.stdout
+    assert not (root / ansible.PENDING.lstrip("/")).exists()
+
+
+def test_an_owner_given_by_number_leaves_no_pending_run(tmp_path: Path) -> None:
+    """hostc_owner=0 and the file owned by root: the same owner, so nothing differs, no
+    mark is written, and the second run changes nothing."""
+    plan, root = _installed_then_one_file_stale(tmp_path)
+    ids = ("-e", f"hostc_owner={os.getuid()}", "-e", f"hostc_group={os.getgid()}")
+    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", *ids)
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", *ids)
+    assert _changed(second.stdout, plan.host.name) == 0, second.stdout
+    assert not (root / ansible.PENDING.lstrip("/")).exists()
+
+
+def test_the_check_script_names_every_kind_of_difference(tmp_path: Path) -> None:
+    """The playbook's one remote command, run by dash: a file held as built is not named;
+    missing, a symbolic link, other bytes, another mode and another owner are."""
+    dash = need_tool("dash")
+    shellcheck = need_tool("shellcheck")
+    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.CHECK, text=True,
+                          capture_output=True)  # fmt: skip
+    assert lint.returncode == 0, lint.stdout
+    body = b"vm.swappiness = 1\n"
+    digest = hashlib.sha256(body).hexdigest()
+    for name in ("same", "bytes", "mode", "link-target", "owner"):
+        (tmp_path / name).write_bytes(body)
+        (tmp_path / name).chmod(0o644)
+    (tmp_path / "bytes").write_bytes(b"other\n")
+    (tmp_path / "mode").chmod(0o600)
+    (tmp_path / "link").symlink_to(tmp_path / "link-target")
+    (tmp_path / "pending").write_text("reboot\n")
+    user, group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
+    args = [str(tmp_path), user, group, "/pending"]
+    for name in ("same", "bytes", "mode", "link", "missing"):
+        args += [f"/{name}", digest, "0644"]
+    r = subprocess.run([dash, "-c", ansible.CHECK, "hostc-check", *args], capture_output=True,
+                       text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["pending:reboot", "/bytes", "/mode", "/link", "/missing"]
+    other = subprocess.run([dash, "-c", ansible.CHECK, "hostc-check", str(tmp_path), "nobody",
+                            group, "/none", "/owner", digest, "0644"],
+                           capture_output=True, text=True)  # fmt: skip
+    assert other.stdout.splitlines() == ["/owner"], other.stdout + other.stderr
+    numeric = subprocess.run([dash, "-c", ansible.CHECK, "hostc-check", str(tmp_path),
+                              str(os.getuid()), str(os.getgid()), "/none", "/owner", digest,
+                              "0644"], capture_output=True, text=True)  # fmt: skip
+    assert numeric.stdout == "", numeric.stdout + numeric.stderr
 
 
 def _interrupted(tmp: Path, host: str) -> None:
