@@ -9,6 +9,7 @@ and drop-ins, sh for scripts, YAML for cloud-init and JSON for Ignition.
 
 from __future__ import annotations
 
+import base64
 import configparser
 import json
 import re
@@ -140,8 +141,10 @@ def check_all(arts: list[Artifact], value: str, sysctl: bool, before: set[str]) 
             for f in doc.get("write_files", []):
                 twin = next((b for (t, p), b in by_path.items() if p == f["path"] and t not in
                              ("cloud-init", "rootfs")), None)  # fmt: skip
-                if twin is not None and "content" in f:
-                    assert f["content"].encode() == twin.data
+                if twin is not None and "content" in f:  # as cloud-init reads write_files
+                    raw = f["content"]
+                    got = base64.b64decode(raw) if f.get("encoding") == "b64" else raw.encode()
+                    assert got == twin.data
         if a.target == "ignition":
             doc = json.loads(text(a))
             for f in doc["storage"].get("files", []):
