@@ -180,14 +180,24 @@ def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None
     assert not (root / ansible.PENDING.lstrip("/")).exists()
 
 
-def test_a_file_whose_mode_or_owner_drifted_is_put_back_and_applied(tmp_path: Path) -> None:
+def _installed(tmp_path: Path, *extra: str) -> tuple[str, Path]:
+    """dgx-r1-01's playbook run once into a fresh directory root: the host and the root."""
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    host = _build(spec, tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}", *extra)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return host, root
+
+
+def test_a_file_whose_mode_drifted_is_put_back_and_applied(tmp_path: Path) -> None:
     """Same bytes, another mode: the check names the file, the copy restores the mode,
     and the apply steps run (what the file's reader sees may have changed)."""
-    plan, root = _installed_then_one_file_stale(tmp_path)
-    assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode == 0
+    host, root = _installed(tmp_path)
     conf = root / "etc/sysctl.d/90-hostc.conf"
     conf.chmod(0o666)
-    r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}")
     assert r.returncode == 0, r.stdout + r.stderr
     assert conf.stat().st_mode & 0o7777 == 0o644
     assert "RUNNING HANDLER [hostc apply]" in r.stdout
@@ -196,14 +206,12 @@ def test_a_file_whose_mode_or_owner_drifted_is_put_back_and_applied(tmp_path: Pa
 
 
 def test_an_owner_given_by_number_leaves_no_pending_run(tmp_path: Path) -> None:
-    """hostc_owner=0 and the file owned by root: the same owner, so nothing differs, no
-    mark is written, and the second run changes nothing."""
-    plan, root = _installed_then_one_file_stale(tmp_path)
+    """hostc_owner=<uid>: the files are owned by that user, so nothing differs, no mark
+    is left, and the second run changes nothing."""
     ids = ("-e", f"hostc_owner={os.getuid()}", "-e", f"hostc_group={os.getgid()}")
-    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", *ids)
-    assert first.returncode == 0, first.stdout + first.stderr
-    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", *ids)
-    assert _changed(second.stdout, plan.host.name) == 0, second.stdout
+    host, root = _installed(tmp_path, *ids)
+    second = _playbook(tmp_path, host, "-e", f"hostc_root={root}", *ids)
+    assert _changed(second.stdout, host) == 0, second.stdout
     assert not (root / ansible.PENDING.lstrip("/")).exists()
 
 
