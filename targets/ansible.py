@@ -152,7 +152,9 @@ def _differences() -> list[dict[str, object]]:
             "ansible.builtin.set_fact": {
                 "hostc_stale": "{{ 'reboot' if "
                 + todo
-                + " | selectattr('boot') | list else 'apply' if hostc_todo else '' }}",
+                + " | selectattr('boot') | list else 'apply' if hostc_todo | difference(['"
+                + MANIFEST
+                + "']) else '' }}",  # the installed-files record notifies no apply
             },
         },
     ]

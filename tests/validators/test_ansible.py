@@ -205,6 +205,21 @@ def test_a_file_whose_mode_drifted_is_put_back_and_applied(tmp_path: Path) -> No
     assert not (root / ansible.PENDING.lstrip("/")).exists()
 
 
+def test_a_changed_record_of_installed_files_is_rewritten_and_owes_nothing(
+    tmp_path: Path,
+) -> None:
+    """manifest.json alone differs: it is rewritten, nothing is applied, and no pending
+    mark is left for a later run to apply (the record notifies no handler)."""
+    host, root = _installed(tmp_path)
+    record = root / ansible.MANIFEST.lstrip("/")
+    record.write_text("[]\n")
+    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}")
+    assert r.returncode == 0 and _changed(r.stdout, host) == 1, r.stdout
+    assert "RUNNING HANDLER" not in r.stdout
+    assert not (root / ansible.PENDING.lstrip("/")).exists()
+    assert json.loads(record.read_text()) != []
+
+
 def test_an_owner_given_by_number_leaves_no_pending_run(tmp_path: Path) -> None:
     """hostc_owner=<uid>: the files are owned by that user, so nothing differs, no mark
     is left, and the second run changes nothing."""
