@@ -59,8 +59,8 @@ REBOOT_WHY = "hostc: the kernel command line changed"
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
 
-def _dump(doc: object, *, c: bool = True) -> str:
-    return _yaml.dump(doc, c=c, default_flow_style=False, width=1 << 16, indent=2)
+def _dump(doc: object) -> str:
+    return _yaml.dump(doc, default_flow_style=False, width=1 << 16, indent=2)
 
 
 def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
@@ -88,7 +88,9 @@ def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
 #: the mark, then path, sha256, mode for each file.
 CHECK = r"""root=$1 owner=$2 group=$3 mark=$4
 shift 4
-if [ -f "$root$mark" ]; then printf 'pending:%s\n' "$(cat -- "$root$mark")"; fi
+if [ -f "$root$mark" ] && [ ! -L "$root$mark" ]; then
+  printf 'pending:%s\n' "$(cat -- "$root$mark")"
+fi
 while [ $# -ge 3 ]; do
   f=$root$1 mode=$3
   while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done

@@ -36,10 +36,8 @@ MERGE_HOW = [
 ]
 
 
-def _dump(doc: object, *, c: bool = True) -> str:
-    return _yaml.dump(
-        doc, c=c, default_flow_style=False, allow_unicode=True, width=1 << 16, indent=2
-    )
+def _dump(doc: object) -> str:
+    return _yaml.dump(doc, default_flow_style=False, allow_unicode=True, width=1 << 16, indent=2)
 
 
 def _readable(data: bytes) -> str | None:

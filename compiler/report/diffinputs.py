@@ -13,6 +13,7 @@ import attrs
 
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, file_error
+from hostc.inputs import SNAPSHOT_LIMIT
 from hostc.plan import Plan
 
 
@@ -24,11 +25,13 @@ class Side:
     artifacts: tuple[Artifact, ...] | None = None
 
 
-def _git_show(path: Path, rev: str) -> str:
-    """`git show REV:./NAME` from the file's own directory (any repository layout)."""
+def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
+    """The file's bytes at REV (`git cat-file blob REV:./NAME` from its own directory,
+    any repository layout): a directory there is an error, not its tree listing, and a
+    text over `limit` bytes is refused as a file on disk would be."""
     try:
         r = subprocess.run(
-            ["git", "-C", str(path.parent or "."), "show", f"{rev}:./{path.name}"],
+            ["git", "-C", str(path.parent or "."), "cat-file", "blob", f"{rev}:./{path.name}"],
             capture_output=True,
             timeout=60,
         )
@@ -37,6 +40,8 @@ def _git_show(path: Path, rev: str) -> str:
     if r.returncode != 0:
         why = r.stderr.decode("utf-8", "replace").strip().splitlines()
         raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git show failed")])
+    if len(r.stdout) > limit:
+        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
     try:
         return r.stdout.decode("utf-8")
     except UnicodeDecodeError:
@@ -61,8 +66,13 @@ class _Revision:
         return self.read[key]
 
     def text(self, path: Path, what: str) -> str:
+        from hostc.spec.load import SPEC_LIMIT
+
         found = self._get(path)
-        return found if found is not None else _git_show(path, self.rev)  # its own error
+        limit = SPEC_LIMIT if what == "spec" else SNAPSHOT_LIMIT
+        if found is None or len(found.encode()) > limit:
+            return _git_show(path, self.rev, limit)  # its own error
+        return found
 
     def exists(self, path: Path) -> bool:
         return self._get(path) is not None
@@ -121,13 +131,14 @@ def load(arg: str) -> Side:
     if "@" in arg and not path.exists():
         name, rev = arg.rsplit("@", 1)
         spec_path = Path(name)
-        text = _git_show(spec_path, rev)
         from hostc.api_compile import compile_layered
         from hostc.spec import layers
-        from hostc.spec.load import loads, parse
+        from hostc.spec.load import SPEC_LIMIT, loads, parse
+
+        text = _git_show(spec_path, rev, SPEC_LIMIT)
 
         if layers.declares_layers(parse(text, arg)):
-            plan, _ = compile_layered(spec_path, _Revision(rev))
+            plan, _ = compile_layered(spec_path, _Revision(rev, {str(spec_path): text}))
             return Side(arg, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))
         spec = loads(text, arg)
         if spec.host.topology is None:

@@ -165,6 +165,14 @@ def test_a_fleet_host_at_a_git_revision_reads_its_classes_there_too(tmp_path: Pa
     missing = run_hostc("diff", f"{host}@HEAD", host)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
     assert "gone.toml@HEAD, which does not exist" in missing.stderr, missing.stderr
+    (repo / "examples" / "fleet" / "classes" / "dir.toml").mkdir()
+    (repo / "examples" / "fleet" / "classes" / "dir.toml" / "x").write_text("x\n")
+    host.write_text(host.read_text().replace("gone.toml", "dir.toml"))
+    run("add", ".")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a folder")
+    folder = run_hostc("diff", f"{host}@HEAD", host)
+    assert folder.returncode == 2 and "Traceback" not in folder.stderr, folder.stderr
+    assert "dir.toml@HEAD, which does not exist" in folder.stderr, folder.stderr  # not a tree
 
 
 @pytest.mark.parametrize(

@@ -263,6 +263,11 @@ def test_the_check_script_names_every_kind_of_difference(tmp_path: Path) -> None
                               str(os.getuid()), str(os.getgid()), "/none", "/owner", digest,
                               "0644"], capture_output=True, text=True)  # fmt: skip
     assert numeric.stdout == "", numeric.stdout + numeric.stderr
+    (tmp_path / "secret").write_text("not the mark\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "secret")
+    linked = subprocess.run([dash, "-c", ansible.CHECK, "hostc-check", str(tmp_path), user,
+                             group, "/linked"], capture_output=True, text=True)  # fmt: skip
+    assert linked.stdout == "", "a mark that is a symbolic link is not read"
 
 
 def _interrupted(tmp: Path, host: str) -> None:
