@@ -56,6 +56,19 @@ class Header:
     name: str
     role: str | None
 
+    @property
+    def line(self) -> str:
+        """`_header.j2` rendered for this host, without its newline: every template
+        prints it as `{{ host.line }}`, so a build renders the header once per host
+        instead of once per file (an include costs a jinja2 context of its own)."""
+        return _header_line(self)
+
+
+@functools.lru_cache(maxsize=256)
+def _header_line(host: Header) -> str:
+    """Keyed by the header's value (a host's name and role), never by identity."""
+    return _template("_header.j2").render(host=host).removesuffix("\n")
+
 
 def header(plan: Plan, *, role: bool = True) -> Header:
     return Header(plan.host.name, plan.host.role if role else None)

@@ -150,7 +150,7 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
     """The comment block on top of the YAML: the shared first line (it never named the
     role here), how to apply, how the kubelet reads it, and every reason."""
     lines = [
-        render_template("_header.j2", host=host_header(plan, role=False)).rstrip("\n"),
+        host_header(plan, role=False).line,
         comment(
             f"Apply: run {RESET}: it clears "
             + " and ".join(state_files(k))
