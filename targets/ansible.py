@@ -1,9 +1,9 @@
 """Ansible: a playbook and this host's variables, to push hostc's files to running hosts.
 
-`playbook.yml` is the same for every host; `vars-<host>.yml` beside it (read by
-`vars_files` for the inventory host of that name) carries one host's files (path,
-mode, sha256, content in base64: no Jinja2 delimiter can appear in it, so Ansible
-never templates a file's text), its apply steps as
+`playbook.yml` is the same for every host; `vars-<host>.yml` beside it (read by the
+play's first task, `include_vars`, for the inventory host of that name) carries one
+host's files (path, mode, sha256, content in base64: no Jinja2 delimiter can appear in
+it, so Ansible never templates a file's text), its apply steps as
 argv lists (`hostc.activation`, never a shell), and the manifest of what was
 installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
 second run changes nothing); the apply steps run as a handler only when a file
@@ -202,6 +202,18 @@ def _tasks() -> list[dict[str, object]]:
     """What differs, the folders, the pending mark, the files that differ (kernel command
     line files notify the reboot too), the manifests."""
     return [
+        {
+            # a task, not the play's vars_files: ansible-core evaluates vars_files once
+            # without a host as well, and warns that it skipped the file for an
+            # undefined inventory_hostname; an inventory host hostc did not build fails
+            # here, naming its missing file (under vars_files it failed later, on an
+            # undefined hostc_files)
+            "name": "hostc this host's files, as built",
+            "ansible.builtin.include_vars": {
+                "file": "{{ playbook_dir }}/vars-{{ inventory_hostname }}.yml"
+            },
+            "tags": ["always"],
+        },
         *_differences(),
         {
             "name": "hostc folders",
@@ -298,7 +310,6 @@ def playbook() -> str:
         "hosts": "{{ hostc_hosts | default('all') }}",
         "become": "{{ hostc_become | default(true) | bool }}",
         "gather_facts": False,
-        "vars_files": ["vars-{{ inventory_hostname }}.yml"],
         "vars": {
             "hostc_root": "/",
             "hostc_reboot": True,

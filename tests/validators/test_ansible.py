@@ -86,6 +86,22 @@ def test_every_example_passes_syntax_check(tmp_path: Path) -> None:
     assert listed.returncode == 0 and f"hosts ({len(SPECS)})" in listed.stdout
 
 
+def test_a_host_without_variables_fails_alone(tmp_path: Path) -> None:
+    """An inventory host hostc did not build fails at once, naming the variables file it
+    lacks (a play-level vars_files let it fail later on an undefined variable); the hosts
+    hostc built are still installed."""
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    host = _build(spec, tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    r = _playbook(tmp_path, f"{host},stranger", "-e", f"hostc_root={root}")
+    assert r.returncode != 0
+    assert _recap(r.stdout, "stranger")["failed"] == 1, r.stdout
+    assert "vars-stranger.yml" in r.stdout, r.stdout
+    assert _changed(r.stdout, host) > 0
+    assert (root / "usr/local/sbin/hostc-apply").is_file()
+
+
 def _recap(output: str, host: str) -> dict[str, int]:
     m = re.search(rf"^{re.escape(host)}\s*:\s*((?:\w+=\d+\s*)+)$", output, re.M)
     assert m, output
@@ -117,8 +133,11 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) 
     assert second.returncode == 0, second.stdout + second.stderr
     assert _changed(second.stdout, plan.host.name) == 0
     assert "RUNNING HANDLER" not in second.stdout
-    # one module on the host (the check) and its two facts: every copy is skipped
-    assert _recap(second.stdout, plan.host.name)["ok"] == 3, second.stdout
+    # the host's variables, one module on the host (the check) and its two facts: every
+    # copy is skipped
+    assert _recap(second.stdout, plan.host.name)["ok"] == 4, second.stdout
+    for run in (first, second):  # vars_files warned of an undefined inventory_hostname
+        assert "[WARNING]" not in run.stdout + run.stderr, run.stdout + run.stderr
     for a in files:
         got = root / a.path.lstrip("/")
         assert got.read_bytes() == a.data, a.path
