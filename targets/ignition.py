@@ -27,10 +27,10 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from hostc.artifact import Action, Artifact, ArtifactKind
+from hostc.artifact import Action, Artifact, ArtifactKind, file
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.targets import Emitter, lifecycle
 
 NAME = "config.ign"
 VERSION = "3.3.0"  # the newest spec ignition-validate 2.14 accepts as stable; has kernelArguments
@@ -61,14 +61,28 @@ def data_url(data: bytes) -> str:
     return "data:;base64," + base64.b64encode(data).decode("ascii")
 
 
-def carried(files: Sequence[Artifact]) -> list[Artifact]:
-    """The host files Ignition carries: all but those the boot loader reads (GRUB drop-in)."""
-    return [
+def carried(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
+    """The host files Ignition carries: all but those the boot loader reads (GRUB drop-in),
+    with the lifecycle's manifest recorded as the current one.
+
+    Other deliveries leave `manifest.new` for hostc-apply to compare with the build
+    installed before and then make current.  Ignition runs no command, and it runs once,
+    on a machine nothing was installed on: so it writes the manifest as installed,
+    listing exactly the files it writes (not the GRUB drop-in).  A later delivery (an
+    Ansible push, a rootfs tree) then finds the build it replaces, and hostc-apply
+    removes what only this one installed; left as `manifest.new`, it was overwritten by
+    the next delivery's before anything compared them."""
+    out = [
         a
         for a in files
         if a.kind is ArtifactKind.FILE
         and not any(x.action is Action.BOOTLOADER for x in a.activation)
     ]
+    if not any(a.path == lifecycle.NEW_MANIFEST for a in out):
+        return out
+    installed = [a for a in out if a.path != lifecycle.NEW_MANIFEST]
+    record = file("ignition", lifecycle.MANIFEST, lifecycle.manifest_text(plan, installed))
+    return [record if a.path == lifecycle.NEW_MANIFEST else a for a in out]
 
 
 #: What `tuned-adm profile <name>` leaves behind for the TuneD daemon to read at start.
@@ -92,13 +106,14 @@ def tuned_selection(files: Sequence[Artifact]) -> list[Artifact]:
 def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
     storage: list[dict[str, object]] = []
     units: dict[str, dict[str, object]] = {}
+    installed = carried(plan, files)
     enabled = {
         x.unit
-        for a in carried(files)
+        for a in installed
         for x in a.activation
         if x.action in (Action.ENABLE, Action.ENABLE_NOW) and x.unit
     }
-    for art in [*carried(files), *tuned_selection(carried(files))]:
+    for art in [*installed, *tuned_selection(installed)]:
         as_unit = art.mode == UNIT_MODE and _text(art.data) is not None
         unit = _UNIT_RE.fullmatch(art.path) if as_unit else None
         dropin = _DROPIN_RE.fullmatch(art.path) if as_unit else None

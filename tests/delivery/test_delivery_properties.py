@@ -20,6 +20,7 @@ from conftest import example_plan
 from delivery_read import (
     as_files,
     host_files,
+    ignition_expected,
     ignition_files,
     tar_files,
     user_data,
@@ -45,12 +46,7 @@ def test_wrappers_carry_the_file_targets_byte_for_byte(case: tuple[Topology, m.H
     assert user_data_files(user_data(out["cloud-init", "user-data"].text)) == want
 
     doc = json.loads(out["ignition", "config.ign"].text)
-    kargs_carriers = {Action.BOOTLOADER}
-    assert ignition_files(doc) == {
-        a.path: (a.mode, a.data)
-        for a in files
-        if not {x.action for x in a.activation} & kargs_carriers
-    }
+    assert ignition_files(doc) == as_files(ignition_expected(plan, files))
     args = [str(a) for a in kernel_args(plan)]
     assert doc.get("kernelArguments", {}).get("shouldExist", []) == args
 

@@ -5,6 +5,7 @@ only, no systemctl).  The booted-VM tests run the same scripts on a real Debian.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from hostc.plan import IrqOwner, Plan
 from hostc.targets import lifecycle
 
 from conftest import ROOT, need_tool
+from delivery_read import ignition_files
 
 DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
@@ -69,7 +71,8 @@ def test_every_delivery_records_each_file_it_installs_with_its_sha256() -> None:
     text = api.emit(plan, ["cloud-init"])[0].text
     assert lifecycle.NEW_MANIFEST in text and lifecycle.APPLY in text and lifecycle.REVERT in text
     ign = api.emit(plan, ["ignition"])[0].text
-    assert lifecycle.NEW_MANIFEST in ign and lifecycle.REVERT in ign
+    assert f'"path": "{lifecycle.NEW_MANIFEST}"' not in ign and lifecycle.REVERT in ign
+    assert f'"path": "{lifecycle.MANIFEST}"' in ign  # installed as current: nothing applies it
 
 
 def test_the_manifest_lists_the_units_the_build_stops() -> None:
@@ -114,6 +117,47 @@ def test_applying_a_new_build_removes_what_only_the_old_one_installed(tmp_path: 
     assert "reboot needed" in second.stdout and "modules" in second.stdout
     manifest = (root / lifecycle.MANIFEST.lstrip("/")).read_text()
     assert manifest == next(a for a in v2 if a.path == lifecycle.NEW_MANIFEST).text
+
+
+def ignition_installed(plan: Plan) -> list[Artifact]:
+    """The files an Ignition config writes, read back from the config itself."""
+    doc = json.loads(api.emit(plan, ["ignition"])[0].text)
+    return [Artifact("ignition", p, data, mode) for p, (mode, data) in ignition_files(doc).items()]
+
+
+def test_a_delivery_after_ignition_removes_what_only_ignition_installed(
+    tmp_path: Path,
+) -> None:
+    """Ignition never runs hostc-apply: its manifest is installed as current, so the next
+    delivery (an Ansible push, a rootfs tree) knows what it replaces.  With the manifest
+    left as manifest.new, the next delivery overwrote it and removed nothing."""
+    root = tmp_path / "host"
+    v1 = ignition_installed(plan_of(DGX))
+    install(root, v1)
+    assert (root / lifecycle.MANIFEST.lstrip("/")).is_file()
+    assert not (root / lifecycle.NEW_MANIFEST.lstrip("/")).exists()
+    recorded = {
+        line.split()[2]
+        for line in (root / lifecycle.MANIFEST.lstrip("/")).read_text().splitlines()
+        if line.startswith("file ")
+    }
+    assert recorded == {a.path for a in v1} - {lifecycle.MANIFEST}  # no GRUB drop-in
+    v2 = delivered(plan_of(KUBEADM))
+    install(root, v2)
+    done = run_script(root, lifecycle.APPLY)
+    assert done.returncode == 0, done.stderr
+    v1_only = {a.path for a in v1} - {a.path for a in v2} - {lifecycle.MANIFEST}
+    assert v1_only and not (tree(root) & v1_only), tree(root) & v1_only
+    assert "hostc-apply: removed /etc/modprobe.d/90-hostc.conf" in done.stdout
+
+
+def test_revert_after_ignition_removes_every_file_it_wrote(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    v1 = ignition_installed(plan_of(DGX))
+    install(root, v1)
+    done = run_script(root, lifecycle.REVERT)
+    assert done.returncode == 0, done.stderr
+    assert not tree(root), tree(root)
 
 
 def test_applying_the_same_build_twice_removes_nothing(tmp_path: Path) -> None:

@@ -45,6 +45,23 @@ def host_files(plan: Plan) -> list[api.Artifact]:
     return files + lifecycle.artifacts(plan, files)
 
 
+def ignition_expected(plan: Plan, files: list[api.Artifact]) -> list[api.Artifact]:
+    """What an Ignition config must write of `files` (host_files): all but the GRUB
+    drop-in (kernelArguments carry the arguments), with the lifecycle's manifest as the
+    installed one, listing the others (Ignition never runs hostc-apply)."""
+    from hostc.artifact import Action, Artifact
+    from hostc.targets import lifecycle
+
+    out = [
+        a
+        for a in files
+        if not any(x.action is Action.BOOTLOADER for x in a.activation)
+        and a.path != lifecycle.NEW_MANIFEST
+    ]
+    record = lifecycle.manifest_text(plan, out).encode()
+    return [*out, Artifact("ignition", lifecycle.MANIFEST, record)]
+
+
 def as_files(arts: list[api.Artifact]) -> Files:
     return {a.path: (a.mode, a.data) for a in arts}
 

@@ -21,7 +21,15 @@ from hostc.kernelargs import kernel_args
 from hostc.targets import ignition
 
 from conftest import EXAMPLE_NAMES, example_plan, need_tool, shared
-from delivery_read import as_files, build_cli, host_files, ignition_files, need_root, tree_files
+from delivery_read import (
+    as_files,
+    build_cli,
+    host_files,
+    ignition_expected,
+    ignition_files,
+    need_root,
+    tree_files,
+)
 
 APPLY = "ignition-apply"  # the consumer\'s own harness, ../shared/tools/ignition-apply
 #: what Ignition itself writes besides the config's files
@@ -33,11 +41,9 @@ IGNITION_OWN = (
 
 
 def _carried(plan: api.Plan) -> list[Artifact]:
-    """The host files Ignition carries, plus the TuneD profile selection it writes in
-    place of `tuned-adm profile` (it runs no command)."""
-    files = [
-        a for a in host_files(plan) if not any(x.action is Action.BOOTLOADER for x in a.activation)
-    ]
+    """The host files Ignition carries (`ignition_expected`), plus the TuneD profile
+    selection it writes in place of `tuned-adm profile` (it runs no command)."""
+    files = ignition_expected(plan, host_files(plan))
     return files + ignition.tuned_selection(files)
 
 
