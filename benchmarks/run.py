@@ -216,6 +216,10 @@ def worker(task: str, args: list[str]) -> tuple[float, ...]:
     from hostc import api
 
     repeats = int(args[0])
+    if task == "render-share":
+        from fleet import render_share
+
+        return render_share(repeats)
     if task == "builds-per-second":
         window, shared = float(args[1]), args[2] == "shared"
         specs = itertools.cycle(distinct_hosts(Path(args[3]), shared))
@@ -490,7 +494,8 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         # F1-F4: one host against TuneD, and a thousand hosts in one command
         from fleet import figures
 
-        rows += [Row(*r) for r in figures(hostc, work, quick, rate, tuned)]
+        renders, build = in_worker("render-share", repeats)
+        rows += [Row(*r) for r in figures(hostc, work, quick, rate, tuned, (renders, build))]
     return rows
 
 
