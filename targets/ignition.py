@@ -68,7 +68,7 @@ def carried(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     Other deliveries leave `manifest.new` for hostc-apply to compare with the build
     installed before and then make current.  Ignition runs no command, and it runs once,
     on a machine nothing was installed on: so it writes the manifest as installed,
-    listing exactly the files it writes (not the GRUB drop-in).  A later delivery (an
+    listing exactly the files it writes (not the GRUB drop-in) and the kernelArguments.  A later delivery (an
     Ansible push, a rootfs tree) then finds the build it replaces, and hostc-apply
     removes what only this one installed; left as `manifest.new`, it was overwritten by
     the next delivery's before anything compared them."""
@@ -81,7 +81,8 @@ def carried(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     if not any(a.path == lifecycle.NEW_MANIFEST for a in out):
         return out
     installed = [a for a in out if a.path != lifecycle.NEW_MANIFEST]
-    record = file("ignition", lifecycle.MANIFEST, lifecycle.manifest_text(plan, installed))
+    kargs = [str(a) for a in kernel_args(plan)]  # hostc-revert takes them out again
+    record = file("ignition", lifecycle.MANIFEST, lifecycle.manifest_text(plan, installed, kargs))
     return [record if a.path == lifecycle.NEW_MANIFEST else a for a in out]
 
 

@@ -3,7 +3,8 @@
 Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
 
 - `/var/lib/hostc/manifest.new`: this build's manifest, plain lines a POSIX sh reads
-  (`file SHA256 PATH`, `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`);
+  (`file SHA256 PATH`, `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`, and from
+  Ignition, which installs it as the current manifest, `karg ARG`);
 - `/usr/local/sbin/hostc-apply`: compares it with the manifest of the build installed
   before (`/var/lib/hostc/manifest`), removes what only the old build installed
   (stale drop-ins, presets, units; a stale GRUB drop-in regenerates grub.cfg),
@@ -12,7 +13,8 @@ Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
   new manifest the current one;
 - `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
   files, the kernel arguments through the same carrier (the GRUB drop-in removed and
-  update-grub, or grubby --remove-args of the grubby state), the units it stopped,
+  update-grub, grubby --remove-args of the grubby state, or `rpm-ostree kargs
+  --delete-if-present` of the `karg` lines Ignition's kernelArguments set), the units it stopped,
   and the kubelet checkpoints when hostc's policy made them (the kubelet refuses to
   start on a checkpoint of another policy).  A reboot then boots the host as it was.
 
@@ -56,9 +58,13 @@ def _line(*words: str) -> str:
     return " ".join(words) + "\n"
 
 
-def manifest_text(plan: Plan, files: Sequence[Artifact]) -> str:
+def manifest_text(plan: Plan, files: Sequence[Artifact], kargs: Sequence[str] = ()) -> str:
+    """The manifest of a delivery of `files`.  `kargs`: kernel arguments the delivery set
+    with no file of hostc's to carry them (Ignition's kernelArguments), listed so that
+    hostc-revert can take them out (`rpm-ostree kargs --delete-if-present`)."""
     by_path = sorted(files, key=lambda a: a.path)
     lines = [_line("file", hashlib.sha256(a.data).hexdigest(), a.path) for a in by_path]
+    lines += [_line("karg", a) for a in kargs]
     lines += [_line("stopped", u) for u in stopped_units(plan)]
     k = plan.kubelet
     if k is not None and (k.cpu.policy != "none" or k.memory_manager_static):

@@ -151,13 +151,28 @@ def test_a_delivery_after_ignition_removes_what_only_ignition_installed(
     assert "hostc-apply: removed /etc/modprobe.d/90-hostc.conf" in done.stdout
 
 
-def test_revert_after_ignition_removes_every_file_it_wrote(tmp_path: Path) -> None:
+def test_revert_after_ignition_removes_every_file_and_kernel_argument_it_set(
+    tmp_path: Path,
+) -> None:
+    """Ignition's kernelArguments have no file of hostc's to remove: the manifest lists
+    them (`karg`), and revert takes them out with rpm-ostree (HOSTC_ROOT: says it would)."""
     root = tmp_path / "host"
-    v1 = ignition_installed(plan_of(DGX))
+    plan = plan_of(DGX)
+    v1 = ignition_installed(plan)
     install(root, v1)
     done = run_script(root, lifecycle.REVERT)
     assert done.returncode == 0, done.stderr
     assert not tree(root), tree(root)
+    args = " ".join(str(a) for a in plan.kernel_args)
+    assert args and f"would remove the kernel arguments Ignition set: {args}\n" in done.stdout
+
+
+def test_revert_of_a_build_without_kernel_arguments_names_none(tmp_path: Path) -> None:
+    root = tmp_path / "host"
+    install(root, delivered(plan_of(DGX)))
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    done = run_script(root, lifecycle.REVERT)
+    assert done.returncode == 0 and "kernel arguments Ignition" not in done.stdout
 
 
 def test_applying_the_same_build_twice_removes_nothing(tmp_path: Path) -> None:

@@ -48,7 +48,8 @@ def host_files(plan: Plan) -> list[api.Artifact]:
 def ignition_expected(plan: Plan, files: list[api.Artifact]) -> list[api.Artifact]:
     """What an Ignition config must write of `files` (host_files): all but the GRUB
     drop-in (kernelArguments carry the arguments), with the lifecycle's manifest as the
-    installed one, listing the others (Ignition never runs hostc-apply)."""
+    installed one, listing the others and the kernel arguments (Ignition never runs
+    hostc-apply)."""
     from hostc.artifact import Action, Artifact
     from hostc.targets import lifecycle
 
@@ -58,7 +59,8 @@ def ignition_expected(plan: Plan, files: list[api.Artifact]) -> list[api.Artifac
         if not any(x.action is Action.BOOTLOADER for x in a.activation)
         and a.path != lifecycle.NEW_MANIFEST
     ]
-    record = lifecycle.manifest_text(plan, out).encode()
+    kargs = [str(a) for a in plan.kernel_args]  # kernelArguments: revert takes them out
+    record = lifecycle.manifest_text(plan, out, kargs).encode()
     return [*out, Artifact("ignition", lifecycle.MANIFEST, record)]
 
 
