@@ -68,10 +68,10 @@ def carried(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
     Other deliveries leave `manifest.new` for hostc-apply to compare with the build
     installed before and then make current.  Ignition runs no command, and it runs once,
     on a machine nothing was installed on: so it writes the manifest as installed,
-    listing exactly the files it writes (not the GRUB drop-in) and the kernelArguments.  A later delivery (an
-    Ansible push, a rootfs tree) then finds the build it replaces, and hostc-apply
-    removes what only this one installed; left as `manifest.new`, it was overwritten by
-    the next delivery's before anything compared them."""
+    listing exactly the files it writes (not the GRUB drop-in) and the kernelArguments.
+    A later delivery (an Ansible push, a rootfs tree) then finds the build it replaces,
+    and hostc-apply removes what only this one installed; left as `manifest.new`, it was
+    overwritten by the next delivery's before anything compared them."""
     out = [
         a
         for a in files
