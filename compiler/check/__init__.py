@@ -52,6 +52,7 @@ RULES: tuple[Rule, ...] = (
     kubelet_rules.version_supported,
     kubelet_rules.role_named,
     kubelet_rules.cpu_manager_options,
+    kubelet_rules.strict_reservation,
     kubelet_rules.eviction_hard_valid,
     kubelet_rules.reserved_memory_adds_up,
     kubelet_rules.memory_manager_has_reservations,

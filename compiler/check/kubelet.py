@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from hostc import vocab
+from hostc.check.kubelet_cpu import cpu_manager_options as cpu_manager_options
+from hostc.check.kubelet_cpu import option_stage
+from hostc.check.kubelet_cpu import strict_reservation as strict_reservation
 from hostc.check.kubelet_topology import topology_admits_gpus as topology_admits_gpus
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kubelet as ko
@@ -65,76 +68,6 @@ def role_named(r: Resolved) -> Iterator[Diagnostic]:
     elif k.flavor is vocab.Flavor.KUBEADM and k.role is not None:
         yield warning(
             "kubelet.role", "role applies to rke2 and k3s; kubeadm's kubelet is kubelet.service"
-        )
-
-
-def _smt(topo: Topology) -> bool:
-    return any(len(c) > 1 for c in topo.cores().values())
-
-
-def _option_stage(
-    at: str,
-    name: str,
-    what: str,
-    table: Mapping[str, tuple[tuple[ko.KubeVersion, ko.Stage], ...]],
-    version: ko.KubeVersion,
-) -> Diagnostic | ko.Stage:
-    """The option's maturity in this kubelet, or the error for one it does not have."""
-    first = ko.first_release(name, table)
-    if first is None:
-        return error(at, f"unknown {what} option {name!r}", hint="known: " + ", ".join(table))
-    st = ko.stage(name, version, table)
-    if st is None:
-        return error(at, f"{name!r} arrived in kubelet {first}; this node runs {version}")
-    return st
-
-
-def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
-    spec, topo = r.spec, r.topo
-    k = spec.kubelet
-    if k is None or not k.cpu_manager_policy_options:
-        return
-    base = "kubelet.cpu_manager_policy_options"
-    if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
-        yield error(
-            base, "CPU-manager options belong to the static policy; the policy here is none"
-        )
-        return
-    opts = k.cpu_manager_policy_options
-    for i, opt in enumerate(opts):
-        at = f"{base}[{i}]"
-        st = _option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
-        if isinstance(st, Diagnostic):
-            yield st
-        elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
-            yield error(
-                at,
-                f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
-                f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
-                f'enabled, but option "{opt}" provided',
-                hint="set kubelet.allow_alpha_options = true to turn the gate on",
-            )
-    for a, b in ko.CPU_OPTION_CONFLICTS:
-        if a in opts and b in opts:
-            yield error(base, f"the kubelet refuses {a} and {b} together")
-    if "align-by-socket" in opts and (
-        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
-    ):
-        yield error(base, "align-by-socket contradicts topology_manager_policy single-numa-node")
-    if "distribute-cpus-across-numa" in opts and (
-        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
-    ):
-        yield warning(
-            f"{base}[{opts.index('distribute-cpus-across-numa')}]",
-            "distribute-cpus-across-numa does nothing under topology_manager_policy "
-            "single-numa-node: it spreads only pods that need several NUMA nodes, and "
-            "single-numa-node rejects those",
-            hint="drop the option, or use topology_manager_policy best-effort or restricted",
-        )
-    if "full-pcpus-only" in opts and not _smt(topo):
-        yield warning(
-            f"{base}[{opts.index('full-pcpus-only')}]",
-            "full-pcpus-only has no effect on a host without SMT: every core is one CPU",
         )
 
 
@@ -270,7 +203,7 @@ def topology_manager_options(r: Resolved) -> Iterator[Diagnostic]:
     base = "kubelet.topology_manager_policy_options"
     for name, value in k.topology_manager_policy_options.items():
         at = f"{base}.{name}"
-        st = _option_stage(at, name, "topology-manager", ko.TOPOLOGY_OPTIONS, k.version)
+        st = option_stage(at, name, "topology-manager", ko.TOPOLOGY_OPTIONS, k.version)
         if isinstance(st, Diagnostic):
             yield st
         elif st is ko.Stage.ALPHA:

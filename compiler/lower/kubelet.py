@@ -125,8 +125,13 @@ def capacity(
 
 
 def _strict(k: Kubelet, policy: str) -> bool:
-    """strict-cpu-reservation by default where it is beta or GA (KEP-4540)."""
-    return policy == "static" and k.version >= ko.STRICT_RESERVATION_DEFAULT_SINCE
+    """strict-cpu-reservation as `kubelet.strict_cpu_reservation` says, by default where
+    it is beta or GA (KEP-4540)."""
+    if policy != "static":
+        return False
+    if k.strict_cpu_reservation is not None:
+        return k.strict_cpu_reservation
+    return k.version >= ko.STRICT_RESERVATION_DEFAULT_SINCE
 
 
 def _reserved_why(options: tuple[str, ...], policy: str) -> str:
@@ -158,10 +163,20 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     alpha = [o for o in options if ko.stage(o, k.version) is ko.Stage.ALPHA]
     if options:
         why += f"; options {', '.join(options)}"
-    if added:
+    if added and k.strict_cpu_reservation:
+        why += (
+            f" ({ko.STRICT_RESERVATION} from kubelet.strict_cpu_reservation: it keeps "
+            "Burstable and BestEffort pods off the reserved CPUs)"
+        )
+    elif added:
         why += (
             f" ({ko.STRICT_RESERVATION} added: {ko.stage(ko.STRICT_RESERVATION, k.version)} "
             f"in {k.version}, it keeps Burstable and BestEffort pods off the reserved CPUs)"
+        )
+    elif policy == "static" and k.strict_cpu_reservation is False:
+        why += (
+            f"; {ko.STRICT_RESERVATION} off (kubelet.strict_cpu_reservation = false): "
+            "Burstable and BestEffort pods may run on the reserved CPUs"
         )
     if alpha:
         why += f" ({', '.join(alpha)} alpha in {k.version}: {ko.ALPHA_GATE} turned on)"

@@ -59,6 +59,15 @@ class Kubelet:
         factory=list,
         metadata=doc("static-policy options, checked against `version`", ["full-pcpus-only"]),
     )
+    strict_cpu_reservation: bool | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "keep Burstable and BestEffort pods off reservedSystemCPUs (the static policy's "
+            "strict-cpu-reservation option); unset: on from kubelet 1.33, where it is beta; "
+            "false: those pods may share the reserved CPUs (a small node that needs them)",
+            False,
+        ),
+    )
     allow_alpha_options: bool = attrs.field(
         default=False,
         metadata=doc(

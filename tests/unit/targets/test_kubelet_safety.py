@@ -342,6 +342,26 @@ def test_reserved_cpus_are_kept_from_pods_from_kubelet_133() -> None:
     assert doc["featureGates"] == {"CPUManagerPolicyAlphaOptions": True}
 
 
+def test_strict_cpu_reservation_can_be_turned_off_and_on() -> None:
+    """Off: Burstable and BestEffort pods may share the reserved CPUs (a small node), and
+    the reasons say so; on: asked for on 1.32 with the alpha gate, as the option would be."""
+    off = _plan(version="1.35", strict_cpu_reservation=False)
+    assert off.kubelet is not None
+    assert "strict-cpu-reservation" not in off.kubelet.cpu.options
+    doc = yaml.safe_load(_by_path(off)[tk.DROPIN])
+    assert "strict-cpu-reservation" not in doc.get("cpuManagerPolicyOptions", {})
+    assert "strict_cpu_reservation = false" in off.kubelet.cpu.reason.why
+    assert "Burstable and BestEffort pods share it" in off.kubelet.cpu.reserved_reason.why
+    on = _plan(version="1.32", strict_cpu_reservation=True, allow_alpha_options=True)
+    doc = yaml.safe_load(_by_path(on)[tk.DROPIN])
+    assert doc["cpuManagerPolicyOptions"] == {"strict-cpu-reservation": "true"}
+    assert doc["featureGates"] == {"CPUManagerPolicyAlphaOptions": True}
+    assert on.kubelet is not None
+    assert "from kubelet.strict_cpu_reservation" in on.kubelet.cpu.reason.why
+    # unset: the default by release, the same as before the key existed
+    assert "strict-cpu-reservation" in _plan(version="1.33").kubelet.cpu.options  # type: ignore[union-attr]
+
+
 # Knowledge tables, one fact per assertion
 
 

@@ -1,0 +1,116 @@
+"""Kubelet CPU-manager rules: the static policy's options, checked against the kubelet
+release and its feature gates as the kubelet checks them when it starts on the node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from hostc import vocab
+from hostc.diagnostics import Diagnostic, error, warning
+from hostc.knowledge import kubelet as ko
+from hostc.resolve import Resolved
+from hostc.topology.model import Topology
+
+
+def _smt(topo: Topology) -> bool:
+    return any(len(c) > 1 for c in topo.cores().values())
+
+
+def option_stage(
+    at: str,
+    name: str,
+    what: str,
+    table: Mapping[str, tuple[tuple[ko.KubeVersion, ko.Stage], ...]],
+    version: ko.KubeVersion,
+) -> Diagnostic | ko.Stage:
+    """The option's maturity in this kubelet, or the error for one it does not have."""
+    first = ko.first_release(name, table)
+    if first is None:
+        return error(at, f"unknown {what} option {name!r}", hint="known: " + ", ".join(table))
+    st = ko.stage(name, version, table)
+    if st is None:
+        return error(at, f"{name!r} arrived in kubelet {first}; this node runs {version}")
+    return st
+
+
+def strict_reservation(r: Resolved) -> Iterator[Diagnostic]:
+    """`kubelet.strict_cpu_reservation`: an option of the static policy, from the kubelet
+    release that has it, and not contradicted by `cpu_manager_policy_options`."""
+    k = r.spec.kubelet
+    if k is None or k.strict_cpu_reservation is None:
+        return
+    at = "kubelet.strict_cpu_reservation"
+    if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
+        yield error(
+            at, f"{ko.STRICT_RESERVATION} belongs to the static policy; the policy here is none"
+        )
+        return
+    if not k.strict_cpu_reservation:
+        if ko.STRICT_RESERVATION in k.cpu_manager_policy_options:
+            yield error(
+                at,
+                f"is false, but kubelet.cpu_manager_policy_options names {ko.STRICT_RESERVATION}",
+                hint="say it in one place",
+            )
+        return
+    if ko.STRICT_RESERVATION in k.cpu_manager_policy_options:
+        return  # cpu_manager_options judges the option where it is named
+    st = option_stage(at, ko.STRICT_RESERVATION, "CPU-manager", ko.CPU_OPTIONS, k.version)
+    if isinstance(st, Diagnostic):
+        yield st
+    elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
+        yield error(
+            at,
+            f"{ko.STRICT_RESERVATION} is alpha in kubelet {k.version}; without the "
+            f"{ko.ALPHA_GATE} feature gate the kubelet refuses it",
+            hint="set kubelet.allow_alpha_options = true to turn the gate on",
+        )
+
+
+def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
+    spec, topo = r.spec, r.topo
+    k = spec.kubelet
+    if k is None or not k.cpu_manager_policy_options:
+        return
+    base = "kubelet.cpu_manager_policy_options"
+    if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
+        yield error(
+            base, "CPU-manager options belong to the static policy; the policy here is none"
+        )
+        return
+    opts = k.cpu_manager_policy_options
+    for i, opt in enumerate(opts):
+        at = f"{base}[{i}]"
+        st = option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
+        if isinstance(st, Diagnostic):
+            yield st
+        elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
+            yield error(
+                at,
+                f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
+                f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
+                f'enabled, but option "{opt}" provided',
+                hint="set kubelet.allow_alpha_options = true to turn the gate on",
+            )
+    for a, b in ko.CPU_OPTION_CONFLICTS:
+        if a in opts and b in opts:
+            yield error(base, f"the kubelet refuses {a} and {b} together")
+    if "align-by-socket" in opts and (
+        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
+    ):
+        yield error(base, "align-by-socket contradicts topology_manager_policy single-numa-node")
+    if "distribute-cpus-across-numa" in opts and (
+        k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
+    ):
+        yield warning(
+            f"{base}[{opts.index('distribute-cpus-across-numa')}]",
+            "distribute-cpus-across-numa does nothing under topology_manager_policy "
+            "single-numa-node: it spreads only pods that need several NUMA nodes, and "
+            "single-numa-node rejects those",
+            hint="drop the option, or use topology_manager_policy best-effort or restricted",
+        )
+    if "full-pcpus-only" in opts and not _smt(topo):
+        yield warning(
+            f"{base}[{opts.index('full-pcpus-only')}]",
+            "full-pcpus-only has no effect on a host without SMT: every core is one CPU",
+        )
