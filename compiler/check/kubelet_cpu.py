@@ -9,6 +9,7 @@ from hostc import vocab
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kubelet as ko
 from hostc.resolve import Resolved
+from hostc.spec.model import Kubelet
 from hostc.topology.model import Topology
 
 
@@ -33,6 +34,21 @@ def option_stage(
     return st
 
 
+def _cpu_option(at: str, opt: str, k: Kubelet) -> Iterator[Diagnostic]:
+    """A CPU-manager option this kubelet has, and the gate it needs where it is alpha."""
+    st = option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
+    if isinstance(st, Diagnostic):
+        yield st
+    elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
+        yield error(
+            at,
+            f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
+            f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
+            f'enabled, but option "{opt}" provided',
+            hint="set kubelet.allow_alpha_options = true to turn the gate on",
+        )
+
+
 def strict_reservation(r: Resolved) -> Iterator[Diagnostic]:
     """`kubelet.strict_cpu_reservation`: an option of the static policy, from the kubelet
     release that has it, and not contradicted by `cpu_manager_policy_options`."""
@@ -55,16 +71,7 @@ def strict_reservation(r: Resolved) -> Iterator[Diagnostic]:
         return
     if ko.STRICT_RESERVATION in k.cpu_manager_policy_options:
         return  # cpu_manager_options judges the option where it is named
-    st = option_stage(at, ko.STRICT_RESERVATION, "CPU-manager", ko.CPU_OPTIONS, k.version)
-    if isinstance(st, Diagnostic):
-        yield st
-    elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
-        yield error(
-            at,
-            f"{ko.STRICT_RESERVATION} is alpha in kubelet {k.version}; without the "
-            f"{ko.ALPHA_GATE} feature gate the kubelet refuses it",
-            hint="set kubelet.allow_alpha_options = true to turn the gate on",
-        )
+    yield from _cpu_option(at, ko.STRICT_RESERVATION, k)
 
 
 def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
@@ -80,18 +87,7 @@ def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
         return
     opts = k.cpu_manager_policy_options
     for i, opt in enumerate(opts):
-        at = f"{base}[{i}]"
-        st = option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
-        if isinstance(st, Diagnostic):
-            yield st
-        elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
-            yield error(
-                at,
-                f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
-                f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
-                f'enabled, but option "{opt}" provided',
-                hint="set kubelet.allow_alpha_options = true to turn the gate on",
-            )
+        yield from _cpu_option(f"{base}[{i}]", opt, k)
     for a, b in ko.CPU_OPTION_CONFLICTS:
         if a in opts and b in opts:
             yield error(base, f"the kubelet refuses {a} and {b} together")
