@@ -268,6 +268,9 @@ def _handlers() -> list[dict[str, object]]:
                 "owner": "{{ hostc_owner }}",
                 "group": "{{ hostc_group }}",
             },
+            # `--check` copied nothing, so there is no source on a new host (the copy
+            # failed there); the steps after it are commands, which check mode skips
+            "when": "not ansible_check_mode",
         },
         {
             "name": "hostc apply",

@@ -86,6 +86,23 @@ def test_every_example_passes_syntax_check(tmp_path: Path) -> None:
     assert listed.returncode == 0 and f"hosts ({len(SPECS)})" in listed.stdout
 
 
+def test_check_mode_reports_the_changes_and_writes_nothing(tmp_path: Path) -> None:
+    """`ansible-playbook --check` before a push: on a new host it names the changes and
+    writes nothing (the manifest handler failed there, on a source check mode never
+    copied); on a current host it reports none."""
+    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+    host = _build(spec, tmp_path / "out")
+    root = tmp_path / "root"
+    root.mkdir()
+    dry = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert _changed(dry.stdout, host) > 0
+    assert not list(root.iterdir()), sorted(root.rglob("*"))
+    assert _playbook(tmp_path, host, "-e", f"hostc_root={root}").returncode == 0
+    again = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}")
+    assert again.returncode == 0 and _changed(again.stdout, host) == 0, again.stdout
+
+
 def test_a_host_without_variables_fails_alone(tmp_path: Path) -> None:
     """An inventory host hostc did not build fails at once, naming the variables file it
     lacks (a play-level vars_files let it fail later on an undefined variable); the hosts
