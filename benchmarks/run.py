@@ -494,8 +494,9 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         # F1-F4: one host against TuneD, and a thousand hosts in one command
         from fleet import figures
 
-        renders, build = in_worker("render-share", repeats)
-        rows += [Row(*r) for r in figures(hostc, work, quick, rate, tuned, (renders, build))]
+        renders, load, build = in_worker("render-share", repeats)
+        share = (renders, load, build)
+        rows += [Row(*r) for r in figures(hostc, work, quick, rate, tuned, share)]
     return rows
 
 
