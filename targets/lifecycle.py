@@ -14,7 +14,10 @@ Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
 - `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
   files, the kernel arguments through the same carrier (the GRUB drop-in removed and
   update-grub, grubby --remove-args of the grubby state, or `rpm-ostree kargs
-  --delete-if-present` of the `karg` lines Ignition's kernelArguments set), the units it stopped,
+  --delete-if-present` of the `karg` lines Ignition's kernelArguments set: Fedora CoreOS's
+  "Modifying Kernel Arguments" page names `rpm-ostree kargs` for running systems, its
+  `--delete-if-present` removes an argument only where present, RHEL image-mode docs
+  "Editing kernel arguments in bootc systems"), the units it stopped,
   and the kubelet checkpoints when hostc's policy made them (the kubelet refuses to
   start on a checkpoint of another policy).  A reboot then boots the host as it was.
 

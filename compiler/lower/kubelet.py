@@ -29,7 +29,7 @@ from hostc.plan import (
     RuntimeAffinity,
     TopologyManager,
 )
-from hostc.provenance import key
+from hostc.provenance import SpecKey, SpecKeys, key
 from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
 
 MIB = 1024**2
@@ -149,6 +149,17 @@ def _reserved_why(options: tuple[str, ...], policy: str) -> str:
     )
 
 
+def _cpu_source(k: Kubelet, src: SpecKey, given: bool) -> SpecKey | SpecKeys:
+    """The keys that chose the CPU manager: the policy (or its options), and
+    `strict_cpu_reservation` where the spec sets it (it decides an option too)."""
+    first = (
+        key("kubelet", "cpu_manager_policy_options") if given and not k.cpu_manager_policy else src
+    )
+    if k.strict_cpu_reservation is None:
+        return first
+    return SpecKeys((first, key("kubelet", "strict_cpu_reservation")))
+
+
 def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     policy = k.cpu_manager_policy or vocab.CpuManagerPolicy.STATIC
     src = key("kubelet", "cpu_manager_policy") if k.cpu_manager_policy else key("kubelet")
@@ -185,12 +196,7 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
         options=options,
         alpha_gate=bool(alpha) and k.allow_alpha_options,
         reserved=part.housekeeping,
-        reason=Reason(
-            key("kubelet", "cpu_manager_policy_options")
-            if given and not k.cpu_manager_policy
-            else src,
-            why,
-        ),
+        reason=Reason(_cpu_source(k, src, bool(given)), why),
         reserved_reason=Reason(part.housekeeping_reason.source, _reserved_why(options, policy)),
     )
 

@@ -351,6 +351,7 @@ def test_strict_cpu_reservation_can_be_turned_off_and_on() -> None:
     doc = yaml.safe_load(_by_path(off)[tk.DROPIN])
     assert "strict-cpu-reservation" not in doc.get("cpuManagerPolicyOptions", {})
     assert "strict_cpu_reservation = false" in off.kubelet.cpu.reason.why
+    assert str(off.kubelet.cpu.reason.source) == "kubelet, kubelet.strict_cpu_reservation"
     assert "Burstable and BestEffort pods share it" in off.kubelet.cpu.reserved_reason.why
     on = _plan(version="1.32", strict_cpu_reservation=True, allow_alpha_options=True)
     doc = yaml.safe_load(_by_path(on)[tk.DROPIN])
