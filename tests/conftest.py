@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -96,19 +98,161 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _controller(config: pytest.Config) -> bool:
+    """The process that runs the session: pytest itself, or xdist's controller (not one
+    of its workers, which inherit what it set up)."""
+    return not hasattr(config, "workerinput")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """With --regen, regenerate before collection, so the tests then check the new files."""
+    """With --regen, regenerate before collection, so the tests then check the new files
+    (once, before xdist's workers start).  The session's VM lane folder, in the
+    environment every worker inherits (HOSTC_VM_LANE set by hand names one to reuse:
+    a lane that already ran there is not started again, its results are read)."""
+    if not _controller(config):
+        return
+    _CONFIG[:] = [config]
     if config.getoption("--regen"):
         from regenerate import regenerate
 
         changed = regenerate()
         config.stash[_REGENERATED] = [str(p.relative_to(ROOT)) for p in changed]
+    if "HOSTC_VM_LANE" not in os.environ:
+        lane = Path(tempfile.mkdtemp(prefix="hostc-vmlane-", dir="/var/tmp"))
+        os.environ["HOSTC_VM_LANE"] = str(lane)
+        config.stash[_OWN_LANE] = lane
 
 
 _REGENERATED = pytest.StashKey[list[str]]()
+_OWN_LANE = pytest.StashKey[Path]()
+
+
+#: Modules whose tests share module-scoped state (one playbook install that several tests
+#: copy; a count of the malformed inputs the module tried): one xdist worker runs each of
+#: them whole, in order.  (xdist's own `xdist_group` mark does nothing on pytest 9.2: it
+#: rewrites `item._nodeid`, which pytest no longer reads.)
+ONE_WORKER = frozenset({"tests/validators/test_ansible.py", "tests/hostile/test_fuzz.py"})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scope scheduler, a scope being a module of ONE_WORKER or else one test;
+    the largest scopes go first (the Ansible module, the longest, starts at once), the
+    others in collection order (`pytest_collection_modifyitems`: the VM tests, which
+    wait for the VM lane, and then the timing-sensitive ones come last)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerModules(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER else nodeid
+
+    return OneWorkerModules(config, log)
+
+
+def _lane_order(item: pytest.Item) -> int:
+    """The tests beside the VMs first, then the VM tests (they wait for the VM lane),
+    then the timing-sensitive ones, alone."""
+    if item.get_closest_marker("alone"):
+        return 2
+    return 1 if item.get_closest_marker("vm") else 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_lane_order)  # stable: collection order within each lane
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the VM lane for the VMs the selected tests need, as soon as they are known
+    (whichever xdist worker gets there first starts it); then this process yields to
+    the VMs: the critical path, the Ansible VM, keeps a core of its own."""
+    if session.config.option.collectonly:
+        return
+    import vmlane
+
+    names = {
+        vmlane.FIXTURES[f]
+        for item in session.items
+        for f in getattr(item, "fixturenames", ())
+        if f in vmlane.FIXTURES
+    }
+    lane = vmlane.lane_dir()
+    if names and lane is not None and vmlane.unavailable() is None:
+        vmlane.start(lane, names)
+        os.nice(vmlane.NICE)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A timing-sensitive test waits for the VM lane to finish: an emulator on the other
+    core would distort what it measures."""
+    if item.get_closest_marker("alone"):
+        import vmlane
+
+        lane = vmlane.lane_dir()
+        if lane is not None:
+            vmlane.wait_all(lane, timeout=4 * 3600)
+
+
+_LANES = ("tests beside the VMs", "VM tests", "alone (timing-sensitive)")
+_ENDS = pytest.StashKey[dict[str, float]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _controller(session.config):
+        session.config.stash[_ENDS] = {"start": time.monotonic()}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """When each lane's last test ended (the controller sees every worker's reports)."""
+    ends = _CONFIG[0].stash.get(_ENDS, None) if _CONFIG else None
+    if ends is not None and report.when == "teardown":
+        lane = 2 if "alone" in report.keywords else 1 if "vm" in report.keywords else 0
+        ends[_LANES[lane]] = time.monotonic()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each lane's wall time from the session's start, to the terminal and to
+    $HOSTC_TIMINGS (the table at the end of .ci/run)."""
+    ends = session.config.stash.get(_ENDS, None)
+    if ends is None:
+        return
+    rows = [(lane, ends[lane] - ends["start"]) for lane in _LANES if lane in ends]
+    session.config.stash[_LANE_ROWS] = rows
+    target = os.environ.get("HOSTC_TIMINGS")
+    if target:
+        with open(target, "a") as f:
+            f.writelines(f"pytest: {lane} (from its start)\t{sec:.0f}\n" for lane, sec in rows)
+
+
+_LANE_ROWS = pytest.StashKey[list[tuple[str, float]]]()
+#: the session's config, for the report hooks that are not given it
+_CONFIG: list[pytest.Config] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop a VM lane an interrupted session left running; remove its folder
+    (HOSTC_VM_KEEP=1 keeps it, with every VM's output, for inspection)."""
+    lane = config.stash.get(_OWN_LANE, None)
+    if lane is None:
+        return
+    import vmlane
+
+    vmlane.stop(lane)
+    if not os.environ.get("HOSTC_VM_KEEP"):
+        shutil.rmtree(lane, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    lane = config.stash.get(_OWN_LANE, None)
+    times = lane / "times.tsv" if lane is not None else None
+    rows = [(what, f"{sec:.0f}") for what, sec in config.stash.get(_LANE_ROWS, [])]
+    if times is not None and times.is_file():
+        rows += [tuple(row.split("\t")) for row in times.read_text().splitlines()]  # type: ignore[misc]
+    if rows:
+        terminalreporter.write_line("lanes (wall seconds):")
+        for what, seconds in rows:
+            terminalreporter.write_line(f"  {what:<40} {seconds:>6}")
     changed = config.stash.get(_REGENERATED, None)
     if changed is not None:
         terminalreporter.write_line(f"--regen: {len(changed)} generated files changed")

@@ -1,11 +1,18 @@
-"""`python benchmarks/run.py --quick` runs and prints every figure (a smoke run, not timed)."""
+"""`python benchmarks/run.py --quick` runs and prints every figure (a smoke run, not timed).
+
+Marked `alone`: it runs last, once the VM lane is done (tests/conftest.py), so that its
+figures are not taken beside an emulator busy on the other core."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.alone
 
 #: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
 GOALS = ("P1 ", "P1d ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")

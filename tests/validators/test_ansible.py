@@ -1,6 +1,10 @@
 """The Ansible target, proven by the real ansible-playbook (ansible-core from PyPI):
 `--syntax-check` on every example host, and a real run against a directory as the
-host's root, twice: the first run installs (changed), the second changes nothing."""
+host's root, twice: the first run installs (changed), the second changes nothing.
+
+The first install of dgx-r1-01 is run once for the module (`installed`); each test that
+starts from an installed host gets its own copy of that root.  One xdist worker runs the
+whole module (tests/conftest.py ONE_WORKER), so the install is run once."""
 
 from __future__ import annotations
 
@@ -10,9 +14,13 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import attrs
+import pytest
 
 from hostc import api
 from hostc.plan import Plan
@@ -41,7 +49,10 @@ def _build(spec: Path, out: Path) -> str:
     return plan.host.name
 
 
-def _playbook(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _playbook(
+    tmp: Path, host: str, *extra: str, out: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook on `host` with the playbook under `out` (default `tmp`/out)."""
     tool = need_tool("ansible-playbook")
     user, group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
     argv = [
@@ -50,7 +61,7 @@ def _playbook(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[
         f"{host},",
         "-c",
         "local",
-        str(tmp / "out" / "ansible" / "playbook.yml"),
+        str((out or tmp / "out") / "ansible" / "playbook.yml"),
         "-e",
         f"ansible_python_interpreter={sys.executable}",
         "-e",
@@ -62,6 +73,40 @@ def _playbook(tmp: Path, host: str, *extra: str) -> subprocess.CompletedProcess[
         *extra,
     ]
     return subprocess.run(argv, capture_output=True, text=True, env=_env(tmp), timeout=300)
+
+
+DGX = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
+
+
+@attrs.frozen
+class Installed:
+    """dgx-r1-01's playbook run once into a fresh directory root."""
+
+    plan: Plan
+    out: Path  # its build (the playbook and the host's variables); read only
+    root: Path  # the installed root; tests copy it (`_copy`)
+    first: subprocess.CompletedProcess[str]  # the installing run
+
+    @property
+    def host(self) -> str:
+        return self.plan.host.name
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    tmp = tmp_path_factory.mktemp("installed")
+    plan, _ = api.compile_file(DGX)
+    api.write(api.emit(plan, ["ansible"]), tmp / "out")
+    root = tmp / "root"
+    root.mkdir()
+    first = _playbook(tmp, plan.host.name, "-e", f"hostc_root={root}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    return Installed(plan, tmp / "out", root, first)
+
+
+def _copy(installed: Installed, tmp: Path) -> Path:
+    """A copy of the installed root of this test's own (modes, links and times kept)."""
+    return Path(shutil.copytree(installed.root, tmp / "root", symlinks=True))
 
 
 def _build_all(out: Path) -> list[str]:
@@ -86,20 +131,21 @@ def test_every_example_passes_syntax_check(tmp_path: Path) -> None:
     assert listed.returncode == 0 and f"hosts ({len(SPECS)})" in listed.stdout
 
 
-def test_check_mode_reports_the_changes_and_writes_nothing(tmp_path: Path) -> None:
+def test_check_mode_reports_the_changes_and_writes_nothing(
+    tmp_path: Path, installed: Installed
+) -> None:
     """`ansible-playbook --check` before a push: on a new host it names the changes and
     writes nothing (the manifest handler failed there, on a source check mode never
     copied); on a current host it reports none."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    host = _build(spec, tmp_path / "out")
-    root = tmp_path / "root"
-    root.mkdir()
-    dry = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}")
+    host, out = installed.host, installed.out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    dry = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={empty}", out=out)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert _changed(dry.stdout, host) > 0
-    assert not list(root.iterdir()), sorted(root.rglob("*"))
-    assert _playbook(tmp_path, host, "-e", f"hostc_root={root}").returncode == 0
-    again = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}")
+    assert not list(empty.iterdir()), sorted(empty.rglob("*"))
+    root = _copy(installed, tmp_path)  # the same playbook run for real
+    again = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}", out=out)
     assert again.returncode == 0 and _changed(again.stdout, host) == 0, again.stdout
 
 
@@ -107,8 +153,7 @@ def test_a_host_without_variables_fails_alone(tmp_path: Path) -> None:
     """An inventory host hostc did not build fails at once, naming the variables file it
     lacks (a play-level vars_files let it fail later on an undefined variable); the hosts
     hostc built are still installed."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    host = _build(spec, tmp_path / "out")
+    host = _build(DGX, tmp_path / "out")
     root = tmp_path / "root"
     root.mkdir()
     r = _playbook(tmp_path, f"{host},stranger", "-e", f"hostc_root={root}")
@@ -131,22 +176,19 @@ def _changed(output: str, host: str) -> int:
     return recap["changed"]
 
 
-def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) -> None:
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    plan, _ = api.compile_file(spec)
-    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
+def test_a_second_run_changes_nothing_and_files_match_the_build(
+    tmp_path: Path, installed: Installed
+) -> None:
+    plan, first = installed.plan, installed.first
     from hostc.targets import lifecycle
 
     files = [a for a in api.emit(plan, ["all"]) if a.path.startswith("/")]
     files += lifecycle.artifacts(plan, files)  # every delivery carries hostc-apply & co.
-    root = tmp_path / "root"
-    root.mkdir()
-    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
-    assert first.returncode == 0, first.stdout + first.stderr
+    root = _copy(installed, tmp_path)
     assert _changed(first.stdout, plan.host.name) > 0
     assert "RUNNING HANDLER [hostc apply]" in first.stdout, "files changed: the apply handler ran"
     assert "RUNNING HANDLER [hostc reboot]" in first.stdout, "kernel arguments changed"
-    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", out=installed.out)
     assert second.returncode == 0, second.stdout + second.stderr
     assert _changed(second.stdout, plan.host.name) == 0
     assert "RUNNING HANDLER" not in second.stdout
@@ -169,43 +211,39 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(tmp_path: Path) 
     )
 
 
-def test_a_run_after_hostc_apply_consumed_the_manifest_changes_nothing(tmp_path: Path) -> None:
+def test_a_run_after_hostc_apply_consumed_the_manifest_changes_nothing(
+    tmp_path: Path, installed: Installed
+) -> None:
     """hostc-apply makes manifest.new the current manifest; pushing manifest.new itself
     would recreate it, and re-apply, on every run (found in the booted VM)."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    plan, _ = api.compile_file(spec)
-    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
-    root = tmp_path / "root"
-    root.mkdir()
-    first = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
-    assert first.returncode == 0, first.stdout + first.stderr
+    plan, first = installed.plan, installed.first
+    root = _copy(installed, tmp_path)
     assert "RUNNING HANDLER [hostc stage the manifest for hostc-apply]" in first.stdout
     state = root / "var/lib/hostc"
     staged = (state / "manifest.new").read_bytes()
     assert staged == (state / "manifest.ansible").read_bytes()
     assert staged.startswith(b"# hostc manifest for ")
     (state / "manifest.new").rename(state / "manifest")  # what hostc-apply does last
-    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", out=installed.out)
     assert second.returncode == 0, second.stdout + second.stderr
     assert _changed(second.stdout, plan.host.name) == 0, second.stdout
     assert not (state / "manifest.new").exists()
 
 
-def _installed_then_one_file_stale(tmp_path: Path) -> tuple[Plan, Path]:
-    """dgx-r1-01's playbook run once into a directory root, then its sysctl file made
-    stale (no kernel-argument file differs): the plan and the root."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    plan, _ = api.compile_file(spec)
-    api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
-    root = tmp_path / "root"
-    root.mkdir()
-    assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode == 0
+def _installed_then_one_file_stale(installed: Installed, tmp_path: Path) -> tuple[Plan, Path]:
+    """dgx-r1-01 installed (a copy of `installed`'s root), then its sysctl file made
+    stale (no kernel-argument file differs), its build under tmp_path/out (the test may
+    change the playbook): the plan and the root."""
+    api.write(api.emit(installed.plan, ["ansible"]), tmp_path / "out")
+    root = _copy(installed, tmp_path)
     (root / "etc/sysctl.d/90-hostc.conf").write_text("stale\n")
-    return plan, root
+    return installed.plan, root
 
 
-def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None:
-    plan, root = _installed_then_one_file_stale(tmp_path)
+def test_a_changed_sysctl_runs_apply_but_does_not_reboot(
+    tmp_path: Path, installed: Installed
+) -> None:
+    plan, root = _installed_then_one_file_stale(installed, tmp_path)
     r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
     assert r.returncode == 0, r.stdout + r.stderr
     # the pending mark written ("apply": no kernel-argument file differs), the one
@@ -217,9 +255,9 @@ def test_a_changed_sysctl_runs_apply_but_does_not_reboot(tmp_path: Path) -> None
 
 
 def _installed(tmp_path: Path, *extra: str) -> tuple[str, Path]:
-    """dgx-r1-01's playbook run once into a fresh directory root: the host and the root."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    host = _build(spec, tmp_path / "out")
+    """dgx-r1-01's playbook run once, with `extra`, into a fresh directory root: the
+    host and the root."""
+    host = _build(DGX, tmp_path / "out")
     root = tmp_path / "root"
     root.mkdir()
     r = _playbook(tmp_path, host, "-e", f"hostc_root={root}", *extra)
@@ -227,13 +265,15 @@ def _installed(tmp_path: Path, *extra: str) -> tuple[str, Path]:
     return host, root
 
 
-def test_a_file_whose_mode_drifted_is_put_back_and_applied(tmp_path: Path) -> None:
+def test_a_file_whose_mode_drifted_is_put_back_and_applied(
+    tmp_path: Path, installed: Installed
+) -> None:
     """Same bytes, another mode: the check names the file, the copy restores the mode,
     and the apply steps run (what the file's reader sees may have changed)."""
-    host, root = _installed(tmp_path)
+    host, root = installed.host, _copy(installed, tmp_path)
     conf = root / "etc/sysctl.d/90-hostc.conf"
     conf.chmod(0o666)
-    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}")
+    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}", out=installed.out)
     assert r.returncode == 0, r.stdout + r.stderr
     assert conf.stat().st_mode & 0o7777 == 0o644
     assert "RUNNING HANDLER [hostc apply]" in r.stdout
@@ -242,14 +282,14 @@ def test_a_file_whose_mode_drifted_is_put_back_and_applied(tmp_path: Path) -> No
 
 
 def test_a_changed_record_of_installed_files_is_rewritten_and_owes_nothing(
-    tmp_path: Path,
+    tmp_path: Path, installed: Installed
 ) -> None:
     """manifest.json alone differs: it is rewritten, nothing is applied, and no pending
     mark is left for a later run to apply (the record notifies no handler)."""
-    host, root = _installed(tmp_path)
+    host, root = installed.host, _copy(installed, tmp_path)
     record = root / ansible.MANIFEST.lstrip("/")
     record.write_text("[]\n")
-    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}")
+    r = _playbook(tmp_path, host, "-e", f"hostc_root={root}", out=installed.out)
     assert r.returncode == 0 and _changed(r.stdout, host) == 1, r.stdout
     assert "RUNNING HANDLER" not in r.stdout
     assert not (root / ansible.PENDING.lstrip("/")).exists()
@@ -320,8 +360,7 @@ def _interrupted(tmp: Path, host: str) -> None:
 def test_a_run_cut_off_before_its_handlers_is_resumed_by_the_next(tmp_path: Path) -> None:
     """Files copied, handlers never run: the next run finds no file to change, yet re-runs
     the apply steps and the reboot that the mark says were owed, then forgets the mark."""
-    spec = ROOT / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    plan, _ = api.compile_file(spec)
+    plan, _ = api.compile_file(DGX)
     api.write(api.emit(plan, ["ansible"]), tmp_path / "out")
     root = tmp_path / "root"
     root.mkdir()
@@ -345,8 +384,10 @@ def test_a_run_cut_off_before_its_handlers_is_resumed_by_the_next(tmp_path: Path
     assert "RUNNING HANDLER" not in again.stdout
 
 
-def test_a_cut_off_run_owing_only_apply_does_not_reboot(tmp_path: Path) -> None:
-    plan, root = _installed_then_one_file_stale(tmp_path)
+def test_a_cut_off_run_owing_only_apply_does_not_reboot(
+    tmp_path: Path, installed: Installed
+) -> None:
+    plan, root = _installed_then_one_file_stale(installed, tmp_path)
     _interrupted(tmp_path, plan.host.name)
     assert _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}").returncode != 0
     assert (root / ansible.PENDING.lstrip("/")).read_text() == "apply\n"

@@ -1,16 +1,19 @@
 """Booted-VM tests: hostc's output on Debian 12's real kernel, systemd and cloud-init.
 
-Two VMs (QEMU via ../shared/tools/vm-boot, 2 NUMA nodes x 4 CPUs, SMT 2), each boot
+The VMs (QEMU via ../shared/tools/vm-boot, 2 NUMA nodes x 4 CPUs, SMT 2) boot in the
+session's VM lane (tests/helpers/vmlane.py), beside the rest of the suite; each boot is
 reused for every check that does not disturb the next:
 
-- lifecycle VM, 5 boots driven by tests/vm/steps: (1) `hostc probe`, the pristine
-  guest recorded, the v1 rootfs tree + apply.sh (the image-builder path); (2) v1 in
-  effect: audit, verifier, dmesg, the workload's running process; v2 applied over
-  v1; (3) v2 in effect: audit, no v1-only file, `sysctl -w` drift; a tampering
-  sysctl.d file; (4) the verifier failed; hostc-revert; (5) the guest as before hostc.
-- cloud-init VM, 2 boots: the spec for the topology `hostc probe` found in the
-  lifecycle VM, delivered as user-data to the guest's real cloud-init; update-grub
-  writes the second boot's command line; `hostc audit` in the guest.
+- lifecycle VM, 6 boots driven by tests/vm/steps: (1) `hostc probe` (its output is the
+  committed tests/vm/topology.toml), the pristine guest recorded, the v1 rootfs tree +
+  apply.sh (the image-builder path); (2) v1 in effect: audit, verifier, dmesg, the
+  workload's running process; v2 applied over v1; (3) v2 in effect: audit, no v1-only
+  file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier failed;
+  hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
+  (6) TuneD's profile in effect (tests/vm/test_vm_tuned.py).
+- cloud-init VM, 2 boots: the spec for that topology, delivered as user-data to the
+  guest's real cloud-init; update-grub writes the second boot's command line; `hostc
+  audit` in the guest.
 
 `-m "not vm"` leaves them out.  Without root, QEMU, vm-boot or its image they skip
 (locally) or fail (CI=true).
@@ -19,138 +22,49 @@ reused for every check that does not disturb the next:
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import vmlane
 from conftest import IN_CI, ROOT
 
 pytestmark = pytest.mark.vm
 
 HERE = ROOT / "tests" / "vm"
-VM_BOOT = ROOT.parent / "shared" / "tools" / "vm-boot"
-CACHE = Path(os.environ.get("HOSTC_VM_CACHE", "/var/tmp/hostc-vm"))
-SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608"]
-#: Per boot.  A boot takes 1-3 minutes under TCG on 2 idle cores (cloud-init adds 1-2),
-#: several times that on a loaded machine: the limit only stops a hung VM.
-BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "900"))
-
-
-def _unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return "vm-boot needs root"
-    if not VM_BOOT.is_file():
-        return f"{VM_BOOT} is missing"
-    for tool in ("qemu-system-x86_64", "qemu-img"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed"
-    if not (CACHE / "base.img").is_file():
-        return f"no VM image in {CACHE}: run `{VM_BOOT} image`"
-    return None
 
 
 @pytest.fixture(scope="session")
-def vm_ready() -> None:
-    why = _unavailable()
+def vm_lane() -> Path:
+    """The session's VM lane (tests/helpers/vmlane.py), which boots the VMs beside the
+    rest of the suite; skips (locally) or fails (CI=true) where no VM can boot."""
+    why = vmlane.unavailable()
+    lane = vmlane.lane_dir()
+    if why is None and lane is None:
+        why = "HOSTC_VM_LANE is not set (tests/conftest.py sets it)"
     if why is not None:
         if IN_CI:
             pytest.fail(f"booted-VM tests cannot run: {why}")
         pytest.skip(why)
+    assert lane is not None
+    return lane
+
+
+def vm_result(lane: Path, name: str) -> tuple[dict[str, Any], Path]:
+    """VM `name`'s summary.json and the folder of what its guest wrote, once booted."""
+    try:
+        return vmlane.result(lane, name)
+    except vmlane.Unavailable as e:
+        if IN_CI:
+            pytest.fail(f"booted-VM test cannot run: {e}")
+        pytest.skip(str(e))
 
 
 @pytest.fixture(scope="session")
-def vm_work(vm_ready: None) -> Iterator[Path]:
-    """A work directory of its own: pytest prunes its old temporary directories when
-    another session starts, which must not happen under a VM that runs for minutes."""
-    path = Path(tempfile.mkdtemp(prefix="hostc-vmtest-", dir="/var/tmp"))
-    yield path
-    if not os.environ.get("HOSTC_VM_KEEP"):  # HOSTC_VM_KEEP=1 keeps it for inspection
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _run(argv: list[str | Path], timeout: int) -> None:
-    done = subprocess.run(
-        [str(a) for a in argv], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    assert done.returncode == 0, f"{argv[:3]} exited {done.returncode}:\n{done.stderr[-3000:]}"
-
-
-def _hostc(*args: str | Path) -> None:
-    _run([sys.executable, "-m", "hostc", *args], 120)
-
-
-@pytest.fixture(scope="session")
-def guest_hostc(vm_work: Path) -> Path:
-    """hostc and its dependencies from a wheel of this tree, unpacked for the guest's
-    Python 3.11 (no pip run under emulation), byte-compiled once here."""
-    work = vm_work / "wheel"
-    _run([sys.executable, "-m", "pip", "wheel", "-q", ROOT, "-w", work / "wheels"], 600)
-    lib = work / "lib"
-    _run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--find-links",
-         work / "wheels", "--target", lib, "hostc"],
-        600,
-    )  # fmt: skip
-    _run(
-        [sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", lib],
-        300,
-    )
-    return lib
-
-
-def _guest_tree(dest: Path, lib: Path, *, driver: bool) -> Path:
-    shutil.copytree(HERE / "guest", dest)
-    wants = dest / "etc/systemd/system/multi-user.target.wants"
-    wants.mkdir(parents=True)
-    units = ["demo.service"] + (["vmtest-step.service"] if driver else [])
-    if not driver:
-        (dest / "etc/systemd/system/vmtest-step.service").unlink()
-        (dest / "usr/local/sbin/vmtest-step").unlink()
-    for unit in units:
-        (wants / unit).symlink_to(f"/etc/systemd/system/{unit}")
-    shutil.copytree(lib, dest / "opt/hostc-lib")
-    return dest
-
-
-def _spec(dest: Path, spec: Path, topology: Path) -> Path:
-    dest.mkdir(parents=True)
-    shutil.copy(spec, dest / "node.toml")
-    shutil.copy(topology, dest / "topology.toml")
-    return dest / "node.toml"
-
-
-def _vm(out: Path, *args: str | Path, timeout: int) -> dict[str, Any]:
-    subprocess.run(
-        [str(VM_BOOT), "run", str(out), *SHAPE, *map(str, args)],
-        capture_output=True, text=True, timeout=timeout, check=False,
-    )  # fmt: skip
-    summary = out / "summary.json"
-    assert summary.is_file(), f"vm-boot left no summary in {out}"
-    doc: dict[str, Any] = json.loads(summary.read_text())
-    return doc
-
-
-@pytest.fixture(scope="session")
-def lifecycle_vm(guest_hostc: Path, vm_work: Path) -> tuple[dict[str, Any], Path]:
-    work = vm_work / "lifecycle"
-    tree = _guest_tree(work / "rootfs", guest_hostc, driver=True)
-    vmtest = tree / "root/vmtest"
-    shutil.copytree(HERE / "steps", vmtest / "steps")
-    for version in ("v1", "v2"):
-        spec = _spec(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
-        _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
-    out = work / "out"
-    limit = str(BOOT_TIMEOUT)
-    summary = _vm(out, "--rootfs", tree, "--boots", "5", "--timeout", limit, "--run", "true",
-                  "--collect", "/root/results", timeout=5 * BOOT_TIMEOUT + 300)  # fmt: skip
-    return summary, out / "boot5/collect/root/results"
+def lifecycle_vm(vm_lane: Path) -> tuple[dict[str, Any], Path]:
+    return vm_result(vm_lane, "lifecycle")
 
 
 def _read(results: Path, name: str) -> str:
@@ -252,30 +166,28 @@ def test_vm_revert_gives_back_the_host_as_it_was(lifecycle_vm: tuple[dict[str, A
 
 
 @pytest.fixture(scope="session")
-def cloud_init_vm(
-    lifecycle_vm: tuple[dict[str, Any], Path],
-    guest_hostc: Path,
-    vm_work: Path,
-) -> tuple[dict[str, Any], Path]:
-    """The user's path: the topology `hostc probe` wrote inside a guest, a spec for it,
-    --target cloud-init, and a fresh guest whose cloud-init applies it."""
+def cloud_init_vm(vm_lane: Path) -> tuple[dict[str, Any], Path]:
+    return vm_result(vm_lane, "cloud-init")
+
+
+def _topology(text: str) -> dict[str, Any]:
+    """A snapshot without what names one build of the image: the root file system's
+    UUID on the command line, and the kernel's package revision (6.1.0-N: the series
+    stays, Debian's point releases move N)."""
+    doc = tomllib.loads(text)
+    doc["cmdline"] = " ".join(w for w in doc["cmdline"].split() if not w.startswith("root="))
+    doc["kernel"] = ".".join(doc["kernel"].split(".")[:2])
+    return doc
+
+
+def test_vm_probe_finds_the_committed_topology(lifecycle_vm: tuple[dict[str, Any], Path]) -> None:
+    """`hostc probe` in the guest writes tests/vm/topology.toml, the snapshot every VM's
+    spec is built from (the cloud-init VM's too, which so need not wait for this one):
+    the probe -> spec -> cloud-init path stays proven."""
     _, results = lifecycle_vm
     assert _read(results, "probe.rc").strip() == "0"
-    work = vm_work / "cloud-init"
-    tree = _guest_tree(work / "rootfs", guest_hostc, driver=False)
-    spec = _spec(tree / "root/spec", HERE / "v1.toml", results / "topology.toml")
-    _hostc("build", spec, "--target", "cloud-init", "--out", work / "build", "-q")
-    out = work / "out"
-    c = "$VMBOOT_COLLECT"
-    audit = f"hostc audit /root/spec/node.toml --json >{c}/audit.json; echo $? >{c}/audit.rc"
-    drift = (
-        "sysctl -w vm.swappiness=60 >/dev/null; "
-        f"hostc audit /root/spec/node.toml >{c}/drift.txt; echo $? >{c}/drift.rc"
-    )
-    summary = _vm(out, "--rootfs", tree, "--user-data", work / "build/cloud-init/user-data",
-                  "--boots", "2", "--timeout", str(BOOT_TIMEOUT), "--run", audit, "--run", drift,
-                  timeout=2 * BOOT_TIMEOUT + 300)  # fmt: skip
-    return summary, out / "boot2/collect"
+    probed = _read(results, "topology.toml")
+    assert _topology(probed) == _topology((HERE / "topology.toml").read_text()), probed
 
 
 def test_vm_probe_spec_cloud_init_reboot_then_audit_exits_0(

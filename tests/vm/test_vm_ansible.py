@@ -1,11 +1,13 @@
 """Booted-VM test: the Ansible target run for real on Debian 12, twice, then `hostc audit`.
 
-One VM (vm-boot, the shape of tests/test_vm.py), two boots driven by tests/vm/ansible:
-ansible-core from this venv unpacked into the guest at /opt/ansible-lib (no network),
-`--target ansible` of tests/vm/v1.toml run on the host itself (`-i vmtest, -c local`).
-(1) the first run installs (changed > 0), runs the apply handler and, the kernel
-arguments having changed, reboots the host through the reboot handler; (2) on the
-command line update-grub wrote, the second run changes nothing and `hostc audit` exits 0.
+One VM in the session's VM lane (tests/helpers/vmlane.py), started first: it is the
+longest.  A small guest (one NUMA node, 2 CPUs: tests/vm/topology-small.toml), two boots
+driven by tests/vm/ansible: ansible-core from this venv unpacked into the guest at
+/opt/ansible-lib (no network), `--target ansible` of tests/vm/small.toml run on the host
+itself (`-i vmtest, -c local`).  (1) the first run installs (changed > 0), runs the apply
+handler and, the kernel arguments having changed, reboots the host through the reboot
+handler; (2) on the command line update-grub wrote, the second run changes nothing and
+`hostc audit` exits 0.
 
 Without root, QEMU, vm-boot or its image (or ansible-core) it skips locally and fails
 under CI=true.
@@ -14,78 +16,32 @@ under CI=true.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_vm import (
-    BOOT_TIMEOUT,
-    HERE,
-    _guest_tree,
-    _hostc,
-    _not_applied,
-    _read,
-    _spec,
-    _vm,
-    guest_hostc,
-    vm_ready,
-    vm_work,
-)
+from test_vm import _not_applied, _read, vm_lane, vm_result
 
-from conftest import IN_CI
+from conftest import ROOT
 
 pytestmark = pytest.mark.vm
-__all__ = ["guest_hostc", "vm_ready", "vm_work"]  # the fixtures, used by name
+__all__ = ["vm_lane"]  # the fixture, used by name
 
-#: Per boot: the first run executes ~60 Ansible modules, each a Python start in a guest
-#: that QEMU emulates without KVM (26 minutes measured on two shared, busy cores)
-ANSIBLE_BOOT_TIMEOUT = max(BOOT_TIMEOUT, 2400)
-
-#: ansible-core and the distributions its controller imports, as this venv holds them
-#: (CPython 3.11, x86_64 glibc: the guest's python3.11 loads the same compiled modules)
-ANSIBLE_DISTS = ("ansible-core", "jinja2", "MarkupSafe", "PyYAML", "cryptography", "cffi",
-                 "pycparser", "packaging", "resolvelib")  # fmt: skip
-
-
-def _ansible_lib(dest: Path) -> None:
-    """Every file of those distributions (their metadata too: ansible reads versions)."""
-    try:
-        dists = [metadata.distribution(name) for name in ANSIBLE_DISTS]
-    except metadata.PackageNotFoundError as e:
-        if IN_CI:
-            pytest.fail(f"{e} is not installed; .ci/run must install ansible-core")
-        pytest.skip(f"{e} not installed")
-    for dist in dists:
-        for file in dist.files or []:
-            if file.parts[0] in ("..", "ansible_test") or "__pycache__" in file.parts:
-                continue  # scripts in bin/, ansible-test; byte code is compiled below
-            target = dest / file
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(Path(str(dist.locate_file(file))), target)
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", dest],
-        check=True, capture_output=True, timeout=600,
-    )  # fmt: skip
+#: the isolated CPUs of tests/vm/small.toml on its guest (CPU 0 keeps house)
+NOHZ = "nohz_full=1"
 
 
 @pytest.fixture(scope="module")
-def ansible_vm(guest_hostc: Path, vm_work: Path) -> tuple[dict[str, Any], Path]:
-    work = vm_work / "ansible"
-    tree = _guest_tree(work / "rootfs", guest_hostc, driver=True)
-    vmtest = tree / "root/vmtest"
-    shutil.copytree(HERE / "ansible", vmtest / "steps")
-    spec = _spec(vmtest / "spec", HERE / "v1.toml", HERE / "topology.toml")
-    _hostc("build", spec, "--target", "ansible", "--out", vmtest / "build", "-q")
-    _ansible_lib(tree / "opt/ansible-lib")
-    out = work / "out"
-    summary = _vm(out, "--rootfs", tree, "--boots", "2", "--timeout", str(ANSIBLE_BOOT_TIMEOUT),
-                  "--run", "true", "--collect", "/root/results",
-                  timeout=2 * ANSIBLE_BOOT_TIMEOUT + 300)  # fmt: skip
-    return summary, out / "boot2/collect/root/results"
+def ansible_vm(vm_lane: Path) -> tuple[dict[str, Any], Path]:
+    return vm_result(vm_lane, "ansible")
+
+
+def test_vm_ansible_spec_isolates_what_the_checks_expect() -> None:
+    """NOHZ follows tests/vm/small.toml (a change there must change it)."""
+    from hostc import api
+
+    plan, _ = api.compile_file(ROOT / "tests" / "vm" / "small.toml")
+    assert NOHZ in plan.cmdline.split()
 
 
 def _recap(log: str) -> dict[str, int]:
@@ -106,8 +62,8 @@ def test_vm_ansible_first_run_installs_applies_and_reboots_the_host(
     assert "RUNNING HANDLER [hostc apply]" in log
     assert "RUNNING HANDLER [hostc reboot of this host in a minute]" in log
     assert summary["boots"][0]["end"] == "guest-reboot", summary["boots"][0]  # the handler's
-    assert "nohz_full=2-3,6-7" not in _read(results, "cmdline-1").split()
-    assert "nohz_full=2-3,6-7" in _read(results, "cmdline-2").split()  # update-grub's
+    assert NOHZ not in _read(results, "cmdline-1").split()
+    assert NOHZ in _read(results, "cmdline-2").split()  # update-grub's
 
 
 def test_vm_ansible_second_run_changes_nothing_and_audit_exits_0(

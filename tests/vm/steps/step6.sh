@@ -1,6 +1,6 @@
-# Boot 2: the kernel arguments from the GRUB drop-in, TuneD started by systemd with
-# the hostc profile.  vmtest-step.service runs after hostc-verify.service.
-R=/root/results
+# Boot 6: the TuneD owner's kernel arguments from the GRUB drop-in, TuneD started by
+# systemd with the hostc profile.  vmtest-step.service runs after hostc-verify.service.
+R=/root/results/tuned
 systemctl is-failed hostc-verify.service >$R/verify 2>&1
 journalctl -b -u hostc-verify.service -o cat --no-pager >$R/verify.log 2>&1
 journalctl -b -u tuned.service -o short-monotonic --no-pager >$R/tuned-journal 2>&1
