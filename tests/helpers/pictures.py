@@ -3,6 +3,7 @@ screenshot of an SVG or HTML file, decoded enough to tell a blank page from a dr
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import subprocess
@@ -56,7 +57,11 @@ def screenshot(chromium: str, page: Path, png: Path, width: int, height: int, tm
         capture_output=True,
         timeout=120,
         check=True,
-    )
+        # Chromium keeps crash reports under ~/.config and dconf its cache under ~/.cache
+        # whatever --user-data-dir says: the test's own folder is its home
+        env={**os.environ, "HOME": str(tmp), "XDG_CONFIG_HOME": str(tmp / "config"),
+             "XDG_CACHE_HOME": str(tmp / "cache")},
+    )  # fmt: skip
 
 
 def png_size_and_colours(data: bytes, enough: int = 8) -> tuple[int, int, int]:

@@ -36,6 +36,9 @@ def _env(tmp: Path) -> dict[str, str]:
         **os.environ,
         "ANSIBLE_HOME": str(tmp / ".ansible"),
         "ANSIBLE_LOCAL_TEMP": str(tmp / ".ansible-tmp"),
+        # the modules' temp on the "remote" host (this one, -c local): its default
+        # ~/.ansible/tmp is the user's home from passwd, whatever $HOME says
+        "ANSIBLE_REMOTE_TEMP": str(tmp / ".ansible-remote"),
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "0",
         "LC_ALL": "C.UTF-8",
