@@ -5,15 +5,17 @@ play's first task, `include_vars`, for the inventory host of that name) carries 
 host's files (path, mode, sha256, content in base64: no Jinja2 delimiter can appear in
 it, so Ansible never templates a file's text), its apply steps as
 argv lists (`hostc.activation`, never a shell), and the manifest of what was
-installed.  Files are installed with `ansible.builtin.copy` (idempotent: a
-second run changes nothing); the apply steps run as a handler only when a file
-changed.  `hostc-apply` consumes the lifecycle's `manifest.new` (it becomes the
-current manifest), so that file is not pushed as is: its content is kept at
-`manifest.ansible`, which nothing consumes, and a handler stages it as
-`manifest.new` just before the apply steps, only when something changed (pushing
-`manifest.new` itself would recreate it on every run and re-apply forever: found
-by running the playbook twice in a booted VM).  A reboot runs only when a file
-that carries kernel arguments changed:
+installed.  The files that differ are installed by one command per run (`INSTALL`, a
+fixed script reading `MODE BASE64 PATH` lines on its standard input; two when kernel
+command line files differ too), not one module per file: a first push to a host runs a
+handful of modules instead of ~60 (idempotent: a second run changes nothing); the apply
+steps run as a handler only when a file changed.  `hostc-apply` consumes the
+lifecycle's `manifest.new` (it becomes the current manifest), so that file is not
+pushed as is: its content is kept at `manifest.ansible`, which nothing consumes, and
+a handler stages it as `manifest.new` just before the apply steps, only when
+something changed (pushing `manifest.new` itself would recreate it on every run and
+re-apply forever: found by running the playbook twice in a booted VM).  A reboot runs
+only when a file that carries kernel arguments changed:
 `ansible.builtin.reboot` over a remote connection; over `-c local` (the host runs
 its own playbook, which the reboot module refuses) `shutdown -r +1`, so the play
 ends before the host goes down; `-e hostc_reboot=false` only reports that one is
@@ -46,6 +48,7 @@ from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter, _yaml
+from hostc.targets._ansible_sh import CHECK, INSTALL
 from hostc.targets.lifecycle import NEW_MANIFEST
 
 PLAYBOOK = "playbook.yml"
@@ -63,48 +66,41 @@ def _dump(doc: object) -> str:
     return _yaml.dump(doc, default_flow_style=False, width=1 << 16, indent=2)
 
 
-def _copy(name: str, selector: str, notify: list[str]) -> dict[str, object]:
+#: a newline in a Jinja2 expression: Ansible passes a backslash escape ('\\n') through
+#: as the two characters
+NEWLINE = "('%c' | format(10))"
+#: the install command's arguments after its name: root, owner, group
+OWNED = ["{{ hostc_prefix }}", "{{ hostc_owner }}", "{{ hostc_group }}"]
+
+
+def _install(name: str, these: str, notify: list[str]) -> dict[str, object]:
+    """One module for every file of `these` (a Jinja2 list of {path, mode, content}):
+    one command module per host for any number of files (a copy task per file was ~45
+    module runs, each a Python start on the host, on a first push)."""
+    line = "map(attribute='{}')".format
     return {
         "name": name,
-        "ansible.builtin.copy": {
-            "dest": "{{ hostc_prefix }}{{ item.path }}",
-            "content": "{{ item.content | b64decode }}",
-            "mode": "{{ item.mode }}",
-            "owner": "{{ hostc_owner }}",
-            "group": "{{ hostc_group }}",
+        "ansible.builtin.command": {
+            "argv": ["sh", "-c", "{{ hostc_install }}", "hostc-install", *OWNED],
+            "stdin": "{{ hostc_these | "
+            + line("mode")
+            + " | zip(hostc_these | "
+            + line("content")
+            + ", hostc_these | "
+            + line("path")
+            + ") | map('join', ' ') | join("
+            + NEWLINE
+            + ") }}",
         },
-        "loop": "{{ hostc_files | "
-        + selector
-        + "('boot') | selectattr('path', 'in', hostc_todo) | list }}",
-        "loop_control": {"label": "{{ item.path }}"},
-        "notify": notify,
+        "vars": {"hostc_these": these},
+        "changed_when": True,
+        "when": "hostc_these != []",
+        **({"notify": notify} if notify else {}),
     }
 
 
-#: The one remote command of a run's check, a fixed script (the data are its arguments:
-#: never code).  It prints `pending:<mark>` for an unfinished earlier run, then every
-#: path that this host does not hold as built: missing, a symbolic link, other bytes,
-#: another mode, another owner (by name or number).  Arguments: root, owner, group,
-#: the mark, then path, sha256, mode for each file.
-CHECK = r"""root=$1 owner=$2 group=$3 mark=$4
-shift 4
-if [ -f "$root$mark" ] && [ ! -L "$root$mark" ]; then
-  printf 'pending:%s\n' "$(cat -- "$root$mark")"
-fi
-while [ $# -ge 3 ]; do
-  f=$root$1 mode=$3
-  while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done
-  if [ -L "$f" ] || [ ! -f "$f" ] || [ "$(sha256sum < "$f")" != "$2  -" ]; then
-    printf '%s\n' "$1"
-  else
-    case "|$(stat -c '%a %U %G|%a %u %g' -- "$f")|" in
-      *"|$mode $owner $group|"*) ;;
-      *) printf '%s\n' "$1" ;;
-    esac
-  fi
-  shift 3
-done
-"""
+def _todo(selector: str) -> str:
+    return "hostc_files | " + selector + "('boot') | selectattr('path', 'in', hostc_todo) | list"
 
 
 def _checked() -> str:
@@ -166,17 +162,15 @@ def _pending() -> list[dict[str, object]]:
     """The mark for this run, written before any file is copied; the handlers an
     unfinished run still owes."""
     return [
-        {
-            "name": "hostc mark this run pending until its handlers finish",
-            "ansible.builtin.copy": {
-                "dest": "{{ hostc_prefix }}" + PENDING,
-                "content": "{{ 'reboot' if 'reboot' in [hostc_owed, hostc_stale] else 'apply' }}\n",
-                "mode": "0644",
-                "owner": "{{ hostc_owner }}",
-                "group": "{{ hostc_group }}",
-            },
-            "when": "hostc_owed != '' or hostc_stale != ''",
-        },
+        _install(  # through the install command: it makes /var/lib/hostc on a new host
+            "hostc mark this run pending until its handlers finish",
+            "{{ [{'path': '"
+            + PENDING
+            + "', 'mode': '0644', 'content': (('reboot' if 'reboot' in [hostc_owed, "
+            "hostc_stale] else 'apply') ~ " + NEWLINE + ") | b64encode}] if hostc_owed != '' or "
+            "hostc_stale != '' else [] }}",
+            [],
+        ),
         {
             "name": "hostc resume the apply an earlier run did not finish",
             "ansible.builtin.debug": {
@@ -215,30 +209,28 @@ def _tasks() -> list[dict[str, object]]:
             "tags": ["always"],
         },
         *_differences(),
-        {
-            "name": "hostc folders",
-            "ansible.builtin.file": {
-                "path": "{{ hostc_prefix }}{{ item }}",
-                "state": "directory",
-            },
-            "loop": "{{ hostc_dirs }}",
+        *_pending(),
+        {  # on the controller: names every file this run installs (also under --check)
+            "name": "hostc files to install",
+            "ansible.builtin.debug": {"msg": "{{ hostc_todo }}"},
             "when": "hostc_todo != []",
         },
-        *_pending(),
-        _copy("hostc files", "rejectattr", APPLY),
-        _copy("hostc kernel command line files", "selectattr", [*APPLY, "hostc reboot"]),
-        {
-            "name": "hostc manifest for hostc-apply",
-            "ansible.builtin.copy": {
-                "dest": "{{ hostc_prefix }}" + PUSHED_MANIFEST,
-                "content": "{{ hostc_apply_manifest | b64decode }}",
-                "mode": "0644",
-                "owner": "{{ hostc_owner }}",
-                "group": "{{ hostc_group }}",
-            },
-            "notify": APPLY,
-            "when": f"'{PUSHED_MANIFEST}' in hostc_todo",
-        },
+        _install(
+            "hostc files",
+            "{{ ("
+            + _todo("rejectattr")
+            + ") + ([{'path': '"
+            + PUSHED_MANIFEST
+            + "', 'mode': '0644', 'content': hostc_apply_manifest}] if '"
+            + PUSHED_MANIFEST
+            + "' in hostc_todo else []) }}",
+            APPLY,
+        ),
+        _install(
+            "hostc kernel command line files",
+            "{{ " + _todo("selectattr") + " }}",
+            [*APPLY, "hostc reboot"],
+        ),
         {
             "name": "hostc manifest of what is installed",
             "ansible.builtin.copy": {
@@ -319,6 +311,7 @@ def playbook() -> str:
             "hostc_owner": "root",
             "hostc_group": "root",
             "hostc_prefix": "{{ hostc_root | regex_replace('/+$', '') }}",
+            "hostc_install": _yaml.Block(INSTALL),
         },
         "tasks": _tasks(),
         "handlers": _handlers(),
@@ -339,7 +332,6 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
     carried = [a for a in files if a.kind is ArtifactKind.FILE]
     pushed = [a for a in carried if a.path != NEW_MANIFEST]
     staged = next((a.data for a in carried if a.path == NEW_MANIFEST), b"")
-    dirs = sorted({a.path.rsplit("/", 1)[0] for a in carried} | {MANIFEST.rsplit("/", 1)[0]})
     installed = manifest(carried).encode()
     doc = {
         "hostc_files": [
@@ -354,7 +346,6 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
         ],
         "hostc_apply_manifest": base64.b64encode(staged).decode("ascii"),
         "hostc_apply_manifest_sha256": hashlib.sha256(staged).hexdigest(),
-        "hostc_dirs": dirs,
         "hostc_steps": [
             {"argv": list(s.argv), "why": s.why} for s in steps(carried, plan.host.os_family)
         ],

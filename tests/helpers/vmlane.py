@@ -5,14 +5,14 @@ Each VM is single-threaded TCG (no KVM here), so one VM keeps one host core busy
 minutes while its pytest worker only waits.  The suite's collection starts this lane as
 soon as it sees a selected test that needs a VM (`start`, once per session, whichever
 process gets there first); the VM tests' fixtures then wait for their VM's result
-(`result`), which the lane writes as `<lane>/<vm>.json`.  Three VMs, in two threads:
+(`result`), which the lane writes as `<lane>/<vm>.json`.  Three VMs, one thread each:
 
-- `ansible`, the critical path (~60 Ansible modules, each a Python start under
-  emulation), first and alone in its thread, in a small guest (one node, 2 CPUs) at the
-  lane's priority;
+- `ansible`, the critical path (Ansible's controller and a handful of modules, each a
+  Python start under emulation), in a small guest (one node, 2 CPUs) at the lane's
+  priority;
 - `lifecycle` (6 boots: probe, v1, v2, drift, tampered, revert, then the TuneD owner)
-  and then `cloud-init` (2 boots), one after the other in the second thread, `nice`d so
-  the critical path keeps its core.
+  and `cloud-init` (2 boots, small guest), each in a thread of its own, `nice`d so the
+  critical path keeps its core.
 
 Run by hand for one VM: `python tests/helpers/vmlane.py DIR lifecycle`.  Every VM's wall
 time goes to `<lane>/times.tsv` (and to `$HOSTC_TIMINGS`, which `.ci/run` prints).
@@ -21,6 +21,7 @@ time goes to `<lane>/times.tsv` (and to `$HOSTC_TIMINGS`, which `.ci/run` prints
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -41,10 +42,11 @@ VM_BOOT = ROOT.parent / "shared" / "tools" / "vm-boot"
 CACHE = Path(os.environ.get("HOSTC_VM_CACHE", "/var/tmp/hostc-vm"))
 #: the lifecycle and cloud-init guests: 2 NUMA nodes x 4 CPUs, SMT 2, hugepages per node
 SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608"]
-#: the Ansible guest: its checks (idempotency, handlers, reboot, audit) need no second
-#: node and no hugepages; 2 vCPUs boot in about half the time of 8 under TCG.  Single-
-#: threaded TCG keeps it on one host core (the other core runs the rest of the suite).
-ANSIBLE_SHAPE = ["--numa", "2", "--smt", "1", "--mem-per-node", "3072", "--tcg-threads", "single"]
+#: the Ansible and cloud-init guests: their checks (a delivery applied, a reboot through
+#: update-grub, idempotency, audit) need no second node and no hugepages, which the
+#: lifecycle VM shows; 2 vCPUs boot in about half the time of 8 under TCG.  Single-
+#: threaded TCG keeps each on one host core.
+SMALL_SHAPE = ["--numa", "2", "--smt", "1", "--mem-per-node", "3072", "--tcg-threads", "single"]
 #: Per boot.  A boot takes 1-3 minutes under TCG on an idle core (cloud-init adds 1-2),
 #: several times that on a loaded machine: the limit only stops a hung VM.
 BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "900"))
@@ -52,8 +54,11 @@ BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "900"))
 ANSIBLE_BOOT_TIMEOUT = max(BOOT_TIMEOUT, 2400)
 #: boots per VM (the wait's bound: each boot's limit plus set-up)
 BOOTS = {"ansible": 2, "lifecycle": 6, "cloud-init": 2}
-#: the VMs in the order their threads run them; the first thread's VM is the longest
-THREADS = (("ansible",), ("lifecycle", "cloud-init"))
+#: one thread per VM, all booting at once: on two cores the Ansible VM (the longest, at
+#: full priority) keeps one, and the others share the second with the tests beside
+#: them, so that neither core idles until the end (run one after the other, the
+#: lifecycle and cloud-init VMs outlasted the Ansible VM while a core idled)
+THREADS = (("ansible",), ("lifecycle",), ("cloud-init",))
 #: the VM each fixture of tests/vm waits for: what the selected tests need booted
 FIXTURES = {"lifecycle_vm": "lifecycle", "cloud_init_vm": "cloud-init", "ansible_vm": "ansible"}
 #: the priority of the VMs off the critical path (and of the tests beside them)
@@ -75,7 +80,9 @@ class Unavailable(Exception):
 
 
 def unavailable() -> str | None:
-    """Why no VM can boot on this machine, or None."""
+    """Why no VM can boot on this machine, or None.  An image that `vm-boot image` is
+    building right now counts as there: `vm-boot run` waits for the build's lock (.ci/run
+    builds it beside the tests, so the tests need not wait for it)."""
     if os.geteuid() != 0:
         return "vm-boot needs root"
     if not VM_BOOT.is_file():
@@ -83,9 +90,25 @@ def unavailable() -> str | None:
     for tool in ("qemu-system-x86_64", "qemu-img"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
-    if not (CACHE / "base.img").is_file():
+    if not (CACHE / "base.img").is_file() and not _image_being_built():
         return f"no VM image in {CACHE}: run `{VM_BOOT} image`"
     return None
+
+
+def _image_being_built() -> bool:
+    """vm-boot holds its cache lock exclusively only while it builds the image (a run
+    holds it shared): a shared request that would block means a build is under way."""
+    try:
+        f = open(CACHE / ".lock")  # noqa: SIM115 (closed below)
+    except OSError:
+        return False
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
 
 
 # -- building the guests' trees ------------------------------------------------------
@@ -136,9 +159,10 @@ def guest_tree(dest: Path, lib: Path, *, driver: bool) -> Path:
 
 
 def spec_dir(dest: Path, spec: Path, topology: Path) -> Path:
+    """The spec as node.toml beside its snapshot (under the name the spec gives it)."""
     dest.mkdir(parents=True)
     shutil.copy(spec, dest / "node.toml")
-    shutil.copy(topology, dest / "topology.toml")
+    shutil.copy(topology, dest / topology.name)
     return dest / "node.toml"
 
 
@@ -184,21 +208,24 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
 
 
 def cloud_init(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
-    """The user's path: a spec for the topology `hostc probe` writes inside this guest
-    (tests/vm/topology.toml, which the lifecycle test compares with the probe's output),
-    --target cloud-init, and a fresh guest whose cloud-init applies it; 2 boots."""
+    """The user's path: a spec (tests/vm/small.toml) for the topology `hostc probe`
+    writes inside this guest (tests/vm/topology-small.toml, which the test compares with
+    the probe's output in the guest), --target cloud-init, and a fresh small guest whose
+    cloud-init applies it; 2 boots."""
     tree = guest_tree(work / "rootfs", lib, driver=False)
-    spec = spec_dir(tree / "root/spec", HERE / "v1.toml", HERE / "topology.toml")
+    spec = spec_dir(tree / "root/spec", HERE / "small.toml", HERE / "topology-small.toml")
     _hostc("build", spec, "--target", "cloud-init", "--out", work / "build", "-q")
     c = "$VMBOOT_COLLECT"
+    probe = f"hostc probe -o {c}/topology.toml; echo $? >{c}/probe.rc"
     audit = f"hostc audit /root/spec/node.toml --json >{c}/audit.json; echo $? >{c}/audit.rc"
     drift = (
         "sysctl -w vm.swappiness=60 >/dev/null; "
         f"hostc audit /root/spec/node.toml >{c}/drift.txt; echo $? >{c}/drift.rc"
     )
-    summary = boot(work / "out", SHAPE, "--rootfs", tree, "--user-data",
-                   work / "build/cloud-init/user-data", "--run", audit, "--run", drift,
-                   boots=BOOTS["cloud-init"], limit=BOOT_TIMEOUT, nice=NICE)  # fmt: skip
+    summary = boot(work / "out", SMALL_SHAPE, "--rootfs", tree, "--user-data",
+                   work / "build/cloud-init/user-data", "--run", probe, "--run", audit,
+                   "--run", drift, boots=BOOTS["cloud-init"], limit=BOOT_TIMEOUT,
+                   nice=NICE)  # fmt: skip
     return summary, work / "out/boot2/collect"
 
 
@@ -228,7 +255,7 @@ def ansible(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     spec = spec_dir(vmtest / "spec", HERE / "small.toml", HERE / "topology-small.toml")
     _hostc("build", spec, "--target", "ansible", "--out", vmtest / "build", "-q")
     _ansible_lib(tree / "opt/ansible-lib")
-    summary = boot(work / "out", ANSIBLE_SHAPE, "--rootfs", tree, "--run", "true",
+    summary = boot(work / "out", SMALL_SHAPE, "--rootfs", tree, "--run", "true",
                    "--collect", "/root/results", boots=BOOTS["ansible"],
                    limit=ANSIBLE_BOOT_TIMEOUT)  # fmt: skip
     return summary, work / "out/boot2/collect/root/results"

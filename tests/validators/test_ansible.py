@@ -8,6 +8,7 @@ whole module (tests/conftest.py ONE_WORKER), so the install is run once."""
 
 from __future__ import annotations
 
+import base64
 import getpass
 import grp
 import hashlib
@@ -146,6 +147,7 @@ def test_check_mode_reports_the_changes_and_writes_nothing(
     dry = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={empty}", out=out)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert _changed(dry.stdout, host) > 0
+    assert "/etc/sysctl.d/90-hostc.conf" in dry.stdout  # named, before anything is written
     assert not list(empty.iterdir()), sorted(empty.rglob("*"))
     root = _copy(installed, tmp_path)  # the same playbook run for real
     again = _playbook(tmp_path, host, "--check", "-e", f"hostc_root={root}", out=out)
@@ -173,6 +175,13 @@ def _recap(output: str, host: str) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1))}
 
 
+def _task(output: str, name: str) -> str:
+    """How the task `name` ended on the run's one host: ok, changed, skipping, failed."""
+    m = re.search(rf"^TASK \[{re.escape(name)}\] \**\n(\w+):", output, re.M)
+    assert m, (name, output)
+    return m.group(1)
+
+
 def _changed(output: str, host: str) -> int:
     recap = _recap(output, host)
     assert recap["unreachable"] == 0 and recap["failed"] == 0, output
@@ -189,6 +198,11 @@ def test_a_second_run_changes_nothing_and_files_match_the_build(
     files += lifecycle.artifacts(plan, files)  # every delivery carries hostc-apply & co.
     root = _copy(installed, tmp_path)
     assert _changed(first.stdout, plan.host.name) > 0
+    # one install command for the files, one for the kernel command line files: a handful
+    # of modules on a new host, not one per file (~45 on this host)
+    for task in ("hostc files", "hostc kernel command line files"):
+        assert _task(first.stdout, task) == "changed", first.stdout
+    assert _recap(first.stdout, plan.host.name)["changed"] <= 6, first.stdout
     assert "RUNNING HANDLER [hostc apply]" in first.stdout, "files changed: the apply handler ran"
     assert "RUNNING HANDLER [hostc reboot]" in first.stdout, "kernel arguments changed"
     second = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", out=installed.out)
@@ -349,6 +363,45 @@ def test_the_check_script_names_every_kind_of_difference(tmp_path: Path) -> None
     assert linked.stdout == "", "a mark that is a symbolic link is not read"
 
 
+def test_the_install_script_writes_each_file_with_its_mode_and_replaces_links(
+    tmp_path: Path,
+) -> None:
+    """The playbook's install command, run by dash: each `MODE BASE64 PATH` line becomes
+    that file with that mode and owner, its folders made; a symbolic link there is
+    replaced, never written through; a path may hold spaces; nothing is left behind."""
+    dash = need_tool("dash")
+    shellcheck = need_tool("shellcheck")
+    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.INSTALL, text=True,
+                          capture_output=True)  # fmt: skip
+    assert lint.returncode == 0, lint.stdout
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.write_text("kept\n")
+    (root / "etc/linked.conf").symlink_to(outside)
+    files = {"/etc/a.conf": (b"a = 1\n", "0644"), "/etc/linked.conf": (b"b\n", "0600"),
+             "/usr/local/sbin/x y": (b"#!/bin/sh\n", "0755")}  # fmt: skip
+    lines = "".join(
+        f"{mode} {base64.b64encode(data).decode()} {path}\n" for path, (data, mode) in files.items()
+    )
+    user, group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
+    r = subprocess.run([dash, "-c", ansible.INSTALL, "hostc-install", str(root), user, group],
+                       input=lines, capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"installed {p}" for p in files]
+    for path, (data, mode) in files.items():
+        got = root / path.lstrip("/")
+        assert not got.is_symlink() and got.read_bytes() == data, path
+        assert f"{got.stat().st_mode & 0o7777:04o}" == mode, path
+    assert outside.read_text() == "kept\n"
+    assert not list(root.rglob(".hostc-install.*"))
+    bad = subprocess.run([dash, "-c", ansible.INSTALL, "hostc-install", str(root), user, group],
+                         input="0644 !!notbase64!! /etc/c.conf\n", capture_output=True,
+                         text=True)  # fmt: skip
+    assert bad.returncode != 0 and not (root / "etc/c.conf").exists()
+    assert not list(root.rglob(".hostc-install.*")), "a failed write leaves no staging file"
+
+
 def _interrupted(tmp: Path, host: str) -> None:
     """The playbook with a failing handler put first: the run stops after copying every
     file and before any apply step, as a lost connection or Ctrl-C would stop it."""
@@ -378,7 +431,8 @@ def test_a_run_cut_off_before_its_handlers_is_resumed_by_the_next(tmp_path: Path
     assert (
         "TASK [hostc resume the apply and reboot an earlier run did not finish]" in resumed.stdout
     )
-    assert "changed: [dgx-r1-01] => (item=" not in resumed.stdout, "no file differed"
+    for task in ("hostc files", "hostc kernel command line files"):  # no file differed
+        assert _task(resumed.stdout, task) == "skipping", resumed.stdout
     for handler in ("hostc stage the manifest for hostc-apply", "hostc apply", "hostc reboot"):
         assert f"RUNNING HANDLER [{handler}]" in resumed.stdout, handler
     assert not mark.exists()

@@ -11,9 +11,10 @@ reused for every check that does not disturb the next:
   file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier failed;
   hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
   (6) TuneD's profile in effect (tests/vm/test_vm_tuned.py).
-- cloud-init VM, 2 boots: the spec for that topology, delivered as user-data to the
-  guest's real cloud-init; update-grub writes the second boot's command line; `hostc
-  audit` in the guest.
+- cloud-init VM, small (one node, 2 CPUs), 2 boots: `hostc probe` in the guest (its
+  output is the committed tests/vm/topology-small.toml), the spec for that topology
+  (tests/vm/small.toml) delivered as user-data to the guest's real cloud-init;
+  update-grub writes the second boot's command line; `hostc audit` in the guest.
 
 `-m "not vm"` leaves them out.  Without root, QEMU, vm-boot or its image they skip
 (locally) or fail (CI=true).
@@ -34,6 +35,8 @@ from conftest import IN_CI, ROOT
 pytestmark = pytest.mark.vm
 
 HERE = ROOT / "tests" / "vm"
+#: the isolated CPUs of tests/vm/small.toml on the small guest (CPU 0 keeps house)
+SMALL_NOHZ = "nohz_full=1"
 
 
 @pytest.fixture(scope="session")
@@ -181,13 +184,24 @@ def _topology(text: str) -> dict[str, Any]:
 
 
 def test_vm_probe_finds_the_committed_topology(lifecycle_vm: tuple[dict[str, Any], Path]) -> None:
-    """`hostc probe` in the guest writes tests/vm/topology.toml, the snapshot every VM's
-    spec is built from (the cloud-init VM's too, which so need not wait for this one):
-    the probe -> spec -> cloud-init path stays proven."""
+    """`hostc probe` in the guest writes tests/vm/topology.toml, the snapshot the
+    lifecycle VM's specs are built from (so they are built before it boots)."""
     _, results = lifecycle_vm
     assert _read(results, "probe.rc").strip() == "0"
     probed = _read(results, "topology.toml")
     assert _topology(probed) == _topology((HERE / "topology.toml").read_text()), probed
+
+
+def test_vm_probe_finds_the_committed_small_topology(
+    cloud_init_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """`hostc probe` in the small guest writes tests/vm/topology-small.toml, the snapshot
+    the cloud-init and Ansible VMs' spec is built from: the probe -> spec -> cloud-init
+    path stays proven without waiting for another VM."""
+    _, collect = cloud_init_vm
+    assert _read(collect, "probe.rc").strip() == "0"
+    probed = _read(collect, "topology.toml")
+    assert _topology(probed) == _topology((HERE / "topology-small.toml").read_text()), probed
 
 
 def test_vm_probe_spec_cloud_init_reboot_then_audit_exits_0(
@@ -195,7 +209,7 @@ def test_vm_probe_spec_cloud_init_reboot_then_audit_exits_0(
 ) -> None:
     summary, collect = cloud_init_vm
     assert summary["boots"][0]["end"] == "guest-reboot"  # cloud-init's power_state
-    assert "nohz_full=2-3,6-7" in summary["boots"][1]["cmdline"].split()
+    assert SMALL_NOHZ in summary["boots"][1]["cmdline"].split()
     assert _not_applied(collect, "audit.json") == []
     assert _read(collect, "audit.rc").strip() == "0"
     assert _read(collect, "drift.rc").strip() == "1"

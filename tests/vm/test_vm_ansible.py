@@ -20,15 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_vm import SMALL_NOHZ as NOHZ
 from test_vm import _not_applied, _read, vm_lane, vm_result
 
 from conftest import ROOT
 
 pytestmark = pytest.mark.vm
 __all__ = ["vm_lane"]  # the fixture, used by name
-
-#: the isolated CPUs of tests/vm/small.toml on its guest (CPU 0 keeps house)
-NOHZ = "nohz_full=1"
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,56 @@
+"""The two commands the Ansible play runs on a host, fixed POSIX sh scripts whose data
+are their arguments and standard input (never code): `CHECK` names what differs from
+the build, `INSTALL` writes what does.  Kept apart from the play they serve
+(targets/ansible.py) so each can be read, linted (shellcheck) and run by dash alone."""
+
+from __future__ import annotations
+
+__all__ = ["CHECK", "INSTALL"]
+
+#: The install command, a fixed script (the data come on its standard input, never as
+#: code): one line per file, `MODE BASE64 PATH` (the path last, so it may hold spaces).
+#: Each file is written beside its destination, given its mode and owner, then renamed
+#: over it: a reader sees the old file or the new one, and a symbolic link there is
+#: replaced, never followed.  Arguments: root, owner, group.
+INSTALL = r"""set -eu
+root=$1 owner=$2 group=$3 tmp=
+trap 'rm -f -- "$tmp"' EXIT
+while read -r mode data path; do
+  [ -n "$path" ] || continue
+  f=$root$path
+  mkdir -p -- "${f%/*}"
+  tmp=$(mktemp -- "${f%/*}/.hostc-install.XXXXXX")
+  printf '%s' "$data" | base64 -d >"$tmp"
+  chmod -- "$mode" "$tmp"
+  chown -- "$owner:$group" "$tmp"
+  mv -f -- "$tmp" "$f"
+  tmp=
+  printf 'installed %s\n' "$path"
+done
+"""
+
+
+#: The one remote command of a run's check, a fixed script (the data are its arguments:
+#: never code).  It prints `pending:<mark>` for an unfinished earlier run, then every
+#: path that this host does not hold as built: missing, a symbolic link, other bytes,
+#: another mode, another owner (by name or number).  Arguments: root, owner, group,
+#: the mark, then path, sha256, mode for each file.
+CHECK = r"""root=$1 owner=$2 group=$3 mark=$4
+shift 4
+if [ -f "$root$mark" ] && [ ! -L "$root$mark" ]; then
+  printf 'pending:%s\n' "$(cat -- "$root$mark")"
+fi
+while [ $# -ge 3 ]; do
+  f=$root$1 mode=$3
+  while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done
+  if [ -L "$f" ] || [ ! -f "$f" ] || [ "$(sha256sum < "$f")" != "$2  -" ]; then
+    printf '%s\n' "$1"
+  else
+    case "|$(stat -c '%a %U %G|%a %u %g' -- "$f")|" in
+      *"|$mode $owner $group|"*) ;;
+      *) printf '%s\n' "$1" ;;
+    esac
+  fi
+  shift 3
+done
+"""
