@@ -1,11 +1,12 @@
-"""The two commands the Ansible play runs on a host, fixed POSIX sh scripts whose data
+"""The three commands the Ansible play runs on a host, fixed POSIX sh scripts whose data
 are their arguments and standard input (never code): `CHECK` names what differs from
-the build, `INSTALL` writes what does.  Kept apart from the play they serve
-(targets/ansible.py) so each can be read, linted (shellcheck) and run by dash alone."""
+the build, `INSTALL` writes what does, `APPLY` runs the apply steps.  Kept apart from
+the play they serve (targets/ansible.py) so each can be read, linted (shellcheck) and
+run by dash alone."""
 
 from __future__ import annotations
 
-__all__ = ["CHECK", "INSTALL"]
+__all__ = ["APPLY", "CHECK", "INSTALL"]
 
 #: The install command, a fixed script (the data come on its standard input, never as
 #: code): one line per file, `MODE BASE64 PATH` (the path last, so it may hold spaces).
@@ -52,5 +53,26 @@ while [ $# -ge 3 ]; do
     esac
   fi
   shift 3
+done
+"""
+
+
+#: The apply steps in one command (one module instead of one per step: each is a Python
+#: start on the host, and the host may be slow).  Arguments: for each step, why it runs,
+#: its word count N, then its N words, run as one command (no shell reads them: `eval`
+#: sees only the references "${1}" ... "${N}", never a word's text); the first step that
+#: fails stops the rest, as the loop of one module per step did.
+APPLY = r"""set -eu
+while [ $# -ge 2 ]; do
+  printf 'hostc: %s\n' "$1"
+  n=$2
+  shift 2
+  words='' i=1
+  while [ "$i" -le "$n" ]; do
+    words="$words \"\${$i}\""
+    i=$((i + 1))
+  done
+  eval "$words"
+  shift "$n"
 done
 """

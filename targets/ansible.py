@@ -48,6 +48,7 @@ from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter, _yaml
+from hostc.targets._ansible_sh import APPLY as APPLY_SH
 from hostc.targets._ansible_sh import CHECK, INSTALL
 from hostc.targets.lifecycle import NEW_MANIFEST
 
@@ -264,11 +265,12 @@ def _handlers() -> list[dict[str, object]]:
             # failed there); the steps after it are commands, which check mode skips
             "when": "not ansible_check_mode",
         },
-        {
+        {  # every step in one module; its output names each step as it runs
             "name": "hostc apply",
-            "ansible.builtin.command": {"argv": "{{ item.argv }}"},
-            "loop": "{{ hostc_steps }}",
-            "loop_control": {"label": "{{ item.why }}"},
+            "ansible.builtin.command": {
+                "argv": "{{ ['sh', '-c', hostc_apply_sh, 'hostc-apply-steps'] + hostc_steps }}"
+            },
+            "vars": {"hostc_apply_sh": _yaml.Block(APPLY_SH)},
             "changed_when": True,
             "when": on_host,
         },
@@ -346,8 +348,11 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
         ],
         "hostc_apply_manifest": base64.b64encode(staged).decode("ascii"),
         "hostc_apply_manifest_sha256": hashlib.sha256(staged).hexdigest(),
+        # the apply steps, flat: why, word count, the words (the APPLY script's arguments)
         "hostc_steps": [
-            {"argv": list(s.argv), "why": s.why} for s in steps(carried, plan.host.os_family)
+            word
+            for s in steps(carried, plan.host.os_family)
+            for word in (s.why, str(len(s.argv)), *s.argv)
         ],
         "hostc_manifest": base64.b64encode(installed).decode("ascii"),
         "hostc_manifest_sha256": hashlib.sha256(installed).hexdigest(),

@@ -165,8 +165,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the VM lane for the VMs the selected tests need, as soon as they are known
-    (whichever xdist worker gets there first starts it); then this process yields to
-    the VMs: the critical path, the Ansible VM, keeps a core of its own."""
+    (whichever xdist worker gets there first starts it)."""
     if session.config.option.collectonly:
         return
     import vmlane
@@ -180,7 +179,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     lane = vmlane.lane_dir()
     if names and lane is not None and vmlane.unavailable() is None:
         vmlane.start(lane, names)
-        os.nice(vmlane.NICE)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

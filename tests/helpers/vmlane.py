@@ -11,8 +11,8 @@ process gets there first); the VM tests' fixtures then wait for their VM's resul
   Python start under emulation), in a small guest (one node, 2 CPUs) at the lane's
   priority;
 - `lifecycle` (6 boots: probe, v1, v2, drift, tampered, revert, then the TuneD owner)
-  and `cloud-init` (2 boots, small guest), each in a thread of its own, `nice`d so the
-  critical path keeps its core.
+  and `cloud-init` (2 boots, small guest), each in a thread of its own; the VMs are
+  weighted by their length (PRIORITY) and the tests fill the rest.
 
 Run by hand for one VM: `python tests/helpers/vmlane.py DIR lifecycle`.  Every VM's wall
 time goes to `<lane>/times.tsv` (and to `$HOSTC_TIMINGS`, which `.ci/run` prints).
@@ -48,8 +48,9 @@ SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608"]
 #: threaded TCG keeps each on one host core.
 SMALL_SHAPE = ["--numa", "2", "--smt", "1", "--mem-per-node", "3072", "--tcg-threads", "single"]
 #: Per boot.  A boot takes 1-3 minutes under TCG on an idle core (cloud-init adds 1-2),
-#: several times that on a loaded machine: the limit only stops a hung VM.
-BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "900"))
+#: several times that while three VMs and the tests share two cores (the lifecycle VM's
+#: first boot, probe and apply took 13 min there): the limit only stops a hung VM.
+BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "1800"))
 #: Per boot of the Ansible VM: its first run executes ~60 modules under emulation
 ANSIBLE_BOOT_TIMEOUT = max(BOOT_TIMEOUT, 2400)
 #: boots per VM (the wait's bound: each boot's limit plus set-up)
@@ -61,8 +62,13 @@ BOOTS = {"ansible": 2, "lifecycle": 6, "cloud-init": 2}
 THREADS = (("ansible",), ("lifecycle",), ("cloud-init",))
 #: the VM each fixture of tests/vm waits for: what the selected tests need booted
 FIXTURES = {"lifecycle_vm": "lifecycle", "cloud_init_vm": "cloud-init", "ansible_vm": "ansible"}
-#: the priority of the VMs off the critical path (and of the tests beside them)
-NICE = 5
+#: Each VM's scheduling weight, as the nice value of its QEMU's autogroup.  vm-boot starts
+#: QEMU in a session of its own, and with autogroups (Debian's default) the kernel
+#: shares the CPUs fairly between sessions whatever a process's own nice value says:
+#: three VMs and the tests would get half a core each, and the longest VM would finish
+#: last, alone.  So the VMs come first, the longest (the lifecycle VM, 6 boots of 8
+#: vCPUs) most, and the tests (their own session, weight 0) fill what is left.
+PRIORITY = {"lifecycle": -10, "ansible": -5, "cloud-init": -5}
 #: ansible-core and the distributions its controller imports, as this venv holds them
 #: (CPython 3.11, x86_64 glibc: the guest's python3.11 loads the same compiled modules)
 ANSIBLE_DISTS = ("ansible-core", "jinja2", "MarkupSafe", "PyYAML", "cryptography", "cffi",
@@ -166,13 +172,11 @@ def spec_dir(dest: Path, spec: Path, topology: Path) -> Path:
     return dest / "node.toml"
 
 
-def boot(out: Path, shape: list[str], *args: str | Path, boots: int, limit: int,
-         nice: int = 0) -> dict[str, Any]:  # fmt: skip
+def boot(out: Path, shape: list[str], *args: str | Path, boots: int, limit: int) -> dict[str, Any]:
     """vm-boot run; its summary.json (vm-boot's own exit status is in it as `ok`)."""
-    niced = ["nice", "-n", str(nice)] if nice else []
     done = subprocess.run(
-        [*niced, str(VM_BOOT), "run", str(out), *shape, "--boots", str(boots), "--timeout",
-         str(limit), *map(str, args)],
+        [str(VM_BOOT), "run", str(out), *shape, "--boots", str(boots), "--timeout", str(limit),
+         *map(str, args)],
         capture_output=True, text=True, timeout=boots * limit + 300, check=False,
     )  # fmt: skip
     summary = out / "summary.json"
@@ -202,8 +206,7 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
         spec = spec_dir(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     summary = boot(work / "out", SHAPE, "--rootfs", tree, "--run", "true", "--collect",
-                   "/root/results", boots=BOOTS["lifecycle"], limit=BOOT_TIMEOUT,
-                   nice=NICE)  # fmt: skip
+                   "/root/results", boots=BOOTS["lifecycle"], limit=BOOT_TIMEOUT)  # fmt: skip
     return summary, work / f"out/boot{BOOTS['lifecycle']}/collect/root/results"
 
 
@@ -224,8 +227,7 @@ def cloud_init(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     )
     summary = boot(work / "out", SMALL_SHAPE, "--rootfs", tree, "--user-data",
                    work / "build/cloud-init/user-data", "--run", probe, "--run", audit,
-                   "--run", drift, boots=BOOTS["cloud-init"], limit=BOOT_TIMEOUT,
-                   nice=NICE)  # fmt: skip
+                   "--run", drift, boots=BOOTS["cloud-init"], limit=BOOT_TIMEOUT)  # fmt: skip
     return summary, work / "out/boot2/collect"
 
 
@@ -300,6 +302,28 @@ def _one(lane: Path, name: str, lib: Path | BaseException) -> None:
     _write_json(lane / f"{name}.json", doc)
 
 
+def _prioritize(lane: Path, done: threading.Event) -> None:
+    """Until `done`: give each of this lane's QEMU processes its VM's PRIORITY (the nice
+    value of its autogroup, /proc/PID/autogroup; each boot is a new QEMU)."""
+    marks = {name: f"{lane}/{name}/out/".encode() for name in PRIORITY}
+    seen: set[int] = set()
+    while not done.wait(1):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in seen:
+                continue
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if not os.path.basename(cmdline.split(b"\0", 1)[0]).startswith(b"qemu-system"):
+                continue
+            for name, mark in marks.items():
+                if mark in cmdline:
+                    with contextlib.suppress(OSError):
+                        Path(f"/proc/{entry}/autogroup").write_text(str(PRIORITY[name]))
+                    seen.add(int(entry))
+
+
 def main(lane: Path, names: list[str]) -> int:
     """Boot `names` (a subset of VMS) in THREADS order; one result file each."""
     start = time.monotonic()
@@ -309,6 +333,9 @@ def main(lane: Path, names: list[str]) -> int:
     except Exception as e:
         lib = e
     _time_row(lane, "vm guest hostc wheel", time.monotonic() - start)
+    done = threading.Event()
+    watcher = threading.Thread(target=_prioritize, args=(lane, done), daemon=True)
+    watcher.start()
     threads = []
     for order in THREADS:
         mine = [n for n in order if n in names]
@@ -322,6 +349,7 @@ def main(lane: Path, names: list[str]) -> int:
         t.start()
     for t in threads:
         t.join()
+    done.set()
     _time_row(lane, "vm lane", time.monotonic() - start)
     (lane / "done").write_text("")
     return 0

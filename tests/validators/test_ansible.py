@@ -402,6 +402,29 @@ def test_the_install_script_writes_each_file_with_its_mode_and_replaces_links(
     assert not list(root.rglob(".hostc-install.*")), "a failed write leaves no staging file"
 
 
+def test_the_apply_script_runs_each_step_as_words_and_stops_at_the_first_failure(
+    tmp_path: Path,
+) -> None:
+    """The apply handler's one command, run by dash: each step's words reach its command
+    as they are (no expansion, no splitting), in order, and a failing step stops the
+    rest with its status, as one module per step did."""
+    dash = need_tool("dash")
+    shellcheck = need_tool("shellcheck")
+    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.APPLY_SH, text=True,
+                          capture_output=True)  # fmt: skip
+    assert lint.returncode == 0, lint.stdout
+    log = tmp_path / "log"
+    steps = [("first", ["sh", "-c", 'printf "%s|" "$@" >>"$0"', str(log), "a b", "$(id)", "*"]),
+             ("second", ["false"]), ("third", ["touch", str(tmp_path / "never")])]  # fmt: skip
+    args = [w for why, argv in steps for w in (why, str(len(argv)), *argv)]
+    r = subprocess.run([dash, "-c", ansible.APPLY_SH, "hostc-apply-steps", *args],
+                       capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["hostc: first", "hostc: second"]
+    assert log.read_text() == "a b|$(id)|*|"
+    assert not (tmp_path / "never").exists()
+
+
 def _interrupted(tmp: Path, host: str) -> None:
     """The playbook with a failing handler put first: the run stops after copying every
     file and before any apply step, as a lost connection or Ctrl-C would stop it."""
