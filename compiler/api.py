@@ -49,6 +49,7 @@ from hostc.api_report import (
 from hostc.api_topology import (
     IMPORT_KINDS,
     capture,
+    capture_bytes,
     dumps_snapshot,
     import_source,
     probe,
@@ -88,6 +89,7 @@ __all__ = [
     "audit_state",
     "audit_text",
     "capture",
+    "capture_bytes",
     "check_out",
     "compile_file",
     "compile_plan",

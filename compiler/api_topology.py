@@ -24,6 +24,7 @@ from hostc.topology.model import Topology
 __all__ = [
     "IMPORT_KINDS",
     "capture",
+    "capture_bytes",
     "dumps_snapshot",
     "import_source",
     "probe",
@@ -104,7 +105,8 @@ def capture(
     extra: tuple[dict[str, bytes], set[str]] | None = None,
 ) -> list[str]:
     """Write an archive of exactly the files `probe` reads (plus `extra`: the files
-    `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names."""
+    `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names.
+    A device node, FIFO or socket at `archive` is refused, not replaced."""
     from hostc.output import write_bytes
     from hostc.topology.importers import capture as cap
 
@@ -118,6 +120,15 @@ def capture(
             [file_error(str(archive), f"cannot write the capture: {e.strerror or e}")]
         ) from None
     return cap.members(data)
+
+
+def capture_bytes(
+    root: Path | str = Path("/"), extra: tuple[dict[str, bytes], set[str]] | None = None
+) -> bytes:
+    """The archive `capture` writes, as bytes (`hostc probe --capture -`: standard output)."""
+    from hostc.topology.importers import capture as cap
+
+    return cap.capture(None, as_path(root, "root"), extra)
 
 
 def dumps_snapshot(topo: Topology) -> str:

@@ -72,8 +72,8 @@ def write_out(
     """`--out DIR`: write the tree atomically, never over the build's own `inputs`."""
     try:
         written = _guard(lambda: api.write(artifacts, out, inputs))
-    except OSError as e:
-        _fail([file_error(str(out), f"cannot write: {e.strerror or e}")])
+    except OSError as e:  # the file it names (a device, FIFO or socket there), else DIR
+        _fail([file_error(str(e.filename or out), f"cannot write: {e.strerror or e}")])
     if as_json:
         _manifest(plan, artifacts, warnings, out)
     if not quiet:

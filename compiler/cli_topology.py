@@ -44,7 +44,7 @@ def _emit_snapshot(
     from hostc import api
 
     text = api.dumps_snapshot(topo)
-    if output is None:
+    if output is None or output == STDOUT:
         sys.stdout.write(text)
         typer.echo(found(topo), err=True)
     else:
@@ -76,8 +76,12 @@ def _read_input(path: Path) -> str:
     return _guard(lambda: api.read_source(path))
 
 
+#: `-o -`: standard output (hostc replaces regular files only, never a device or FIFO)
+STDOUT = Path("-")
+
 OutOpt = Annotated[
-    Path | None, typer.Option("--output", "-o", help="snapshot file to write (default: stdout)")
+    Path | None,
+    typer.Option("--output", "-o", help="snapshot file to write (default and `-`: stdout)"),
 ]
 
 
@@ -139,7 +143,9 @@ def probe_cmd(
     ] = Path("/"),
     capture: Annotated[
         Path | None,
-        typer.Option("--capture", help="write an archive of exactly the files probe reads"),
+        typer.Option(
+            "--capture", help="write an archive of exactly the files probe reads (`-`: stdout)"
+        ),
     ] = None,
     nvidia_smi_topo: Annotated[
         Path | None,
@@ -161,6 +167,11 @@ def probe_cmd(
         if spec is not None:
             plan, _ = _guard(lambda: _compile(spec, None))
             extra = api.audit_state(plan, root)
+        if archive == STDOUT:
+            data = _guard(lambda: api.capture_bytes(root, extra))
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            return
         paths = _guard(lambda: api.capture(archive, root, extra))
         typer.echo(f"captured {len(paths)} files into {_clean(str(capture))}", err=True)
         return

@@ -42,6 +42,51 @@ SYSTEM_DIRS = frozenset(
 _VIRTUAL = ("/proc", "/sys", "/dev")
 
 
+#: What hostc will not write over, by file type: it writes regular files only, and never
+#: replaces (nor writes through) a device node, FIFO or socket.  `-o -` is standard output.
+_SPECIAL = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+}
+#: the one rule's words, in every refusal
+SPECIAL_RULE = (
+    "hostc writes regular files only and never replaces a device, FIFO or socket; "
+    "use -o - for standard output"
+)
+
+
+class SpecialFileError(OSError):
+    """A destination that is a device node, FIFO or socket (OSError, so every writer's
+    existing handling names the path and exits 2)."""
+
+
+def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
+    """'a character device', 'a FIFO', ... when `path` is (or links to) a special file;
+    None when it is a regular file, a directory, absent or unreadable.  Decided by the
+    file's type (lstat, then stat through a link) before anything is opened, so a FIFO
+    never blocks."""
+    for follow in (False, True):
+        try:
+            mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow).st_mode
+        except (OSError, ValueError):
+            return None
+        kind = _SPECIAL.get(stat.S_IFMT(mode))
+        if kind is not None:
+            return kind
+        if not stat.S_ISLNK(mode):
+            return None
+    return None
+
+
+def refuse_special(path: Path, dir_fd: int | None = None, shown: Path | None = None) -> None:
+    """Raise SpecialFileError when `path` is a device node, FIFO or socket."""
+    kind = special_kind(path, dir_fd)
+    if kind is not None:
+        raise SpecialFileError(errno.EPERM, f"is {kind}: {SPECIAL_RULE}", str(shown or path))
+
+
 def is_staging_file(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(STAGING_SUFFIX)
 
@@ -199,9 +244,11 @@ class _Tree:
         return fd
 
     def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
+        """A destination that is a directory, a device node, a FIFO or a socket."""
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 raise IsADirectoryError(errno.EISDIR, "is a directory", str(dest))
+        refuse_special(Path(name), dfd, shown=dest)
 
     def remove_created(self) -> None:
         for parent, name in reversed(self.created):
@@ -338,7 +385,9 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace `path` atomically: readers see the old file or the new one, never half."""
+    """Replace `path` atomically: readers see the old file or the new one, never half.
+    A device node, FIFO or socket at `path` is refused (SpecialFileError), not replaced."""
+    refuse_special(path)
     tmp = _stage(path, data, mode)
     try:
         os.replace(tmp, path)

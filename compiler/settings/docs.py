@@ -99,7 +99,9 @@ def render() -> str:
 
 def main(argv: list[str]) -> int:
     if argv == ["--write"]:
-        DOC.write_text(render())
+        from hostc.output import write_text
+
+        write_text(DOC, render())  # atomic; a device, FIFO or socket there is refused
         return 0
     sys.stdout.write(render())
     return 0

@@ -15,11 +15,11 @@ cannot drift apart.
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from hostc import api, plan_view, schema
+from hostc.output import write_bytes
 from hostc.topology import snapshot
 
 from conftest import ROOT
@@ -102,8 +102,7 @@ def _write(files: Mapping[Path, tuple[bytes, int]]) -> list[Path]:
     for path in changed:
         data, mode = files[path]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        os.chmod(path, mode)
+        write_bytes(path, data, mode)  # hostc's writer: atomic, never over a device or FIFO
     return changed
 
 

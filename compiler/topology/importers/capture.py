@@ -22,10 +22,13 @@ from hostc.topology.importers.sysfs_reader import Reader
 
 
 def capture(
-    out: Path, root: Path = Path("/"), extra: tuple[dict[str, bytes], set[str]] | None = None
+    out: Path | None,
+    root: Path = Path("/"),
+    extra: tuple[dict[str, bytes], set[str]] | None = None,
 ) -> bytes:
     """The archive's bytes, to be written to `out` (by the API, atomically, so a failed
-    capture never leaves half an archive): `out` is refused if it is a file the capture read.
+    capture never leaves half an archive): `out` is refused if it is a file the capture read
+    (None: standard output).
 
     `extra` adds files and directories read by someone else (what `hostc audit`
     reads for a spec's Plan: `hostc probe --capture --spec`).
@@ -47,7 +50,7 @@ def capture(
         if text is not None:
             files[sysfs.SMI_FILE] = text.encode("utf-8")
     read = [p for rel in reader.files if (p := reader.path(rel)) is not None]
-    if overwrites_input([out], read) is not None:
+    if out is not None and overwrites_input([out], read) is not None:
         raise HostcError(
             [file_error(str(out), "refusing to write: the capture would overwrite a file it read")]
         )
