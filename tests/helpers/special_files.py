@@ -103,9 +103,15 @@ def fifo(path: Path) -> None:
 
 
 def unix_socket(path: Path) -> None:
-    s = socket.socket(socket.AF_UNIX)
-    s.bind(str(path))
-    s.close()
+    """A socket file at `path`, bound by its name from inside its folder: a socket's
+    address holds at most 107 bytes, less than a pytest-xdist worker's tmp_path."""
+    cwd = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(path.name)
+    finally:
+        os.chdir(cwd)
 
 
 def in_namespace(work: Path) -> None:
