@@ -55,11 +55,6 @@ BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "1800"))
 ANSIBLE_BOOT_TIMEOUT = max(BOOT_TIMEOUT, 2400)
 #: boots per VM (the wait's bound: each boot's limit plus set-up)
 BOOTS = {"ansible": 2, "lifecycle": 6, "cloud-init": 2}
-#: one thread per VM, all booting at once: on two cores the Ansible VM (the longest, at
-#: full priority) keeps one, and the others share the second with the tests beside
-#: them, so that neither core idles until the end (run one after the other, the
-#: lifecycle and cloud-init VMs outlasted the Ansible VM while a core idled)
-THREADS = (("ansible",), ("lifecycle",), ("cloud-init",))
 #: the VM each fixture of tests/vm waits for: what the selected tests need booted
 FIXTURES = {"lifecycle_vm": "lifecycle", "cloud_init_vm": "cloud-init", "ansible_vm": "ansible"}
 #: Each VM's scheduling weight, as the nice value of its QEMU's autogroup.  vm-boot starts
@@ -325,7 +320,7 @@ def _prioritize(lane: Path, done: threading.Event) -> None:
 
 
 def main(lane: Path, names: list[str]) -> int:
-    """Boot `names` (a subset of VMS) in THREADS order; one result file each."""
+    """Boot `names` (a subset of VMS) at once; one result file each."""
     start = time.monotonic()
     lib: Path | BaseException
     try:
@@ -336,15 +331,10 @@ def main(lane: Path, names: list[str]) -> int:
     done = threading.Event()
     watcher = threading.Thread(target=_prioritize, args=(lane, done), daemon=True)
     watcher.start()
-    threads = []
-    for order in THREADS:
-        mine = [n for n in order if n in names]
-
-        def work(mine: list[str] = mine) -> None:
-            for name in mine:
-                _one(lane, name, lib)
-
-        threads.append(threading.Thread(target=work))
+    # one thread per VM, all booting at once: on two cores neither idles until the end
+    # (one after the other, the lifecycle and cloud-init VMs outlasted the Ansible VM
+    # while a core idled); PRIORITY decides who gets the CPU
+    threads = [threading.Thread(target=_one, args=(lane, name, lib)) for name in names]
     for t in threads:
         t.start()
     for t in threads:

@@ -323,14 +323,18 @@ def test_an_owner_given_by_number_leaves_no_pending_run(tmp_path: Path) -> None:
     assert not (root / ansible.PENDING.lstrip("/")).exists()
 
 
+def _shellcheck(script: str) -> None:
+    """One of the play's fixed host scripts passes shellcheck as POSIX sh."""
+    lint = subprocess.run([need_tool("shellcheck"), "-s", "sh", "-"], input=script, text=True,
+                          capture_output=True)  # fmt: skip
+    assert lint.returncode == 0, lint.stdout
+
+
 def test_the_check_script_names_every_kind_of_difference(tmp_path: Path) -> None:
     """The playbook's one remote command, run by dash: a file held as built is not named;
     missing, a symbolic link, other bytes, another mode and another owner are."""
     dash = need_tool("dash")
-    shellcheck = need_tool("shellcheck")
-    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.CHECK, text=True,
-                          capture_output=True)  # fmt: skip
-    assert lint.returncode == 0, lint.stdout
+    _shellcheck(ansible.CHECK)
     body = b"vm.swappiness = 1\n"
     digest = hashlib.sha256(body).hexdigest()
     for name in ("same", "bytes", "mode", "link-target", "owner"):
@@ -370,10 +374,7 @@ def test_the_install_script_writes_each_file_with_its_mode_and_replaces_links(
     that file with that mode and owner, its folders made; a symbolic link there is
     replaced, never written through; a path may hold spaces; nothing is left behind."""
     dash = need_tool("dash")
-    shellcheck = need_tool("shellcheck")
-    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.INSTALL, text=True,
-                          capture_output=True)  # fmt: skip
-    assert lint.returncode == 0, lint.stdout
+    _shellcheck(ansible.INSTALL)
     root = tmp_path / "root"
     (root / "etc").mkdir(parents=True)
     outside = tmp_path / "outside"
@@ -409,10 +410,7 @@ def test_the_apply_script_runs_each_step_as_words_and_stops_at_the_first_failure
     as they are (no expansion, no splitting), in order, and a failing step stops the
     rest with its status, as one module per step did."""
     dash = need_tool("dash")
-    shellcheck = need_tool("shellcheck")
-    lint = subprocess.run([shellcheck, "-s", "sh", "-"], input=ansible.APPLY_SH, text=True,
-                          capture_output=True)  # fmt: skip
-    assert lint.returncode == 0, lint.stdout
+    _shellcheck(ansible.APPLY_SH)
     log = tmp_path / "log"
     steps = [("first", ["sh", "-c", 'printf "%s|" "$@" >>"$0"', str(log), "a b", "$(id)", "*"]),
              ("second", ["false"]), ("third", ["touch", str(tmp_path / "never")])]  # fmt: skip
