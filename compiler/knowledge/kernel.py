@@ -230,3 +230,27 @@ ACS_ALL_DEVICES = "pci:0:0"
 #: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option
 #: CONFIG_INIT_ON_ALLOC_DEFAULT_ON (kernel-parameters.txt).  Older kernels ignore it.
 INIT_ON_ALLOC_SINCE: Release = (5, 3)
+
+#: The x86 corrected-error poll.  `check_interval` is one value shared by all CPUs (each
+#: machinecheckN shows it); 0 stops the poll timer and nothing else: CMCI and the AMD
+#: threshold interrupts still report corrected errors.  `ignore_ce` instead turns off
+#: the poll *and* CMCI node-wide, which the kernel documents as not recommended, so
+#: hostc never writes it.
+MCE_SYSFS = "/sys/devices/system/machinecheck/machinecheck*/{}"
+MCE: Table[str, str] = Table(
+    {
+        "check_interval": (
+            "0",
+            "Documentation/ABI/testing/sysfs-mce check_interval: '0 means no polling for "
+            "corrected machine check errors (but some corrected errors might be still "
+            "reported in other ways)'; arch/x86/kernel/cpu/mce/core.c mce_start_timer "
+            "returns without arming the timer when the interval is 0",
+        ),
+        "ignore_ce": (
+            "never written",
+            "Documentation/arch/x86/x86_64/boot-options.rst mce=ignore_ce: 'Disable "
+            "features for corrected errors, e.g. polling timer and CMCI. ... Usually this "
+            "disablement is not recommended'; Documentation/ABI/testing/sysfs-mce ignore_ce",
+        ),
+    }
+)

@@ -24,6 +24,7 @@ from hostc.plan import (
     Iommu,
     IrqOwner,
     IrqPlan,
+    Isolation,
     Module,
     OsFamily,
     Placement,
@@ -108,21 +109,22 @@ def cstate_limit(
     return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, cpus)
 
 
-#: ignore_ce=1 turns off the corrected-error poll timer and CMCI (machinecheck.rst,
-#: `mce=ignore_ce`); TuneD's cpu-partitioning profile writes it for the same reason.
-MCE_IGNORE_CE = "/sys/devices/system/machinecheck/machinecheck*/ignore_ce"
-
-
-def sysfs_writes(host: HostFacts, part: CpuPartition) -> tuple[SysfsWrite, ...]:
-    """x86 only: machinecheck is x86's MCE sysfs."""
-    if not part.isolated or not host.x86:
+def sysfs_writes(host: HostFacts, tick: Isolation | None) -> tuple[SysfsWrite, ...]:
+    """x86 only (machinecheck is x86's MCE sysfs), and only where the tick is stopped
+    (nohz_full): elsewhere the HZ tick fires on the isolated CPUs anyway and a poll
+    every 5 minutes costs nothing measurable.  `check_interval=0` stops the poll timer
+    and keeps CMCI; `ignore_ce` (CMCI off node-wide) is never written (knowledge.kernel.MCE)."""
+    if tick is None or not host.x86:
         return ()
     why = (
-        "the machine-check poll timer for corrected errors would fire on isolated CPUs; "
-        "corrected errors are no longer logged, uncorrected ones still are (as TuneD's "
-        "cpu-partitioning)"
+        "the corrected-error poll timer would wake the tickless (nohz_full) CPUs every "
+        "check_interval: it is stopped, so corrected errors are no longer polled on any "
+        "CPU; CMCI and threshold interrupts still report them, uncorrected errors are "
+        "unaffected (ignore_ce, which turns CMCI off too, is not used)"
     )
-    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason(key("cpu", "isolate"), why)),)
+    glob = kernelfacts.MCE_SYSFS.format("check_interval")
+    value = kernelfacts.MCE["check_interval"]
+    return (SysfsWrite("mce_check_interval", glob, value, Reason(tick.reason.source, why)),)
 
 
 def modules(spec: HostSpec) -> list[Module]:
@@ -251,6 +253,7 @@ def runtime(
     part: CpuPartition,
     host: HostFacts,
     one: One,
+    tick: Isolation | None = None,
 ) -> RuntimeTuning:
     io = iommu(host, one.get(t.IOMMU))
     owner = one.get(t.RUNTIME_OWNER)
@@ -282,7 +285,7 @@ def runtime(
         cpumasks=masks,
         modules=tuple(modules(spec)),
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
-        sysfs=sysfs_writes(host, part),
+        sysfs=sysfs_writes(host, tick),
         nic_channels=nic_channels(topo, part),
         tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

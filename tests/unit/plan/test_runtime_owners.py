@@ -296,16 +296,31 @@ def test_nic_channels_skipped_without_ethtool(tmp_path: Path) -> None:
 # --- MCE polling ----------------------------------------------------------------------
 
 
-def test_mce_corrected_error_polling_off_when_isolating_on_x86() -> None:
-    plan = compile_(spec())
-    assert [(w.glob, w.value) for w in plan.runtime.sysfs] == [
-        ("/sys/devices/system/machinecheck/machinecheck*/ignore_ce", "1")
-    ]
-    assert "machinecheck*/ignore_ce; do" in files(plan, "systemd")[SCRIPT]
-    ini = tuned_ini(compile_(spec(**TUNED_OWNED)))
-    assert ini["sysfs"]["/sys/devices/system/machinecheck/machinecheck*/ignore_ce"] == "1"
-    assert compile_(spec(), h100(arch="aarch64", cpu_vendor=None)).runtime.sysfs == ()
-    assert compile_(spec(cpu=m.Cpu())).runtime.sysfs == ()
+MCE = "/sys/devices/system/machinecheck/machinecheck*/"
+POLLER = [m.Workload("vllm", ["GPU0", "GPU1"], busy_poll=True)]
+
+
+def test_mce_poll_stopped_only_where_the_tick_is_stopped_and_cmci_kept() -> None:
+    """N4: without nohz_full the HZ tick runs on the isolated CPUs anyway, so the 5-minute
+    poll costs nothing; with it, check_interval=0 stops the poll and keeps CMCI.  ignore_ce
+    (CMCI and corrected-error reporting off node-wide) is never written."""
+    plain = compile_(spec())
+    assert plain.isolation_by("nohz_full") is None and plain.runtime.sysfs == ()
+    assert "machinecheck" not in files(plain, "systemd")[SCRIPT]
+    assert "machinecheck" not in files(compile_(spec(**TUNED_OWNED)), "tuned")[TUNED]
+    plan = compile_(spec(workload=POLLER))
+    (w,) = plan.runtime.sysfs
+    assert (w.glob, w.value) == (MCE + "check_interval", "0")
+    assert str(w.reason.source) == "workload[0].busy_poll"
+    assert "corrected errors are no longer polled" in w.reason.why
+    assert "machinecheck*/check_interval; do" in files(plan, "systemd")[SCRIPT]
+    ini = tuned_ini(compile_(spec(workload=POLLER, **TUNED_OWNED)))
+    assert ini["sysfs"][MCE + "check_interval"] == "0"
+    arm = h100(arch="aarch64", cpu_vendor=None)
+    assert compile_(spec(workload=POLLER), arm).runtime.sysfs == ()
+    tuned = files(compile_(spec(workload=POLLER, **TUNED_OWNED)), "tuned")[TUNED]
+    for text in (files(plan, "systemd")[SCRIPT], tuned):
+        assert "machinecheck*/ignore_ce" not in text
 
 
 # --- hostc-tuning: masks, refusals, managed IRQs ----------------------------------------
