@@ -64,6 +64,7 @@ def context(r: Resolved, pins: list[Placement]) -> presets.Context:
         features=(("amd_pstate", h.amd_pstate),) if h.amd_pstate is not None else (),
         gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
         rdma_nics=sum(1 for n in topo.nics if n.rdma),
+        gpus=len(topo.gpus),
     )
 
 

@@ -187,7 +187,7 @@ _ACS_WHY = (
 )
 
 
-def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
+def acs_note(topo: Topology, host: HostFacts, io: Iommu | None) -> Reason | None:
     """What `hostc plan` says about ACS on a host with GPUs and NICs."""
     if not (topo.gpus and topo.nics):
         return None
@@ -195,13 +195,10 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
         tail = "; hostc leaves the IOMMU as the kernel has it"
     elif io.acs_off is not None:
         tail = "; hostc turns redirect off (pci=disable_acs_redir)"
-    elif io.mode == "on" or topo.cpu_vendor == "amd":
+    elif io.mode == "on" or host.x86:
         tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
     else:
-        tail = (
-            "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
-            "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
-        )
+        tail = "; hostc does not turn ACS redirect off on this architecture"
     return Reason(topology("pcie"), _ACS_WHY + tail)
 
 
@@ -220,20 +217,31 @@ _INTEL_IOMMU_ON = (
 )
 
 
+_INTEL_MAY_BE_ON = (
+    "VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with "
+    "CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on "
+    "PCIe switches itself (NCCL issue #304); the kernel clears redirect even where it did "
+    "not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's "
+    "H100 profiles include nvidia-acs-disable on every host): "
+)
+
+
 def iommu_on_anyway(host: HostFacts) -> str | None:
-    """Why the IOMMU is on without `intel_iommu=on` (None: hostc cannot tell it is)."""
+    """Why ACS redirect may be on with `iommu=pt` alone (None: not x86, hostc does not
+    judge arm64's SMMU here)."""
     if not host.x86:
         return None
     if host.cpu_vendor == "amd":
         return _AMD_IOMMU_ON
     if host.cpu_vendor == "intel" and host.intel_iommu_default_on:
         return _INTEL_IOMMU_ON
-    return None
+    return _INTEL_MAY_BE_ON
 
 
 def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
-    """ACS redirect off where the IOMMU is on: mode `on`, AMD (on by default), or an
-    Intel kernel built to turn it on, on kernels that have the parameter."""
+    """ACS redirect off wherever GPUDirect RDMA may cross it: mode `on`, and on every x86
+    host in pass-through (AMD's IOMMU is on by default; Intel's may be), on kernels that
+    have the parameter."""
     if r is None:
         return None
     kernel = host.kernel_version
@@ -280,7 +288,7 @@ def runtime(
         pstate=pstate(host, one.get(t.PSTATE)),
         thp_defrag=one.get(t.THP_DEFRAG),
         iommu=io,
-        acs=acs_note(topo, io),
+        acs=acs_note(topo, host, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),

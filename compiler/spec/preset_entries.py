@@ -241,11 +241,12 @@ ENTRIES: tuple[Entry[Any], ...] = (
         Layer.BASE,
         t.IOMMU,
         IommuMode.PT,
-        "a workload gets RDMA NICs: GPUDirect RDMA needs the IOMMU off or in pass-through "
-        "(CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA untranslated "
-        "where an IOMMU is on (AMD's is on by default) and does not force one on",
+        "GPUs and RDMA NICs on one host: GPUDirect RDMA needs the IOMMU off or in "
+        "pass-through (CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA "
+        "untranslated where an IOMMU is on (AMD's is on by default) and does not force one on",
         arch=X86,
-        rdma=True,
+        min_gpus=1,
+        min_rdma_nics=1,
     ),
     _e(
         Layer.BASE,
