@@ -30,6 +30,7 @@ UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 #: Audit kinds the script checks, and the sh function that does.
 CHECKS = {
     "cmdline": "check_cmdline",
+    "cmdline-word": "check_cmdline_word",
     "value": "check_file",
     "first-word": "check_first_word",
     "module-param": "check_file",

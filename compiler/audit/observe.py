@@ -23,6 +23,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
+from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
 from hostc.settings import table as t
@@ -75,8 +76,11 @@ def _host(plan: Plan) -> Iterator[Expect]:
 
 
 def _kernel_args(plan: Plan) -> Iterator[Expect]:
+    """Last-one-wins keys by their last word; keys the kernel applies every time it meets
+    them (`pci=`, the hugepage pairs) by their exact word."""
     for a in kernel_args(plan):
-        yield Expect("cmdline", f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
+        kind = "cmdline-word" if a.key in MULTI_VALUED else "cmdline"
+        yield Expect(kind, f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
 
 
 def _nohz(plan: Plan) -> Iterator[Expect]:

@@ -58,6 +58,19 @@ def cmdline(host: HostReader, e: Expect) -> Seen:
     return Seen(found or "(absent)", found == e.expected)
 
 
+def cmdline_word(host: HostReader, e: Expect) -> Seen:
+    """A key the kernel applies at every occurrence: the exact word must be there; the
+    other words of its key are shown, not judged."""
+    text = host.text("/proc/cmdline")
+    if text is None:
+        return _absent("/proc/cmdline cannot be read")
+    words = text.split()
+    if e.expected in words:
+        return Seen(e.expected, True)
+    same = [w for w in words if w.partition("=")[0] == e.args[0]]
+    return Seen(" ".join(same) or "(absent)", False)
+
+
 def value(host: HostReader, e: Expect) -> Seen:
     text = host.text(e.args[0])
     if text is None:
@@ -265,6 +278,7 @@ def checkpoint(host: HostReader, e: Expect) -> Seen:
 
 OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "cmdline": cmdline,
+    "cmdline-word": cmdline_word,
     "value": value,
     "release": release,
     "cpulist": cpulist,

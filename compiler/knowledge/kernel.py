@@ -254,3 +254,27 @@ MCE: Table[str, str] = Table(
         ),
     }
 )
+
+#: Kernel parameters the kernel applies every time they appear, not last-one-wins: a
+#: check must look for its exact word, since another word of the same key (NVIDIA's
+#: nvidia-h100-performance adds pci=realloc=off beside pci=disable_acs_redir) is no drift.
+MULTI_VALUED: Table[str, bool] = Table(
+    {
+        "pci": (
+            True,
+            'drivers/pci/pci.c early_param("pci", pci_setup): init/main.c do_early_param '
+            "calls it for every pci= word, each setting its own comma-separated options",
+        ),
+        "hugepagesz": (
+            True,
+            "Documentation/admin-guide/kernel-parameters.txt hugepagesz=: 'can be specified "
+            "multiple times interleaved with hugepages= to reserve huge pages of different "
+            "sizes'",
+        ),
+        "hugepages": (
+            True,
+            "Documentation/admin-guide/kernel-parameters.txt hugepages=: each follows its "
+            "hugepagesz= and sets that size's pool (mm/hugetlb.c hugepages_setup)",
+        ),
+    }
+)

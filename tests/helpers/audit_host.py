@@ -58,7 +58,7 @@ def perfect_host(plan: Plan, root: Path) -> Path:
     sysctl_d: list[str] = []
     pids: dict[str, str] = {}
     for i, e in enumerate(expectations(plan)):
-        if e.kind == "cmdline":
+        if e.kind in ("cmdline", "cmdline-word"):
             tokens.append(e.expected)
         elif e.kind in ("value", "cpulist", "mask", "selected", "first-word", "module-param"):
             _value_file(root, e)
