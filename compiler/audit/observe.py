@@ -246,6 +246,22 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
             k.memory.reason,
             (MEMORY_STATE,),
         )
+    rt = k.runtime
+    if rt is None:
+        return
+    own = rt.allowed if rt.allowed is not None else rt.cpus  # affinity ∩ the unit's cpuset
+    yield Expect(
+        "unit-cpus", f"{rt.unit} CPUs", str(own), rt.reason, (rt.unit, "Cpus_allowed_list")
+    )
+    if rt.allowed is not None and rt.allowed_reason is not None:
+        path = f"/sys/fs/cgroup/system.slice/{rt.unit}/cpuset.cpus"
+        yield Expect("cpulist", f"{rt.unit} cpuset", str(rt.allowed), rt.allowed_reason, (path,))
+    yield Expect(
+        "pod-cpus",
+        "shared-pool containers' CPUs",
+        "their pod's cpuset",
+        rt.reason,
+    )
 
 
 def _tuned(plan: Plan) -> Iterator[Expect]:

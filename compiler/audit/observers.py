@@ -193,6 +193,40 @@ def unit_numa(host: HostReader, e: Expect) -> Seen:
     return Seen(",".join(sorted(policies)) or "-", policies == {e.expected})
 
 
+#: The shared CPU pool's QoS classes, under the systemd and the cgroupfs cgroup drivers
+#: (cgroup v2): their containers run on the pod's cpuset, never pinned by the kubelet.
+SHARED_POOLS = (
+    "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice",
+    "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice",
+    "/sys/fs/cgroup/kubepods/burstable",
+    "/sys/fs/cgroup/kubepods/besteffort",
+)
+
+
+def pod_cpus(host: HostReader, e: Expect) -> Seen:
+    """Each running Burstable/BestEffort container's first process against its cgroup's
+    cpuset: a narrower affinity is the runtime's own affinity leaking into its children
+    (runc < 1.2.7/1.3.1 on kernels >= 6.2, containerd #11345).  The kernel does not show the
+    affinity a process asked for (user_cpus_ptr), so the container is what can be seen."""
+    seen, narrow = 0, []
+    for pool in SHARED_POOLS:
+        for pod in host.listdir(pool):
+            for ctr in host.listdir(f"{pool}/{pod}"):
+                d = f"{pool}/{pod}/{ctr}"
+                pids = (host.text(f"{d}/cgroup.procs") or "").split()
+                allowed = _status_field(host, pids[0], "Cpus_allowed_list") if pids else None
+                cpuset = _cpus(host.text(f"{d}/cpuset.cpus.effective") or "")
+                if allowed is None or cpuset is None:
+                    continue
+                seen += 1
+                if _cpus(allowed) != cpuset:
+                    narrow.append(f"{ctr} runs on {allowed} of its {cpuset}")
+    if not seen:
+        return _absent("no running Burstable or BestEffort container to look at")
+    found = "; ".join(narrow[:3]) if narrow else f"{seen} containers on their pod's cpuset"
+    return Seen(found, not narrow)
+
+
 def unit(host: HostReader, e: Expect) -> Seen:
     props = host.show(e.args[0])
     if props is None:
@@ -297,4 +331,5 @@ OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "module-absent": module_absent,
     "module-param": module_param,
     "checkpoint": checkpoint,
+    "pod-cpus": pod_cpus,
 }

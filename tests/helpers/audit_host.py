@@ -15,6 +15,11 @@ from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
 
+#: A BestEffort container's cgroup under the systemd cgroup driver.
+POD = (
+    "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice"
+    "/cri-containerd-1.scope"
+)
 BASE_CMDLINE = "BOOT_IMAGE=/vmlinuz-6.1.0 root=/dev/vda1 ro quiet"
 
 
@@ -91,6 +96,11 @@ def perfect_host(plan: Plan, root: Path) -> Path:
             put(root, "/proc/modules", "ext4 999424 1 - Live 0x0\n")
         elif e.kind == "checkpoint":
             put(root, e.args[0], json.dumps({"policyName": e.expected, "checksum": 1}))
+        elif e.kind == "pod-cpus":  # one BestEffort container on the whole shared pool
+            shared = str(plan.partition.online)
+            put(root, f"{POD}/cgroup.procs", "4242\n")
+            put(root, f"{POD}/cpuset.cpus.effective", shared + "\n")
+            status["4242"]["Cpus_allowed_list"] = shared
     put(root, "/proc/cmdline", " ".join([BASE_CMDLINE, *tokens]) + "\n")
     put(root, "/etc/sysctl.d/90-hostc.conf", "".join(sysctl_d))
     for pid, fields in status.items():

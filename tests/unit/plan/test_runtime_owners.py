@@ -75,18 +75,23 @@ def test_tuned_scheduler_blacklists_each_workload_cgroup() -> None:
     assert not re.search(pattern, "0::/system.slice/xvllm.service")
 
 
-def test_tuned_scheduler_blacklists_kubepods_on_kubelet_nodes() -> None:
+def test_tuned_leaves_the_container_runtime_alone_on_kubelet_nodes() -> None:
+    """N1: TuneD's [scheduler] re-pins every process outside its blacklist, the runtime and
+    its shims included, which undoes the runtime drop-in's all-CPUs affinity on kernels
+    >= 6.2 (containerd #11345 returns).  Kubelet nodes get no [scheduler] at all."""
     plan = example("dgx-h100-rke2")
     plan = attrs.evolve(
         plan,
-        host=attrs.evolve(plan.host, os="debian-12"),
+        host=attrs.evolve(plan.host, os="debian-12"),  # TuneD 2.20: has the blacklist
         runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
     )
     text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
-    line = next(x for x in text.splitlines() if x.startswith("cgroup_ps_blacklist="))
-    patterns = line.partition("=")[2].split(";")
-    pod = "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-x.scope"
-    assert any(re.search(p, pod) for p in patterns)
+    assert "\n[scheduler]\n" not in text and "isolated_cores=" not in text
+    assert "[scheduler] isolated_cores left out on this kubelet node" in text
+    assert "containerd #11345" in text
+    assert f"cpu_affinity={plan.partition.housekeeping}" in text
+    pinned = compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12))  # no kubelet: kept
+    assert tuned_ini(pinned)["scheduler"]["isolated_cores"] == str(pinned.partition.isolated)
 
 
 def test_tuned_without_cgroup_blacklist_gets_no_isolated_cores() -> None:
@@ -100,7 +105,7 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
     """TuneD's own loader and variable expansion leave the regexes as written."""
     if not Path("/usr/lib/python3/dist-packages/tuned").is_dir():
         need_tool("tuned-adm")
-    plan = example("dgx-h100-rke2")
+    plan = example("dgx-h100-inference")
     plan = attrs.evolve(
         plan,
         host=attrs.evolve(plan.host, os="debian-12"),
