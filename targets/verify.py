@@ -42,6 +42,7 @@ CHECKS = {
     "pid-cpus": "check_status",
     "per-cpu": "check_per_cpu",
     "module-absent": "check_module_absent",
+    "gpudirect": "check_gpudirect",
 }
 
 

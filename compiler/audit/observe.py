@@ -264,6 +264,20 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
     )
 
 
+#: What hostc-verify and audit call each GPUDirect RDMA mode's working path.
+GPUDIRECT_PATH = {
+    "auto": "DMA-BUF or nvidia-peermem",
+    "dmabuf": "DMA-BUF",
+    "peermem": "nvidia-peermem",
+}
+
+
+def _gpudirect(plan: Plan) -> Iterator[Expect]:
+    g = plan.runtime.gpudirect
+    if g is not None:
+        yield Expect("gpudirect", "GPUDirect RDMA", GPUDIRECT_PATH[g.mode], g.reason, (g.mode,))
+
+
 def _tuned(plan: Plan) -> Iterator[Expect]:
     if plan.runtime.owner is RuntimeOwner.TUNED:
         r = plan.runtime.owner_reason
@@ -287,6 +301,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("kernel cpumasks", _cpumasks),
     ("interrupts", _irqs),
     ("modules", _modules),
+    ("GPUDirect RDMA", _gpudirect),
     ("services disabled", _services),
     ("kubelet", _kubelet),
     ("TuneD", _tuned),

@@ -9,6 +9,7 @@ particular setting; that is the table's job (`hostc.audit.observe`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import attrs
@@ -227,6 +228,26 @@ def pod_cpus(host: HostReader, e: Expect) -> Seen:
     return Seen(found, not narrow)
 
 
+def gpudirect(host: HostReader, e: Expect) -> Seen:
+    """The path NICs can take to GPU memory: DMA-BUF (the open kernel modules, Linux >=
+    5.12) and/or nvidia-peermem loaded; judged against the spec's mode."""
+    version = host.text("/proc/driver/nvidia/version")
+    if version is None:
+        return _absent("no NVIDIA driver loaded")
+    release = (host.text("/proc/sys/kernel/osrelease") or "0.0").strip()
+    nums = [int(x) for x in re.findall(r"[0-9]+", release)[:2]] + [0, 0]
+    paths = []
+    if "Open Kernel Module" in version and (nums[0], nums[1]) >= (5, 12):
+        paths.append("DMA-BUF")
+    if any(
+        x.split()[:1] == ["nvidia_peermem"] for x in (host.text("/proc/modules") or "").splitlines()
+    ):
+        paths.append("nvidia-peermem")
+    wanted = {"dmabuf": ["DMA-BUF"], "peermem": ["nvidia-peermem"]}.get(e.args[0], paths)
+    ok = bool(paths) and all(p in paths for p in wanted)
+    return Seen(" and ".join(paths) or "none", ok)
+
+
 def unit(host: HostReader, e: Expect) -> Seen:
     props = host.show(e.args[0])
     if props is None:
@@ -332,4 +353,5 @@ OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "module-param": module_param,
     "checkpoint": checkpoint,
     "pod-cpus": pod_cpus,
+    "gpudirect": gpudirect,
 }

@@ -20,6 +20,7 @@ from hostc.plan import (
     CpuMask,
     CpuPartition,
     CStateLimit,
+    GpuDirectPath,
     HostFacts,
     Iommu,
     IrqOwner,
@@ -40,7 +41,7 @@ from hostc.provenance import Source, default, key, topology
 from hostc.settings import table as t
 from hostc.settings.model import Family, Setting
 from hostc.spec import presets
-from hostc.spec.model import CStatesAt, HostSpec
+from hostc.spec.model import CStatesAt, GpuDirect, HostSpec
 from hostc.topology.model import Topology
 from hostc.vocab import CpuMaskName
 
@@ -125,6 +126,31 @@ def sysfs_writes(host: HostFacts, tick: Isolation | None) -> tuple[SysfsWrite, .
     glob = kernelfacts.MCE_SYSFS.format("check_interval")
     value = kernelfacts.MCE["check_interval"]
     return (SysfsWrite("mce_check_interval", glob, value, Reason(tick.reason.source, why)),)
+
+
+_GPUDIRECT_WHY = {
+    "auto": "DMA-BUF where the host can use it (NVIDIA open kernel modules on Linux >= 5.12: "
+    "NCCL registers GPU memory through it, and NVIDIA recommends it over nvidia-peermem, "
+    "whose NV-P2P API CUDA 13 deprecates); otherwise hostc-gpudirect.service loads "
+    "nvidia-peermem after openibd and the driver, where the host driver ships it",
+    "dmabuf": "DMA-BUF only: nvidia-peermem is never loaded (it needs the peer-memory "
+    "symbols of the loaded ib_core and fails to load when they differ)",
+    "peermem": "nvidia-peermem, loaded by hostc-gpudirect.service after openibd and the "
+    "driver where the host driver ships it (absent on GPU Operator nodes, whose driver "
+    "container loads its own); DMA-BUF stays usable beside it",
+}
+
+
+def gpudirect(spec: HostSpec, topo: Topology) -> GpuDirectPath | None:
+    """NVIDIA GPUs and RDMA NICs on one host: the path NICs take to GPU memory."""
+    nvidia = any((g.vendor or "").lower() == "nvidia" for g in topo.gpus)
+    if not (nvidia and any(n.rdma for n in topo.nics)):
+        return None
+    given = spec.modules.gpudirect
+    mode = (given or GpuDirect.AUTO).value
+    why = "NVIDIA GPUs and RDMA NICs on one host: GPUDirect RDMA by " + _GPUDIRECT_WHY[mode]
+    src = key("modules", "gpudirect") if given is not None else default("gpudirect")
+    return GpuDirectPath(mode, Reason(src, why))
 
 
 def modules(spec: HostSpec) -> list[Module]:
@@ -295,5 +321,6 @@ def runtime(
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, tick),
         nic_channels=nic_channels(topo, part),
+        gpudirect=gpudirect(spec, topo),
         tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

@@ -265,15 +265,6 @@ ENTRIES: tuple[Entry[Any], ...] = (
     # nvidia-tuned/profiles/common/nvidia-base) and the CUDA GPUDirect RDMA guide.
     _e(
         Layer.BASE,
-        t.LOAD_NVIDIA_PEERMEM,
-        "nvidia-peermem",
-        "GPUDirect RDMA: the NICs read and write GPU memory only through this module "
-        "(CUDA GPUDirect RDMA guide, nvidia-peermem); nothing loads it by itself",
-        gpu_vendor=("nvidia",),
-        min_rdma_nics=1,
-    ),
-    _e(
-        Layer.BASE,
         t.LOAD_IB_UMAD,
         "ib_umad",
         "user-space MAD access (/dev/infiniband/umad*) for ibstat, ibnetdiscover and a "
