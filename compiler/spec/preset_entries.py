@@ -99,7 +99,9 @@ ENTRIES: tuple[Entry[Any], ...] = (
         Layer.INFERENCE,
         t.NUMA_BALANCING,
         1,
-        "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
+        "hostc binds no systemd workload's memory here, so automatic NUMA balancing keeps "
+        "the unpinned servers' pages local; it scans every task, pods a Static memory "
+        "manager binds to their nodes included",
         multi_node=True,
     ),
     _e(

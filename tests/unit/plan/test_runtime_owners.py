@@ -517,3 +517,16 @@ def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:
 
     assert warned(OsRelease("ubuntu", "22.04", ["debian"]))
     assert not warned(DEBIAN12)
+
+
+def test_reasons_tell_epb_from_epp_and_numa_balancing_from_kubelet_binding() -> None:
+    """K12: energy_perf_bias was commented with the EPP reason ('HWP EPP'); the
+    numa_balancing reason said no workload is pinned, false on a Static-memory node."""
+    text = files(compile_(spec(**TUNED_OWNED)), "tuned")[TUNED]
+    lines = text.splitlines()
+    at = lines.index("energy_perf_bias=performance")
+    assert "is not EPP" in lines[at - 2] and "HWP EPP" not in lines[at - 1]
+    kubeadm = example("h100-kubeadm")
+    nb = next(s for s in kubeadm.sysctls if s.key == "kernel.numa_balancing")
+    assert "no workload is pinned" not in nb.reason.why
+    assert "pods a Static memory manager binds" in nb.reason.why
