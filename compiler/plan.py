@@ -35,6 +35,7 @@ from hostc.plan_kubelet import RuntimeAffinity as RuntimeAffinity
 from hostc.plan_kubelet import TopologyManager as TopologyManager
 from hostc.plan_runtime import CpuMask as CpuMask
 from hostc.plan_runtime import DeviceIrq as DeviceIrq
+from hostc.plan_runtime import GpuDirectPath as GpuDirectPath
 from hostc.plan_runtime import Iommu as Iommu
 from hostc.plan_runtime import IrqPlan as IrqPlan
 from hostc.plan_runtime import Module as Module

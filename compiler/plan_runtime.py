@@ -119,6 +119,21 @@ class ModuleLoad:
 
 
 @attrs.frozen
+class GpuDirectPath:
+    """GPUDirect RDMA on a host with NVIDIA GPUs and RDMA NICs: `mode` is the spec's
+    choice; `peermem` says whether hostc-gpudirect.service may load nvidia-peermem (after
+    openibd and the driver, where the host driver ships it)."""
+
+    mode: str  # auto | dmabuf | peermem
+    reason: Reason
+    when: When = When.RUNTIME
+
+    @property
+    def peermem(self) -> bool:
+        return self.mode != "dmabuf"
+
+
+@attrs.frozen
 class ServiceOff:
     """A systemd unit disabled and stopped."""
 
@@ -171,6 +186,7 @@ class RuntimeTuning:
     services_off: tuple[ServiceOff, ...] = ()
     sysfs: tuple[SysfsWrite, ...] = ()
     nic_channels: tuple[NicChannels, ...] = ()
+    gpudirect: GpuDirectPath | None = None
     #: runtime values of the settings table written to their sysfs file (family SYSFS);
     #: plan.json lists them only when there are some
     tunables: tuple[Value[Any], ...] = ()

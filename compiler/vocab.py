@@ -94,6 +94,16 @@ class IommuMode(enum.StrEnum):
     ON = "on"
 
 
+class GpuDirect(enum.StrEnum):
+    """How NICs reach GPU memory (GPUDirect RDMA): DMA-BUF (open kernel modules, Linux >=
+    5.12; NVIDIA's recommendation), the legacy nvidia-peermem module, or DMA-BUF where the
+    host can use it and nvidia-peermem otherwise (`auto`)."""
+
+    AUTO = "auto"
+    DMABUF = "dmabuf"
+    PEERMEM = "peermem"
+
+
 class CStatesAt(enum.StrEnum):
     RUNTIME = "runtime"
     BOOT = "boot"

@@ -14,7 +14,7 @@ import attrs
 
 from hostc.artifact import Action, Activation
 from hostc.plan import Plan, Reason
-from hostc.targets import Emitter
+from hostc.targets import Emitter, gpudirect
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 
@@ -24,7 +24,8 @@ LOADER = "systemd-modules-load.service"
 
 
 def applies(plan: Plan) -> str | None:
-    if plan.runtime.modules or plan.modules_load:
+    g = plan.runtime.gpudirect
+    if plan.runtime.modules or plan.modules_load or (g is not None and g.peermem):
         return None
     return "the spec lists no [modules] to blacklist or configure, and none is to be loaded"
 
@@ -55,3 +56,4 @@ def emit(plan: Plan, out: Emitter) -> None:
         rows_ = [Row(m.reason, word(m.name)) for m in plan.modules_load]
         text = render("modules-load.conf.j2", host=host, rows=rows_)
         out.file(LOAD_PATH, text, Activation(Action.START, LOADER))
+    gpudirect.emit(plan, out)

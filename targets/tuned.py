@@ -50,16 +50,49 @@ def force_latency(max_cstate: int, os: str | None = None) -> str:
     return f"cstate.id_no_zero:{max_cstate}|3"
 
 
-def cgroup_blacklist(plan: Plan) -> str:
-    """`[scheduler] cgroup_ps_blacklist`: the workloads' cgroups (and the kubelet's pods),
-    which TuneD would otherwise move onto housekeeping CPUs (plugin_scheduler.py
-    _get_intersect_affinity: an affinity entirely on isolated CPUs intersects nothing).
-    Python regexes matched against /proc/PID/cgroup, `;`-separated; no `${` (TuneD would
-    expand it as a variable)."""
-    out = [rf"/{re.escape(w.unit)}(/|,|$)" for w in plan.workloads]
+#: Why a kubelet node's profile has no `[scheduler] isolated_cores` (review N1).
+KUBELET_NO_SCHEDULER = (
+    "[scheduler] isolated_cores left out on this kubelet node: on every profile apply "
+    "(boot, tuned restart, package upgrade) TuneD calls sched_setaffinity(housekeeping) on "
+    "every process outside its blacklist, the container runtime and its shims included; on "
+    "kernels >= 6.2 that replaces the all-CPUs affinity the runtime drop-in gives them "
+    "(user_cpus_ptr), and with runc < 1.2.7/1.3.1 Burstable and BestEffort containers are "
+    "confined to the housekeeping CPUs again (containerd #11345).  A blacklist of the "
+    "runtime's cgroup would depend on the runtime, its unit and the cgroup driver, so hostc "
+    "leaves the scheduler plugin out: [systemd] cpu_affinity, the runtime's AllowedCPUs= and "
+    "the workqueue masks already keep the host's own threads off the isolated CPUs"
+)
+
+
+def scheduler_left_out(plan: Plan) -> str | None:
+    """Why the profile has no `[scheduler]` (None: it has one)."""
     if plan.kubelet is not None:
-        out.append(r"/kubepods\.slice/")
-        out.append(r"/kubepods/")
+        return KUBELET_NO_SCHEDULER
+    if not osfacts.tuned_reads(plan.host.os, "scheduler.cgroup_ps_blacklist"):
+        return (
+            "[scheduler] isolated_cores left out: its cgroup_ps_blacklist needs TuneD 2.17.0 "
+            f"({tuned_known(plan)}), and without it TuneD would move the pinned servers onto "
+            "the housekeeping CPUs; [systemd] cpu_affinity and the workqueue masks keep the "
+            "rest off"
+        )
+    return None
+
+
+def tuned_known(plan: Plan) -> str:
+    os = plan.host.os
+    known = osfacts.tuned_version(os)
+    if known:
+        return f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))}"
+    return f"hostc does not know the TuneD {os or 'this OS'} ships"
+
+
+def cgroup_blacklist(plan: Plan) -> str:
+    """`[scheduler] cgroup_ps_blacklist`: the workloads' cgroups, which TuneD would
+    otherwise move onto housekeeping CPUs (plugin_scheduler.py _get_intersect_affinity: an
+    affinity entirely on isolated CPUs intersects nothing).  Python regexes matched against
+    /proc/PID/cgroup, `;`-separated; no `${` (TuneD would expand it as a variable).
+    Kubelet nodes get no `[scheduler]` at all (`scheduler_left_out`)."""
+    out = [rf"/{re.escape(w.unit)}(/|,|$)" for w in plan.workloads]
     for x in out:
         if ";" in x or "${" in x or "\n" in x:
             raise UnsafeValue(f"cgroup pattern {x[:80]!r} is not safe for TuneD")
@@ -120,7 +153,6 @@ def applies(plan: Plan) -> str | None:
 def emit(plan: Plan, out: Emitter) -> None:
     irq = plan.runtime.irq
     os = plan.host.os
-    known = osfacts.tuned_version(os)
     text = render(
         "tuned.conf.j2",
         host=header(plan),
@@ -133,13 +165,10 @@ def emit(plan: Plan, out: Emitter) -> None:
         force_latency=force_latency(plan.cstates.max_cstate, os) if plan.cstates else None,
         epb=energy_perf_bias(plan),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
-        tuned=f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))}"
-        if known
-        else f"hostc does not know the TuneD {os or 'this OS'} ships",
+        tuned=tuned_known(plan),
         epp_option=osfacts.tuned_reads(os, "cpu.energy_performance_preference"),
-        blacklist=cgroup_blacklist(plan)
-        if osfacts.tuned_reads(os, "scheduler.cgroup_ps_blacklist")
-        else None,
+        no_scheduler=scheduler_left_out(plan),
+        blacklist=cgroup_blacklist(plan),
         channels=channels(plan) if osfacts.tuned_reads(os, "net.channels") else None,
         channels_known=osfacts.tuned_reads(os, "net.channels"),
     )

@@ -30,6 +30,7 @@ UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 #: Audit kinds the script checks, and the sh function that does.
 CHECKS = {
     "cmdline": "check_cmdline",
+    "cmdline-word": "check_cmdline_word",
     "value": "check_file",
     "first-word": "check_first_word",
     "module-param": "check_file",
@@ -41,6 +42,7 @@ CHECKS = {
     "pid-cpus": "check_status",
     "per-cpu": "check_per_cpu",
     "module-absent": "check_module_absent",
+    "gpudirect": "check_gpudirect",
 }
 
 

@@ -23,6 +23,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import kernel_args
+from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
 from hostc.settings import table as t
@@ -75,8 +76,11 @@ def _host(plan: Plan) -> Iterator[Expect]:
 
 
 def _kernel_args(plan: Plan) -> Iterator[Expect]:
+    """Last-one-wins keys by their last word; keys the kernel applies every time it meets
+    them (`pci=`, the hugepage pairs) by their exact word."""
     for a in kernel_args(plan):
-        yield Expect("cmdline", f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
+        kind = "cmdline-word" if a.key in MULTI_VALUED else "cmdline"
+        yield Expect(kind, f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
 
 
 def _nohz(plan: Plan) -> Iterator[Expect]:
@@ -242,6 +246,36 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
             k.memory.reason,
             (MEMORY_STATE,),
         )
+    rt = k.runtime
+    if rt is None:
+        return
+    own = rt.allowed if rt.allowed is not None else rt.cpus  # affinity ∩ the unit's cpuset
+    yield Expect(
+        "unit-cpus", f"{rt.unit} CPUs", str(own), rt.reason, (rt.unit, "Cpus_allowed_list")
+    )
+    if rt.allowed is not None and rt.allowed_reason is not None:
+        path = f"/sys/fs/cgroup/system.slice/{rt.unit}/cpuset.cpus"
+        yield Expect("cpulist", f"{rt.unit} cpuset", str(rt.allowed), rt.allowed_reason, (path,))
+    yield Expect(
+        "pod-cpus",
+        "shared-pool containers' CPUs",
+        "their pod's cpuset",
+        rt.reason,
+    )
+
+
+#: What hostc-verify and audit call each GPUDirect RDMA mode's working path.
+GPUDIRECT_PATH = {
+    "auto": "DMA-BUF or nvidia-peermem",
+    "dmabuf": "DMA-BUF",
+    "peermem": "nvidia-peermem",
+}
+
+
+def _gpudirect(plan: Plan) -> Iterator[Expect]:
+    g = plan.runtime.gpudirect
+    if g is not None:
+        yield Expect("gpudirect", "GPUDirect RDMA", GPUDIRECT_PATH[g.mode], g.reason, (g.mode,))
 
 
 def _tuned(plan: Plan) -> Iterator[Expect]:
@@ -267,6 +301,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("kernel cpumasks", _cpumasks),
     ("interrupts", _irqs),
     ("modules", _modules),
+    ("GPUDirect RDMA", _gpudirect),
     ("services disabled", _services),
     ("kubelet", _kubelet),
     ("TuneD", _tuned),

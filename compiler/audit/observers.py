@@ -9,6 +9,7 @@ particular setting; that is the table's job (`hostc.audit.observe`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 import attrs
@@ -56,6 +57,19 @@ def cmdline(host: HostReader, e: Expect) -> Seen:
         return _absent("/proc/cmdline cannot be read")
     found = cmdline_tokens(text).get(e.args[0])
     return Seen(found or "(absent)", found == e.expected)
+
+
+def cmdline_word(host: HostReader, e: Expect) -> Seen:
+    """A key the kernel applies at every occurrence: the exact word must be there; the
+    other words of its key are shown, not judged."""
+    text = host.text("/proc/cmdline")
+    if text is None:
+        return _absent("/proc/cmdline cannot be read")
+    words = text.split()
+    if e.expected in words:
+        return Seen(e.expected, True)
+    same = [w for w in words if w.partition("=")[0] == e.args[0]]
+    return Seen(" ".join(same) or "(absent)", False)
 
 
 def value(host: HostReader, e: Expect) -> Seen:
@@ -180,6 +194,60 @@ def unit_numa(host: HostReader, e: Expect) -> Seen:
     return Seen(",".join(sorted(policies)) or "-", policies == {e.expected})
 
 
+#: The shared CPU pool's QoS classes, under the systemd and the cgroupfs cgroup drivers
+#: (cgroup v2): their containers run on the pod's cpuset, never pinned by the kubelet.
+SHARED_POOLS = (
+    "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice",
+    "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice",
+    "/sys/fs/cgroup/kubepods/burstable",
+    "/sys/fs/cgroup/kubepods/besteffort",
+)
+
+
+def pod_cpus(host: HostReader, e: Expect) -> Seen:
+    """Each running Burstable/BestEffort container's first process against its cgroup's
+    cpuset: a narrower affinity is the runtime's own affinity leaking into its children
+    (runc < 1.2.7/1.3.1 on kernels >= 6.2, containerd #11345).  The kernel does not show the
+    affinity a process asked for (user_cpus_ptr), so the container is what can be seen."""
+    seen, narrow = 0, []
+    for pool in SHARED_POOLS:
+        for pod in host.listdir(pool):
+            for ctr in host.listdir(f"{pool}/{pod}"):
+                d = f"{pool}/{pod}/{ctr}"
+                pids = (host.text(f"{d}/cgroup.procs") or "").split()
+                allowed = _status_field(host, pids[0], "Cpus_allowed_list") if pids else None
+                cpuset = _cpus(host.text(f"{d}/cpuset.cpus.effective") or "")
+                if allowed is None or cpuset is None:
+                    continue
+                seen += 1
+                if _cpus(allowed) != cpuset:
+                    narrow.append(f"{ctr} runs on {allowed} of its {cpuset}")
+    if not seen:
+        return _absent("no running Burstable or BestEffort container to look at")
+    found = "; ".join(narrow[:3]) if narrow else f"{seen} containers on their pod's cpuset"
+    return Seen(found, not narrow)
+
+
+def gpudirect(host: HostReader, e: Expect) -> Seen:
+    """The path NICs can take to GPU memory: DMA-BUF (the open kernel modules, Linux >=
+    5.12) and/or nvidia-peermem loaded; judged against the spec's mode."""
+    version = host.text("/proc/driver/nvidia/version")
+    if version is None:
+        return _absent("no NVIDIA driver loaded")
+    release = (host.text("/proc/sys/kernel/osrelease") or "0.0").strip()
+    nums = [int(x) for x in re.findall(r"[0-9]+", release)[:2]] + [0, 0]
+    paths = []
+    if "Open Kernel Module" in version and (nums[0], nums[1]) >= (5, 12):
+        paths.append("DMA-BUF")
+    if any(
+        x.split()[:1] == ["nvidia_peermem"] for x in (host.text("/proc/modules") or "").splitlines()
+    ):
+        paths.append("nvidia-peermem")
+    wanted = {"dmabuf": ["DMA-BUF"], "peermem": ["nvidia-peermem"]}.get(e.args[0], paths)
+    ok = bool(paths) and all(p in paths for p in wanted)
+    return Seen(" and ".join(paths) or "none", ok)
+
+
 def unit(host: HostReader, e: Expect) -> Seen:
     props = host.show(e.args[0])
     if props is None:
@@ -265,6 +333,7 @@ def checkpoint(host: HostReader, e: Expect) -> Seen:
 
 OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "cmdline": cmdline,
+    "cmdline-word": cmdline_word,
     "value": value,
     "release": release,
     "cpulist": cpulist,
@@ -283,4 +352,6 @@ OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "module-absent": module_absent,
     "module-param": module_param,
     "checkpoint": checkpoint,
+    "pod-cpus": pod_cpus,
+    "gpudirect": gpudirect,
 }

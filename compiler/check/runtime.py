@@ -282,6 +282,8 @@ def tuned_keeps_pinned_servers(plan: Plan) -> Iterator[Diagnostic]:
     TuneD ≥ 2.17, it would move the pinned servers onto housekeeping CPUs): say so."""
     if plan.runtime.owner is not RuntimeOwner.TUNED or not plan.partition.isolated:
         return
+    if plan.kubelet is not None:  # no [scheduler] on kubelet nodes whatever the version
+        return
     if osfacts.tuned_reads(plan.host.os, "scheduler.cgroup_ps_blacklist"):
         return
     yield warning(

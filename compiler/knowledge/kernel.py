@@ -230,3 +230,51 @@ ACS_ALL_DEVICES = "pci:0:0"
 #: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option
 #: CONFIG_INIT_ON_ALLOC_DEFAULT_ON (kernel-parameters.txt).  Older kernels ignore it.
 INIT_ON_ALLOC_SINCE: Release = (5, 3)
+
+#: The x86 corrected-error poll.  `check_interval` is one value shared by all CPUs (each
+#: machinecheckN shows it); 0 stops the poll timer and nothing else: CMCI and the AMD
+#: threshold interrupts still report corrected errors.  `ignore_ce` instead turns off
+#: the poll *and* CMCI node-wide, which the kernel documents as not recommended, so
+#: hostc never writes it.
+MCE_SYSFS = "/sys/devices/system/machinecheck/machinecheck*/{}"
+MCE: Table[str, str] = Table(
+    {
+        "check_interval": (
+            "0",
+            "Documentation/ABI/testing/sysfs-mce check_interval: '0 means no polling for "
+            "corrected machine check errors (but some corrected errors might be still "
+            "reported in other ways)'; arch/x86/kernel/cpu/mce/core.c mce_start_timer "
+            "returns without arming the timer when the interval is 0",
+        ),
+        "ignore_ce": (
+            "never written",
+            "Documentation/arch/x86/x86_64/boot-options.rst mce=ignore_ce: 'Disable "
+            "features for corrected errors, e.g. polling timer and CMCI. ... Usually this "
+            "disablement is not recommended'; Documentation/ABI/testing/sysfs-mce ignore_ce",
+        ),
+    }
+)
+
+#: Kernel parameters the kernel applies every time they appear, not last-one-wins: a
+#: check must look for its exact word, since another word of the same key (NVIDIA's
+#: nvidia-h100-performance adds pci=realloc=off beside pci=disable_acs_redir) is no drift.
+MULTI_VALUED: Table[str, bool] = Table(
+    {
+        "pci": (
+            True,
+            'drivers/pci/pci.c early_param("pci", pci_setup): init/main.c do_early_param '
+            "calls it for every pci= word, each setting its own comma-separated options",
+        ),
+        "hugepagesz": (
+            True,
+            "Documentation/admin-guide/kernel-parameters.txt hugepagesz=: 'can be specified "
+            "multiple times interleaved with hugepages= to reserve huge pages of different "
+            "sizes'",
+        ),
+        "hugepages": (
+            True,
+            "Documentation/admin-guide/kernel-parameters.txt hugepages=: each follows its "
+            "hugepagesz= and sets that size's pool (mm/hugetlb.c hugepages_setup)",
+        ),
+    }
+)

@@ -178,9 +178,11 @@ def first_release(
     return rows[0][0] if rows else None
 
 
-def eviction_others(flavor: Flavor) -> Mapping[str, str]:
+def eviction_others(flavor: Flavor, version: KubeVersion) -> Mapping[str, str]:
     """The non-memory hard-eviction thresholds the kubelet runs with when hostc sets none."""
-    return DEFAULT_EVICTION_OTHERS if flavor is Flavor.KUBEADM else RANCHER_EVICTION_OTHERS
+    if flavor is Flavor.KUBEADM:
+        return kubelet_eviction_others(version)[1]
+    return RANCHER_EVICTION_OTHERS
 
 
 def runtime_unit(flavor: Flavor, role: NodeRole | None) -> str:
@@ -217,16 +219,35 @@ _K3S_ARGS = "k3s pkg/daemons/agent/agent_linux.go argsMap eviction-hard"
 RANCHER_EVICTION_OTHERS: Table[str, str] = Table(
     {"imagefs.available": ("5%", _K3S_ARGS), "nodefs.available": ("5%", _K3S_ARGS)}
 )
-#: The kubelet's other hard-eviction defaults.  Setting evictionHard at all replaces the
-#: whole default map, so hostc restates these unless the spec sets them.
+#: The kubelet's other hard-eviction defaults, by the first release that has them (the
+#: last row at or below a kubelet's version applies).  Setting evictionHard at all
+#: replaces the whole default map, so hostc restates these unless the spec sets them.
+#: 1.30 added imagefs.inodesFree 5% (kubernetes PR #121834 "Added Imagefs inodes in
+#: default Eviction Hard", merged for 1.30; website issue #44695).
 _EVICTION_DOC = "kubernetes.io docs/concepts/scheduling-eviction/node-pressure-eviction: {}"
-DEFAULT_EVICTION_OTHERS: Table[str, str] = Table(
+_DEFAULTS_LINUX = "kubernetes pkg/kubelet/eviction/defaults_linux.go DefaultEvictionHard"
+_EVICTION_4 = (
+    ("imagefs.available", "15%"),
+    ("nodefs.available", "10%"),
+    ("nodefs.inodesFree", "5%"),
+)
+DEFAULT_EVICTION_OTHERS: Table[KubeVersion, tuple[tuple[str, str], ...]] = Table(
     {
-        "nodefs.available": ("10%", _EVICTION_DOC.format("default hard eviction thresholds")),
-        "nodefs.inodesFree": ("5%", _EVICTION_DOC.format("default hard eviction thresholds")),
-        "imagefs.available": ("15%", _EVICTION_DOC.format("default hard eviction thresholds")),
+        OLDEST: (_EVICTION_4, f"{_DEFAULTS_LINUX} at 2b02db1b (1.29 and before: four keys)"),
+        KubeVersion(1, 30): (
+            (*_EVICTION_4, ("imagefs.inodesFree", "5%")),
+            f"{_DEFAULTS_LINUX} at 8a4d98ac (five keys); kubernetes PR #121834, first in 1.30",
+        ),
     }
 )
+
+
+def kubelet_eviction_others(version: KubeVersion) -> tuple[KubeVersion, Mapping[str, str]]:
+    """The upstream kubelet's non-memory defaults at `version`, and the row's release."""
+    since = max(v for v in DEFAULT_EVICTION_OTHERS if v <= version or v == OLDEST)
+    return since, dict(DEFAULT_EVICTION_OTHERS[since])
+
+
 EVICTION_SIGNALS: Table[str, bool] = Table.members(
     (
         "memory.available",

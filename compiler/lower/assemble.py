@@ -64,6 +64,7 @@ def context(r: Resolved, pins: list[Placement]) -> presets.Context:
         features=(("amd_pstate", h.amd_pstate),) if h.amd_pstate is not None else (),
         gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
         rdma_nics=sum(1 for n in topo.nics if n.rdma),
+        gpus=len(topo.gpus),
     )
 
 
@@ -177,14 +178,15 @@ def lower(resolved: Resolved) -> Plan:
     ctx = context(resolved, pins)
     merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
     one = {r.setting: r for r in merged if r.setting.family in _ONE}
-    runtime_plan = runtime.runtime(spec, topo, part, host, one)
+    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
+    tick = next((m for m in isolation if m.mechanism == "nohz_full"), None)
+    runtime_plan = runtime.runtime(spec, topo, part, host, one, tick)
     by_family = _by_family(merged)
     cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
     limits = [Limit(LimitItem(r.name), r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
     sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)
     nodes = node_views(topo, part, pools)
-    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
     return Plan(
         host=host,
         partition=part,

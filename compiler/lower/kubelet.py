@@ -35,14 +35,21 @@ from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
 MIB = 1024**2
 
 
+def _since(k: Kubelet) -> str:
+    """Which row of the kubelet's versioned default table applies (kubeadm only)."""
+    if k.flavor is not vocab.Flavor.KUBEADM:
+        return ""
+    return f" (its table since {ko.kubelet_eviction_others(k.version)[0]})"
+
+
 def eviction(k: Kubelet) -> Eviction:
     text = k.eviction_hard.get("memory.available", ko.DEFAULT_EVICTION_MEMORY)
     memory = Quantity.parse(text)
     others = {s: v for s, v in k.eviction_hard.items() if s != "memory.available"}
-    defaults = ko.eviction_others(k.flavor)
+    defaults = ko.eviction_others(k.flavor, k.version)
     kept = {s: v for s, v in defaults.items() if s not in others}
     rows = tuple(sorted({**kept, **others}.items()))
-    whose = "the kubelet's" if k.flavor is vocab.Flavor.KUBEADM else f"{k.flavor}'s"
+    whose = f"kubelet {k.version}'s" if k.flavor is vocab.Flavor.KUBEADM else f"{k.flavor}'s"
     if k.eviction_hard:
         why = (
             "hard eviction thresholds as set; setting any replaces the whole default "
@@ -57,7 +64,7 @@ def eviction(k: Kubelet) -> Eviction:
         rows,
         Reason(
             key("kubelet"),
-            f"{whose} default hard eviction thresholds, written out: memory.available "
+            f"{whose} default hard eviction thresholds{_since(k)}, written out: memory.available "
             f"{memory} counts in the reserved-memory sum",
         ),
     )

@@ -20,10 +20,12 @@ from hostc.plan import (
     CpuMask,
     CpuPartition,
     CStateLimit,
+    GpuDirectPath,
     HostFacts,
     Iommu,
     IrqOwner,
     IrqPlan,
+    Isolation,
     Module,
     OsFamily,
     Placement,
@@ -39,7 +41,7 @@ from hostc.provenance import Source, default, key, topology
 from hostc.settings import table as t
 from hostc.settings.model import Family, Setting
 from hostc.spec import presets
-from hostc.spec.model import CStatesAt, HostSpec
+from hostc.spec.model import CStatesAt, GpuDirect, HostSpec
 from hostc.topology.model import Topology
 from hostc.vocab import CpuMaskName
 
@@ -108,21 +110,47 @@ def cstate_limit(
     return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, cpus)
 
 
-#: ignore_ce=1 turns off the corrected-error poll timer and CMCI (machinecheck.rst,
-#: `mce=ignore_ce`); TuneD's cpu-partitioning profile writes it for the same reason.
-MCE_IGNORE_CE = "/sys/devices/system/machinecheck/machinecheck*/ignore_ce"
-
-
-def sysfs_writes(host: HostFacts, part: CpuPartition) -> tuple[SysfsWrite, ...]:
-    """x86 only: machinecheck is x86's MCE sysfs."""
-    if not part.isolated or not host.x86:
+def sysfs_writes(host: HostFacts, tick: Isolation | None) -> tuple[SysfsWrite, ...]:
+    """x86 only (machinecheck is x86's MCE sysfs), and only where the tick is stopped
+    (nohz_full): elsewhere the HZ tick fires on the isolated CPUs anyway and a poll
+    every 5 minutes costs nothing measurable.  `check_interval=0` stops the poll timer
+    and keeps CMCI; `ignore_ce` (CMCI off node-wide) is never written (knowledge.kernel.MCE)."""
+    if tick is None or not host.x86:
         return ()
     why = (
-        "the machine-check poll timer for corrected errors would fire on isolated CPUs; "
-        "corrected errors are no longer logged, uncorrected ones still are (as TuneD's "
-        "cpu-partitioning)"
+        "the corrected-error poll timer would wake the tickless (nohz_full) CPUs every "
+        "check_interval: it is stopped, so corrected errors are no longer polled on any "
+        "CPU; CMCI and threshold interrupts still report them, uncorrected errors are "
+        "unaffected (ignore_ce, which turns CMCI off too, is not used)"
     )
-    return (SysfsWrite("mce_ignore_ce", MCE_IGNORE_CE, "1", Reason(key("cpu", "isolate"), why)),)
+    glob = kernelfacts.MCE_SYSFS.format("check_interval")
+    value = kernelfacts.MCE["check_interval"]
+    return (SysfsWrite("mce_check_interval", glob, value, Reason(tick.reason.source, why)),)
+
+
+_GPUDIRECT_WHY = {
+    "auto": "DMA-BUF where the host can use it (NVIDIA open kernel modules on Linux >= 5.12: "
+    "NCCL registers GPU memory through it, and NVIDIA recommends it over nvidia-peermem, "
+    "whose NV-P2P API CUDA 13 deprecates); otherwise hostc-gpudirect.service loads "
+    "nvidia-peermem after openibd and the driver, where the host driver ships it",
+    "dmabuf": "DMA-BUF only: nvidia-peermem is never loaded (it needs the peer-memory "
+    "symbols of the loaded ib_core and fails to load when they differ)",
+    "peermem": "nvidia-peermem, loaded by hostc-gpudirect.service after openibd and the "
+    "driver where the host driver ships it (absent on GPU Operator nodes, whose driver "
+    "container loads its own); DMA-BUF stays usable beside it",
+}
+
+
+def gpudirect(spec: HostSpec, topo: Topology) -> GpuDirectPath | None:
+    """NVIDIA GPUs and RDMA NICs on one host: the path NICs take to GPU memory."""
+    nvidia = any((g.vendor or "").lower() == "nvidia" for g in topo.gpus)
+    if not (nvidia and any(n.rdma for n in topo.nics)):
+        return None
+    given = spec.modules.gpudirect
+    mode = (given or GpuDirect.AUTO).value
+    why = "NVIDIA GPUs and RDMA NICs on one host: GPUDirect RDMA by " + _GPUDIRECT_WHY[mode]
+    src = key("modules", "gpudirect") if given is not None else default("gpudirect")
+    return GpuDirectPath(mode, Reason(src, why))
 
 
 def modules(spec: HostSpec) -> list[Module]:
@@ -185,7 +213,7 @@ _ACS_WHY = (
 )
 
 
-def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
+def acs_note(topo: Topology, host: HostFacts, io: Iommu | None) -> Reason | None:
     """What `hostc plan` says about ACS on a host with GPUs and NICs."""
     if not (topo.gpus and topo.nics):
         return None
@@ -193,13 +221,10 @@ def acs_note(topo: Topology, io: Iommu | None) -> Reason | None:
         tail = "; hostc leaves the IOMMU as the kernel has it"
     elif io.acs_off is not None:
         tail = "; hostc turns redirect off (pci=disable_acs_redir)"
-    elif io.mode == "on" or topo.cpu_vendor == "amd":
+    elif io.mode == "on" or host.x86:
         tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
     else:
-        tail = (
-            "; iommu=pt does not force the IOMMU on (firmware opt-in or a kernel built "
-            "with CONFIG_INTEL_IOMMU_DEFAULT_ON still can)"
-        )
+        tail = "; hostc does not turn ACS redirect off on this architecture"
     return Reason(topology("pcie"), _ACS_WHY + tail)
 
 
@@ -218,20 +243,31 @@ _INTEL_IOMMU_ON = (
 )
 
 
+_INTEL_MAY_BE_ON = (
+    "VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with "
+    "CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on "
+    "PCIe switches itself (NCCL issue #304); the kernel clears redirect even where it did "
+    "not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's "
+    "H100 profiles include nvidia-acs-disable on every host): "
+)
+
+
 def iommu_on_anyway(host: HostFacts) -> str | None:
-    """Why the IOMMU is on without `intel_iommu=on` (None: hostc cannot tell it is)."""
+    """Why ACS redirect may be on with `iommu=pt` alone (None: not x86, hostc does not
+    judge arm64's SMMU here)."""
     if not host.x86:
         return None
     if host.cpu_vendor == "amd":
         return _AMD_IOMMU_ON
     if host.cpu_vendor == "intel" and host.intel_iommu_default_on:
         return _INTEL_IOMMU_ON
-    return None
+    return _INTEL_MAY_BE_ON
 
 
 def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
-    """ACS redirect off where the IOMMU is on: mode `on`, AMD (on by default), or an
-    Intel kernel built to turn it on, on kernels that have the parameter."""
+    """ACS redirect off wherever GPUDirect RDMA may cross it: mode `on`, and on every x86
+    host in pass-through (AMD's IOMMU is on by default; Intel's may be), on kernels that
+    have the parameter."""
     if r is None:
         return None
     kernel = host.kernel_version
@@ -251,6 +287,7 @@ def runtime(
     part: CpuPartition,
     host: HostFacts,
     one: One,
+    tick: Isolation | None = None,
 ) -> RuntimeTuning:
     io = iommu(host, one.get(t.IOMMU))
     owner = one.get(t.RUNTIME_OWNER)
@@ -277,12 +314,13 @@ def runtime(
         pstate=pstate(host, one.get(t.PSTATE)),
         thp_defrag=one.get(t.THP_DEFRAG),
         iommu=io,
-        acs=acs_note(topo, io),
+        acs=acs_note(topo, host, io),
         irq=irq,
         cpumasks=masks,
         modules=tuple(modules(spec)),
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
-        sysfs=sysfs_writes(host, part),
+        sysfs=sysfs_writes(host, tick),
         nic_channels=nic_channels(topo, part),
+        gpudirect=gpudirect(spec, topo),
         tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

@@ -237,7 +237,6 @@ def _module(name: str, module: str) -> Setting[str]:
     )
 
 
-LOAD_NVIDIA_PEERMEM = _module("load_nvidia_peermem", "nvidia-peermem")
 LOAD_IB_UMAD = _module("load_ib_umad", "ib_umad")
 
 #: Every declared setting, in the order the merge and `hostc plan` list them.
@@ -267,7 +266,6 @@ SETTINGS: tuple[Setting[Any], ...] = (
     IOMMU,
     IRQ_OWNER,
     RUNTIME_OWNER,
-    LOAD_NVIDIA_PEERMEM,
     LOAD_IB_UMAD,
 )
 

@@ -32,6 +32,7 @@ from hostc.vocab import CStatesAt as CStatesAt
 from hostc.vocab import Epp as Epp
 from hostc.vocab import Flavor as Flavor
 from hostc.vocab import Governor as Governor
+from hostc.vocab import GpuDirect as GpuDirect
 from hostc.vocab import IommuMode as IommuMode
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import IsolcpusFlag as IsolcpusFlag

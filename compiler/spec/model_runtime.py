@@ -11,6 +11,7 @@ from hostc.spec.text import IfName
 from hostc.vocab import (
     Epp,
     Governor,
+    GpuDirect,
     IrqOwner,
     PstateMode,
     RuntimeOwner,
@@ -63,6 +64,16 @@ class Modules:
     )
     options: dict[str, str] = attrs.field(
         factory=dict, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
+    )
+    gpudirect: GpuDirect | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "GPUDirect RDMA path on hosts with NVIDIA GPUs and RDMA NICs: `dmabuf` (never "
+            "load nvidia-peermem), `peermem` (load it after openibd and the driver), `auto` "
+            "(the default: load it only where DMA-BUF is not usable: proprietary driver or "
+            "Linux < 5.12)",
+            "auto",
+        ),
     )
 
 

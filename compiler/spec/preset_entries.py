@@ -99,7 +99,9 @@ ENTRIES: tuple[Entry[Any], ...] = (
         Layer.INFERENCE,
         t.NUMA_BALANCING,
         1,
-        "no workload is pinned with membind, so automatic NUMA balancing keeps pages local",
+        "hostc binds no systemd workload's memory here, so automatic NUMA balancing keeps "
+        "the unpinned servers' pages local; it scans every task, pods a Static memory "
+        "manager binds to their nodes included",
         multi_node=True,
     ),
     _e(
@@ -241,11 +243,12 @@ ENTRIES: tuple[Entry[Any], ...] = (
         Layer.BASE,
         t.IOMMU,
         IommuMode.PT,
-        "a workload gets RDMA NICs: GPUDirect RDMA needs the IOMMU off or in pass-through "
-        "(CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA untranslated "
-        "where an IOMMU is on (AMD's is on by default) and does not force one on",
+        "GPUs and RDMA NICs on one host: GPUDirect RDMA needs the IOMMU off or in "
+        "pass-through (CUDA GPUDirect RDMA guide, Supported Systems); iommu=pt makes DMA "
+        "untranslated where an IOMMU is on (AMD's is on by default) and does not force one on",
         arch=X86,
-        rdma=True,
+        min_gpus=1,
+        min_rdma_nics=1,
     ),
     _e(
         Layer.BASE,
@@ -262,15 +265,6 @@ ENTRIES: tuple[Entry[Any], ...] = (
     ),
     # GPU + RDMA hosts: NVIDIA's nvidia-base TuneD profile (skyhook-packages
     # nvidia-tuned/profiles/common/nvidia-base) and the CUDA GPUDirect RDMA guide.
-    _e(
-        Layer.BASE,
-        t.LOAD_NVIDIA_PEERMEM,
-        "nvidia-peermem",
-        "GPUDirect RDMA: the NICs read and write GPU memory only through this module "
-        "(CUDA GPUDirect RDMA guide, nvidia-peermem); nothing loads it by itself",
-        gpu_vendor=("nvidia",),
-        min_rdma_nics=1,
-    ),
     _e(
         Layer.BASE,
         t.LOAD_IB_UMAD,

@@ -27,6 +27,7 @@ class Context:
     features: tuple[tuple[str, tuple[int, int]], ...] = ()
     gpu_vendors: tuple[str, ...] = ()  # lower-case vendors of the snapshot's GPUs
     rdma_nics: int = 0  # NICs with an RDMA device
+    gpus: int = 0  # GPUs in the snapshot, of any vendor
 
 
 @attrs.frozen
@@ -46,8 +47,11 @@ class Cond:
     multi_node: bool | None = None
     gpu_vendor: tuple[str, ...] = ()  # some GPU of one of these vendors
     min_rdma_nics: int = 0
+    min_gpus: int = 0
 
     def holds(self, ctx: Context) -> bool:
+        if ctx.gpus < self.min_gpus:
+            return False
         if self.gpu_vendor and not set(self.gpu_vendor) & set(ctx.gpu_vendors):
             return False
         if ctx.rdma_nics < self.min_rdma_nics:

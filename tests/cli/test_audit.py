@@ -207,3 +207,22 @@ def test_another_kernel_minor_or_machine_differs_but_a_patch_release_does_not(
     found = by_setting(api.audit(plan, root))
     assert found["kernel release"].status is Status.DIFFERS
     assert (found["online CPUs"].status, found["online CPUs"].found) == (Status.DIFFERS, "0-63")
+
+
+def test_audit_finds_a_shared_pool_container_confined_by_the_runtimes_affinity(
+    tmp_path: Path,
+) -> None:
+    """N1: runc < 1.2.7/1.3.1 on kernels >= 6.2 gives a BestEffort container the runtime's
+    own affinity (the housekeeping CPUs) instead of its pod's cpuset (containerd #11345);
+    the kernel shows no user_cpus_ptr, so audit compares the container with its cgroup."""
+    plan = plan_of(KUBEADM)
+    root = perfect_host(plan, tmp_path)
+    f = by_setting(api.audit(plan, root))["shared-pool containers' CPUs"]
+    assert f.status is Status.APPLIED
+    hk = str(plan.partition.housekeeping)
+    put(root, "/proc/4242/status", f"Cpus_allowed_list:\t{hk}\n")
+    f = by_setting(api.audit(plan, root))["shared-pool containers' CPUs"]
+    assert f.status is Status.DIFFERS
+    assert f.found == f"cri-containerd-1.scope runs on {hk} of its {plan.partition.online}"
+    runtime = by_setting(api.audit(plan, root))["containerd.service cpuset"]
+    assert runtime.status is Status.APPLIED and runtime.expected == hk

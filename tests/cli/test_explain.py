@@ -30,8 +30,16 @@ iommu = pt  [takes effect: boot]
   source   spec key kernel.iommu, inherited ({fleet_class}:48)
            as force.kernel.iommu
   plan     kernel.iommu: set by the spec (preset had pt)
-  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt
+  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
   emitted  /etc/default/grub.d/90-hostc.cfg:39  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
+  observe  /proc/cmdline (cat /proc/cmdline)
+
+pci = disable_acs_redir=pci:0:0  [takes effect: boot]
+  source   spec key kernel.iommu, inherited ({fleet_class}:48)
+           as force.kernel.iommu
+  plan     kernel.iommu: VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on PCIe switches itself (NCCL issue #304); the kernel clears redirect even where it did not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's H100 profiles include nvidia-acs-disable on every host): the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), which sends GPU-NIC peer traffic through the root complex; NVIDIA's nvidia-acs-disable turns it off on every device (this merges IOMMU groups)
+  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
+  emitted  /etc/default/grub.d/90-hostc.cfg:42  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}pci=disable_acs_redir=pci:0:0"
   observe  /proc/cmdline (cat /proc/cmdline)
 """,
     ),
@@ -69,8 +77,8 @@ vm.swappiness = 10  [takes effect: sysctl]
 irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
   source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:101)
   plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
-  emitted  /usr/local/sbin/hostc-tuning:137  nic_channels 0000:18:00.0 8
-  emitted  /usr/local/sbin/hostc-tuning:242  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /usr/local/sbin/hostc-tuning:132  nic_channels 0000:18:00.0 8
+  emitted  /usr/local/sbin/hostc-tuning:237  pin_device 0000:18:00.0 0-3,112-115
   emitted  /etc/udev/rules.d/90-hostc-tuning.rules:6  ACTION=="add", SUBSYSTEM=="net", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
   emitted  /etc/udev/rules.d/90-hostc-tuning.rules:7  ACTION=="add", SUBSYSTEM=="infiniband", KERNELS=="0000:18:00.0|0000:28:00.0|0000:38:00.0|0000:48:00.0|0000:58:00.0|0000:68:00.0|0000:78:00.0|0000:88:00.0", RUN+="/bin/systemctl --no-block restart hostc-tuning.service"
   observe  /proc/irq/<n>/smp_affinity_list for each IRQ in /sys/bus/pci/devices/0000:18:00.0/msi_irqs

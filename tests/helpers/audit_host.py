@@ -15,6 +15,11 @@ from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
 
+#: A BestEffort container's cgroup under the systemd cgroup driver.
+POD = (
+    "/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice"
+    "/cri-containerd-1.scope"
+)
 BASE_CMDLINE = "BOOT_IMAGE=/vmlinuz-6.1.0 root=/dev/vda1 ro quiet"
 
 
@@ -57,8 +62,9 @@ def perfect_host(plan: Plan, root: Path) -> Path:
     status: dict[str, dict[str, str]] = defaultdict(dict)
     sysctl_d: list[str] = []
     pids: dict[str, str] = {}
+    modules: dict[str, str] = {}
     for i, e in enumerate(expectations(plan)):
-        if e.kind == "cmdline":
+        if e.kind in ("cmdline", "cmdline-word"):
             tokens.append(e.expected)
         elif e.kind in ("value", "cpulist", "mask", "selected", "first-word", "module-param"):
             _value_file(root, e)
@@ -88,10 +94,24 @@ def perfect_host(plan: Plan, root: Path) -> Path:
             put(root, f"/sys/bus/pci/devices/{e.args[0]}/msi_irqs/{100 + i}", "msix\n")
             put(root, f"/proc/irq/{100 + i}/effective_affinity_list", e.expected + "\n")
         elif e.kind == "module-absent":
-            put(root, "/proc/modules", "ext4 999424 1 - Live 0x0\n")
+            modules.setdefault("ext4", "ext4 999424 1 - Live 0x0\n")
+        elif e.kind == "gpudirect":  # the proprietary driver with nvidia-peermem loaded
+            put(
+                root,
+                "/proc/driver/nvidia/version",
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module\n",
+            )
+            modules["nvidia_peermem"] = "nvidia_peermem 16384 0 - Live 0x0\n"
         elif e.kind == "checkpoint":
             put(root, e.args[0], json.dumps({"policyName": e.expected, "checksum": 1}))
+        elif e.kind == "pod-cpus":  # one BestEffort container on the whole shared pool
+            shared = str(plan.partition.online)
+            put(root, f"{POD}/cgroup.procs", "4242\n")
+            put(root, f"{POD}/cpuset.cpus.effective", shared + "\n")
+            status["4242"]["Cpus_allowed_list"] = shared
     put(root, "/proc/cmdline", " ".join([BASE_CMDLINE, *tokens]) + "\n")
+    if modules:
+        put(root, "/proc/modules", "".join(modules.values()))
     put(root, "/etc/sysctl.d/90-hostc.conf", "".join(sysctl_d))
     for pid, fields in status.items():
         put(root, f"/proc/{pid}/status", "".join(f"{k}:\t{v}\n" for k, v in fields.items()))

@@ -121,6 +121,32 @@ def test_vm_workload_process_runs_on_its_cpus_and_numa_node(
     assert "bind:1" in _read(results, "demo-numa-v1")
 
 
+def test_vm_mce_poll_stopped_on_the_tickless_host_and_cmci_kept(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """N4: v1.toml names nohz_full, so hostc-tuning stops the corrected-error poll with
+    check_interval=0 and never sets ignore_ce (which would turn CMCI off too)."""
+    _, results = lifecycle_vm
+    mce = dict(line.split(" ", 1) for line in _read(results, "mce-v1").splitlines())
+    assert mce == {"check_interval": "0", "ignore_ce": "0"}, mce
+
+
+def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """The per-CPU C-state limit: the isolated CPUs that have a cpuidle state 1 carry its
+    exit latency (at least 1 µs), the housekeeping CPUs keep 0 (no constraint)."""
+    _, results = lifecycle_vm
+    plan, _ = api.compile_file(HERE / "v1.toml")
+    rows = [line.split() for line in _read(results, "pmqos-v1").splitlines()]
+    assert len(rows) == len(plan.partition.online), rows
+    for cpu, latency, state1 in rows:
+        if int(cpu) in plan.partition.housekeeping:
+            assert latency == "0", rows
+        elif state1 == "state1":
+            assert latency.isdigit() and int(latency) >= 1, rows
+
+
 def test_vm_boot_verifier_passes_when_the_plan_took_effect(
     lifecycle_vm: tuple[dict[str, Any], Path],
 ) -> None:

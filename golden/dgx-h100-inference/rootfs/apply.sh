@@ -24,6 +24,8 @@ install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-verify.ser
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-verify "${DESTDIR:-}"/usr/local/sbin/hostc-verify
 install -D -m 0644 -o root -g root -- "$src"/etc/modprobe.d/90-hostc.conf "${DESTDIR:-}"/etc/modprobe.d/90-hostc.conf
 install -D -m 0644 -o root -g root -- "$src"/etc/modules-load.d/90-hostc.conf "${DESTDIR:-}"/etc/modules-load.d/90-hostc.conf
+install -D -m 0644 -o root -g root -- "$src"/etc/systemd/system/hostc-gpudirect.service "${DESTDIR:-}"/etc/systemd/system/hostc-gpudirect.service
+install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-gpudirect "${DESTDIR:-}"/usr/local/sbin/hostc-gpudirect
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-apply "${DESTDIR:-}"/usr/local/sbin/hostc-apply
 install -D -m 0755 -o root -g root -- "$src"/usr/local/sbin/hostc-revert "${DESTDIR:-}"/usr/local/sbin/hostc-revert
 install -D -m 0644 -o root -g root -- "$src"/var/lib/hostc/manifest.new "${DESTDIR:-}"/var/lib/hostc/manifest.new
@@ -53,6 +55,8 @@ sysctl --system || {
 systemctl enable hostc-tuning.service
 # start hostc-verify.service at every boot
 systemctl enable hostc-verify.service
+# start hostc-gpudirect.service at every boot
+systemctl enable hostc-gpudirect.service
 # apply hostc-tuning.service now
 systemctl restart hostc-tuning.service || {
     echo 'hostc: failed: systemctl restart hostc-tuning.service (the next steps still run)' >&2
@@ -61,6 +65,11 @@ systemctl restart hostc-tuning.service || {
 # apply systemd-modules-load.service now
 systemctl restart systemd-modules-load.service || {
     echo 'hostc: failed: systemctl restart systemd-modules-load.service (the next steps still run)' >&2
+    hostc_failed=1
+}
+# apply hostc-gpudirect.service now
+systemctl restart hostc-gpudirect.service || {
+    echo 'hostc: failed: systemctl restart hostc-gpudirect.service (the next steps still run)' >&2
     hostc_failed=1
 }
 # a running serve-a.service rereads its config

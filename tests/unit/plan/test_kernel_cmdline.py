@@ -22,7 +22,7 @@ from hostc.plan import BootCarrier
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
-from conftest import IN_CI, need_tool, shared
+from conftest import IN_CI, ROOT, need_tool, shared
 
 
 def _args(plan: object) -> list[str]:
@@ -37,10 +37,33 @@ def _warnings(s: m.HostSpec, topo: object = None) -> list[str]:
 # --- IOMMU and ACS (GPUDirect RDMA) ---
 
 
-def test_iommu_pt_does_not_force_vt_d_on() -> None:
+def test_iommu_pt_on_intel_does_not_force_vt_d_on_but_turns_acs_redirect_off() -> None:
+    """K1: VT-d may be on anyway (DMAR opt-in, a DEFAULT_ON kernel, an admin) and firmware
+    may set ACS itself; the argument is harmless with the IOMMU off, as NVIDIA's profiles."""
     plan = compile_(spec(kernel=m.Kernel(iommu=m.IommuMode.PT)))
-    assert "iommu=pt" in _args(plan)
-    assert not any(a.startswith(("intel_iommu", "pci=")) for a in _args(plan))
+    assert plan.host.cpu_vendor == "intel" and not plan.host.intel_iommu_default_on
+    assert _args(plan)[-2:] == ["iommu=pt", "pci=disable_acs_redir=pci:0:0"]
+    assert not any(a.startswith("intel_iommu") for a in _args(plan))
+    io = plan.runtime.iommu
+    assert io is not None and io.acs_off is not None
+    assert "VT-d may be on without intel_iommu=on" in io.acs_off.why
+
+
+@pytest.mark.parametrize("vendor", ["intel", "amd"])
+def test_gpus_and_rdma_nics_on_one_host_get_iommu_pt_and_acs_off_without_a_pinned_workload(
+    vendor: str,
+) -> None:
+    """W6: the trigger is the hardware (the condition that loads nvidia-peermem), not a
+    workload handed NCCL_IB_HCA: the EPYC training box pins nothing."""
+    plan = compile_(spec(cpu=m.Cpu(), workload=[]), h100(cpu_vendor=vendor))
+    assert not plan.workloads
+    assert _args(plan)[-2:] == ["iommu=pt", "pci=disable_acs_redir=pci:0:0"]
+    assert plan.runtime.iommu is not None
+    assert "GPUs and RDMA NICs on one host" in plan.runtime.iommu.reason.why
+    nogpu = compile_(spec(cpu=m.Cpu(), workload=[]), h100(cpu_vendor=vendor, gpus_per_node=0))
+    assert nogpu.runtime.iommu is None
+    epyc = api.compile_file(ROOT / "examples/epyc-1s-training/node.toml")[0]
+    assert {"iommu=pt", "pci=disable_acs_redir=pci:0:0"} <= set(_args(epyc))
 
 
 @pytest.mark.parametrize("vendor", ["intel", "amd"])
@@ -436,13 +459,21 @@ def test_amd_iommu_is_on_anyway_so_acs_redirect_goes_off_with_pt() -> None:
     assert old.runtime.acs is not None and "redirect stays on" in old.runtime.acs.why
 
 
-@pytest.mark.parametrize(("config", "acs"), [("y", True), ("n", False), (None, False)])
-def test_intel_kernel_that_turns_vt_d_on_itself_gets_acs_redirect_off(
-    config: str | None, acs: bool
+@pytest.mark.parametrize(
+    ("config", "why"),
+    [
+        ("y", "turns the Intel IOMMU on by itself"),
+        ("n", "VT-d may be on"),
+        (None, "VT-d may be on"),
+    ],
+)
+def test_intel_kernel_gets_acs_redirect_off_with_the_reason_its_build_gives(
+    config: str | None, why: str
 ) -> None:
     kc = {} if config is None else {"CONFIG_INTEL_IOMMU_DEFAULT_ON": config}
     plan = compile_(spec(), attrs.evolve(h100(), kernel_config=kc))
-    assert ("pci=disable_acs_redir=pci:0:0" in _args(plan)) is acs
+    [acs] = [a for a in kernel_args(plan) if a.key == "pci"]
+    assert str(acs) == "pci=disable_acs_redir=pci:0:0" and why in acs.reason.why
     assert "intel_iommu=on" not in _args(plan)
 
 

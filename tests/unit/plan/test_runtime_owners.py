@@ -75,18 +75,23 @@ def test_tuned_scheduler_blacklists_each_workload_cgroup() -> None:
     assert not re.search(pattern, "0::/system.slice/xvllm.service")
 
 
-def test_tuned_scheduler_blacklists_kubepods_on_kubelet_nodes() -> None:
+def test_tuned_leaves_the_container_runtime_alone_on_kubelet_nodes() -> None:
+    """N1: TuneD's [scheduler] re-pins every process outside its blacklist, the runtime and
+    its shims included, which undoes the runtime drop-in's all-CPUs affinity on kernels
+    >= 6.2 (containerd #11345 returns).  Kubelet nodes get no [scheduler] at all."""
     plan = example("dgx-h100-rke2")
     plan = attrs.evolve(
         plan,
-        host=attrs.evolve(plan.host, os="debian-12"),
+        host=attrs.evolve(plan.host, os="debian-12"),  # TuneD 2.20: has the blacklist
         runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
     )
     text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
-    line = next(x for x in text.splitlines() if x.startswith("cgroup_ps_blacklist="))
-    patterns = line.partition("=")[2].split(";")
-    pod = "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/cri-x.scope"
-    assert any(re.search(p, pod) for p in patterns)
+    assert "\n[scheduler]\n" not in text and "isolated_cores=" not in text
+    assert "[scheduler] isolated_cores left out on this kubelet node" in text
+    assert "containerd #11345" in text
+    assert f"cpu_affinity={plan.partition.housekeeping}" in text
+    pinned = compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12))  # no kubelet: kept
+    assert tuned_ini(pinned)["scheduler"]["isolated_cores"] == str(pinned.partition.isolated)
 
 
 def test_tuned_without_cgroup_blacklist_gets_no_isolated_cores() -> None:
@@ -100,7 +105,7 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
     """TuneD's own loader and variable expansion leave the regexes as written."""
     if not Path("/usr/lib/python3/dist-packages/tuned").is_dir():
         need_tool("tuned-adm")
-    plan = example("dgx-h100-rke2")
+    plan = example("dgx-h100-inference")
     plan = attrs.evolve(
         plan,
         host=attrs.evolve(plan.host, os="debian-12"),
@@ -296,16 +301,31 @@ def test_nic_channels_skipped_without_ethtool(tmp_path: Path) -> None:
 # --- MCE polling ----------------------------------------------------------------------
 
 
-def test_mce_corrected_error_polling_off_when_isolating_on_x86() -> None:
-    plan = compile_(spec())
-    assert [(w.glob, w.value) for w in plan.runtime.sysfs] == [
-        ("/sys/devices/system/machinecheck/machinecheck*/ignore_ce", "1")
-    ]
-    assert "machinecheck*/ignore_ce; do" in files(plan, "systemd")[SCRIPT]
-    ini = tuned_ini(compile_(spec(**TUNED_OWNED)))
-    assert ini["sysfs"]["/sys/devices/system/machinecheck/machinecheck*/ignore_ce"] == "1"
-    assert compile_(spec(), h100(arch="aarch64", cpu_vendor=None)).runtime.sysfs == ()
-    assert compile_(spec(cpu=m.Cpu())).runtime.sysfs == ()
+MCE = "/sys/devices/system/machinecheck/machinecheck*/"
+POLLER = [m.Workload("vllm", ["GPU0", "GPU1"], busy_poll=True)]
+
+
+def test_mce_poll_stopped_only_where_the_tick_is_stopped_and_cmci_kept() -> None:
+    """N4: without nohz_full the HZ tick runs on the isolated CPUs anyway, so the 5-minute
+    poll costs nothing; with it, check_interval=0 stops the poll and keeps CMCI.  ignore_ce
+    (CMCI and corrected-error reporting off node-wide) is never written."""
+    plain = compile_(spec())
+    assert plain.isolation_by("nohz_full") is None and plain.runtime.sysfs == ()
+    assert "machinecheck" not in files(plain, "systemd")[SCRIPT]
+    assert "machinecheck" not in files(compile_(spec(**TUNED_OWNED)), "tuned")[TUNED]
+    plan = compile_(spec(workload=POLLER))
+    (w,) = plan.runtime.sysfs
+    assert (w.glob, w.value) == (MCE + "check_interval", "0")
+    assert str(w.reason.source) == "workload[0].busy_poll"
+    assert "corrected errors are no longer polled" in w.reason.why
+    assert "machinecheck*/check_interval; do" in files(plan, "systemd")[SCRIPT]
+    ini = tuned_ini(compile_(spec(workload=POLLER, **TUNED_OWNED)))
+    assert ini["sysfs"][MCE + "check_interval"] == "0"
+    arm = h100(arch="aarch64", cpu_vendor=None)
+    assert compile_(spec(workload=POLLER), arm).runtime.sysfs == ()
+    tuned = files(compile_(spec(workload=POLLER, **TUNED_OWNED)), "tuned")[TUNED]
+    for text in (files(plan, "systemd")[SCRIPT], tuned):
+        assert "machinecheck*/ignore_ce" not in text
 
 
 # --- hostc-tuning: masks, refusals, managed IRQs ----------------------------------------
@@ -497,3 +517,16 @@ def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:
 
     assert warned(OsRelease("ubuntu", "22.04", ["debian"]))
     assert not warned(DEBIAN12)
+
+
+def test_reasons_tell_epb_from_epp_and_numa_balancing_from_kubelet_binding() -> None:
+    """K12: energy_perf_bias was commented with the EPP reason ('HWP EPP'); the
+    numa_balancing reason said no workload is pinned, false on a Static-memory node."""
+    text = files(compile_(spec(**TUNED_OWNED)), "tuned")[TUNED]
+    lines = text.splitlines()
+    at = lines.index("energy_perf_bias=performance")
+    assert "is not EPP" in lines[at - 2] and "HWP EPP" not in lines[at - 1]
+    kubeadm = example("h100-kubeadm")
+    nb = next(s for s in kubeadm.sysctls if s.key == "kernel.numa_balancing")
+    assert "no workload is pinned" not in nb.reason.why
+    assert "pods a Static memory manager binds" in nb.reason.why

@@ -244,12 +244,14 @@ def test_nr_open_bump_facts_table() -> None:
 LOAD = "/etc/modules-load.d/90-hostc.conf"
 
 
-def test_gpu_rdma_hosts_load_peermem_and_umad_at_boot() -> None:
+def test_gpu_rdma_hosts_load_umad_at_boot_and_never_peermem_from_modules_load_d() -> None:
+    """N5: modules-load.d runs before openibd, and a peermem symbol mismatch with the loaded
+    ib_core fails systemd-modules-load.service: peermem moved to hostc-gpudirect."""
     plan = plan_of(spec(), host())
     text = files(plan, "modprobe")[LOAD]
     names = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
-    assert names == ["nvidia-peermem", "ib_umad"]
-    assert "# preset:base: GPUDirect RDMA" in text
+    assert names == ["ib_umad"]
+    assert "nvidia-peermem" not in text
 
 
 def test_no_module_loads_without_rdma_nics_or_nvidia_gpus() -> None:
@@ -257,11 +259,71 @@ def test_no_module_loads_without_rdma_nics_or_nvidia_gpus() -> None:
     amd = host()
     amd = attrs.evolve(amd, gpus=[attrs.evolve(g, vendor="AMD") for g in amd.gpus])
     assert plan_of(spec(), amd).modules_load == ()
+    assert plan_of(spec(), amd).runtime.gpudirect is None
 
 
 def test_module_loads_can_be_excluded_by_name() -> None:
     plan = plan_of(spec(preset=m.Preset(exclude=["load_ib_umad"])), host())
-    assert [x.name for x in plan.modules_load] == ["nvidia-peermem"]
+    assert plan.modules_load == ()
+
+
+GPUDIRECT_UNIT = "/etc/systemd/system/hostc-gpudirect.service"
+GPUDIRECT = "/usr/local/sbin/hostc-gpudirect"
+OPEN = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15\n"
+CLOSED = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.15\n"
+
+
+def _gpudirect_run(
+    tmp_path: Path, mode: str, driver: str | None, kernel: str, tools: dict[str, int]
+) -> subprocess.CompletedProcess[str]:
+    """hostc-gpudirect with /proc under tmp_path and fake uname, modinfo and modprobe."""
+    plan = plan_of(spec(modules=m.Modules(gpudirect=m.GpuDirect(mode))), host())
+    text = files(plan, "modprobe")[GPUDIRECT].replace("/proc/", f"{tmp_path}/proc/")
+    (tmp_path / "proc/driver/nvidia").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "proc/modules").write_text("ib_core 1 0 - Live 0x0\n")
+    if driver is not None:
+        (tmp_path / "proc/driver/nvidia/version").write_text(driver)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, rc in {"uname": 0, **tools}.items():
+        out = f"echo {kernel}; " if name == "uname" else f'echo {name} "$@" >>{tmp_path}/calls; '
+        (bin_dir / name).write_text(f"#!/bin/sh\n{out}exit {rc}\n")
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "s").write_text(text)
+    return subprocess.run(
+        ["sh", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        check=False,
+    )
+
+
+def test_peermem_loads_after_openibd_and_the_driver_only_where_dma_buf_is_not_usable(
+    tmp_path: Path,
+) -> None:
+    """N5: auto prefers DMA-BUF (open modules, Linux >= 5.12, NVIDIA's recommendation);
+    a host without the module or the driver is no failure; a refusing module is."""
+    plan = plan_of(spec(), host())
+    assert plan.runtime.gpudirect is not None and plan.runtime.gpudirect.mode == "auto"
+    unit = files(plan, "modprobe")[GPUDIRECT_UNIT]
+    assert "After=openibd.service nvidia-persistenced.service" in unit
+    ok = {"modinfo": 0, "modprobe": 0}
+    r = _gpudirect_run(tmp_path / "a", "auto", OPEN, "6.8.0-45-generic", ok)
+    assert r.returncode == 0 and "DMA-BUF is usable" in r.stdout
+    assert not (tmp_path / "a/calls").exists()
+    r = _gpudirect_run(tmp_path / "b", "auto", CLOSED, "6.8.0-45-generic", ok)
+    assert r.returncode == 0 and "nvidia-peermem loaded" in r.stdout
+    assert "modprobe nvidia-peermem" in (tmp_path / "b/calls").read_text()
+    r = _gpudirect_run(tmp_path / "c", "auto", OPEN, "5.4.0-150-generic", {"modinfo": 1})
+    assert r.returncode == 0 and "not installed on this host" in r.stdout
+    r = _gpudirect_run(tmp_path / "d", "peermem", None, "6.8.0", ok)
+    assert r.returncode == 0 and "no NVIDIA driver loaded" in r.stdout
+    r = _gpudirect_run(tmp_path / "e", "peermem", OPEN, "6.8.0", {"modinfo": 0, "modprobe": 1})
+    assert r.returncode == 1 and "refused to load" in r.stdout
+    dmabuf = plan_of(spec(modules=m.Modules(gpudirect=m.GpuDirect.DMABUF)), host())
+    assert GPUDIRECT_UNIT not in files(dmabuf, "modprobe")
+    assert "DMA-BUF only" in dmabuf.runtime.gpudirect.reason.why  # type: ignore[union-attr]
 
 
 ARP = {

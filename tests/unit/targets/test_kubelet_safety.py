@@ -25,6 +25,8 @@ from hostc.targets import kubelet as tk
 from conftest import ROOT
 from topogen import machine
 
+V = ko.KubeVersion(1, 33)
+
 RKE2 = ROOT / "examples" / "dgx-h100-rke2" / "node.toml"
 KUBEADM = ROOT / "examples" / "h100-kubeadm" / "node.toml"
 TP = vocab.TopologyPolicy
@@ -312,14 +314,31 @@ def test_rke2_eviction_restates_the_distributions_defaults() -> None:
     assert evict == [
         "eviction-hard=imagefs.available<5%,memory.available<500Mi,nodefs.available<5%"
     ]
-    # kubeadm keeps the upstream kubelet's defaults
-    doc = yaml.safe_load(_by_path(_plan())[tk.DROPIN])
-    assert doc["evictionHard"] == {
+
+
+def test_kubeadm_eviction_restatement_keeps_imagefs_inodes_free_from_kubelet_130() -> None:
+    """N6: setting evictionHard replaces the kubelet's whole default map; from 1.30 that
+    map has imagefs.inodesFree (PR #121834), so the restatement must too."""
+    four = {
         "imagefs.available": "15%",
         "memory.available": "100Mi",
         "nodefs.available": "10%",
         "nodefs.inodesFree": "5%",
     }
+    doc = yaml.safe_load(_by_path(_plan())[tk.DROPIN])
+    assert doc["evictionHard"] == {**four, "imagefs.inodesFree": "5%"}
+    new = _plan().kubelet
+    assert (
+        new is not None
+        and "kubelet 1.33's default hard eviction thresholds (its table since 1.30)"
+        in new.eviction.reason.why
+    )
+    old = _plan(version="1.29").kubelet
+    assert old is not None and dict(old.eviction.others) == {
+        k: v for k, v in four.items() if k != "memory.available"
+    }
+    assert "(its table since 1.22)" in old.eviction.reason.why
+    assert "PR #121834" in ko.DEFAULT_EVICTION_OTHERS.source(ko.KubeVersion(1, 30))
 
 
 def test_reserved_cpus_are_kept_from_pods_from_kubelet_133() -> None:
@@ -372,12 +391,12 @@ def test_kubelet_facts() -> None:
     assert ko.stage("strict-cpu-reservation", ko.KubeVersion(1, 35)) is ko.Stage.GA
     assert ko.KubeVersion(1, 33) == ko.STRICT_RESERVATION_DEFAULT_SINCE
     assert ko.KubeVersion(1, 30) == ko.CONFIG_DIR_SINCE
-    assert ko.eviction_others(vocab.Flavor.RKE2) == {
+    assert ko.eviction_others(vocab.Flavor.RKE2, V) == {
         "imagefs.available": "5%",
         "nodefs.available": "5%",
     }
-    assert ko.eviction_others(vocab.Flavor.K3S) == ko.eviction_others(vocab.Flavor.RKE2)
-    assert ko.eviction_others(vocab.Flavor.KUBEADM)["imagefs.available"] == "15%"
+    assert ko.eviction_others(vocab.Flavor.K3S, V) == ko.eviction_others(vocab.Flavor.RKE2, V)
+    assert ko.eviction_others(vocab.Flavor.KUBEADM, V)["imagefs.available"] == "15%"
     assert ko.runtime_unit(vocab.Flavor.KUBEADM, None) == "containerd.service"
     assert ko.runtime_unit(vocab.Flavor.K3S, vocab.NodeRole.AGENT) == "k3s-agent.service"
 

@@ -124,3 +124,31 @@ def test_the_unit_runs_the_script_after_the_tuning_and_is_enabled() -> None:
     assert "After=hostc-tuning.service" in unit and "Type=oneshot" in unit
     assert "WantedBy=multi-user.target" in unit
     assert any(str(a) == f"enable {verify.UNIT}" for a in arts[verify.UNIT_PATH].activation)
+
+
+def test_verifier_and_audit_accept_every_pci_word_the_kernel_applies(tmp_path: Path) -> None:
+    """N7: the kernel runs pci_setup for every pci= word, so NVIDIA's pci=realloc=off after
+    hostc's pci=disable_acs_redir is both in force, not drift; hugepage pairs likewise."""
+    from hostc import api
+
+    plan = example_plan("epyc-rhel9-inference")
+    root = perfect_host(plan, tmp_path / "root")
+    line = (root / "proc/cmdline").read_text().split()
+    extra = ["hugepagesz=2M", "hugepages=512", "pci=realloc=off"]
+    put(root, "/proc/cmdline", " ".join(line + extra) + "\n")
+    script = script_of(plan, tmp_path / "hostc-verify")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "ok kernel pci = pci=disable_acs_redir=pci:0:0" in done.stdout
+    findings = {f.setting: f for f in api.audit(plan, root)}
+    assert findings["kernel pci"].found == "pci=disable_acs_redir=pci:0:0"
+    assert not [f for f in findings.values() if f.status.name == "DIFFERS"]
+    # the word itself gone: drift, showing the pci= words that are there
+    kept = [w for w in line if not w.startswith("pci=")]
+    put(root, "/proc/cmdline", " ".join([*kept, "pci=realloc=off"]) + "\n")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 1
+    assert (
+        "DRIFT kernel pci: expected pci=disable_acs_redir=pci:0:0, found pci=realloc=off"
+        in done.stdout
+    )

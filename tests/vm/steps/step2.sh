@@ -8,5 +8,15 @@ dmesg >$R/dmesg-v1 2>&1
 pid=$(systemctl show -p MainPID --value demo.service)
 grep -E '^(Cpus|Mems)_allowed_list' /proc/$pid/status >$R/demo-v1 2>&1
 grep -E 'bind|interleave|prefer' /proc/$pid/numa_maps | head -3 >$R/demo-numa-v1 2>&1
+# What hostc-tuning wrote that the kernel shows: the corrected-error poll (check_interval,
+# ignore_ce) and every CPU's PM QoS resume latency beside whether it has cpuidle state 1.
+for f in check_interval ignore_ce; do
+    printf '%s %s\n' "$f" "$(cat /sys/devices/system/machinecheck/machinecheck0/$f 2>/dev/null || echo absent)"
+done >$R/mce-v1
+for d in /sys/devices/system/cpu/cpu[0-9]*; do
+    s1=-
+    [ -e "$d/cpuidle/state1" ] && s1=state1
+    printf '%s %s %s\n' "${d##*/cpu}" "$(cat "$d/power/pm_qos_resume_latency_us" 2>/dev/null || echo absent)" "$s1"
+done >$R/pmqos-v1
 sh /root/vmtest/v2/rootfs/apply.sh >$R/apply-v2.log 2>&1; echo $? >$R/apply-v2.rc
 systemctl --no-block reboot
