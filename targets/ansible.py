@@ -352,7 +352,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
         "hostc_steps": [
             word
             for s in steps(carried, plan.host.os_family)
-            for word in (s.why, str(len(s.argv)), *s.argv)
+            for word in (s.why, str(len(s.command)), *s.command)
         ],
         "hostc_manifest": base64.b64encode(installed).decode("ascii"),
         "hostc_manifest_sha256": hashlib.sha256(installed).hexdigest(),
