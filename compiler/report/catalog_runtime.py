@@ -52,16 +52,14 @@ def _cpu(plan: Plan) -> list[CatalogSetting]:
 def _device(pci: str, names: tuple[str, ...]) -> Carrier:
     """A device's lines: by its PCI address, and in a udev rule by its names too (the
     rule that re-runs hostc-tuning matches netdevs and RDMA devices by name)."""
-    return lambda path, line: pci in line or (
-        path.startswith("/etc/udev/rules.d/") and any(n in line for n in names)
+    return lambda path, line: (
+        pci in line or (path.startswith("/etc/udev/rules.d/") and any(n in line for n in names))
     )
 
 
 def _irqs(plan: Plan) -> list[CatalogSetting]:
     irq = plan.runtime.irq
-    names = {
-        c.pci: tuple(n for n in (c.netdev, c.rdma) if n) for c in plan.runtime.nic_channels
-    }
+    names = {c.pci: tuple(n for n in (c.netdev, c.rdma) if n) for c in plan.runtime.nic_channels}
     return [
         CatalogSetting(
             f"irq.{d.device}",

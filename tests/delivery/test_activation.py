@@ -216,8 +216,15 @@ def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     by_argv = {tuple(_commands([r["argv"]])[0]): r for r in rows}
     assert by_argv[("sysctl", "--system")]["live"] is True
     assert by_argv[("tuned-adm", "profile", "hostc")] == {
-        "argv": [APPLY, "--changed", "/etc/tuned/hostc/tuned.conf", "--", "tuned-adm", "profile",
-                 "hostc"],  # fmt: skip
+        "argv": [
+            APPLY,
+            "--changed",
+            "/etc/tuned/hostc/tuned.conf",
+            "--",
+            "tuned-adm",
+            "profile",
+            "hostc",
+        ],
         "why": "TuneD applies profile hostc",
         "live": False,
         "package": "tuned",

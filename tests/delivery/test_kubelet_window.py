@@ -39,19 +39,22 @@ flag() { sed -n "s/^- $1=//p" "$conf" 2>/dev/null | head -n 1; }
 cpu=$(flag cpu-manager-policy) mem=$(flag memory-manager-policy)
 cpu=${cpu:-none} mem=${mem:-None}
 state=$root/var/lib/kubelet
-was() { sed -n 's/.*"policyName": *"\([A-Za-z-]*\)".*/\1/p' "$1" 2>/dev/null; }
-if [ -f "$state/cpu_manager_state" ] && [ "$(was "$state/cpu_manager_state")" != "$cpu" ]; then
-    printf 'could not restore state from checkpoint: configured policy "%s" differs from state checkpoint policy "%s", please drain this node and delete the CPU manager checkpoint file "%s" before restarting Kubelet\n' \
-        "$cpu" "$(was "$state/cpu_manager_state")" /var/lib/kubelet/cpu_manager_state >&2
+was() { sed -n 's/.*"policyName": *"\([A-Za-z-]*\)".*/\1/p' "$1" 2>/dev/null || true; }
+cpu_was=$(was "$state/cpu_manager_state") mem_was=$(was "$state/memory_manager_state")
+if [ -f "$state/cpu_manager_state" ] && [ "$cpu_was" != "$cpu" ]; then
+    m='could not restore state from checkpoint: configured policy "%s" differs from state'
+    m="$m checkpoint policy \"%s\", please drain this node and delete the CPU manager"
+    m="$m checkpoint file \"%s\" before restarting Kubelet"
+    printf "$m\n" "$cpu" "$cpu_was" /var/lib/kubelet/cpu_manager_state >&2
     exit 1
 fi
-if [ -f "$state/memory_manager_state" ] && [ "$(was "$state/memory_manager_state")" != "$mem" ]; then
-    printf '[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"\n' \
-        "$mem" "$(was "$state/memory_manager_state")" >&2
+if [ -f "$state/memory_manager_state" ] && [ "$mem_was" != "$mem" ]; then
+    m='[memorymanager] configured policy "%s" differs from state checkpoint policy "%s"'
+    printf "$m\n" "$mem" "$mem_was" >&2
     exit 1
 fi
 mkdir -p "$state"
-printf '{"policyName":"%s","defaultCpuSet":"0-223","checksum":1}' "$cpu" >"$state/cpu_manager_state"
+printf '{"policyName":"%s","defaultCpuSet":"0-223"}' "$cpu" >"$state/cpu_manager_state"
 printf '{"policyName":"%s","machineState":{},"checksum":2}' "$mem" >"$state/memory_manager_state"
 echo "kubelet: started with $cpu/$mem"
 """

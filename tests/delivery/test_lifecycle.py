@@ -97,8 +97,8 @@ def test_apply_script_runs_last_in_every_delivery() -> None:
     off before it leaves the old manifest, so the next one runs the same steps again."""
     steps = [s.command for s in api.apply_steps(plan_of(DGX), delivered(plan_of(DGX)))]
     assert steps[-1] == (lifecycle.APPLY,)
-    assert steps.index(("/usr/local/sbin/hostc-apply", "--changed", "/etc/default/grub.d/90-hostc.cfg",
-                        "--", "update-grub")) < len(steps) - 1  # fmt: skip
+    grub = (lifecycle.APPLY, "--changed", "/etc/default/grub.d/90-hostc.cfg", "--", "update-grub")
+    assert steps.index(grub) < len(steps) - 1
 
 
 def build(plan: Plan, new: dict[str, bytes] | None = None) -> list[Artifact]:
@@ -117,8 +117,9 @@ def build(plan: Plan, new: dict[str, bytes] | None = None) -> list[Artifact]:
 def guard(root: Path, how: str, path: str, env: dict[str, str] | None = None) -> str:
     """hostc-apply's verdict on a step of `path` (HOSTC_ROOT: it says, runs nothing)."""
     script = root / lifecycle.APPLY.lstrip("/")
-    r = subprocess.run(["sh", str(script), how, path, "--", "true"], capture_output=True,
-                       text=True, env={**os.environ, "HOSTC_ROOT": str(root), **(env or {})})  # fmt: skip
+    env = {**os.environ, "HOSTC_ROOT": str(root), **(env or {})}
+    argv = ["sh", str(script), how, path, "--", "true"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout.strip().removeprefix("hostc-apply: ").split(":")[0]
 

@@ -123,9 +123,7 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
     lines = [ln for ln in art.text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     assert lines[0] == "set -eu"
     installs = [shlex.split(ln) for ln in lines if ln.startswith("put ")]
-    assert [(w[1], w[2]) for w in installs] == [
-        (f"{a.mode:04o}", a.path) for a in files
-    ]
+    assert [(w[1], w[2]) for w in installs] == [(f"{a.mode:04o}", a.path) for a in files]
     # the steps follow the DESTDIR guard's `fi`; a live step carries `|| { … }`, and the
     # closing `if [ -n "$hostc_failed" ] … fi` reports them
     guard = next((i for i, ln in enumerate(lines) if "DESTDIR is set" in ln), None)

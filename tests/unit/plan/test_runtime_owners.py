@@ -419,7 +419,9 @@ def test_udev_rules_match_the_pf_netdevs_and_rdma_devices_by_name_not_by_parent(
         parts = line.split(", ")
         assert all(pair.fullmatch(p) for p in parts), line
         subsystem, match = parts[1], parts[2]
-        got[subsystem + " " + match.split("==")[0]] = set(match.split("==")[1].strip('"').split("|"))
+        got[subsystem + " " + match.split("==")[0]] = set(
+            match.split("==")[1].strip('"').split("|")
+        )
     names = {c.netdev for c in plan.runtime.nic_channels}
     rdma = {c.rdma for c in plan.runtime.nic_channels}
     assert got == {
