@@ -524,7 +524,7 @@ def test_hostc_reboot_false_only_reports_that_a_reboot_is_needed(tmp_path: Path)
 def test_a_rolling_push_drains_one_host_at_a_time_and_a_noop_push_runs_one_module(
     tmp_path: Path, installed: Installed
 ) -> None:
-    """Three hosts (copies of the installed root, named in an inventory with their own
+    """Two hosts (copies of the installed root, named in an inventory with their own
     `hostc_root`), each with a workload's drop-in stale: a restart, so each is drained
     first.  `serial` defaults to 1: drain and uncordon of one host before the next's
     drain, the kubectl delegated to the controller (`hostc_drain_host`).  Then the same
@@ -534,7 +534,7 @@ def test_a_rolling_push_drains_one_host_at_a_time_and_a_noop_push_runs_one_modul
     log, kubectl = tmp_path / "kubectl.log", tmp_path / "kubectl"
     kubectl.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
     kubectl.chmod(0o755)
-    hosts = ["h1", "h2", "h3"]
+    hosts = ["h1", "h2"]  # two show the order: h1 drained and uncordoned before h2
     lines = []
     for h in hosts:
         shutil.copy(
