@@ -6,7 +6,7 @@
     plan, warnings = compile_plan(spec, topo, spec_file="node.toml", spec_source=source)
     artifacts = emit(plan, ["sysctl"])
     write(artifacts, Path("out"))
-    for step in apply_steps(plan, artifacts):   # then run step.argv on the host
+    for step in apply_steps(plan, artifacts):   # then run step.command on the host
         ...
     reboot = needs_reboot(artifacts)
 

@@ -32,12 +32,15 @@ class Action(enum.StrEnum):
     INITRAMFS = "initramfs"  # rebuild the initramfs (modprobe.d for modules loaded early)
     NEW_SESSION = "new-session"  # pam_limits: takes effect for sessions opened afterwards
     NEXT_START = "next-start"  # takes effect when `unit` next starts (no step restarts it)
+    NEXT_BOOT = "next-boot"  # takes effect at the next boot; no step, and it owes no reboot
     REMOVE = "remove"  # delete `unit` (a path) before the next start: a stale state file
     REBOOT = "reboot"  # only a reboot makes it take effect (kernel command line)
     TUNED_PROFILE = "tuned-profile"  # tuned-adm profile <unit>: select and apply a TuneD profile
     PYTHON_MODULE = (
         "python-module"  # <unit> = "MODULE PACKAGE": a module TuneD imports, checked first
     )
+    #: <unit> = hostc-apply: runs last, and runs each other step only when its files changed
+    COMMIT = "commit"
 
 
 @attrs.frozen

@@ -372,7 +372,7 @@ def apply_manifest(artifacts: Iterable[Artifact], family: OsFamily) -> dict[str,
         # live: only makes the running host take the change now (skip it when a reboot
         # follows); package: what provides argv[0] where a base image may lack it
         "apply": [
-            {"argv": list(s.argv), "why": s.why, "live": s.live, "package": s.package}
+            {"argv": list(s.command), "why": s.why, "live": s.live, "package": s.package}
             for s in steps(arts, family)
         ],
         "reboot": needs_reboot(arts),

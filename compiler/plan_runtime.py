@@ -167,6 +167,9 @@ class NicChannels:
     count: int
     reason: Reason
     when: When = When.RUNTIME
+    #: its names in the snapshot (the udev rule that re-runs hostc-tuning matches them)
+    netdev: str | None = None
+    rdma: str | None = None
 
 
 @attrs.frozen

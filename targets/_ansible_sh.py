@@ -6,6 +6,8 @@ run by dash alone."""
 
 from __future__ import annotations
 
+from hostc.targets.lifecycle import STAGED
+
 __all__ = ["APPLY", "CHECK", "INSTALL"]
 
 #: The install command, a fixed script (the data come on its standard input, never as
@@ -34,27 +36,38 @@ done
 #: The one remote command of a run's check, a fixed script (the data are its arguments:
 #: never code).  It prints `pending:<mark>` for an unfinished earlier run, then every
 #: path that this host does not hold as built: missing, a symbolic link, other bytes,
-#: another mode, another owner (by name or number).  Arguments: root, owner, group,
-#: the mark, then path, sha256, mode for each file.
-CHECK = r"""root=$1 owner=$2 group=$3 mark=$4
+#: another mode, another owner (by name or number).  A file hostc-kubelet-reset staged
+#: for the next boot (under STAGED, the live one kept as the running kubelet's
+#: checkpoints need it) counts as held.  Arguments: root, owner, group, the mark, then
+#: path, sha256, mode for each file.
+CHECK = (
+    r"""root=$1 owner=$2 group=$3 mark=$4
 shift 4
+# held FILE SHA256 MODE: a plain file with these bytes, this mode and owner
+held() {
+  if [ -L "$1" ] || [ ! -f "$1" ] || [ "$(sha256sum < "$1")" != "$2  -" ]; then
+    return 1
+  fi
+  case "|$(stat -c '%a %U %G|%a %u %g' -- "$1")|" in
+    *"|$3 $owner $group|"*) return 0 ;;
+  esac
+  return 1
+}
 if [ -f "$root$mark" ] && [ ! -L "$root$mark" ]; then
   printf 'pending:%s\n' "$(cat -- "$root$mark")"
 fi
 while [ $# -ge 3 ]; do
-  f=$root$1 mode=$3
+  mode=$3
   while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done
-  if [ -L "$f" ] || [ ! -f "$f" ] || [ "$(sha256sum < "$f")" != "$2  -" ]; then
+  if ! held "$root$1" "$2" "$mode" && ! held "$root"""
+    + STAGED
+    + r"""$1" "$2" "$mode"; then
     printf '%s\n' "$1"
-  else
-    case "|$(stat -c '%a %U %G|%a %u %g' -- "$f")|" in
-      *"|$mode $owner $group|"*) ;;
-      *) printf '%s\n' "$1" ;;
-    esac
   fi
   shift 3
 done
 """
+)
 
 
 #: The apply steps in one command (one module instead of one per step: each is a Python

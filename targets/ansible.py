@@ -18,9 +18,15 @@ re-apply forever: found by running the playbook twice in a booted VM).  A reboot
 only when a file that carries kernel arguments changed:
 `ansible.builtin.reboot` over a remote connection; over `-c local` (the host runs
 its own playbook, which the reboot module refuses) `shutdown -r +1`, so the play
-ends before the host goes down; `-e hostc_reboot=false` only reports that one is
+ends before the host goes down; `hostc_reboot: false` only reports that one is
 needed.  `hostc_root` (default `/`) prefixes every path: a run
 against a directory installs the files there and skips the steps and the reboot.
+These settings (and `hostc_owner`, `hostc_group`) may be set per host or group in the
+inventory: the play's own variables only derive from them.  The apply steps run
+through hostc-apply (`hostc.activation`): each reload or restart only when its files
+changed (the manifests, and the files this run rewrote, `HOSTC_CHANGED`), a workload
+restart not at all when a reboot follows.  The rollout (one host at a time, drain and
+uncordon) is `targets/_ansible_roll.py`.
 
 Before anything else, one command (`CHECK`, a fixed script whose data are its
 arguments) names every file the host does not hold as built: missing, a symbolic link,
@@ -30,7 +36,8 @@ one module per host, not one per file).  A run cut off after copying files and b
 its handlers finished (a lost connection, Ctrl-C, a failing apply step) would leave a
 host with new files that were never applied, and the next run would see nothing to
 change.  So when any file differs, `/var/lib/hostc/ansible-pending` is written before
-copying, holding `reboot` when a kernel-argument file is among them, else `apply`.  The
+copying, holding `reboot` when a kernel-argument file is among them, `restart` when a
+workload's drop-in is (both drain the node under `hostc_drain`), else `apply`.  The
 last handler removes it once the steps have run (and the reboot has been made or
 scheduled); the check reports it, and a run that finds it re-runs the apply handlers,
 and the reboot when it says `reboot`.
@@ -48,18 +55,33 @@ from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import Plan
 from hostc.targets import Emitter, _yaml
+from hostc.targets._ansible_roll import (
+    APPLY,
+    PENDING,
+    PUSHED_MANIFEST,
+    ROLLOUT,
+    after_handlers,
+    drain,
+    handlers,
+)
 from hostc.targets._ansible_sh import APPLY as APPLY_SH
 from hostc.targets._ansible_sh import CHECK, INSTALL
 from hostc.targets.lifecycle import NEW_MANIFEST
 
 PLAYBOOK = "playbook.yml"
 MANIFEST = "/var/lib/hostc/manifest.json"
-#: where the lifecycle manifest for hostc-apply is kept between runs (see above)
-PUSHED_MANIFEST = "/var/lib/hostc/manifest.ansible"
-APPLY = ["hostc stage the manifest for hostc-apply", "hostc apply"]
-#: written before a run copies anything, removed by its last handler (see above)
-PENDING = "/var/lib/hostc/ansible-pending"
-REBOOT_WHY = "hostc: the kernel command line changed"
+__all__ = [
+    "APPLY",
+    "APPLY_SH",
+    "CHECK",
+    "INSTALL",
+    "MANIFEST",
+    "PENDING",
+    "PUSHED_MANIFEST",
+    "emit",
+    "host_vars",
+    "playbook",
+]
 HEADER = "# hostc: generated; do not edit (rebuild from the spec instead)\n"
 
 
@@ -71,7 +93,7 @@ def _dump(doc: object) -> str:
 #: as the two characters
 NEWLINE = "('%c' | format(10))"
 #: the install command's arguments after its name: root, owner, group
-OWNED = ["{{ hostc_prefix }}", "{{ hostc_owner }}", "{{ hostc_group }}"]
+OWNED = ["{{ hostc_prefix }}", "{{ hostc_file_owner }}", "{{ hostc_file_group }}"]
 
 
 def _install(name: str, these: str, notify: list[str]) -> dict[str, object]:
@@ -113,13 +135,8 @@ def _checked() -> str:
         f"'{MANIFEST}', hostc_manifest_sha256, '0644']"
     )
     return (
-        "{{ ['sh', '-c', hostc_check, 'hostc-check', hostc_prefix, hostc_owner, hostc_group, '"
-        + PENDING
-        + "'] + ("
-        + files
-        + ") + "
-        + manifests
-        + " }}"
+        "{{ ['sh', '-c', hostc_check, 'hostc-check', hostc_prefix, hostc_file_owner, "
+        "hostc_file_group, '" + PENDING + "'] + (" + files + ") + " + manifests + " }}"
     )
 
 
@@ -143,6 +160,7 @@ def _differences() -> list[dict[str, object]]:
             "ansible.builtin.set_fact": {
                 "hostc_todo": "{{ hostc_sums.stdout_lines | reject('match', 'pending:') | list }}",
                 "hostc_owed": "{{ 'reboot' if 'pending:reboot' in hostc_sums.stdout_lines"
+                " else 'restart' if 'pending:restart' in hostc_sums.stdout_lines"
                 " else 'apply' if 'pending:apply' in hostc_sums.stdout_lines else '' }}",
             },
         },
@@ -151,7 +169,9 @@ def _differences() -> list[dict[str, object]]:
             "ansible.builtin.set_fact": {
                 "hostc_stale": "{{ 'reboot' if "
                 + todo
-                + " | selectattr('boot') | list else 'apply' if hostc_todo | difference(['"
+                + " | selectattr('boot') | list else 'restart' if "
+                + todo
+                + " | selectattr('restart') | list else 'apply' if hostc_todo | difference(['"
                 + MANIFEST
                 + "']) else '' }}",  # the installed-files record notifies no apply
             },
@@ -168,7 +188,8 @@ def _pending() -> list[dict[str, object]]:
             "{{ [{'path': '"
             + PENDING
             + "', 'mode': '0644', 'content': (('reboot' if 'reboot' in [hostc_owed, "
-            "hostc_stale] else 'apply') ~ " + NEWLINE + ") | b64encode}] if hostc_owed != '' or "
+            "hostc_stale] else 'restart' if 'restart' in [hostc_owed, hostc_stale] else "
+            "'apply') ~ " + NEWLINE + ") | b64encode}] if hostc_owed != '' or "
             "hostc_stale != '' else [] }}",
             [],
         ),
@@ -179,7 +200,7 @@ def _pending() -> list[dict[str, object]]:
             },
             "changed_when": True,
             "notify": APPLY,
-            "when": "hostc_owed == 'apply'",
+            "when": "hostc_owed in ['apply', 'restart']",
         },
         {
             "name": "hostc resume the apply and reboot an earlier run did not finish",
@@ -211,6 +232,7 @@ def _tasks() -> list[dict[str, object]]:
         },
         *_differences(),
         *_pending(),
+        *drain(),
         {  # on the controller: names every file this run installs (also under --check)
             "name": "hostc files to install",
             "ansible.builtin.debug": {"msg": "{{ hostc_todo }}"},
@@ -238,64 +260,10 @@ def _tasks() -> list[dict[str, object]]:
                 "dest": "{{ hostc_prefix }}" + MANIFEST,
                 "content": "{{ hostc_manifest | b64decode }}",
                 "mode": "0644",
-                "owner": "{{ hostc_owner }}",
-                "group": "{{ hostc_group }}",
+                "owner": "{{ hostc_file_owner }}",
+                "group": "{{ hostc_file_group }}",
             },
             "when": f"'{MANIFEST}' in hostc_todo",
-        },
-    ]
-
-
-def _handlers() -> list[dict[str, object]]:
-    """The apply steps, then a reboot over the connection the play runs on."""
-    on_host = "hostc_prefix == ''"
-    conn = "ansible_connection | default('ssh')"
-    return [
-        {  # before the steps: hostc-apply reads manifest.new and makes it the current one
-            "name": APPLY[0],
-            "ansible.builtin.copy": {
-                "remote_src": True,
-                "src": "{{ hostc_prefix }}" + PUSHED_MANIFEST,
-                "dest": "{{ hostc_prefix }}" + NEW_MANIFEST,
-                "mode": "0644",
-                "owner": "{{ hostc_owner }}",
-                "group": "{{ hostc_group }}",
-            },
-            # `--check` copied nothing, so there is no source on a new host (the copy
-            # failed there); the steps after it are commands, which check mode skips
-            "when": "not ansible_check_mode",
-        },
-        {  # every step in one module; its output names each step as it runs
-            "name": "hostc apply",
-            "ansible.builtin.command": {
-                "argv": "{{ ['sh', '-c', hostc_apply_sh, 'hostc-apply-steps'] + hostc_steps }}"
-            },
-            "vars": {"hostc_apply_sh": _yaml.Block(APPLY_SH)},
-            "changed_when": True,
-            "when": on_host,
-        },
-        {
-            "name": "hostc reboot",
-            "ansible.builtin.reboot": {"msg": REBOOT_WHY, "reboot_timeout": 1800},
-            "when": [on_host, "hostc_reboot | bool", f"{conn} != 'local'"],
-        },
-        {  # the reboot module refuses a local connection (it would reboot the controller)
-            "name": "hostc reboot of this host in a minute",
-            "listen": "hostc reboot",
-            "ansible.builtin.command": {"argv": ["shutdown", "-r", "+1", REBOOT_WHY]},
-            "changed_when": True,
-            "when": [on_host, "hostc_reboot | bool", f"{conn} == 'local'"],
-        },
-        {
-            "name": "hostc reboot needed",
-            "listen": "hostc reboot",
-            "ansible.builtin.debug": {"msg": f"{REBOOT_WHY}: reboot for it to take effect"},
-            "when": [on_host, "not (hostc_reboot | bool)"],
-        },
-        {  # last: handlers run in this order, whatever order they were notified in
-            "name": "hostc this run finished",
-            "listen": "hostc apply",
-            "ansible.builtin.file": {"path": "{{ hostc_prefix }}" + PENDING, "state": "absent"},
         },
     ]
 
@@ -305,18 +273,20 @@ def playbook() -> str:
     play = {
         "name": "hostc host tuning",
         "hosts": "{{ hostc_hosts | default('all') }}",
+        **ROLLOUT,
         "become": "{{ hostc_become | default(true) | bool }}",
         "gather_facts": False,
         "vars": {
-            "hostc_root": "/",
-            "hostc_reboot": True,
-            "hostc_owner": "root",
-            "hostc_group": "root",
-            "hostc_prefix": "{{ hostc_root | regex_replace('/+$', '') }}",
+            # the settings' defaults, under other names: a play variable would override
+            # the same name set per host or group in the inventory
+            "hostc_prefix": "{{ hostc_root | default('/') | regex_replace('/+$', '') }}",
+            "hostc_file_owner": "{{ hostc_owner | default('root') }}",
+            "hostc_file_group": "{{ hostc_group | default('root') }}",
+            "hostc_reboots": "{{ hostc_reboot | default(true) | bool }}",
             "hostc_install": _yaml.Block(INSTALL),
         },
-        "tasks": _tasks(),
-        "handlers": _handlers(),
+        "tasks": [*_tasks(), *after_handlers()],
+        "handlers": handlers(),
     }
     return HEADER + _dump([play])
 
@@ -342,6 +312,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
                 "mode": f"{a.mode:04o}",
                 "sha256": hashlib.sha256(a.data).hexdigest(),
                 "boot": any(x.action is Action.REBOOT for x in a.activation),
+                "restart": any(x.action is Action.RESTART for x in a.activation),
                 "content": base64.b64encode(a.data).decode("ascii"),
             }
             for a in pushed
@@ -352,7 +323,7 @@ def host_vars(plan: Plan, files: Sequence[Artifact]) -> str:
         "hostc_steps": [
             word
             for s in steps(carried, plan.host.os_family)
-            for word in (s.why, str(len(s.argv)), *s.argv)
+            for word in (s.why, str(len(s.command)), *s.command)
         ],
         "hostc_manifest": base64.b64encode(installed).decode("ascii"),
         "hostc_manifest_sha256": hashlib.sha256(installed).hexdigest(),

@@ -78,7 +78,7 @@ def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
     if carried:
         doc["write_files"] = [_entry(a) for a in carried]
     if run:
-        doc["runcmd"] = [Flow(s.argv) for s in run]
+        doc["runcmd"] = [Flow(s.command) for s in run]
     if reboot:
         doc["power_state"] = {
             "mode": "reboot",
@@ -88,7 +88,7 @@ def user_data(plan: Plan, files: Sequence[Artifact]) -> str:
             "condition": True,
         }
     text = HEADER + _dump(doc)
-    _check(text, carried, [list(s.argv) for s in run])
+    _check(text, carried, [list(s.command) for s in run])
     return text
 
 

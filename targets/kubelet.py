@@ -6,10 +6,13 @@ kubelet.service drop-in that adds `--config-dir` (kubeadm's unit passes only
 `--config` at.  RKE2 and k3s: a config.yaml.d drop-in whose `kubelet-arg+` list appends
 kubelet flags (a plain `kubelet-arg` would replace every kubelet-arg set in
 config.yaml).  Built as data and serialized by PyYAML; the reasons go in a comment block
-on top.  /usr/local/sbin/hostc-kubelet-reset takes the config into effect: it clears the
-managers' checkpoints only when the settings they were made for changed and no pod runs
-(before the kubelet's first start in a boot, from hostc-kubelet-reset.service, or on a
-stopped kubelet), and otherwise checks that the running kubelet took them.  Where the
+on top.  /usr/local/sbin/hostc-kubelet-reset takes the config into effect: a config
+whose manager settings changed goes into place together with the checkpoints' removal,
+while no pod runs (before the kubelet's first start in a boot, from
+hostc-kubelet-reset.service, or on a stopped kubelet); on a running kubelet it is staged
+for the next boot and the running kubelet's config stays in place, so a kubelet restart
+before the reboot never meets checkpoints of other settings.  The boot unit clears the
+checkpoints at every boot (MCO's kubelet-cleanup.service).  Where the
 service manager's CPUAffinity= confines services to the housekeeping CPUs, a drop-in for
 the container runtime gives it every CPU back (kernel ≥ 6.2 keeps an inherited affinity
 inside a pod's cpuset: `hostc.knowledge.runtime`).
@@ -28,6 +31,7 @@ from hostc.targets._escape import comment
 from hostc.targets._render import header as host_header
 from hostc.targets._render import render as render_template
 from hostc.targets._systemd_syntax import env_assignment
+from hostc.targets.lifecycle import ACTIVE, STAGED
 
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 DROPIN = "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
@@ -154,9 +158,11 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
         comment(
             f"Apply: run {RESET}: it clears "
             + " and ".join(state_files(k))
-            + f" only if these CPU or memory settings changed, and only while no pod runs "
-            f"(before {k.unit} starts at boot, or on a stopped kubelet); an unchanged "
-            "re-apply restarts nothing and checks that the kubelet runs these policies."
+            + " only if these CPU or memory settings changed, and only while no pod runs "
+            f"(before {k.unit} starts at boot, or on a stopped kubelet); until then this "
+            f"file waits in {STAGED} and the kubelet keeps the configuration its "
+            "checkpoints were made for.  An unchanged re-apply restarts nothing and checks "
+            "that the kubelet runs these policies."
         ),
     ]
     if k.flavor is vocab.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
@@ -235,6 +241,9 @@ def reset_script(plan: Plan, k: KubeletPlan) -> str:
         stamp=stamp(k),
         stamp_file=ko.STAMP,
         config_dir=config_dir_flag(k),
+        config=path(k),
+        staged=STAGED,
+        active=ACTIVE,
     )
 
 

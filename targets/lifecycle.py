@@ -3,14 +3,19 @@
 Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
 
 - `/var/lib/hostc/manifest.new`: this build's manifest, plain lines a POSIX sh reads
-  (`file SHA256 PATH`, `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`, and from
-  Ignition, which installs it as the current manifest, `karg ARG`);
+  (`file SHA256 PATH`, `boot PATH` for a file that takes effect only at a reboot,
+  `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`, and from Ignition, which installs
+  it as the current manifest, `karg ARG`);
 - `/usr/local/sbin/hostc-apply`: compares it with the manifest of the build installed
   before (`/var/lib/hostc/manifest`), removes what only the old build installed
   (stale drop-ins, presets, units; a stale GRUB drop-in regenerates grub.cfg),
   restores the distribution's state (`systemctl preset`) of units the old build
   stopped and the new one does not, says whether a reboot is needed, and makes the
-  new manifest the current one;
+  new manifest the current one.  It is the deliveries' last step, and it runs their
+  reloads and restarts (`hostc-apply --changed FILE… -- COMMAND`, `--restart`), each
+  only when one of its files differs between the two manifests or was rewritten by
+  the delivery (`HOSTC_CHANGED`), a restart not at all while a reboot is owed
+  (`hostc.activation`);
 - `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
   files, the kernel arguments through the same carrier (the GRUB drop-in removed and
   update-grub, grubby --remove-args of the grubby state, or `rpm-ostree kargs
@@ -41,6 +46,10 @@ MANIFEST = "/var/lib/hostc/manifest"
 NEW_MANIFEST = f"{MANIFEST}.new"
 APPLY = "/usr/local/sbin/hostc-apply"
 REVERT = "/usr/local/sbin/hostc-revert"
+#: files installed for the next boot rather than now (hostc-kubelet-reset), by path
+STAGED = "/var/lib/hostc/staged"
+#: the copies of those files the running system was last made to match
+ACTIVE = "/var/lib/hostc/active"
 TARGET = "lifecycle"
 
 
@@ -67,6 +76,11 @@ def manifest_text(plan: Plan, files: Sequence[Artifact], kargs: Sequence[str] = 
     hostc-revert can take them out (`rpm-ostree kargs --delete-if-present`)."""
     by_path = sorted(files, key=lambda a: a.path)
     lines = [_line("file", hashlib.sha256(a.data).hexdigest(), a.path) for a in by_path]
+    lines += [
+        _line("boot", a.path)
+        for a in by_path
+        if any(x.action is Action.REBOOT for x in a.activation)
+    ]
     lines += [_line("karg", a) for a in kargs]
     lines += [_line("stopped", u) for u in stopped_units(plan)]
     k = plan.kubelet
@@ -85,10 +99,12 @@ def artifacts(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
         "manifest": MANIFEST,
         "kargs_script": grubby.PATH,
         "kargs_state": grubby.STATE,
+        "staged": STAGED,
+        "active": ACTIVE,
     }
-    # All three take effect by the one hostc-apply step; hostc-revert is only ever run
-    # by an operator, never by a delivery.
-    applied = Activation(Action.RUN, APPLY)
+    # All three take effect by the one hostc-apply step, the deliveries' last; hostc-revert
+    # is only ever run by an operator, never by a delivery.
+    applied = Activation(Action.COMMIT, APPLY)
     out = Emitter(TARGET)
     out.file(APPLY, render("hostc-apply.sh.j2", **context), applied, mode=0o755)
     out.file(REVERT, render("hostc-revert.sh.j2", **context), applied, mode=0o755)

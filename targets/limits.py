@@ -49,6 +49,13 @@ def _runtime_dropin(plan: Plan, unit: str, memlock: Limit, out: Emitter) -> None
     )
 
 
+def manager_reread(plan: Plan) -> Activation:
+    """How the manager takes system.conf.d: a re-exec, except on a kubelet node, where a
+    re-exec (like a reload) can take running containers' GPUs away (NVIDIA/nvidia-docker
+    #1730): there the next boot rereads it."""
+    return Activation(Action.DAEMON_REEXEC if plan.kubelet is None else Action.NEXT_BOOT)
+
+
 def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
     pam = [Row(lim.reason, f"{word(lim.item):<8} {word(lim.value)}") for lim in plan.limits]
@@ -62,7 +69,7 @@ def emit(plan: Plan, out: Emitter) -> None:
     ]
     if manager:
         text = render("system-limits.conf.j2", host=host, rows=manager)
-        out.file(SYSTEMD_PATH, text, Activation(Action.DAEMON_REEXEC))
+        out.file(SYSTEMD_PATH, text, manager_reread(plan))
     memlock, unit = plan.limit("memlock"), container_runtime(plan)
     if memlock is not None and unit is not None:
         _runtime_dropin(plan, unit, memlock, out)

@@ -27,6 +27,7 @@ from hostc.targets import Emitter, verify
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value
+from hostc.targets.limits import manager_reread
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 UNIT = "hostc-tuning.service"
@@ -46,6 +47,11 @@ DRIVER_UNITS = ("openibd.service", "nvidia-persistenced.service", "systemd-udev-
 _GLOB = re.compile(r"/[A-Za-z0-9/_.*-]+")
 #: A PCI address as udev's KERNELS== matches it.
 _PCI = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+#: a netdev or RDMA device name a udev match may carry: no glob, quote or separator
+_DEVNAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+#: seconds a NIC event waits before hostc-tuning re-runs: the events of one driver
+#: reload or firmware reset (every port, net and infiniband) give one run (hostc's choice)
+UDEV_DEBOUNCE_S = 5
 
 #: Units that start pods: the tuning must be in place before them, on any node that
 #: has them (Before= on an absent unit is ignored).
@@ -110,7 +116,11 @@ def conflicts(plan: Plan) -> list[str]:
 
 def udev_rules(plan: Plan) -> str | None:
     """Re-run hostc-tuning when a NIC of the Plan (re)appears: a driver (re)load
-    recreates its interrupts spread over every CPU and its queues at full count."""
+    recreates its interrupts spread over every CPU and its queues at full count.  The
+    PF netdevs by name and the RDMA devices by kernel name, from the snapshot: `KERNELS`
+    matches any ancestor, so a pkey child, VF or representor netdev a pod creates under
+    the PF would re-run it too (review K3); a NIC the snapshot names neither way falls
+    back to its PCI function."""
     rt = plan.runtime
     hostc_irq = rt.irq is not None and rt.irq.owner is IrqOwner.HOSTC
     if not _owned(plan) or not (hostc_irq or rt.nic_channels):
@@ -120,11 +130,23 @@ def udev_rules(plan: Plan) -> str | None:
         pcis |= {d.pci for d in rt.irq.devices if d.kind == "nic"}
     if not pcis:
         return None
+    named = {c.pci: c for c in rt.nic_channels if c.netdev or c.rdma}
     for p in sorted(pcis):
         if not _PCI.fullmatch(p):
             raise UnsafeValue(f"PCI address {p[:80]!r} is not safe in a udev rule")
+    netdevs = sorted({c.netdev for c in named.values() if c.netdev})
+    rdmas = sorted({c.rdma for c in named.values() if c.rdma})
+    for name in (*netdevs, *rdmas):
+        if not _DEVNAME.fullmatch(name):
+            raise UnsafeValue(f"device name {name[:80]!r} is not safe in a udev rule")
     return render(
-        "hostc-tuning.rules.j2", host=header(plan), pcis="|".join(sorted(pcis)), unit=UNIT
+        "hostc-tuning.rules.j2",
+        host=header(plan),
+        netdevs="|".join(netdevs),
+        rdmas="|".join(rdmas),
+        pcis="|".join(p for p in sorted(pcis) if p not in named),
+        unit=UNIT,
+        debounce=UDEV_DEBOUNCE_S,
     )
 
 
@@ -288,7 +310,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         out.file(
             MANAGER_PATH,
             render("manager-cpuaffinity.conf.j2", host=host, row=row),
-            Activation(Action.DAEMON_REEXEC),
+            manager_reread(plan),
             Activation(Action.REBOOT),
         )
     if services(plan):

@@ -116,5 +116,8 @@ def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
             f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
             "interrupts go: more would only add interrupt vectors on those few CPUs"
         )
-        out.append(NicChannels(n.name, n.pci, n.node, len(cpus), Reason(topology(n.name), why)))
+        reason = Reason(topology(n.name), why)
+        out.append(
+            NicChannels(n.name, n.pci, n.node, len(cpus), reason, netdev=n.netdev, rdma=n.rdma)
+        )
     return tuple(out)

@@ -49,15 +49,24 @@ def _cpu(plan: Plan) -> list[CatalogSetting]:
     return out
 
 
+def _device(pci: str, names: tuple[str, ...]) -> Carrier:
+    """A device's lines: by its PCI address, and in a udev rule by its names too (the
+    rule that re-runs hostc-tuning matches netdevs and RDMA devices by name)."""
+    return lambda path, line: (
+        pci in line or (path.startswith("/etc/udev/rules.d/") and any(n in line for n in names))
+    )
+
+
 def _irqs(plan: Plan) -> list[CatalogSetting]:
     irq = plan.runtime.irq
+    names = {c.pci: tuple(n for n in (c.netdev, c.rdma) if n) for c in plan.runtime.nic_channels}
     return [
         CatalogSetting(
             f"irq.{d.device}",
             str(d.cpus),
             d.reason,
             "runtime",
-            _has(d.pci),
+            _device(d.pci, names.get(d.pci, ())),
             (
                 f"/proc/irq/<n>/smp_affinity_list for each IRQ in "
                 f"/sys/bus/pci/devices/{d.pci}/msi_irqs",

@@ -18,6 +18,7 @@ from hostc.activation import needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
 from hostc.plan import OsFamily, Plan
 from hostc.targets import cloud_init
+from hostc.targets.lifecycle import APPLY
 
 from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
 from delivery_read import host_files, user_data
@@ -30,6 +31,13 @@ def _doc(plan: Plan) -> dict[str, object]:
     (art,) = api.emit(plan, ["cloud-init"])
     doc: dict[str, object] = user_data(art.text)
     return doc
+
+
+def _commands(run: list[list[str]]) -> list[list[str]]:
+    """The runcmd's commands without hostc-apply's guard (`hostc-apply --changed FILE…
+    -- COMMAND`: COMMAND only when a FILE changed)."""
+    return [argv[argv.index("--") + 1 :] if argv[0] == APPLY and "--" in argv else argv
+            for argv in run]  # fmt: skip
 
 
 def _apply_sh(plan: Plan) -> str:
@@ -99,7 +107,7 @@ def test_without_a_reboot_the_user_data_activates_live() -> None:
     ]
     assert not needs_reboot(files)
     doc = user_data(cloud_init.user_data(plan, files))
-    run = doc["runcmd"]
+    run = _commands(doc["runcmd"])
     assert ["sysctl", "--system"] in run
     assert ["systemctl", "restart", "hostc-tuning.service"] in run
     assert "power_state" not in doc
@@ -126,9 +134,9 @@ def test_tuned_owner_installs_and_starts_tuned_before_selecting_the_profile() ->
     plan = example_plan("epyc-1s-training")
     doc = _doc(plan)
     assert doc["packages"] == ["tuned"]
-    run = doc["runcmd"]
+    run = _commands(doc["runcmd"])
     assert isinstance(run, list)
-    start = run.index(["systemctl", "enable", "--now", "tuned.service"])
+    start = run.index(["systemctl", "enable", "--now", "--no-reload", "tuned.service"])
     assert start < run.index(["tuned-adm", "profile", "hostc"])
 
 
@@ -162,11 +170,12 @@ def test_apply_sh_without_tuned_needs_no_tuned_adm() -> None:
 
 def test_irqbalance_owner_enables_and_starts_irqbalance() -> None:
     text = _apply_sh(example_plan("h100-4gpu-inference"))
-    assert "\nsystemctl enable irqbalance.service\n" in text
-    assert "\nsystemctl restart irqbalance.service || {\n" in text  # a live step
+    assert "\nsystemctl enable --no-reload irqbalance.service\n" in text
+    guard = f"{APPLY} --changed /etc/systemd/system/irqbalance.service.d/90-hostc.conf --"
+    assert f"\n{guard} systemctl restart irqbalance.service || {{\n" in text  # a live step
     assert "try-restart irqbalance" not in text
     doc = _doc(example_plan("h100-4gpu-inference"))  # first boot: enabled for the next boot
-    assert ["systemctl", "enable", "irqbalance.service"] in doc["runcmd"]  # type: ignore[operator]
+    assert ["systemctl", "enable", "--no-reload", "irqbalance.service"] in doc["runcmd"]  # type: ignore[operator]
 
 
 def test_a_preset_that_disabled_irqbalance_is_removed_unless_rewritten(tmp_path: Path) -> None:
@@ -204,10 +213,18 @@ def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     plan = example_plan("epyc-1s-training")
     rows = apply_manifest(host_files(plan), plan.host.os_family)["apply"]
     assert isinstance(rows, list)
-    by_argv = {tuple(r["argv"]): r for r in rows}
+    by_argv = {tuple(_commands([r["argv"]])[0]): r for r in rows}
     assert by_argv[("sysctl", "--system")]["live"] is True
     assert by_argv[("tuned-adm", "profile", "hostc")] == {
-        "argv": ["tuned-adm", "profile", "hostc"],
+        "argv": [
+            APPLY,
+            "--changed",
+            "/etc/tuned/hostc/tuned.conf",
+            "--",
+            "tuned-adm",
+            "profile",
+            "hostc",
+        ],
         "why": "TuneD applies profile hostc",
         "live": False,
         "package": "tuned",
@@ -228,7 +245,7 @@ def test_debian_tuned_owner_installs_linux_perf_and_checks_perf_before_the_profi
     isolated_cores and banned_cpus unapplied, and `tuned-adm verify` still succeeds."""
     doc = _doc(_debian_tuned())
     assert doc["packages"] == ["linux-perf", "tuned"]
-    run = doc["runcmd"]
+    run = _commands(doc["runcmd"])
     assert isinstance(run, list)
     assert run.index(["python3", "-c", "import perf"]) < run.index(
         ["tuned-adm", "profile", "hostc"]

@@ -92,10 +92,76 @@ def test_a_manifest_word_with_a_space_is_refused() -> None:
         lifecycle.manifest_text(plan, [bad])
 
 
-def test_apply_script_runs_in_every_delivery_before_the_boot_configuration() -> None:
-    steps = [s.argv for s in api.apply_steps(plan_of(DGX), delivered(plan_of(DGX)))]
-    assert (lifecycle.APPLY,) in steps
-    assert steps.index((lifecycle.APPLY,)) < steps.index(("update-grub",))
+def test_apply_script_runs_last_in_every_delivery() -> None:
+    """hostc-apply records the build as applied only once every step ran: a delivery cut
+    off before it leaves the old manifest, so the next one runs the same steps again."""
+    steps = [s.command for s in api.apply_steps(plan_of(DGX), delivered(plan_of(DGX)))]
+    assert steps[-1] == (lifecycle.APPLY,)
+    grub = (lifecycle.APPLY, "--changed", "/etc/default/grub.d/90-hostc.cfg", "--", "update-grub")
+    assert steps.index(grub) < len(steps) - 1
+
+
+def build(plan: Plan, new: dict[str, bytes] | None = None) -> list[Artifact]:
+    """The host files of `plan` with some files' bytes replaced (by path), and the
+    lifecycle files made from them."""
+    new = new or {}
+    files = [
+        attrs.evolve(a, data=new.get(a.path, a.data))
+        for a in api.emit(plan, ["all"])
+        if a.kind is ArtifactKind.FILE
+    ]
+    assert set(new) <= {a.path for a in files}
+    return files + lifecycle.artifacts(plan, files)
+
+
+def guard(root: Path, how: str, path: str, env: dict[str, str] | None = None) -> str:
+    """hostc-apply's verdict on a step of `path` (HOSTC_ROOT: it says, runs nothing)."""
+    script = root / lifecycle.APPLY.lstrip("/")
+    env = {**os.environ, "HOSTC_ROOT": str(root), **(env or {})}
+    argv = ["sh", str(script), how, path, "--", "true"]
+    r = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip().removeprefix("hostc-apply: ").split(":")[0]
+
+
+SYSCTL = "/etc/sysctl.d/90-hostc.conf"
+SERVE_A = "/etc/systemd/system/serve-a.service.d/90-hostc.conf"
+GRUB = "/etc/default/grub.d/90-hostc.cfg"
+
+
+def test_a_step_runs_only_when_its_own_files_changed(tmp_path: Path) -> None:
+    """N2: a one-line sysctl change runs `sysctl --system` and restarts no workload; a
+    workload's own drop-in restarts it; a delivery that rewrote a file by hand-made
+    drift (HOSTC_CHANGED) runs its steps too; a first delivery runs everything."""
+    plan, root = plan_of(DGX), tmp_path / "host"
+    v1 = build(plan)
+    install(root, v1)
+    assert guard(root, "--changed", SYSCTL) == "would run"  # no build applied before
+    assert guard(root, "--restart", SERVE_A) == "skipped"  # its kernel arguments: a reboot
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    install(root, v1)  # the same build again
+    assert guard(root, "--changed", SYSCTL) == "skipped"
+    assert guard(root, "--changed", SYSCTL, {"HOSTC_CHANGED": f" /x {SYSCTL}"}) == "would run"
+    sysctl = next(a for a in v1 if a.path == SYSCTL).data + b"vm.swappiness = 2\n"
+    install(root, build(plan, {SYSCTL: sysctl}))
+    assert guard(root, "--changed", SYSCTL) == "would run"
+    assert guard(root, "--restart", SERVE_A) == "skipped"
+    assert guard(root, "--changed", "/etc/systemd/system/hostc-tuning.service") == "skipped"
+    dropin = next(a for a in v1 if a.path == SERVE_A).data + b"# changed\n"
+    install(root, build(plan, {SERVE_A: dropin}))
+    assert guard(root, "--restart", SERVE_A) == "would run"
+
+
+def test_no_workload_restarts_while_a_reboot_is_owed(tmp_path: Path) -> None:
+    """The reboot brings the new drop-in: a restart before it is a second outage."""
+    plan, root = plan_of(DGX), tmp_path / "host"
+    v1 = build(plan)
+    install(root, v1)
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    old = {a.path: a.data for a in v1}
+    install(root, build(plan, {SERVE_A: old[SERVE_A] + b"# x\n", GRUB: old[GRUB] + b"# x\n"}))
+    assert guard(root, "--restart", SERVE_A) == "skipped"
+    assert guard(root, "--changed", GRUB) == "would run"
 
 
 def test_applying_a_new_build_removes_what_only_the_old_one_installed(tmp_path: Path) -> None:

@@ -122,10 +122,8 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
     (art,) = [a for a in api.emit(plan, ["rootfs"]) if a.path == "apply.sh"]
     lines = [ln for ln in art.text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     assert lines[0] == "set -eu"
-    installs = [shlex.split(ln) for ln in lines if ln.startswith("install ")]
-    assert [(w[3], w[-1].removeprefix("${DESTDIR:-}")) for w in installs] == [
-        (f"{a.mode:04o}", a.path) for a in files
-    ]
+    installs = [shlex.split(ln) for ln in lines if ln.startswith("put ")]
+    assert [(w[1], w[2]) for w in installs] == [(f"{a.mode:04o}", a.path) for a in files]
     # the steps follow the DESTDIR guard's `fi`; a live step carries `|| { … }`, and the
     # closing `if [ -n "$hostc_failed" ] … fi` reports them
     guard = next((i for i, ln in enumerate(lines) if "DESTDIR is set" in ln), None)
@@ -135,9 +133,9 @@ def test_apply_script_spells_the_apply_steps(name: str) -> None:
         shlex.split(ln.removesuffix(" || {")) for ln in after if not ln.lstrip().startswith(skip)
     ]
     wanted = steps(files, plan.host.os_family)
-    assert commands == [list(s.argv) for s in wanted]
+    assert commands == [list(s.command) for s in wanted]
     live = [shlex.split(ln.removesuffix(" || {")) for ln in after if ln.endswith(" || {")]
-    assert live == [list(s.argv) for s in wanted if s.live]
+    assert live == [list(s.command) for s in wanted if s.live]
     assert ("reboot to apply" in art.text) == needs_reboot(files)
 
 
@@ -175,7 +173,7 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
     arts = api.emit(plan, ["all"])
     files = [a for a in arts if a.kind is ArtifactKind.FILE]
     assert doc["apply"] == [
-        {"argv": list(s.argv), "why": s.why, "live": s.live, "package": s.package}
+        {"argv": list(s.command), "why": s.why, "live": s.live, "package": s.package}
         for s in steps(files, plan.host.os_family)
     ]
     assert doc["reboot"] is needs_reboot(files)
@@ -205,6 +203,12 @@ def test_a_failed_live_step_still_regenerates_the_boot_configuration(tmp_path: P
         )
         (stubs / cmd).write_text(f'#!/bin/sh\necho "{cmd} $*" >> "{log}"\n{fail}exit 0\n')
         (stubs / cmd).chmod(0o755)
+    # hostc-apply: runs the command after `--` of a guarded step (a first apply: every
+    # file is new), records the build when called alone
+    (stubs / "apply").write_text(
+        f'#!/bin/sh\n[ $# -gt 0 ] || {{ echo "apply" >> "{log}"; exit 0; }}\n'
+        'while [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n'
+    )
     script = script.replace("/usr/local/sbin/hostc-apply", str(stubs / "apply"))
     done = subprocess.run(
         ["sh", "-c", script],
@@ -216,5 +220,5 @@ def test_a_failed_live_step_still_regenerates_the_boot_configuration(tmp_path: P
     calls = log.read_text().splitlines()
     assert done.returncode == 1, done.stderr
     assert "systemctl restart hostc-tuning.service" in calls
-    assert calls[-1].strip() == "update-grub", calls[-3:]
+    assert [c.strip() for c in calls[-2:]] == ["update-grub", "apply"], calls[-3:]
     assert "failed: systemctl restart hostc-tuning.service" in done.stderr

@@ -54,15 +54,16 @@ def _build(spec: Path, out: Path) -> str:
 
 
 def _playbook(
-    tmp: Path, host: str, *extra: str, out: Path | None = None
+    tmp: Path, host: str, *extra: str, out: Path | None = None, inventory: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """ansible-playbook on `host` with the playbook under `out` (default `tmp`/out)."""
+    """ansible-playbook on `host` (or the hosts of `inventory`) with the playbook under
+    `out` (default `tmp`/out)."""
     tool = need_tool("ansible-playbook")
     user, group = getpass.getuser(), grp.getgrgid(os.getgid()).gr_name
     argv = [
         tool,
         "-i",
-        f"{host},",
+        str(inventory) if inventory else f"{host},",
         "-c",
         "local",
         str((out or tmp / "out") / "ansible" / "playbook.yml"),
@@ -156,8 +157,8 @@ def test_check_mode_reports_the_changes_and_writes_nothing(
 
 def test_a_host_without_variables_fails_alone(tmp_path: Path) -> None:
     """An inventory host hostc did not build fails at once, naming the variables file it
-    lacks (a play-level vars_files let it fail later on an undefined variable); the hosts
-    hostc built are still installed."""
+    lacks (a play-level vars_files let it fail later on an undefined variable); the host
+    hostc built, in the batch before it, is installed."""
     host = _build(DGX, tmp_path / "out")
     root = tmp_path / "root"
     root.mkdir()
@@ -260,8 +261,10 @@ def _installed_then_one_file_stale(installed: Installed, tmp_path: Path) -> tupl
 def test_a_changed_sysctl_runs_apply_but_does_not_reboot(
     tmp_path: Path, installed: Installed
 ) -> None:
+    """A live change drains nothing (a drain would run the missing kubectl and fail)."""
     plan, root = _installed_then_one_file_stale(installed, tmp_path)
-    r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}")
+    drain = ("-e", "hostc_drain=true", "-e", f"hostc_kubectl={tmp_path / 'none'}")
+    r = _playbook(tmp_path, plan.host.name, "-e", f"hostc_root={root}", *drain)
     assert r.returncode == 0, r.stdout + r.stderr
     # the pending mark written ("apply": no kernel-argument file differs), the one
     # file, the mark removed by the last handler
@@ -516,3 +519,47 @@ def test_hostc_reboot_false_only_reports_that_a_reboot_is_needed(tmp_path: Path)
     assert _changed(r.stdout, "h1") == 1
     assert "shutdown" not in r.stdout
     assert "reboot for it to take effect" in r.stdout
+
+
+def test_a_rolling_push_drains_one_host_at_a_time_and_a_noop_push_runs_one_module(
+    tmp_path: Path, installed: Installed
+) -> None:
+    """Two hosts (copies of the installed root, named in an inventory with their own
+    `hostc_root`), each with a workload's drop-in stale: a restart, so each is drained
+    first.  `serial` defaults to 1: drain and uncordon of one host before the next's
+    drain, the kubectl delegated to the controller (`hostc_drain_host`).  Then the same
+    push again: nothing differs, nothing drains, one module runs per host."""
+    out = tmp_path / "out"
+    shutil.copytree(installed.out, out)
+    log, kubectl = tmp_path / "kubectl.log", tmp_path / "kubectl"
+    kubectl.write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    kubectl.chmod(0o755)
+    hosts = ["h1", "h2"]  # two show the order: h1 drained and uncordoned before h2
+    lines = []
+    for h in hosts:
+        shutil.copy(
+            out / "ansible" / f"vars-{installed.host}.yml", out / "ansible" / f"vars-{h}.yml"
+        )
+        root = Path(shutil.copytree(installed.root, tmp_path / h, symlinks=True))
+        dropin = next(root.glob("etc/systemd/system/*.service.d/90-hostc.conf"))
+        dropin.write_text("stale\n")
+        lines.append(f"{h} hostc_root={root}")
+    inventory = tmp_path / "hosts.ini"
+    inventory.write_text("\n".join(lines) + "\n")
+    extra = ("-e", "hostc_drain=true", "-e", f"hostc_kubectl={kubectl}",
+             "-e", "hostc_drain_host=localhost")  # fmt: skip
+    r = _playbook(tmp_path, "", *extra, out=out, inventory=inventory)
+    assert r.returncode == 0, r.stdout + r.stderr
+    drain = "drain {} --ignore-daemonsets --delete-emptydir-data"
+    assert log.read_text().splitlines() == [
+        line for h in hosts for line in (drain.format(h), f"uncordon {h}")
+    ]
+    for h in hosts:
+        marks = tmp_path / h / ansible.PENDING.lstrip("/")
+        assert not marks.exists(), h
+    log.unlink()
+    again = _playbook(tmp_path, "", *extra, out=out, inventory=inventory)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not log.exists(), log.read_text()
+    for h in hosts:  # the variables, the check (the one module) and its two facts
+        assert _recap(again.stdout, h)["ok"] == 4 and _changed(again.stdout, h) == 0, again.stdout

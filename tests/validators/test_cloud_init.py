@@ -83,7 +83,7 @@ def test_user_data_carries_every_file_and_step(name: str) -> None:
     assert user_data_files(doc) == as_files(files)
     keys = ("merge_how", "packages", "write_files", "runcmd", "power_state")
     assert list(doc) == [k for k in keys if k in doc]
-    want = [list(s.argv) for s in first_boot_steps(plan, files)]
+    want = [list(s.command) for s in first_boot_steps(plan, files)]
     assert doc.get("runcmd", []) == want
     assert all("reboot" not in argv and "shutdown" not in argv for argv in want)
     if needs_reboot(files):
@@ -115,7 +115,7 @@ def test_real_cloud_init_writes_the_files_and_the_runcmd(name: str, tmp_path: Pa
     lines = script.read_text().splitlines()
     assert lines[0] == "#!/bin/sh"
     assert [shlex.split(ln) for ln in lines[1:]] == [
-        list(s.argv) for s in first_boot_steps(plan, files)
+        list(s.command) for s in first_boot_steps(plan, files)
     ]
 
 

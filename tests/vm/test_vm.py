@@ -147,6 +147,19 @@ def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
             assert latency.isdigit() and int(latency) >= 1, rows
 
 
+def test_vm_a_repeated_apply_and_hostc_tuning_reruns_reload_and_restart_nothing(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """Issue 30: v1's apply.sh run again on v1 (nothing changed) restarts no workload and
+    runs no daemon-reload; hostc-tuning run twice reloads nothing (its disable of
+    irqbalance is guarded and uses --no-reload: review K2)."""
+    _, results = lifecycle_vm
+    assert _read(results, "reapply-v1.rc").strip() == "0", _read(results, "reapply-v1.log")
+    assert _read(results, "reloads-v1").strip() == "0", _read(results, "reapply-v1.log")
+    before, after = _read(results, "demo-pids").split()
+    assert before == after != "0"
+
+
 def test_vm_boot_verifier_passes_when_the_plan_took_effect(
     lifecycle_vm: tuple[dict[str, Any], Path],
 ) -> None:

@@ -30,7 +30,7 @@ from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
-from conftest import ROOT, need_tool
+from conftest import ROOT, example_plan, need_tool
 
 DEBIAN12 = OsRelease("debian", "12", [])  # TuneD 2.20.0
 TUNED_OWNED = {"runtime": m.Runtime(m.RuntimeOwner.TUNED)}
@@ -411,26 +411,58 @@ def test_hostc_irq_owner_reruns_on_nic_add_and_after_the_drivers() -> None:
     assert "After=openibd.service nvidia-persistenced.service systemd-udev-settle.service" in unit
     assert "Wants=" not in unit
     rules = out["/etc/udev/rules.d/90-hostc-tuning.rules"]
-    assert 'SUBSYSTEM=="net"' in rules and 'SUBSYSTEM=="infiniband"' in rules
-    assert 'RUN+="/bin/systemctl --no-block restart hostc-tuning.service"' in rules
+    assert 'SUBSYSTEM=="net"' in rules
+    # debounced: one transient timer of a fixed name, then one restart (no reload)
+    run = (
+        'RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 '
+        '--unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"'
+    )
+    lines = [x for x in rules.splitlines() if x and not x.startswith("#")]
+    assert lines and all(x.endswith(run) for x in lines)
     plan = compile_(spec(**HOSTC_IRQ))
     for c in plan.runtime.nic_channels:
-        assert c.pci in rules
+        assert (c.netdev or c.rdma or c.pci) in rules
 
 
-def test_udev_rules_parse_as_udev_reads_them() -> None:
-    """Each rule line: comma-separated `KEY=="value"` matches and one `RUN+=` (udev(7))."""
-    rules = files(compile_(spec(**HOSTC_IRQ)), "systemd")["/etc/udev/rules.d/90-hostc-tuning.rules"]
-    pair = re.compile(r'(ACTION|SUBSYSTEM|KERNELS)=="([^"]*)"|RUN\+="([^"]*)"')
+def test_udev_rules_match_the_pf_netdevs_and_rdma_devices_by_name_not_by_parent() -> None:
+    """`KERNELS` matches any ancestor: a pod's IPoIB pkey child, a VF or a representor
+    under the PF re-ran hostc-tuning (review K3).  The DGX snapshot names every NIC, so
+    no line matches by parent; each line is `KEY=="value"` matches and one `RUN+=`."""
+    from hostc.targets import systemd as ts
+
+    plan = example_plan("dgx-h100-inference")
+    rules = files(plan, "systemd")[ts.UDEV_RULES]
+    pair = re.compile(r'(ACTION|SUBSYSTEM|KERNEL|NAME|KERNELS)=="([^"]*)"|RUN\+="([^"]*)"')
     lines = [x for x in rules.splitlines() if x and not x.startswith("#")]
-    assert len(lines) == 2
+    got = {}
     for line in lines:
         parts = line.split(", ")
         assert all(pair.fullmatch(p) for p in parts), line
-        (kernels,) = [p for p in parts if p.startswith("KERNELS==")]
-        for pci in kernels.removeprefix('KERNELS=="').rstrip('"').split("|"):
-            assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", pci)
-        assert parts[-1] == 'RUN+="/bin/systemctl --no-block restart hostc-tuning.service"'
+        subsystem, match = parts[1], parts[2]
+        got[subsystem + " " + match.split("==")[0]] = set(
+            match.split("==")[1].strip('"').split("|")
+        )
+    names = {c.netdev for c in plan.runtime.nic_channels}
+    rdma = {c.rdma for c in plan.runtime.nic_channels}
+    assert got == {
+        'SUBSYSTEM=="net" NAME': names,
+        'SUBSYSTEM=="net" KERNEL': names,
+        'SUBSYSTEM=="infiniband" KERNEL': rdma,
+    }
+    assert "ibp24s0" in names and "mlx5_0" in rdma and "KERNELS" not in rules.replace("# ", "")
+
+
+def test_a_nic_the_snapshot_does_not_name_falls_back_to_its_pci_function() -> None:
+    plan = example_plan("dgx-h100-inference")
+    rt = plan.runtime
+    bare = tuple(attrs.evolve(c, netdev=None, rdma=None) for c in rt.nic_channels)
+    plan = attrs.evolve(plan, runtime=attrs.evolve(rt, nic_channels=bare))
+    from hostc.targets import systemd as ts
+
+    rules = ts.udev_rules(plan)
+    assert rules is not None
+    kernels = [x for x in rules.splitlines() if 'KERNELS=="' in x and not x.startswith("#")]
+    assert len(kernels) == 2 and all(c.pci in kernels[0] for c in bare)
 
 
 # --- irqbalance: the env file cannot replace the ban silently -------------------------

@@ -18,5 +18,14 @@ for d in /sys/devices/system/cpu/cpu[0-9]*; do
     [ -e "$d/cpuidle/state1" ] && s1=state1
     printf '%s %s %s\n' "${d##*/cpu}" "$(cat "$d/power/pm_qos_resume_latency_us" 2>/dev/null || echo absent)" "$s1"
 done >$R/pmqos-v1
+# v1's apply.sh again (nothing changed) and hostc-tuning run twice: no manager reload
+# (PID 1 logs "Reloading" for each) and the workload keeps its process (issue 30)
+reloads() { journalctl -b _PID=1 -o cat --no-pager | grep -c '^Reloading'; }
+n0=$(reloads)
+echo "$pid" >$R/demo-pids
+sh /root/vmtest/v1/rootfs/apply.sh >$R/reapply-v1.log 2>&1; echo $? >$R/reapply-v1.rc
+systemctl restart hostc-tuning.service; systemctl restart hostc-tuning.service
+systemctl show -p MainPID --value demo.service >>$R/demo-pids
+echo $(( $(reloads) - n0 )) >$R/reloads-v1
 sh /root/vmtest/v2/rootfs/apply.sh >$R/apply-v2.log 2>&1; echo $? >$R/apply-v2.rc
 systemctl --no-block reboot
