@@ -7,8 +7,9 @@ differ between two builds (added, changed or removed), and its disruption follow
 from their activations alone, by one rule that the generated apply scripts follow too:
 
 - a file that takes effect only at boot (kernel arguments, modprobe options, the
-  manager's or container runtime's CPUAffinity, a TuneD profile carrying arguments) →
-  **reboot**, and then nothing live, no restart: the reboot brings every new state;
+  manager's or container runtime's CPUAffinity, a TuneD profile whose kernel arguments
+  change) → **reboot**, and then nothing live, no restart: the reboot brings every new
+  state;
 - otherwise a workload's own drop-in (Action.RESTART) → **restart** exactly that unit;
 - sysctl.d, the runtime oneshot (hostc-tuning), units (daemon-reload), limits for new
   sessions → **live**, applied in place;
@@ -57,6 +58,7 @@ class HostState:
     kubelet_unit: str | None = None
     managers: str | None = None
     sysctls: frozenset[str] = frozenset()
+    cmdline: str | None = None  # the kernel arguments hostc adds (None: not known)
 
 
 @attrs.frozen
@@ -130,14 +132,19 @@ def facts(plan_data: Mapping[str, Any]) -> dict[str, Any]:
         "kubelet_unit": k.get("unit") if isinstance(k, dict) else None,
         "kubelet_managers": managers(plan_data),
         "sysctls": sorted(s["key"] for s in plan_data.get("sysctls", [])),
+        "cmdline": (plan_data.get("views") or {}).get("cmdline"),
     }
 
 
 def plan_facts(plan: Plan) -> dict[str, Any]:
     """`facts` of a Plan without rendering the whole plan.json."""
+    from hostc.kernelargs import cmdline
     from hostc.plan_view import to_data
 
-    data: dict[str, Any] = {"sysctls": [{"key": s.key} for s in plan.sysctls]}
+    data: dict[str, Any] = {
+        "sysctls": [{"key": s.key} for s in plan.sysctls],
+        "views": {"cmdline": cmdline(plan)},
+    }
     if plan.kubelet is not None:
         data["kubelet"] = to_data(plan.kubelet)
     return facts(data)
@@ -166,11 +173,13 @@ def state(plan_data: Mapping[str, Any], artifacts: Iterable[Artifact]) -> HostSt
 
 def from_facts(files: Mapping[str, HostFile], found: Mapping[str, Any]) -> HostState:
     unit, stamp = found.get("kubelet_unit"), found.get("kubelet_managers")
+    line = found.get("cmdline")
     return HostState(
         dict(files),
         unit if isinstance(unit, str) else None,
         stamp if isinstance(stamp, str) else None,
         frozenset(str(s) for s in found.get("sysctls") or ()),
+        line if isinstance(line, str) else None,
     )
 
 
@@ -194,6 +203,11 @@ def _effects(
 ) -> None:
     acts = f.activation
     kinds = {a.action for a in acts}
+    # a TuneD profile carries the kernel arguments with its live settings: it needs a
+    # reboot only when they change (`tuned-adm profile` applies the rest live)
+    if Action.TUNED_PROFILE in kinds and old.cmdline is not None and old.cmdline == new.cmdline:
+        kinds.discard(Action.REBOOT)
+        acts = tuple(a for a in acts if a.action is not Action.REBOOT)
     if Action.REBOOT in kinds:
         out["reboot"].add(_label(f.path))
     for act in acts:
@@ -202,7 +216,7 @@ def _effects(
             out["restart"].add(unit)
         elif a is Action.SYSCTL:
             out["live"].add("sysctl")
-        elif a in (Action.START, Action.ENABLE_NOW) and unit:
+        elif (a is Action.START or (a is Action.ENABLE_NOW and added)) and unit:
             out["live"].add(unit)
         elif a is Action.ENABLE and unit and added:
             out["live"].add(f"enable {unit}")
