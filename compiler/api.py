@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
+from hostc.api_build import changed, prune, stale_hosts, target_scope, write_build
 from hostc.api_compile import (
     compile_file,
     compile_plan,
@@ -58,14 +59,13 @@ from hostc.api_topology import (
     write_snapshot,
 )
 from hostc.artifact import Artifact
+from hostc.compare import diff as _diff
+from hostc.compare import differences as _differences
 from hostc.diagnostics import Diagnostic, HostcError, error
 from hostc.inputs import overwrites_input
 from hostc.output import apply_manifest as _apply_manifest
 from hostc.output import check_out as _check_out
-from hostc.output import diff as _diff
-from hostc.output import differences as _differences
 from hostc.output import manifest as _manifest
-from hostc.output import write as _write
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan import Plan
 from hostc.spec.load import load as load_spec
@@ -90,6 +90,7 @@ __all__ = [
     "audit_text",
     "capture",
     "capture_bytes",
+    "changed",
     "check_out",
     "compile_file",
     "compile_plan",
@@ -109,6 +110,7 @@ __all__ = [
     "plan_json",
     "plan_text",
     "probe",
+    "prune",
     "read_snapshot",
     "read_source",
     "read_topology",
@@ -117,10 +119,13 @@ __all__ = [
     "schema",
     "spec_files",
     "spec_from_data",
+    "stale_hosts",
+    "target_scope",
     "target_warnings",
     "targets",
     "topology_path",
     "write",
+    "write_build",
     "write_snapshot",
 ]
 
@@ -155,9 +160,15 @@ def check_out(out: str | os.PathLike[str]) -> None:
 def write(
     artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
 ) -> list[Path]:
-    """Write the artifacts under `out` atomically (`hostc.output.write`)."""
+    """Write the artifacts under `out` atomically (`hostc.output.write`), and own them as
+    `write_build` does: the previous write's files under the same target folders that
+    this one does not make are removed (only hostc's own, unchanged)."""
+    from hostc import owned
+
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
-    return _write(artifact_list(artifacts), as_path(out, "out"), paths)
+    arts = artifact_list(artifacts)
+    owner = owned.Owner(tuple(sorted({a.target for a in arts})))
+    return list(owned.write(arts, as_path(out, "out"), paths, owner).written)
 
 
 def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:

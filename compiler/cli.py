@@ -18,6 +18,7 @@ import typer
 
 from hostc.cli_base import (
     JobsOpt,
+    PruneOpt,
     SpecArg,
     StrictOpt,
     TopologyOpt,
@@ -82,23 +83,22 @@ def build(
     ] = False,
     strict: StrictOpt = False,
     jobs: JobsOpt = None,
+    prune: PruneOpt = False,
 ) -> None:
     """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
-    @list): each is written to DIR/<host>/<target>/…, and a summary follows."""
+    @list): each is written to DIR/<host>/<target>/…, and a summary follows.  A build
+    removes the files its previous build in DIR wrote and it no longer makes."""
     from hostc import api
     from hostc.diagnostics import with_file
 
+    targets = target or ["all"]
     if _is_fleet(spec):
         from hostc.fleet import Job
 
-        if out is None:
-            _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
-        if check:
-            need_compared(out)
-        else:
-            _guard(lambda: api.check_out(out))  # one error, not one per host
-        job = Job("build", tuple(target or ["all"]), out, check, strict, topology)
-        _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
+        job = Job("build", tuple(targets), out, check, strict, topology, prune)
+        _fleet_build(spec, job, jobs, quiet=quiet, as_json=as_json)
+    if prune:
+        _usage("--prune applies to many hosts (a directory, glob or @list)")
     plan, warnings = _guard(lambda: _compile(spec, topology))
     picked = _guard(lambda: api.target_warnings(plan, target or ["all"]))
     warnings = warnings + flagged(with_file(picked, str(spec)))
@@ -110,9 +110,23 @@ def build(
             _usage("--check needs --out DIR to compare against")
         compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
     elif out is not None:
-        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet)
+        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet, targets)
     else:
         to_stdout(plan, artifacts, warnings, as_json)
+
+
+def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_json: bool) -> None:
+    """`build HOSTS/`: --out is needed, and checked once rather than once per host."""
+    from hostc import api
+
+    if job.out is None:
+        _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
+    out = job.out
+    if job.compare:
+        need_compared(out)
+    else:
+        _guard(lambda: api.check_out(out))  # one error, not one per host
+    _fleet(spec, job, jobs, quiet=quiet, as_json=as_json)
 
 
 def _is_fleet(spec: Path) -> bool:
@@ -366,5 +380,6 @@ def main() -> None:
             gc.enable()
 
 
-# probe and import register themselves on the same app
+# probe, import and changed register themselves on the same app
+import hostc.cli_change  # noqa: E402
 import hostc.cli_topology  # noqa: E402, F401

@@ -139,6 +139,14 @@ JobsOpt = Annotated[
     int | None,
     typer.Option("--jobs", "-j", min=1, help="worker processes for many hosts (default: CPUs)"),
 ]
+PruneOpt = Annotated[
+    bool,
+    typer.Option(
+        "--prune",
+        help="many hosts: remove DIR/<host>/ of hosts no longer selected (only the files "
+        "their last build wrote); without it they are reported",
+    ),
+]
 
 
 def _usage(message: str) -> NoReturn:

@@ -18,6 +18,7 @@ from hostc.diagnostics import Diagnostic, file_error
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
+    from hostc.owned import Written
     from hostc.plan import Plan
 
 
@@ -68,16 +69,24 @@ def write_out(
     inputs: list[Path],
     as_json: bool,
     quiet: bool,
+    targets: list[str],
 ) -> None:
-    """`--out DIR`: write the tree atomically, never over the build's own `inputs`."""
+    """`--out DIR`: write the tree atomically, never over the build's own `inputs`, and
+    remove what the previous build there wrote and this one no longer makes."""
     try:
-        written = _guard(lambda: api.write(artifacts, out, inputs))
+        done = _guard(lambda: api.write_build(plan, artifacts, out, inputs, targets))
     except OSError as e:  # the file it names (a device, FIFO or socket there), else DIR
         _fail([file_error(str(e.filename or out), f"cannot write: {e.strerror or e}")])
     if as_json:
-        _manifest(plan, artifacts, warnings, out)
+        _manifest(plan, artifacts, warnings, out, done)
     if not quiet:
-        typer.echo(wrote(written, out), err=True)
+        typer.echo(wrote(list(done.written), out), err=True)
+    for path in done.removed if not quiet else ():
+        typer.echo(
+            f"removed {_clean(str(path))}: the previous build wrote it, this one does not", err=True
+        )
+    for path, why in done.kept:
+        typer.echo(f"warning: {_clean(str(path))}: kept: {why}", err=True)
 
 
 def to_stdout(
@@ -98,12 +107,20 @@ def to_stdout(
 
 
 def _manifest(
-    plan: Plan, artifacts: list[Artifact], warnings: list[Diagnostic], out: Path | None
+    plan: Plan,
+    artifacts: list[Artifact],
+    warnings: list[Diagnostic],
+    out: Path | None,
+    done: Written | None = None,
 ) -> None:
-    """`--json`: each artifact (and where it was written), how it is applied, warnings."""
-    doc = {
+    """`--json`: each artifact (and where it was written), how it is applied, warnings,
+    and with --out the previous build's files removed or kept."""
+    doc: dict[str, object] = {
         "artifacts": api.manifest(artifacts, out),
         **api.apply_manifest(plan, artifacts),
         "warnings": [d.to_json() for d in warnings],
     }
+    if done is not None:
+        doc["removed"] = [str(p) for p in done.removed]
+        doc["kept"] = [{"path": str(p), "why": why} for p, why in done.kept]
     typer.echo(json.dumps(doc, indent=2))

@@ -38,8 +38,11 @@ def report(
 
     results = fleet.run(hosts, job, jobs, progress)
     results += fleet.ansible_fleet(results, job)
+    results += fleet.stale_hosts(results, job)
     for r in results:
         warn([*r.errors, *r.warnings])
+    if job.mode == "changed":
+        changed(results, as_json=as_json)
     if job.mode == "plan":
         doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -54,6 +57,26 @@ def report(
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
 
 
+def changed(results: list[Result], *, as_json: bool) -> NoReturn:
+    """`hostc changed HOSTS --out DIR`: each host's disruption, then the fleet's sum; exit
+    2 when a host failed, 1 when a host changes, else 0."""
+    from hostc.fleet_view import disruption_total
+
+    found = {r.host: r.disruption for r in results if r.disruption is not None}
+    total = disruption_total(found)
+    if as_json:
+        hosts = {h: d.to_json() for h, d in found.items()}
+        typer.echo(json.dumps({"hosts": hosts, "summary": total}, indent=2))
+    else:
+        width = max((len(h) for h in found), default=0)
+        for h, d in found.items():
+            typer.echo(f"{h.ljust(width)}  {d.line()}")
+        typer.echo(total)
+    if any(not r.ok for r in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(d.files or d.kubelet_reset for d in found.values()) else 0)
+
+
 def row(r: Result) -> dict[str, object]:
     return {
         "host": r.host,
@@ -63,4 +86,7 @@ def row(r: Result) -> dict[str, object]:
         "differences": [{"path": p, "diff": t} for p, t in r.differences],
         "warnings": [d.to_json() for d in r.warnings],
         "errors": [d.to_json() for d in r.errors],
+        "removed": list(r.removed),
+        "kept": [{"path": p, "why": why} for p, why in r.kept],
+        "gone": r.gone,
     }

@@ -98,6 +98,11 @@ def differences(artifacts: list[Artifact], out: Path) -> list[tuple[str, str]]:
     return found
 
 
+def diff(artifacts: list[Artifact], out: Path) -> str:
+    """Unified diff from what is in `out` to what the build makes; '' when identical."""
+    return "".join(text for _, text in differences(artifacts, out))
+
+
 def _stale(out: Path, target: str, expected: set[Path]) -> list[tuple[str, str]]:
     """Files (and links) under `out/target` the build does not make; links not followed."""
     root = out / target

@@ -25,6 +25,8 @@ from hostc.inputs import is_selection as is_selection
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
+    from hostc.disruption import Disruption
+
 
 @attrs.frozen
 class FleetHost:
@@ -81,12 +83,13 @@ def select(arg: str) -> list[FleetHost]:
 class Job:
     """What to do for every host: `build` (write or `check` against `out`) or `plan`."""
 
-    mode: str  # "build", "check" (validate only) or "plan"
+    mode: str  # "build", "check" (validate only), "plan" or "changed" (the disruption)
     targets: tuple[str, ...] = ("all",)
     out: Path | None = None
     compare: bool = False  # --check: compare with out/<host> instead of writing
     strict: bool = False
     topology: Path | None = None
+    prune: bool = False  # remove the folders of hosts no longer selected
 
 
 @attrs.frozen
@@ -103,6 +106,12 @@ class Result:
     ansible: tuple[tuple[str, bytes], ...] = ()
     #: a row about the whole fleet (DIR/ansible/), not one host
     fleetwide: bool = False
+    #: the previous build's files this build removed, and those it kept (with why)
+    removed: tuple[str, ...] = ()
+    kept: tuple[tuple[str, str], ...] = ()
+    disruption: Disruption | None = None  # `hostc changed`: what the new build costs
+    #: a folder of `out` whose host is no longer selected (kept, or removed by --prune)
+    gone: bool = False
 
     @property
     def ok(self) -> bool:
@@ -134,6 +143,9 @@ def _run(host: FleetHost, job: Job) -> Result:
         from hostc import plan_view
 
         return attrs.evolve(base, plan=plan_view.dumps(plan))
+    if job.mode == "changed":
+        assert job.out is not None
+        return attrs.evolve(base, disruption=api.changed(plan, job.out / host.name))
     from hostc.diagnostics import with_file
 
     try:
@@ -146,11 +158,14 @@ def _run(host: FleetHost, job: Job) -> Result:
         return attrs.evolve(base, files=len(artifacts))
     dest = job.out / host.name
     if job.compare:
-        from hostc.output import differences
+        from hostc.compare import differences
 
         found = tuple(differences(artifacts, dest))
         return attrs.evolve(base, files=len(artifacts), differences=found)
-    return attrs.evolve(base, files=len(api.write(artifacts, dest)))
+    done = api.write_build(plan, artifacts, dest, (), job.targets, fleet=True)
+    removed = tuple(str(p) for p in done.removed)
+    kept = tuple((str(p), why) for p, why in done.kept)
+    return attrs.evolve(base, files=len(done.written), removed=removed, kept=kept)
 
 
 def _chunk(hosts: list[FleetHost], jobs: int) -> list[list[FleetHost]]:
@@ -213,6 +228,26 @@ def _warm() -> None:
         t.load()
 
 
+def stale_hosts(results: list[Result], job: Job) -> list[Result]:
+    """One row per folder of `job.out` a fleet build wrote for a host no longer selected:
+    reported, and with `job.prune` removed (only what its record lists, unchanged)."""
+    from hostc import api
+
+    if job.mode != "build" or job.compare or job.out is None:
+        return []
+    rows = []
+    for folder in api.stale_hosts(job.out, {r.host for r in results}):
+        if not job.prune:
+            why = "no longer in the fleet; --prune removes it"
+            rows.append(Result(folder.name, str(folder), kept=((str(folder), why),)))
+            continue
+        done = api.prune(folder)
+        removed = tuple(str(p) for p in done.removed)
+        kept = tuple((str(p), why) for p, why in done.kept)
+        rows.append(Result(folder.name, str(folder), removed=removed, kept=kept))
+    return [attrs.evolve(r, gone=True) for r in rows]
+
+
 def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
     """With the ansible target: DIR/ansible/ holds the one playbook and every built host's
     variables, so `ansible-playbook -i INVENTORY DIR/ansible/playbook.yml` pushes the
@@ -235,7 +270,7 @@ def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
     if errors:
         return [Result(name, str(job.out / "ansible"), errors=tuple(errors), fleetwide=True)]
     if job.compare:
-        from hostc.output import differences
+        from hostc.compare import differences
 
         diffs = tuple(differences(found, job.out))
         return [

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from hostc.fleet import Result
+
+if TYPE_CHECKING:
+    from hostc.disruption import Disruption
 
 BAR_WIDTH = 30
 
@@ -22,6 +25,8 @@ def bar(done: int, total: int) -> str:
 
 
 def status(r: Result, compare: bool) -> str:
+    if r.gone:
+        return "removed" if not r.kept else "not in fleet"
     if not r.ok:
         return "failed"
     if compare:
@@ -40,11 +45,31 @@ def summary(results: Sequence[Result], compare: bool = False) -> str:
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
-    hosts = [r for r in results if not r.fleetwide]
+    hosts = [r for r in results if not r.fleetwide and not r.gone]
     failed = sum(not r.ok for r in hosts)
     warned = sum(len(r.warnings) for r in hosts)
     built = len(hosts) - failed
     tail = f"{len(hosts)} hosts: {built} built, {failed} failed, {warned} warning(s)"
     if compare:
         tail += f", {sum(bool(r.differences) for r in hosts)} stale"
-    return "\n".join([*lines, tail]) + "\n"
+    return "\n".join([*lines, *owned(results), tail]) + "\n"
+
+
+def owned(results: Sequence[Result]) -> list[str]:
+    """What a build removed of an earlier one, and what it kept (with why)."""
+    from hostc.diagnostics import printable
+
+    out = [
+        f"removed {printable(p)}: the previous build wrote it, this one does not"
+        for r in results
+        for p in r.removed
+    ]
+    out += [f"kept {printable(p)}: {why}" for r in results for p, why in r.kept]
+    return out
+
+
+def disruption_total(found: Mapping[str, Disruption]) -> str:
+    """`hostc changed` over a fleet: `12 hosts reboot, 3 restart serve-a.service, …`."""
+    from hostc.disruption import fleet_line
+
+    return fleet_line(found)

@@ -1,4 +1,4 @@
-"""Write artifacts atomically, diff them against a tree (`--check`), or describe them (JSON).
+"""Write artifacts atomically, or describe them (JSON); `hostc.compare` diffs them against a tree.
 
 A build renders everything in memory first; only then are files replaced one
 by one with os.replace, so a failed build leaves the previous output as it was.
@@ -13,7 +13,7 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
@@ -123,7 +123,17 @@ def check_out(out: Path) -> None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
 
 
-def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()) -> list[Path]:
+#: called once every file is in place, with `out`'s descriptor and the folders (paths
+#: under `out`) this write made: what `hostc.owned` does next (stale files, its record)
+AfterWrite = Callable[[int, list[tuple[str, ...]]], None]
+
+
+def write(
+    artifacts: Iterable[Artifact],
+    out: Path,
+    protect: Iterable[Path] = (),
+    after: AfterWrite | None = None,
+) -> list[Path]:
     """Stage every file next to its destination first, then rename them all.
 
     A failure while staging (a path blocked by a file or a symbolic link, a full
@@ -164,6 +174,8 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
             staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
         for dfd, tmp, name, _ in staged:
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        if after is not None:
+            after(tree.fds[()], tree.made)
     except BaseException:
         for dfd, tmp, _, _ in staged:
             with contextlib.suppress(OSError):
@@ -182,6 +194,7 @@ class _Tree:
         self.out = out
         self.fds: dict[tuple[str, ...], int] = {}
         self.created: list[tuple[int, str]] = []  # (parent fd, name), outermost first
+        self.made: list[tuple[str, ...]] = []  # the same folders, as paths under `out`
         #: descriptors of the directories this call made: empty, so a child is made
         #: without first trying to open it (a fleet build makes ~30 per host)
         self.fresh: set[int] = set()
@@ -239,6 +252,7 @@ class _Tree:
                 [file_error(where, f"cannot create the directory: {e.strerror or e}")]
             ) from None
         self.created.append((parent, name))
+        self.made.append(key)
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
         self.fresh.add(fd)
         return fd
@@ -324,18 +338,6 @@ def _stage(dest: Path, data: bytes, mode: int) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
-
-
-def differences(artifacts: list[Artifact], out: Path) -> list[tuple[str, str]]:
-    """(path under `out`, unified diff) per differing file (`hostc.compare`)."""
-    from hostc.compare import differences as found
-
-    return found(artifacts, out)
-
-
-def diff(artifacts: list[Artifact], out: Path) -> str:
-    """Unified diff from what is in `out` to what the build makes; '' when identical."""
-    return "".join(text for _, text in differences(artifacts, out))
 
 
 def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:

@@ -13,7 +13,7 @@ from html import escape
 from hostc.cpuset import CpuSet
 from hostc.report.diffinputs import Side
 from hostc.report.plandiff import show, with_partition
-from hostc.report.review import Review
+from hostc.report.review import Review, disruption_line
 
 CSS = """
 body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;color:#1f1f1f;margin:24px;background:#fff}
@@ -39,6 +39,7 @@ def page(r: Review) -> str:
     body = [
         f"<h1>{escape(title)}</h1>",
         f"<p>{_verdict(r)}</p>",
+        *([f"<p><b>On a running host:</b> {escape(disruption_line(r))}</p>"] if r.changed else []),
         "<h2>Partition</h2>",
         '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r)) + "</div>",
         "<h2>CPUs that change role</h2>",

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from hostc.artifact import Artifact
+from hostc.disruption import Disruption
 from hostc.report.diffinputs import Side, load
 from hostc.report.plandiff import PlanDiff, diff
 
@@ -29,6 +30,8 @@ class Review:
     new: Side
     plan: PlanDiff
     files: tuple[FileChange, ...] | None  # None: a side is a plan.json, no artifacts
+    #: what the change costs a running host (None: a side is a plan.json)
+    disruption: Disruption | None = None
 
     @property
     def changed(self) -> bool:
@@ -67,10 +70,13 @@ def files(old: tuple[Artifact, ...], new: tuple[Artifact, ...]) -> tuple[FileCha
 
 def review(old_arg: str, new_arg: str) -> Review:
     old, new = load(old_arg), load(new_arg)
-    changes = None
+    changes = cost = None
     if old.artifacts is not None and new.artifacts is not None:
+        from hostc.disruption import compute, state
+
         changes = files(old.artifacts, new.artifacts)
-    return Review(old, new, diff(old.data, new.data), changes)
+        cost = compute(state(old.data, old.artifacts), state(new.data, new.artifacts))
+    return Review(old, new, diff(old.data, new.data), changes, cost)
 
 
 def to_json(r: Review) -> dict[str, Any]:
@@ -81,7 +87,15 @@ def to_json(r: Review) -> dict[str, Any]:
         "cpus": [attrs.asdict(m) for m in r.plan.moves],
         "settings": [attrs.asdict(s) for s in r.plan.settings],
         "artifacts": None if r.files is None else [attrs.asdict(f) for f in r.files],
+        "disruption": None if r.disruption is None else r.disruption.to_json(),
     }
+
+
+def disruption_line(r: Review) -> str:
+    """The change's cost on a running host, in one line."""
+    if r.disruption is None:
+        return "not computed: a side is a plan.json (give specs to compare artifacts)"
+    return r.disruption.line()
 
 
 def _code(text: str | None) -> str:
@@ -94,6 +108,8 @@ def _code(text: str | None) -> str:
 
 def to_markdown(r: Review) -> str:
     out = [f"### hostc diff: {r.old.label} → {r.new.label}", ""]
+    if r.changed:
+        out += [f"**On a running host:** {disruption_line(r)}", ""]
     if not r.changed:
         files = "no artifact changes" if r.files is not None else "artifacts not compared"
         return "\n".join([*out, f"No change at Plan level; {files}.", ""])

@@ -22,6 +22,7 @@ import pytest
 
 from hostc import api
 from hostc.diagnostics import HostcError
+from hostc.owned import RECORD
 from hostc.topology import snapshot
 
 from conftest import EXAMPLES, ROOT
@@ -52,11 +53,12 @@ def spec_of(name: str) -> Path:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file under root by its posix relative path (hidden temp files included)."""
+    """Every file under root by its posix relative path (hidden temp files included),
+    but the build's record of what it wrote (`hostc.owned`)."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p != root / RECORD
     }
 
 
@@ -71,7 +73,7 @@ def artifact_tree(root: Path) -> dict[str, bytes]:
 def stat_tree(root: Path) -> dict[str, tuple[bytes, int, int]]:
     out = {}
     for p in sorted(root.rglob("*")):
-        if p.is_file():
+        if p.is_file() and p != root / RECORD:
             st = p.stat()
             out[p.relative_to(root).as_posix()] = (p.read_bytes(), st.st_mtime_ns, st.st_mode)
     return out
@@ -193,7 +195,7 @@ def test_out_writes_golden_tree(name: str, tmp_path: Path) -> None:
     assert tree(out) == artifact_tree(GOLDEN / name)
     plan, _ = api.compile_file(spec_of(name))
     arts = api.emit(plan, ["all"])
-    assert {p.name for p in out.iterdir()} == {a.target for a in arts}
+    assert {p.name for p in out.iterdir()} == {a.target for a in arts} | {RECORD}
     for a in arts:
         assert (out / a.target / a.relpath).stat().st_mode & 0o777 == a.mode, a.path
 
@@ -202,7 +204,7 @@ def test_out_with_selected_targets_writes_only_those(tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = hostc("build", spec_of(H100), "-t", "grub", "-t", "limits", "-o", out)
     assert r.returncode == 0, r.stderr.decode()
-    assert sorted(p.name for p in out.iterdir()) == ["grub", "limits"]
+    assert sorted(p.name for p in out.iterdir()) == [RECORD, "grub", "limits"]
     want = {
         k: v
         for k, v in artifact_tree(GOLDEN / H100).items()

@@ -54,6 +54,8 @@ def test_changing_a_sysctl_prints_both_values_and_both_reasons(tmp_path: Path) -
         == f"""\
 ### hostc diff: {DGX / "node.toml"} → {new}
 
+**On a running host:** applies live (sysctl); restarts nothing; no reboot
+
 **CPUs**
 
 - no CPU changes its role

@@ -21,6 +21,7 @@ import pytest
 from hostc import api
 from hostc.activation import needs_reboot, steps
 from hostc.artifact import ArtifactKind
+from hostc.owned import RECORD
 from hostc.targets import rootfs_tar
 
 from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
@@ -177,7 +178,7 @@ def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -
         for s in steps(files, plan.host.os_family)
     ]
     assert doc["reboot"] is needs_reboot(files)
-    written = {p for p in out.rglob("*") if p.is_file()}
+    written = {p for p in out.rglob("*") if p.is_file() and p != out / RECORD}
     assert {Path(row["written"]) for row in doc["artifacts"]} == written
     for row in doc["artifacts"]:
         p = Path(row["written"])

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from hostc import api, fleet
+from hostc.owned import RECORD
 
 from conftest import ROOT, run_hostc
 
@@ -22,7 +23,12 @@ def _copy_fleet(tmp: Path) -> Path:
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """A build's files, its record of them (`hostc.owned`) left out."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p != root / RECORD
+    }
 
 
 def _single(spec: Path, out: Path) -> dict[str, bytes]:

@@ -48,11 +48,14 @@ def specs() -> list[tuple[str, Path]]:
     return single + fleet_specs()
 
 
+#: every wrapper target
+WRAPPERS = [n for n in api.targets() if is_wrapper(n)]
+
+
 def build(spec: Path) -> tuple[api.Plan, list[api.Artifact]]:
     """`all` (every applicable file target) and every wrapper target."""
     plan, _ = api.compile_file(spec)
-    wrappers = [n for n in api.targets() if is_wrapper(n)]
-    return plan, api.emit(plan, ["all", *wrappers])
+    return plan, api.emit(plan, ["all", *WRAPPERS])
 
 
 def golden_tree(name: str, spec: Path) -> Tree:
@@ -66,7 +69,37 @@ def golden_tree(name: str, spec: Path) -> Tree:
     tree["wrappers.yaml"] = (manifest(arts).encode(), 0o644)
     tree["plan.json"] = (plan_view.dumps(plan).encode(), 0o644)
     tree["plan.svg"] = (api.render_svg(plan).encode(), 0o644)
+    if not name.startswith("fleet/"):
+        tree["disruption.txt"] = (disruption_golden(spec, plan, arts).encode(), 0o644)
     return tree
+
+
+#: the representative change whose cost each example's golden states: a tuning tweak
+#: (one sysctl) and a retired workload (the last one, where another remains), the change
+#: a running fleet sees most; it touches sysctl.d, the retired unit's drop-in, the IRQ
+#: placement and, on a TuneD host, the profile
+REPRESENTATIVE = "vm.swappiness set to 7, and the last of two or more workloads removed"
+
+
+def disruption_golden(spec: Path, plan: api.Plan, arts: list[api.Artifact]) -> str:
+    """disruption.txt: what `hostc diff` says the representative change costs a host."""
+    import json
+    import tomllib
+
+    from hostc import disruption
+
+    data = tomllib.loads(spec.read_text())
+    data.setdefault("sysctl", {})["vm.swappiness"] = 7
+    if len(data.get("workload", [])) > 1:
+        data["workload"] = data["workload"][:-1]
+    topo = api.read_topology(spec.parent / data["host"]["topology"])
+    new, _ = api.compile_plan(api.spec_from_data(data, str(spec)), topo, spec_file=str(spec))
+    cost = disruption.compute(
+        disruption.state(plan_view.plan_json(plan), arts),
+        disruption.state(plan_view.plan_json(new), api.emit(new)),
+    )
+    doc = json.dumps({"disruption": cost.to_json()}, indent=2)
+    return f"# {REPRESENTATIVE}\n{cost.line()}\n{doc}\n"
 
 
 def generated() -> dict[Path, tuple[bytes, int]]:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api, output
+from hostc.owned import RECORD
 
 from conftest import ROOT
 
@@ -29,7 +30,12 @@ SPEC = ROOT / "examples/h100-4gpu-inference/node.toml"
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """The build's files (its record of them, `hostc.owned`, left out)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p != root / RECORD
+    }
 
 
 def visible(tree: dict[str, bytes]) -> dict[str, bytes]:

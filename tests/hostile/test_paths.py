@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from hostc import api
+from hostc.compare import differences
 from hostc.diagnostics import HostcError
-from hostc.output import differences, write
+from hostc.output import write
 from hostc.topology import snapshot
 from hostc.topology.importers.sysfs import probe
 

@@ -59,6 +59,9 @@ LAYERS: dict[int, tuple[str, ...]] = {
     # what is done with a Plan and its artifacts: files written, reports and views
     6: (
         "hostc.output",
+        # what a build left in --out (its record), and what a change costs a running host
+        "hostc.owned",
+        "hostc.disruption",
         "hostc.compare",
         "hostc.report",
         "hostc.plan_view",
@@ -69,6 +72,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     ),
     7: (
         "hostc.api",
+        "hostc.api_build",
         "hostc.api_compile",
         "hostc.api_report",
         "hostc.api_topology",
@@ -84,6 +88,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.cli",
         "hostc.cli_base",
         "hostc.cli_build",
+        "hostc.cli_change",
         "hostc.cli_fleet",
         "hostc.cli_text",
         "hostc.cli_topology",

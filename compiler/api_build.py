@@ -1,0 +1,99 @@
+"""The API of a build directory that hostc owns (`hostc.owned`): write a build with its
+record, remove a host's earlier build, and say what a new build costs the hosts that
+run the recorded one (`hostc changed`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import HostcError, file_error
+from hostc.disruption import Disruption
+from hostc.owned import RECORD, Written
+from hostc.patharg import artifact_list, as_names, as_path, of_type
+from hostc.plan import Plan
+
+
+def target_scope(names: Iterable[str]) -> tuple[str, ...]:
+    """The target folders a selection writes, whether or not each applies to the host:
+    `all` is every file target, so a target that stopped applying (a kubelet removed
+    from the spec) has its earlier files removed too."""
+    from hostc.targets import TARGETS, TargetRole
+
+    wanted = set(as_names(names))
+    return tuple(
+        n
+        for n, t in TARGETS.items()
+        if n in wanted or ("all" in wanted and t.role is TargetRole.FILE)
+    )
+
+
+def write_build(
+    plan: Plan,
+    artifacts: Iterable[Artifact],
+    out: str | os.PathLike[str],
+    protect: Iterable[Path] = (),
+    targets: Sequence[str] = ("all",),
+    *,
+    fleet: bool = False,
+) -> Written:
+    """`hostc build --out`: write the artifacts (`hostc.output.write`), remove the files
+    of the previous build in `out` that this one no longer makes under the targets it
+    writes (only hostc's own, unchanged, never through a link), and record this build
+    in `out/.hostc-build.json`."""
+    from hostc import owned
+    from hostc.api import as_names_or_paths
+    from hostc.disruption import plan_facts
+
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
+    names = tuple(as_names(targets))
+    owner = owned.Owner(target_scope(names), names, plan_facts(plan), fleet)
+    return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner)
+
+
+def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]:
+    """Folders of `out` that a fleet build wrote for a host no longer among `hosts`."""
+    from hostc.owned import is_fleet_host
+
+    root, keep = as_path(out, "out"), set(hosts)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    return [root / n for n in names if n not in keep and is_fleet_host(root / n)]
+
+
+def prune(folder: str | os.PathLike[str]) -> Written:
+    """Remove an earlier build from `folder`: what its record lists, while unchanged."""
+    from hostc.owned import prune as remove
+
+    return remove(as_path(folder, "folder"))
+
+
+def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
+    """What building `plan` costs a host that runs the build recorded in `out`: the same
+    targets rebuilt, their host files compared with the record's (`hostc.disruption`)."""
+    from hostc.api import emit
+    from hostc.disruption import compute, from_facts, host_files, plan_facts
+    from hostc.owned import host_files_of, read
+
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    where = as_path(out, "out")
+    doc = read(where)
+    if doc is None:
+        raise HostcError(
+            [
+                file_error(
+                    str(where / RECORD),
+                    "no record of an earlier build here",
+                    hint="`hostc build SPEC --out DIR` writes one; compare with it afterwards",
+                )
+            ]
+        )
+    scope = set(doc["scope"])
+    fresh = [a for a in emit(plan, doc["selected"] or ["all"]) if a.target in scope]
+    old = from_facts(host_files_of(doc), doc.get("facts", {}))
+    return compute(old, from_facts(host_files(fresh), plan_facts(plan)))
