@@ -52,11 +52,19 @@ def assignments(text: str) -> dict[str, str]:
     return out
 
 
+def table(host: HostReader) -> dict[str, tuple[str, str]]:
+    """key → (file, value) of its last assignment: every file parsed once per host."""
+    memo = host.memo.get("sysctl.d")
+    if isinstance(memo, dict):
+        return memo
+    found: dict[str, tuple[str, str]] = {}
+    for path in files_in_order(host):
+        for key, value in assignments(host.text(path) or "").items():
+            found[key] = (path, value)
+    host.memo["sysctl.d"] = found
+    return found
+
+
 def winner(host: HostReader, key: str) -> tuple[str, str] | None:
     """(file, value) of the last assignment of `key`; None when no file sets it."""
-    found = None
-    for path in files_in_order(host):
-        value = assignments(host.text(path) or "").get(key)
-        if value is not None:
-            found = (path, value)
-    return found
+    return table(host).get(key)
