@@ -63,6 +63,10 @@ class Resolver:
                 st = os.lstat(self.root.joinpath(*done, part))
             except (FileNotFoundError, NotADirectoryError):
                 return None
+            except OSError as e:
+                if e.errno == errno.ENAMETOOLONG:  # no such name can exist in the tree
+                    return None
+                raise
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > MAX_LINKS:
