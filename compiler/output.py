@@ -123,7 +123,9 @@ def check_out(out: Path) -> None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
 
 
-def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()) -> list[Path]:
+def write(
+    artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = (), host: str = ""
+) -> list[Path]:
     """Stage every file next to its destination first, then rename them all.
 
     A failure while staging (a path blocked by a file or a symbolic link, a full
@@ -134,13 +136,15 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
     Below `out`, nothing is reached by path: each directory is opened relative to
     its parent's descriptor with O_NOFOLLOW, so a symbolic link in the tree (one
     planted before the build or during it) is refused, never written through, and
-    the renames happen inside the directories already opened.
+    the renames happen inside the directories already opened (`host`: a fleet's folder too).
     """
     from hostc.diagnostics import HostcError, file_error
 
     check_out(out)
+    assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
+    top, base = ([host], out / host) if host else ([], out)
     arts = list(artifacts)
-    clash = overwrites_input((destination(out, a) for a in arts), protect)
+    clash = overwrites_input((destination(base, a) for a in arts), protect)
     if clash is not None:
         raise HostcError(
             [
@@ -156,9 +160,9 @@ def write(artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path] = ()
     try:
         tree.open_root()
         for art in arts:
-            dest = destination(out, art)
+            dest = destination(base, art)
             *dirs, name = Path(art.target, art.relpath).parts
-            dfd = tree.directory(dirs)
+            dfd = tree.directory([*top, *dirs])
             if dfd not in tree.fresh:  # a directory this call made holds nothing yet
                 tree.refuse_directory(dfd, name, dest)
             staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
