@@ -36,6 +36,7 @@ from hostc.cli_build import compare, need_compared, to_stdout, write_out
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
 from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
+from hostc.inputs import session
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
@@ -350,7 +351,8 @@ def run(argv: list[str] | None = None) -> int:
     stderr = sys.stderr
     sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
-        _command().main(argv, standalone_mode=True)
+        with session():  # no writer replaces a file this command read
+            _command().main(argv, standalone_mode=True)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0 if e.code is None else 1
     except KeyboardInterrupt:

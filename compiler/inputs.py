@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,36 @@ from hostc.diagnostics import HostcError, file_error
 SOURCE_LIMIT = 16 << 20
 #: hostc's own snapshot (version 1 of an 8,192-CPU machine is about 1 MB).
 SNAPSHOT_LIMIT = 8 << 20
+
+
+#: (device, inode) of every file read since `session()` began (None: no session), so
+#: that no writer of the same command replaces one of its inputs.
+_READ: set[tuple[int, int]] | None = None
+
+
+@contextlib.contextmanager
+def session() -> Iterator[None]:
+    """One command: every file `read_bytes_bounded` reads is remembered, and every
+    destination (`output.refuse_special`) that is one of them is refused."""
+    global _READ
+    old, _READ = _READ, set()
+    try:
+        yield
+    finally:
+        _READ = old
+
+
+def read_by_this_command(path: Path, dir_fd: int | None = None) -> str | None:
+    """Why `path` may not be written (it is a file this command read), or None."""
+    if not _READ:
+        return None
+    try:
+        st = os.stat(path, dir_fd=dir_fd)
+    except (OSError, ValueError):
+        return None
+    if (st.st_dev, st.st_ino) in _READ:
+        return "is an input of this command; hostc never overwrites what it reads"
+    return None
 
 
 def _mib(n: int) -> str:
@@ -68,6 +98,8 @@ def read_bytes_bounded(path: Path, *, limit: int, what: str) -> bytes:
             raise fail(f"is {kind}, not a regular file; hostc reads a {what} from a file")
         if st.st_size > limit:
             raise fail(f"is {st.st_size} bytes; a {what} is at most {_mib(limit)}")
+        if _READ is not None:
+            _READ.add((st.st_dev, st.st_ino))
         chunks: list[bytes] = []
         total = 0
         # the size it claims, and one byte more to see the end in the same read: asking

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
-from hostc.inputs import overwrites_input
+from hostc.inputs import overwrites_input, read_by_this_command
 from hostc.plan import OsFamily
 
 
@@ -58,8 +58,7 @@ SPECIAL_RULE = (
 
 
 class SpecialFileError(OSError):
-    """A destination that is a device node, FIFO or socket (OSError, so every writer's
-    existing handling names the path and exits 2)."""
+    """A device, FIFO, socket or input hostc never replaces (an OSError: writers exit 2)."""
 
 
 def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
@@ -81,10 +80,11 @@ def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
 
 
 def refuse_special(path: Path, dir_fd: int | None = None, shown: Path | None = None) -> None:
-    """Raise SpecialFileError when `path` is a device node, FIFO or socket."""
+    """Raise SpecialFileError when `path` is a device node, FIFO, socket or an input."""
     kind = special_kind(path, dir_fd)
-    if kind is not None:
-        raise SpecialFileError(errno.EPERM, f"is {kind}: {SPECIAL_RULE}", str(shown or path))
+    why = f"is {kind}: {SPECIAL_RULE}" if kind is not None else read_by_this_command(path, dir_fd)
+    if why is not None:
+        raise SpecialFileError(errno.EPERM, why, str(shown or path))
 
 
 def is_staging_file(path: Path) -> bool:
