@@ -60,19 +60,23 @@ class HostReader:
 
     def text(self, rel: str) -> str | None:
         """A file's text, or None when it is absent or unreadable (not observable)."""
+        data = self.raw(rel)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def raw(self, rel: str) -> bytes | None:
+        """A file's bytes (one object per file: hard links share it), or None."""
         rel = rel.strip("/")
         if rel in self.files:
-            return self.files[rel].decode("utf-8", "replace")
+            return self.files[rel]
         try:
             data = self.tree.read(rel, limit=READ_LIMIT, what=f"/{rel}")
         except TreeTooLarge:
             raise
         except (HostcError, OSError):
             return None
-        if data is None:
-            return None
-        self.files[rel] = data
-        return data.decode("utf-8", "replace")
+        if data is not None:
+            self.files[rel] = data
+        return data
 
     def listdir(self, rel: str) -> list[str]:
         """Entry names; each entry is recorded too (a directory as one, a file with its
