@@ -37,12 +37,13 @@ def write_build(
     protect: Iterable[Path] = (),
     targets: Sequence[str] = ("all",),
     *,
-    fleet: bool = False,
+    host: str = "",
 ) -> Written:
     """`hostc build --out`: write the artifacts (`hostc.output.write`), remove the files
     of the previous build in `out` that this one no longer makes under the targets it
     writes (only hostc's own, unchanged, never through a link), and record this build
-    in `out/.hostc-build.json`."""
+    in `out/.hostc-build.json`.  `host`: a fleet's host, written in `out/host` (one word,
+    `hostc.fleet.HOST_NAME`), its folder opened like every other (never a link)."""
     from hostc import owned
     from hostc.api import as_names_or_paths
     from hostc.disruption import plan_facts
@@ -50,8 +51,8 @@ def write_build(
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
-    owner = owned.Owner(target_scope(names), names, plan_facts(plan), fleet)
-    return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner)
+    owner = owned.Owner(target_scope(names), names, plan_facts(plan), bool(host))
+    return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host)
 
 
 def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]:

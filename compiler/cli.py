@@ -8,13 +8,15 @@ a bug.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 
 import typer
+import typer.main
 
 from hostc.cli_base import (
     JobsOpt,
@@ -35,6 +37,7 @@ from hostc.cli_build import compare, need_compared, to_stdout, write_out
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
 from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
+from hostc.inputs import session
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
@@ -345,9 +348,11 @@ def audit_cmd(
         raise typer.Exit(1)
 
 
-def main() -> None:
-    """Console entry point: a traceback never reaches the user.
+def run(argv: list[str] | None = None) -> int:
+    """`hostc ARGV` (None: sys.argv), as its exit status; a traceback never reaches the user.
 
+    The file system's refusals (a name past NAME_MAX, a path past PATH_MAX, EACCES,
+    ELOOP) are bad input, exit 2 naming the path; any other exception is a bug, exit 3.
     The cyclic garbage collector is off while the command runs: a short-lived
     process frees its memory by reference counting, and the collections that
     building ~100 attrs classes and cattrs/jinja2 code would trigger cost about a
@@ -360,11 +365,18 @@ def main() -> None:
     stderr = sys.stderr
     sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
-        app()
-    except SystemExit:
-        raise
+        with session():  # no writer replaces a file this command read
+            _command().main(argv, standalone_mode=True)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 0 if e.code is None else 1
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
+    except OSError as e:
+        if os.environ.get("HOSTC_DEBUG"):
+            raise
+        where = f"{_clean(str(e.filename), 200)}: " if e.filename is not None else ""
+        typer.echo(f"error: {where}{e.strerror or e}", err=True)
+        return 2
     except Exception as e:
         if os.environ.get("HOSTC_DEBUG"):
             raise
@@ -373,11 +385,23 @@ def main() -> None:
             "  rerun with HOSTC_DEBUG=1 for the traceback",
             err=True,
         )
-        sys.exit(3)
+        return 3
     finally:
         sys.stderr = stderr
         if collecting:
             gc.enable()
+    return 0
+
+
+@functools.cache
+def _command() -> Any:
+    """The click command of `app`, built once (typer builds it again on every call)."""
+    return typer.main.get_command(app)
+
+
+def main() -> None:
+    """Console entry point."""
+    sys.exit(run())
 
 
 # probe, import and changed register themselves on the same app

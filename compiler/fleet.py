@@ -12,6 +12,7 @@ worker, not once per host.  Nothing here prints: the CLI renders the results.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,8 +35,17 @@ class FleetHost:
     spec: Path
 
 
+#: A host's name is one word: its output folder `OUT/<host>`, never `.`, `..` or a path.
+HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
 def host_name(spec: Path) -> str:
-    return spec.parent.name if spec.name == "node.toml" else spec.stem
+    """The spec's stem, or its folder's name for `<dir>/node.toml` (as written: a
+    `..` or `.` folder is kept, and refused by `select`)."""
+    if spec.name != "node.toml":
+        return spec.stem
+    parts = spec.parts[:-1]
+    return parts[-1] if parts else "."
 
 
 def _list_file(arg: str) -> list[Path]:
@@ -64,6 +74,17 @@ def select(arg: str) -> list[FleetHost]:
     problems = []
     for spec in specs:
         name = host_name(spec)
+        if not HOST_NAME.fullmatch(name):
+            problems.append(
+                file_error(
+                    str(spec),
+                    f"host name {name[:80]!r} is not one word (letters, digits, `_.-`, "
+                    "at most 128, not starting with `.` or `-`)",
+                    hint="a host's name is its file stem, or its folder for <dir>/node.toml;"
+                    " it names the host's output folder",
+                )
+            )
+            continue
         if name in seen and seen[name] != spec:
             problems.append(
                 file_error(
@@ -125,7 +146,12 @@ def run_one(host: FleetHost, job: Job) -> Result:
     except HostcError as e:
         return Result(host.name, str(host.spec), errors=e.diagnostics)
     except OSError as e:
-        err = file_error(str(job.out), f"cannot write: {e.strerror or e}")
+        err = file_error(e.filename or str(job.out), f"cannot read or write: {e.strerror or e}")
+        return Result(host.name, str(host.spec), errors=(err,))
+    except Exception as e:  # a bug in hostc: this host fails, the fleet goes on
+        err = file_error(
+            str(host.spec), f"internal error (a bug, please report it): {type(e).__name__}: {e}"
+        )
         return Result(host.name, str(host.spec), errors=(err,))
 
 
@@ -160,9 +186,13 @@ def _run(host: FleetHost, job: Job) -> Result:
     if job.compare:
         from hostc.compare import differences
 
+        if os.path.islink(dest):
+            raise HostcError(
+                [file_error(str(dest), "is a symbolic link; hostc never follows one in --out")]
+            )
         found = tuple(differences(artifacts, dest))
         return attrs.evolve(base, files=len(artifacts), differences=found)
-    done = api.write_build(plan, artifacts, dest, (), job.targets, fleet=True)
+    done = api.write_build(plan, artifacts, job.out, (), job.targets, host=host.name)
     removed = tuple(str(p) for p in done.removed)
     kept = tuple((str(p), why) for p, why in done.kept)
     return attrs.evolve(base, files=len(done.written), removed=removed, kept=kept)

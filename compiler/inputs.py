@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from hostc.diagnostics import HostcError, file_error
 
@@ -23,6 +24,36 @@ from hostc.diagnostics import HostcError, file_error
 SOURCE_LIMIT = 16 << 20
 #: hostc's own snapshot (version 1 of an 8,192-CPU machine is about 1 MB).
 SNAPSHOT_LIMIT = 8 << 20
+
+
+#: (device, inode) of every file read since `session()` began (None: no session), so
+#: that no writer of the same command replaces one of its inputs.
+_READ: set[tuple[int, int]] | None = None
+
+
+@contextlib.contextmanager
+def session() -> Iterator[None]:
+    """One command: every file `read_bytes_bounded` reads is remembered, and every
+    destination (`output.refuse_special`) that is one of them is refused."""
+    global _READ
+    old, _READ = _READ, set()
+    try:
+        yield
+    finally:
+        _READ = old
+
+
+def read_by_this_command(path: Path, dir_fd: int | None = None) -> str | None:
+    """Why `path` may not be written (it is a file this command read), or None."""
+    if not _READ:
+        return None
+    try:
+        st = os.stat(path, dir_fd=dir_fd)
+    except (OSError, ValueError):
+        return None
+    if (st.st_dev, st.st_ino) in _READ:
+        return "is an input of this command; hostc never overwrites what it reads"
+    return None
 
 
 def _mib(n: int) -> str:
@@ -67,6 +98,8 @@ def read_bytes_bounded(path: Path, *, limit: int, what: str) -> bytes:
             raise fail(f"is {kind}, not a regular file; hostc reads a {what} from a file")
         if st.st_size > limit:
             raise fail(f"is {st.st_size} bytes; a {what} is at most {_mib(limit)}")
+        if _READ is not None:
+            _READ.add((st.st_dev, st.st_ino))
         chunks: list[bytes] = []
         total = 0
         # the size it claims, and one byte more to see the end in the same read: asking
@@ -98,6 +131,66 @@ def read_text_bounded(path: Path, *, limit: int, what: str) -> str:
         raise HostcError(
             [file_error(str(path), f"is not UTF-8 text, so not a {what}", line=line)]
         ) from None
+
+
+#: JSON hostc reads (plan.json, a kubelet checkpoint) nests a few levels; past this it is
+#: not one, and Python's recursive walkers would fail on it.
+JSON_NESTING = 64
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """`tomli.loads`, where a number past int()'s digit limit (4,300) is a TOMLDecodeError
+    like any other bad value, not a ValueError from inside the parser."""
+    import tomli
+
+    try:
+        return tomli.loads(text)
+    except tomli.TOMLDecodeError:
+        raise
+    except ValueError:
+        import re
+
+        long = re.search(r"[0-9][0-9_]{999,}", text)
+        raise tomli.TOMLDecodeError(
+            "a number has more digits than any value can", text, long.start() if long else 0
+        ) from None
+
+
+def is_number(text: str) -> bool:
+    """ASCII decimal digits, few enough for int(): `str.isdigit` also takes `²` and `١٢`,
+    which int() refuses or reads, and int() refuses more than 4,300 digits."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+def _depth(data: object) -> int:
+    deepest, todo = 0, [(data, 1)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= JSON_NESTING:
+                children = node.values() if isinstance(node, dict) else node
+                todo += [(v, depth + 1) for v in children]
+    return deepest
+
+
+def loads_json(text: str, file: str, what: str) -> Any:
+    """JSON text → data, or one HostcError naming `file`: nesting past JSON_NESTING and
+    numbers past int()'s digit limit are refused like a syntax error, never raised as
+    RecursionError or ValueError."""
+    import json
+
+    deep = f"nests deeper than {JSON_NESTING} levels"
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise HostcError([file_error(file, f"not a {what}: {deep}")]) from None
+    except ValueError as e:  # JSONDecodeError, and int()'s digit limit
+        why = str(e).split(";", 1)[0][:200]
+        raise HostcError([file_error(file, f"not a {what}: {why}")]) from None
+    if _depth(data) > JSON_NESTING:
+        raise HostcError([file_error(file, f"not a {what}: {deep}")])
+    return data
 
 
 def overwrites_input(dests: Iterable[Path], inputs: Iterable[Path]) -> Path | None:

@@ -17,7 +17,7 @@ _KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-.\s])+?)\s*=")
 
 
 _PART = re.compile(r"\"[^\"]*\"|'[^']*'|[^.]+")
-_INDEX = re.compile(r"\[(\d+)\]")
+_INDEX = re.compile(r"\[([0-9]{1,9})\]")
 
 
 def _split(dotted: str) -> list[str]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
-from hostc.inputs import overwrites_input
+from hostc.inputs import overwrites_input, read_by_this_command
 from hostc.plan import OsFamily
 
 
@@ -58,8 +58,7 @@ SPECIAL_RULE = (
 
 
 class SpecialFileError(OSError):
-    """A destination that is a device node, FIFO or socket (OSError, so every writer's
-    existing handling names the path and exits 2)."""
+    """A device, FIFO, socket or input hostc never replaces (an OSError: writers exit 2)."""
 
 
 def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
@@ -81,10 +80,11 @@ def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
 
 
 def refuse_special(path: Path, dir_fd: int | None = None, shown: Path | None = None) -> None:
-    """Raise SpecialFileError when `path` is a device node, FIFO or socket."""
+    """Raise SpecialFileError when `path` is a device node, FIFO, socket or an input."""
     kind = special_kind(path, dir_fd)
-    if kind is not None:
-        raise SpecialFileError(errno.EPERM, f"is {kind}: {SPECIAL_RULE}", str(shown or path))
+    why = f"is {kind}: {SPECIAL_RULE}" if kind is not None else read_by_this_command(path, dir_fd)
+    if why is not None:
+        raise SpecialFileError(errno.EPERM, why, str(shown or path))
 
 
 def is_staging_file(path: Path) -> bool:
@@ -133,6 +133,7 @@ def write(
     out: Path,
     protect: Iterable[Path] = (),
     after: AfterWrite | None = None,
+    host: str = "",
 ) -> list[Path]:
     """Stage every file next to its destination first, then rename them all.
 
@@ -144,13 +145,15 @@ def write(
     Below `out`, nothing is reached by path: each directory is opened relative to
     its parent's descriptor with O_NOFOLLOW, so a symbolic link in the tree (one
     planted before the build or during it) is refused, never written through, and
-    the renames happen inside the directories already opened.
+    the renames happen inside the directories already opened (`host`: a fleet's folder too).
     """
     from hostc.diagnostics import HostcError, file_error
 
     check_out(out)
+    assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
+    top, base = ([host], out / host) if host else ([], out)
     arts = list(artifacts)
-    clash = overwrites_input((destination(out, a) for a in arts), protect)
+    clash = overwrites_input((destination(base, a) for a in arts), protect)
     if clash is not None:
         raise HostcError(
             [
@@ -166,16 +169,16 @@ def write(
     try:
         tree.open_root()
         for art in arts:
-            dest = destination(out, art)
+            dest = destination(base, art)
             *dirs, name = Path(art.target, art.relpath).parts
-            dfd = tree.directory(dirs)
+            dfd = tree.directory([*top, *dirs])
             if dfd not in tree.fresh:  # a directory this call made holds nothing yet
                 tree.refuse_directory(dfd, name, dest)
             staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
         for dfd, tmp, name, _ in staged:
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        if after is not None:
-            after(tree.fds[()], tree.made)
+        if after is not None:  # the host's folder and what was made below it
+            after(tree.directory(top), [d[len(top) :] for d in tree.made if d[len(top) :]])
     except BaseException:
         for dfd, tmp, _, _ in staged:
             with contextlib.suppress(OSError):

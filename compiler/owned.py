@@ -251,7 +251,7 @@ def _dump(doc: Mapping[str, Any]) -> bytes:
 
 
 def write(
-    artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path], owner: Owner
+    artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path], owner: Owner, host: str = ""
 ) -> Written:
     """`hostc.output.write`, then the previous build's stale files removed and the new
     record written.  A record that is not hostc's is an error before anything is
@@ -259,12 +259,13 @@ def write(
     from hostc.output import _stage_at, write
 
     arts = list(artifacts)
-    old = read(out)
+    folder = out / host if host else out
+    old = read(folder)
     result: dict[str, Any] = {}
 
     def after(root: int, made_now: list[tuple[str, ...]]) -> None:
         keep = {f"{a.target}/{a.relpath}" for a in arts}
-        removed, kept, made, carried = clean(root, out, old, keep, owner.scope)
+        removed, kept, made, carried = clean(root, folder, old, keep, owner.scope)
         made |= {"/".join(k) for k in made_now}
         rows = sorted([*carried, *(_row(a) for a in arts)], key=lambda r: str(r["path"]))
         doc = {
@@ -282,7 +283,7 @@ def write(
         os.replace(tmp, RECORD, src_dir_fd=root, dst_dir_fd=root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
-    written = write(arts, out, protect, after)
+    written = write(arts, out, protect, after, host)
     return Written(tuple(written), result.get("removed", ()), result.get("kept", ()))
 
 

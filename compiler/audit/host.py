@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from hostc.diagnostics import HostcError
-from hostc.inputs import read_bytes_bounded
+from hostc.topology.importers.chroot import HostTree, TreeTooLarge
 
 #: Where a capture stores command output (a name no real /proc or /sys file has).
 CAPTURED = "hostc-capture"
@@ -45,42 +45,57 @@ _UNIT = re.compile(r"[A-Za-z0-9:_.@-]{1,256}")
 
 
 class HostReader:
-    """Reads under `root`; `live` hosts also answer `systemctl show` by running it."""
+    """Reads under `root` through the one host-tree reader (`HostTree`: links resolved
+    inside the root, each file read once, a byte budget); `live` hosts also answer
+    `systemctl show` by running it."""
 
-    def __init__(self, root: Path, *, live: bool) -> None:
+    def __init__(self, root: Path, *, live: bool, shown: str | None = None) -> None:
         self.root = root
         self.live = live
+        self.tree = HostTree(root, shown=shown)
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
+        #: what an observer derived from the files once (the sysctl.d table), by name
+        self.memo: dict[str, object] = {}
 
     def text(self, rel: str) -> str | None:
         """A file's text, or None when it is absent or unreadable (not observable)."""
-        rel = rel.lstrip("/")
-        path = self.root / rel
+        data = self.raw(rel)
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def raw(self, rel: str) -> bytes | None:
+        """A file's bytes (one object per file: hard links share it), or None."""
+        rel = rel.strip("/")
+        if rel in self.files:
+            return self.files[rel]
         try:
-            if not path.is_file():
-                return None
-            data = read_bytes_bounded(path, limit=READ_LIMIT, what=f"/{rel}")
+            data = self.tree.read(rel, limit=READ_LIMIT, what=f"/{rel}")
+        except TreeTooLarge:
+            raise
         except (HostcError, OSError):
             return None
-        self.files[rel] = data
-        return data.decode("utf-8", "replace")
+        if data is not None:
+            self.files[rel] = data
+        return data
 
     def listdir(self, rel: str) -> list[str]:
         """Entry names; each entry is recorded too (a directory as one, a file with its
         bytes), so a capture lists the same names (`msi_irqs/*` are read by name only)."""
-        rel = rel.lstrip("/")
+        rel = rel.strip("/")
         try:
-            entries = sorted((self.root / rel).iterdir())
+            names = self.tree.names(rel)
         except OSError:
             return []
+        if names is None:
+            return []
         self.dirs.add(rel)
-        for p in entries:
-            if p.is_dir():
-                self.dirs.add(f"{rel}/{p.name}")
-            elif f"{rel}/{p.name}" not in self.files:
-                self.text(f"{rel}/{p.name}")
-        return [p.name for p in entries]
+        for name in names:
+            sub = f"{rel}/{name}"
+            if self.tree.is_dir(sub):
+                self.dirs.add(sub)
+            elif sub not in self.files:
+                self.text(sub)
+        return names
 
     def show(self, unit: str | None) -> dict[str, str] | None:
         """`systemctl show` of `unit` (None: the manager), or None where nobody can say."""

@@ -8,7 +8,6 @@ particular setting; that is the table's job (`hostc.audit.observe`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 
@@ -18,6 +17,8 @@ from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect
 from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
+from hostc.diagnostics import HostcError
+from hostc.inputs import is_number, loads_json
 
 
 @attrs.frozen
@@ -172,7 +173,7 @@ def _main_pid(host: HostReader, unit: str) -> str | Seen:
     pid = props.get("MainPID", "0")
     if props.get("LoadState") == "not-found":
         return _absent(f"{unit} is not installed")
-    if not pid.isdigit() or pid == "0":
+    if not is_number(pid) or pid == "0":
         return _absent(f"{unit} is not running")
     return pid
 
@@ -280,7 +281,7 @@ def irqs_off(host: HostReader, e: Expect) -> Seen:
     A managed IRQ whose mask holds only isolated CPUs stays there (the kernel's
     `managed_irq` isolation moves it only when a housekeeping CPU is in the mask)."""
     isolated = _cpus(e.args[0]) or CpuSet()
-    irqs = [n for n in host.listdir("/proc/irq") if n.isdigit()]
+    irqs = [n for n in host.listdir("/proc/irq") if is_number(n)]
     if not irqs:
         return _absent("/proc/irq cannot be listed")
     bad = []
@@ -324,8 +325,8 @@ def checkpoint(host: HostReader, e: Expect) -> Seen:
     if text is None:
         return _absent(f"{e.args[0]} does not exist (kubelet not installed or never started)")
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = loads_json(text, e.args[0], "kubelet checkpoint")
+    except HostcError:
         return Seen(None, False, f"{e.args[0]} is not JSON")
     name = doc.get("policyName") if isinstance(doc, dict) else None
     return Seen(str(name), str(name).lower() == e.expected.lower())

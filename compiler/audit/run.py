@@ -17,7 +17,7 @@ def audit_root(plan: Plan, root: Path = Path("/")) -> list[Finding]:
         from hostc.topology.importers.archive import extracted
 
         with extracted(root) as tree:
-            return audit(plan, HostReader(tree, live=False))
+            return audit(plan, HostReader(tree, live=False, shown=str(root)))
     if not root.is_dir():
         raise HostcError([file_error(str(root), "no such directory or capture archive")])
     return audit(plan, HostReader(root, live=root.resolve() == Path("/")))

@@ -52,11 +52,30 @@ def assignments(text: str) -> dict[str, str]:
     return out
 
 
+def table(host: HostReader) -> dict[str, tuple[str, str]]:
+    """key → (file, value) of its last assignment, built once per host.
+
+    Each distinct file is decoded and parsed once, and merged once, at the place of
+    its last name (the winner of a key is the last file that sets it): a thousand
+    hard links to one large file cost one parse and one merge, not a thousand.
+    """
+    memo = host.memo.get("sysctl.d")
+    if isinstance(memo, dict):
+        return memo
+    last: dict[int, tuple[str, bytes]] = {}  # by file's bytes: its last path
+    for path in files_in_order(host):
+        data = host.raw(path)
+        if data is not None:
+            last.pop(id(data), None)
+            last[id(data)] = (path, data)
+    found: dict[str, tuple[str, str]] = {}
+    for path, data in last.values():  # in the order of each file's last place
+        for key, value in assignments(data.decode("utf-8", "replace")).items():
+            found[key] = (path, value)
+    host.memo["sysctl.d"] = found
+    return found
+
+
 def winner(host: HostReader, key: str) -> tuple[str, str] | None:
     """(file, value) of the last assignment of `key`; None when no file sets it."""
-    found = None
-    for path in files_in_order(host):
-        value = assignments(host.text(path) or "").get(key)
-        if value is not None:
-            found = (path, value)
-    return found
+    return table(host).get(key)

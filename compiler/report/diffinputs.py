@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -99,14 +98,11 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
     from hostc.cpuset import CpuListError
-    from hostc.inputs import read_text_bounded
+    from hostc.inputs import loads_json, read_text_bounded
     from hostc.report.plandiff import flatten, roles_of
 
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise HostcError([file_error(arg, f"not JSON: {e}")]) from None
+    data = loads_json(text, arg, "plan.json")
     try:
         roles_of(data)
         flatten(data)

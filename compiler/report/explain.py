@@ -20,7 +20,8 @@ from hostc.report.catalog import CatalogEntry, settings
 from hostc.report.origin import ShownOrigin, origin
 from hostc.spec import presets
 
-_LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]+)")
+#: a line number of at most 9 ASCII digits (int() takes other digits, and refuses 4,300)
+_LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]{1,9})")
 
 
 @attrs.frozen

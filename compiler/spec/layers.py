@@ -175,7 +175,7 @@ class _Reader:
         if isinstance(data.get("remove"), dict):
             try:
                 base, missing = merge.remove(base, data["remove"])
-            except TypeError as e:
+            except merge.RemoveError as e:
                 key = f"remove.{e.args[0]}"
                 msg = "must be true (the whole key), a list of names, or a table"
                 raise HostcError([_at(name, text, key, msg)]) from None

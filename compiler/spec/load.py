@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import tomli
 
 from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
-from hostc.inputs import read_text_bounded
+from hostc.inputs import loads_toml, read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.text import shown
 
@@ -70,7 +70,7 @@ def parse(text: str, file: str) -> dict[str, Any]:
             [file_error(file, f"expected the text of node.toml, got {type(text).__name__}")]
         )
     try:
-        data = tomli.loads(text)
+        data = loads_toml(text)
     except tomli.TOMLDecodeError as e:
         raise HostcError([toml_syntax_error(e, file)]) from None
     except RecursionError:

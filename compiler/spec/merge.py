@@ -166,13 +166,18 @@ def strip(node: Any) -> Any:
     return None
 
 
+class RemoveError(Exception):
+    """A `[remove]` value of the wrong type; `args[0]` is its key path (never a message)."""
+
+
 def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, list[str]]:
     """Take `what` (a `[remove]` table) out of `base`.  Returns the new base and the key
     paths `what` names that nothing inherited sets (a typo, reported by the caller).
 
     `true` removes the key; a list of names removes those entries of a table, a
     keyed array (by name) or an append array (by value).  Forced values stay.
-    Any other value raises TypeError naming its key path.
+    Any other value, or a name that is no string or integer, raises RemoveError
+    naming its key path.
     """
     missing: list[str] = []
     if not isinstance(base, dict) or not isinstance(what, dict):
@@ -193,7 +198,7 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
             kept, gone = remove(node, spec, here)
             missing += gone
         else:
-            raise TypeError(keypath(here))
+            raise RemoveError(keypath(here))
         if kept is None:
             del out[k]
         else:
@@ -205,6 +210,9 @@ def _remove_entries(
     node: Any, names: list[Any], at: tuple[str | int, ...]
 ) -> tuple[Any, list[str]]:
     missing = []
+    for i, n in enumerate(names):
+        if not isinstance(n, str | int) or isinstance(n, bool):
+            raise RemoveError(keypath((*at, i)))
     if isinstance(node, Keyed):
         entries = dict(node.entries)
         for n in names:

@@ -24,6 +24,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
+from hostc.inputs import is_number
 from hostc.topology.model import Gpu, Link, Nic, OsRelease, Topology
 
 VERSION = 2
@@ -167,7 +168,7 @@ def _node_files(topo: Topology) -> list[NodeFile]:
 
 def _ordered(d: dict[str, list[int]]) -> dict[str, str]:
     """Numeric keys in numeric order, then the rest (kinds) by name: a stable file."""
-    keys = sorted(d, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+    keys = sorted(d, key=lambda k: (not is_number(k), int(k) if is_number(k) else 0, k))
     return {k: _group_str(d[k]) for k in keys}
 
 

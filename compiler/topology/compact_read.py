@@ -177,7 +177,7 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
     return topo, p.out
 
 
-_CPU_PATH = re.compile(r"^cpus\[(\d+)\]\.(\w+)$")
+_CPU_PATH = re.compile(r"^cpus\[([0-9]{1,9})\]\.(\w+)$")
 _FIELD_TO_FILE = {"package": "packages", "die": "dies", "cluster": "clusters", "kind": "kinds"}
 
 

@@ -16,7 +16,7 @@ import tomli
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
-from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
+from hostc.inputs import SNAPSHOT_LIMIT, loads_toml, read_text_bounded
 from hostc.topology import compact, compact_read
 from hostc.topology.model import Topology
 from hostc.topology.validate import validate
@@ -104,7 +104,7 @@ def _parse_toml(text: str, file: str) -> dict[str, Any]:
     if _nesting(text) > MAX_NESTING:
         raise _not_snapshot(file, f"arrays or tables nest deeper than {MAX_NESTING} levels")
     try:
-        return tomli.loads(text)
+        return loads_toml(text)
     except RecursionError:
         raise _not_snapshot(file, "it nests too deeply") from None
     except tomli.TOMLDecodeError as e:

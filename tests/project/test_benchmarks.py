@@ -15,7 +15,7 @@ from conftest import ROOT
 pytestmark = pytest.mark.alone
 
 #: rows with a goal (pass or FAIL printed), then the peer and F1 (no figure without TuneD)
-GOALS = ("P1 ", "P1d ", "P2 ", "P3a ", "P3b ", "P4 ", "F2 ", "F3 ", "F4 ")
+GOALS = ("P1 ", "P1d ", "P2 ", "P3a ", "P3b ", "P4 ", "H1 ", "F2 ", "F3 ", "F4 ")
 FIGURES = (*GOALS, "P2' ", "peer TuneD", "F1 ")
 
 

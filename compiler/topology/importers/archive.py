@@ -157,11 +157,14 @@ def _check(archive: Path) -> None:
             parts = PurePosixPath(m.name).parts
             if m.name.startswith("/") or ".." in parts:
                 raise _bad(archive, f"member {m.name[:80]!r} points outside the archive")
-            if not (m.isfile() or m.isdir()):
+            if not (m.isfile() or m.isdir()) or m.issparse():
                 raise _bad(archive, f"member {m.name[:80]!r} is not a plain file or directory")
 
 
 def _unpack(archive: Path, dest: Path) -> None:
+    """Write the members, counting the bytes really unpacked against MAX_ARCHIVE_BYTES
+    (a header's size is not the unpacked size: pax headers and sparse maps change it)."""
+    left = MAX_ARCHIVE_BYTES
     with tarfile.open(archive, "r|*") as tar:
         for m in tar:
             tar.members.clear()  # type: ignore[attr-defined]
@@ -171,7 +174,10 @@ def _unpack(archive: Path, dest: Path) -> None:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             src = tar.extractfile(m)
-            data = src.read(MAX_ARCHIVE_BYTES + 1) if src is not None else b""
+            data = src.read(left + 1) if src is not None else b""
+            left -= len(data)
+            if left < 0:
+                raise _bad(archive, f"holds more than {MAX_ARCHIVE_BYTES >> 20} MiB; not a capture")
             target.write_bytes(data)
 
 
@@ -182,6 +188,6 @@ def extracted(archive: Path) -> Iterator[Path]:
         try:
             _check(archive)
             _unpack(archive, Path(tmp))
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        except (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError) as e:
             raise _bad(archive, f"is not a readable capture archive: {e}") from None
         yield Path(tmp)

@@ -16,8 +16,8 @@ import attrs
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, file_error
-from hostc.inputs import SOURCE_LIMIT, read_bytes_bounded
-from hostc.topology.importers.chroot import Resolver
+from hostc.inputs import SOURCE_LIMIT
+from hostc.topology.importers.chroot import HostTree, TreeTooLarge
 
 # ASCII digits only: `\d` and int() accept Arabic-Indic and full-width digits.
 _NUMBERED = re.compile(r"^(cpu|node)([0-9]{1,6})$")
@@ -35,7 +35,7 @@ class Reader:
     def __init__(self, root: Path, display: str | None = None) -> None:
         self.root = root
         self.display = display  # archive name for messages; None: the real path
-        self.resolver = Resolver(root)
+        self.tree = HostTree(root, shown=display)
         self.errors: list[Diagnostic] = []
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
@@ -53,19 +53,22 @@ class Reader:
     def path(self, rel: str) -> Path | None:
         """`rel` under the root, links resolved as if the root were / (`chroot`)."""
         try:
-            return self.resolver.path(rel)
+            return self.tree.path(rel)
         except OSError as e:
             self.fail(rel, f"cannot be resolved: {e.strerror or e}")
             return None
 
     def text(self, rel: str, keep: Callable[[str], str] | None = None) -> str | None:
-        path = self.path(rel)
-        if path is None or not path.exists():
+        if self.path(rel) is None:
             return None
         try:
-            data = read_bytes_bounded(path, limit=SOURCE_LIMIT, what=f"{rel} file")
+            data = self.tree.read(rel, limit=SOURCE_LIMIT, what=f"{rel} file")
+        except TreeTooLarge:
+            raise
         except HostcError as e:
             self.errors += [attrs.evolve(d, file=self.where(rel)) for d in e.diagnostics]
+            return None
+        if data is None:
             return None
         try:
             text = data.decode("utf-8")
