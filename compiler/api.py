@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
 from hostc.api_compile import (
+    build_inputs,
     compile_file,
     compile_plan,
     read_topology,
@@ -88,6 +89,7 @@ __all__ = [
     "audit_json",
     "audit_state",
     "audit_text",
+    "build_inputs",
     "capture",
     "capture_bytes",
     "check_out",

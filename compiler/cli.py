@@ -8,9 +8,11 @@ a bug.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, cast
 
@@ -36,6 +38,8 @@ from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
 
 if TYPE_CHECKING:
+    from typer.models import CommandInfo
+
     from hostc.artifact import Artifact
     from hostc.fleet import FleetHost as FleetHost
     from hostc.fleet import Job as FleetJob
@@ -110,7 +114,7 @@ def build(
             _usage("--check needs --out DIR to compare against")
         compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
     elif out is not None:
-        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet)
+        write_out(out, plan, artifacts, warnings, api.build_inputs(spec, topology), as_json, quiet)
     else:
         to_stdout(plan, artifacts, warnings, as_json)
 
@@ -167,19 +171,6 @@ def pre_commit_cmd(
     need_compared(out)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     _fleet_hosts(chosen, job, jobs)
-
-
-def _inputs(spec: Path, topology: Path | None) -> list[Path]:
-    """The files a build reads, which it must never overwrite."""
-    from hostc import api
-
-    if topology is not None:
-        return [spec, topology]
-    try:
-        loaded, source = api.load_spec(spec)
-        return [spec, api.topology_path(loaded, spec, None, source)]
-    except HostcError:
-        return [spec]
 
 
 @app.command("check")
@@ -331,22 +322,39 @@ def audit_cmd(
         raise typer.Exit(1)
 
 
+def _app() -> Callable[[], object]:
+    """The click command to run: for `hostc NAME …` a group holding NAME alone (building
+    every command's parameters from its signature costs a tenth of a cold build, and
+    click only ever looks at the one named); the whole tree for `--help`, no name or a
+    name that is not a command (its usage error lists them all)."""
+    from typer.main import get_command, get_group
+
+    name = sys.argv[1] if len(sys.argv) > 1 else ""
+    commands = [c for c in app.registered_commands if _name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return get_command(app)
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    return get_group(one)
+
+
+def _name(command: CommandInfo) -> str:
+    from typer.main import get_command_name
+
+    if command.name:
+        return command.name
+    return get_command_name(command.callback.__name__) if command.callback else ""
+
+
 def main() -> None:
-    """Console entry point: a traceback never reaches the user.
-
-    The cyclic garbage collector is off while the command runs: a short-lived
-    process frees its memory by reference counting, and the collections that
-    building ~100 attrs classes and cattrs/jinja2 code would trigger cost about a
-    tenth of a cold `hostc build` (benchmarks/run.py, P1).
-    """
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
+    """Console entry point: a traceback never reaches the user.  (The process starts in
+    `hostc.__main__`, which turns the garbage collector off first and skips the
+    interpreter's finalization; this is the in-process entry.)"""
     stderr = sys.stderr
     sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
-        app()
+        _app()()
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -362,8 +370,6 @@ def main() -> None:
         sys.exit(3)
     finally:
         sys.stderr = stderr
-        if collecting:
-            gc.enable()
 
 
 # probe and import register themselves on the same app

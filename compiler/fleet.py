@@ -21,13 +21,14 @@ import attrs
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
+from hostc.record import Record
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
 
-@attrs.frozen
-class FleetHost:
+@attrs.frozen(repr=False, eq=False)
+class FleetHost(Record):
     name: str  # the output folder: the spec's stem, or its folder for `<dir>/node.toml`
     spec: Path
 
@@ -77,8 +78,8 @@ def select(arg: str) -> list[FleetHost]:
     return sorted((FleetHost(n, s) for n, s in seen.items()), key=lambda h: h.name)
 
 
-@attrs.frozen
-class Job:
+@attrs.frozen(repr=False, eq=False)
+class Job(Record):
     """What to do for every host: `build` (write or `check` against `out`) or `plan`."""
 
     mode: str  # "build", "check" (validate only) or "plan"
@@ -89,8 +90,8 @@ class Job:
     topology: Path | None = None
 
 
-@attrs.frozen
-class Result:
+@attrs.frozen(repr=False, eq=False)
+class Result(Record):
     host: str
     spec: str
     errors: tuple[Diagnostic, ...] = ()

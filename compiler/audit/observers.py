@@ -17,10 +17,11 @@ from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect
 from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
+from hostc.record import Record
 
 
-@attrs.frozen
-class Seen:
+@attrs.frozen(repr=False, eq=False)
+class Seen(Record):
     found: str | None
     ok: bool | None  # None: not observable here
     note: str = ""

@@ -9,12 +9,13 @@ from typing import Any
 import attrs
 
 from hostc.artifact import Artifact
+from hostc.record import Record
 from hostc.report.diffinputs import Side, load
 from hostc.report.plandiff import PlanDiff, diff
 
 
-@attrs.frozen
-class FileChange:
+@attrs.frozen(repr=False, eq=False)
+class FileChange(Record):
     target: str
     path: str
     change: str  # added | removed | changed
@@ -23,8 +24,8 @@ class FileChange:
     removed: int
 
 
-@attrs.frozen
-class Review:
+@attrs.frozen(repr=False, eq=False)
+class Review(Record):
     old: Side
     new: Side
     plan: PlanDiff
