@@ -34,10 +34,11 @@ import attrs
 
 from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.plan import OsFamily
+from hostc.record import Record
 
 
-@attrs.frozen
-class Step:
+@attrs.frozen(repr=False, eq=False)
+class Step(Record):
     argv: tuple[str, ...]
     why: str
     #: only makes the running system take the change now; a reboot does it too

@@ -26,6 +26,7 @@ from hostc.activation import Step
 from hostc.activation import needs_reboot as _needs_reboot
 from hostc.api_build import changed, prune, stale_hosts, target_scope, write_build
 from hostc.api_compile import (
+    build_inputs,
     compile_file,
     compile_plan,
     read_topology,
@@ -88,6 +89,7 @@ __all__ = [
     "audit_json",
     "audit_state",
     "audit_text",
+    "build_inputs",
     "capture",
     "capture_bytes",
     "changed",

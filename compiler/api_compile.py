@@ -135,6 +135,26 @@ def compile_file(
     return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
 
 
+def build_inputs(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """The files a build of `spec_path` reads, which it must never overwrite: the spec
+    and its snapshot (only the spec where it names none).  The spec is read through
+    `compile_file`'s cache, so a build that just compiled it does not parse it again."""
+    spec_path = as_path(spec_path, "spec_path")
+    if topology is not None:
+        return [spec_path, as_path(topology, "topology")]
+    try:
+        spec, source = _read_spec(spec_path)
+        if spec is None:  # layers: merged from their files, as compile_file does
+            from hostc.spec.load import load_layered
+
+            spec = load_layered(spec_path)[0]
+        return [spec_path, topology_path(spec, spec_path, None, source)]
+    except HostcError:
+        return [spec_path]
+
+
 def _compile_layered(
     spec_path: Path, topology: Path | None, files: Files | None = None
 ) -> tuple[Plan, list[Diagnostic]]:

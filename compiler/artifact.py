@@ -11,6 +11,8 @@ import enum
 
 import attrs
 
+from hostc.record import Record
+
 
 class ArtifactKind(enum.StrEnum):
     FILE = "file"  # installed on the host at `path` (absolute)
@@ -43,8 +45,8 @@ class Action(enum.StrEnum):
     COMMIT = "commit"
 
 
-@attrs.frozen
-class Activation:
+@attrs.frozen(repr=False, eq=False)
+class Activation(Record):
     action: Action
     unit: str | None = None  # the systemd unit for ENABLE/START/RESTART, a path for REMOVE
 
@@ -52,8 +54,8 @@ class Activation:
         return self.action.value if self.unit is None else f"{self.action.value} {self.unit}"
 
 
-@attrs.frozen
-class Artifact:
+@attrs.frozen(repr=False, eq=False)
+class Artifact(Record):
     target: str
     path: str  # absolute path on the host (ArtifactKind.FILE), or a deliverable's name
     data: bytes

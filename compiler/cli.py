@@ -8,6 +8,7 @@ a bug.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -40,6 +41,8 @@ from hostc.diagnostics import HostcError
 from hostc.inputs import session
 
 if TYPE_CHECKING:
+    from typer.models import CommandInfo
+
     from hostc.artifact import Artifact
     from hostc.fleet import FleetHost as FleetHost
     from hostc.fleet import Job as FleetJob
@@ -113,7 +116,16 @@ def build(
             _usage("--check needs --out DIR to compare against")
         compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
     elif out is not None:
-        write_out(out, plan, artifacts, warnings, _inputs(spec, topology), as_json, quiet, targets)
+        write_out(
+            out,
+            plan,
+            artifacts,
+            warnings,
+            api.build_inputs(spec, topology),
+            as_json,
+            quiet,
+            targets,
+        )
     else:
         to_stdout(plan, artifacts, warnings, as_json)
 
@@ -184,19 +196,6 @@ def pre_commit_cmd(
     need_compared(out)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     _fleet_hosts(chosen, job, jobs)
-
-
-def _inputs(spec: Path, topology: Path | None) -> list[Path]:
-    """The files a build reads, which it must never overwrite."""
-    from hostc import api
-
-    if topology is not None:
-        return [spec, topology]
-    try:
-        loaded, source = api.load_spec(spec)
-        return [spec, api.topology_path(loaded, spec, None, source)]
-    except HostcError:
-        return [spec]
 
 
 @app.command("check")
@@ -353,20 +352,15 @@ def run(argv: list[str] | None = None) -> int:
 
     The file system's refusals (a name past NAME_MAX, a path past PATH_MAX, EACCES,
     ELOOP) are bad input, exit 2 naming the path; any other exception is a bug, exit 3.
-    The cyclic garbage collector is off while the command runs: a short-lived
-    process frees its memory by reference counting, and the collections that
-    building ~100 attrs classes and cattrs/jinja2 code would trigger cost about a
-    tenth of a cold `hostc build` (benchmarks/run.py, P1).
+    (A `hostc` process starts in `hostc.__main__`, which turns the garbage collector
+    off first and skips the interpreter's finalization; this is the in-process entry.)
     """
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
+    args = sys.argv[1:] if argv is None else argv
     stderr = sys.stderr
     sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
     try:
         with session():  # no writer replaces a file this command read
-            _command().main(argv, standalone_mode=True)
+            _command(args[0] if args else "").main(args, standalone_mode=True)
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 0 if e.code is None else 1
     except KeyboardInterrupt:
@@ -388,15 +382,29 @@ def run(argv: list[str] | None = None) -> int:
         return 3
     finally:
         sys.stderr = stderr
-        if collecting:
-            gc.enable()
     return 0
 
 
 @functools.cache
-def _command() -> Any:
-    """The click command of `app`, built once (typer builds it again on every call)."""
-    return typer.main.get_command(app)
+def _command(name: str) -> Any:
+    """The click command for `hostc NAME …`, built once per name (typer builds it again
+    on every call): a group holding NAME alone (building every command's parameters
+    from its signature costs a tenth of a cold build, and click only ever looks at the
+    one named); the whole tree for `--help`, no name or a name that is not a command
+    (its usage error lists them all)."""
+    commands = [c for c in app.registered_commands if _name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return typer.main.get_command(app)
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    return typer.main.get_group(one)
+
+
+def _name(command: CommandInfo) -> str:
+    if command.name:
+        return command.name
+    return typer.main.get_command_name(command.callback.__name__) if command.callback else ""
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import attrs
 
 from hostc.knowledge import charsets
+from hostc.record import Record
 
 
 class Severity(enum.StrEnum):
@@ -21,8 +22,8 @@ class Severity(enum.StrEnum):
     WARNING = "warning"
 
 
-@attrs.frozen
-class Diagnostic:
+@attrs.frozen(repr=False, eq=False)
+class Diagnostic(Record):
     severity: Severity
     path: str  # TOML key path (`cpu.isolate`) or a location inside an input file
     message: str

@@ -22,6 +22,7 @@ import attrs
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
+from hostc.record import Record
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
     from hostc.disruption import Disruption
 
 
-@attrs.frozen
-class FleetHost:
+@attrs.frozen(repr=False, eq=False)
+class FleetHost(Record):
     name: str  # the output folder: the spec's stem, or its folder for `<dir>/node.toml`
     spec: Path
 
@@ -100,8 +101,8 @@ def select(arg: str) -> list[FleetHost]:
     return sorted((FleetHost(n, s) for n, s in seen.items()), key=lambda h: h.name)
 
 
-@attrs.frozen
-class Job:
+@attrs.frozen(repr=False, eq=False)
+class Job(Record):
     """What to do for every host: `build` (write or `check` against `out`) or `plan`."""
 
     mode: str  # "build", "check" (validate only), "plan" or "changed" (the disruption)
@@ -113,8 +114,8 @@ class Job:
     prune: bool = False  # remove the folders of hosts no longer selected
 
 
-@attrs.frozen
-class Result:
+@attrs.frozen(repr=False, eq=False)
+class Result(Record):
     host: str
     spec: str
     errors: tuple[Diagnostic, ...] = ()

@@ -17,6 +17,7 @@ import attrs
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
 from hostc.plan_base import Reason
+from hostc.record import Record
 from hostc.units import format_kib
 
 if TYPE_CHECKING:  # the Plan reads its arguments from here: `Plan.kernel_args`
@@ -53,8 +54,8 @@ def budget(arch: str) -> int:
     return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
 
 
-@attrs.frozen
-class KernelArg:
+@attrs.frozen(repr=False, eq=False)
+class KernelArg(Record):
     key: str
     value: str | None  # None for flags
     reason: Reason

@@ -12,6 +12,8 @@ import re
 
 import attrs
 
+from hostc.record import Record
+
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*((?:\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-.\s])+?)\s*=")
 
@@ -66,8 +68,8 @@ def _element_line(lines: list[str], start: int, index: int) -> int | None:
     return None
 
 
-@attrs.frozen
-class Scan:
+@attrs.frozen(repr=False, eq=False)
+class Scan(Record):
     """A source's written keys, scanned once: each header or `key =` line as its full
     key path and line number (a layered spec asks one file for many keys)."""
 

@@ -47,14 +47,15 @@ from hostc.plan_runtime import ServiceOff as ServiceOff
 from hostc.plan_runtime import SysfsWrite as SysfsWrite
 from hostc.provenance import LeftOut as LeftOut
 from hostc.provenance import Provenance as Provenance
+from hostc.record import Record
 from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import BootCarrier as BootCarrier
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import RuntimeOwner as RuntimeOwner
 
 
-@attrs.frozen
-class HostFacts:
+@attrs.frozen(repr=False, eq=False)
+class HostFacts(Record):
     """What the targets need to know about the host to spell settings right."""
 
     name: str
@@ -97,8 +98,8 @@ class HostFacts:
         return self.machine.is_x86
 
 
-@attrs.frozen
-class CpuPartition:
+@attrs.frozen(repr=False, eq=False)
+class CpuPartition(Record):
     """Invariants (rules on the finished Plan, `check.plan`): housekeeping ∪ isolated
     == online, disjoint, SMT siblings never split, the boot CPU is housekeeping."""
 
@@ -112,8 +113,8 @@ class CpuPartition:
     isolated_reason: Reason
 
 
-@attrs.frozen
-class Isolation:
+@attrs.frozen(repr=False, eq=False)
+class Isolation(Record):
     """One isolation mechanism applied to the isolated CPUs (`isolcpus`, `nohz_full`, …)."""
 
     mechanism: Mechanism
@@ -125,8 +126,8 @@ class Isolation:
     cpus: CpuSet | None = None
 
 
-@attrs.frozen
-class NodeView:
+@attrs.frozen(repr=False, eq=False)
+class NodeView(Record):
     """One NUMA node as `hostc plan` shows it."""
 
     id: int
@@ -140,8 +141,8 @@ class NodeView:
     memory_left_mib: int | None
 
 
-@attrs.frozen
-class HugepagePool:
+@attrs.frozen(repr=False, eq=False)
+class HugepagePool(Record):
     size_kib: int
     per_node: tuple[tuple[int, int], ...]  # (node, pages), nodes with pages > 0
     node_form: bool  # per-node counts on the cmdline (Linux ≥ 5.16)
@@ -154,8 +155,8 @@ class HugepagePool:
         return sum(n for _, n in self.per_node)
 
 
-@attrs.frozen
-class CStateLimit:
+@attrs.frozen(repr=False, eq=False)
+class CStateLimit(Record):
     """Keep CPUs out of idle states deeper than `max_cstate` (1: C1 only).
 
     `cpus` None: boot-time caps on every CPU (`intel_idle.max_cstate=`,
@@ -169,8 +170,8 @@ class CStateLimit:
     cpus: CpuSet | None = None
 
 
-@attrs.frozen
-class ExtraArg:
+@attrs.frozen(repr=False, eq=False)
+class ExtraArg(Record):
     """A kernel argument the spec asks for: verbatim (`kernel.extra_args`, checked) or an
     offered trade-off it opts into (`kernel.skew_tick`, `kernel.init_on_alloc`)."""
 
@@ -180,8 +181,8 @@ class ExtraArg:
     when: When = When.BOOT
 
 
-@attrs.frozen
-class Sysctl:
+@attrs.frozen(repr=False, eq=False)
+class Sysctl(Record):
     key: str  # canonical dotted form
     value: str  # as written to sysctl.d (three-value keys space-separated)
     reason: Reason
@@ -191,8 +192,8 @@ class Sysctl:
 LimitValue = int | Literal["unlimited"]
 
 
-@attrs.frozen
-class Limit:
+@attrs.frozen(repr=False, eq=False)
+class Limit(Record):
     """A resource limit for sessions and services; memlock in KiB."""
 
     item: LimitItem
@@ -201,8 +202,8 @@ class Limit:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class Placement:
+@attrs.frozen(repr=False, eq=False)
+class Placement(Record):
     """A service pinned to its GPUs' NUMA node(s): CPUs and memory together."""
 
     name: str
@@ -220,8 +221,8 @@ class Placement:
     socket_reason: Reason | None = None
 
 
-@attrs.frozen
-class Boot:
+@attrs.frozen(repr=False, eq=False)
+class Boot(Record):
     carrier: BootCarrier
     reason: Reason
     when: When = When.BOOT
@@ -233,8 +234,8 @@ class Boot:
         return f"the kernel arguments go by {self.carrier}: {self.reason.why}"
 
 
-@attrs.frozen
-class DeviceLink:
+@attrs.frozen(repr=False, eq=False)
+class DeviceLink(Record):
     """How a GPU reaches a NIC (`nvidia-smi topo -m`): NV#, PIX, PXB, PHB, NODE, SYS."""
 
     gpu: str
@@ -242,8 +243,8 @@ class DeviceLink:
     kind: str
 
 
-@attrs.frozen
-class Hardware:
+@attrs.frozen(repr=False, eq=False)
+class Hardware(Record):
     """Topology facts the picture of the partition needs and the settings do not:
     which package each node sits in, the offline CPUs, the GPU-NIC link matrix."""
 
@@ -252,8 +253,8 @@ class Hardware:
     links: tuple[DeviceLink, ...] = ()  # GPU-NIC cells of the matrix the snapshot has
 
 
-@attrs.frozen
-class Plan:
+@attrs.frozen(repr=False, eq=False)
+class Plan(Record):
     host: HostFacts
     partition: CpuPartition
     isolation: tuple[Isolation, ...]

@@ -8,6 +8,7 @@ import attrs
 from hostc.cpuset import CpuSet
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.plan_base import Reason, When
+from hostc.record import Record
 from hostc.vocab import (
     CpuManagerPolicy,
     Flavor,
@@ -18,8 +19,8 @@ from hostc.vocab import (
 )
 
 
-@attrs.frozen
-class CpuManager:
+@attrs.frozen(repr=False, eq=False)
+class CpuManager(Record):
     """The kubelet's CPU manager.  `reserved` is the partition's housekeeping set, read
     from the Plan, never re-derived: system daemons and the kubelet run there."""
 
@@ -32,8 +33,8 @@ class CpuManager:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class TopologyManager:
+@attrs.frozen(repr=False, eq=False)
+class TopologyManager(Record):
     policy: TopologyPolicy | None
     scope: TopologyScope | None
     reason: Reason
@@ -42,15 +43,15 @@ class TopologyManager:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class MemoryManager:
+@attrs.frozen(repr=False, eq=False)
+class MemoryManager(Record):
     policy: MemoryManagerPolicy
     reason: Reason
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class KubeReservation:
+@attrs.frozen(repr=False, eq=False)
+class KubeReservation(Record):
     """kubeReserved or systemReserved (no cpu: reservedSystemCPUs overrides it)."""
 
     memory: Quantity | None
@@ -59,8 +60,8 @@ class KubeReservation:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class Eviction:
+@attrs.frozen(repr=False, eq=False)
+class Eviction(Record):
     """evictionHard: `memory` is memory.available, the part reservedMemory counts."""
 
     memory: Quantity
@@ -69,14 +70,14 @@ class Eviction:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class MemoryReservation:
+@attrs.frozen(repr=False, eq=False)
+class MemoryReservation(Record):
     node: int
     memory: Quantity
 
 
-@attrs.frozen
-class PodCapacity:
+@attrs.frozen(repr=False, eq=False)
+class PodCapacity(Record):
     """What one NUMA node leaves for pods once the host has taken its share."""
 
     node: int
@@ -86,8 +87,8 @@ class PodCapacity:
     gpus: tuple[str, ...]
 
 
-@attrs.frozen
-class RuntimeAffinity:
+@attrs.frozen(repr=False, eq=False)
+class RuntimeAffinity(Record):
     """The container runtime's unit where the service manager confines services to the
     housekeeping CPUs: every CPU as its affinity, which the containers it starts inherit,
     and the housekeeping CPUs as its own cgroup cpuset where systemd has AllowedCPUs=."""
@@ -100,8 +101,8 @@ class RuntimeAffinity:
     when: When = When.SERVICE
 
 
-@attrs.frozen
-class KubeletPlan:
+@attrs.frozen(repr=False, eq=False)
+class KubeletPlan(Record):
     """A Kubernetes node's kubelet managers, from the same partition and memory budget.
 
     Invariant (a Plan rule): Σ reserved_memory == kube_reserved.memory +

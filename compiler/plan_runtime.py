@@ -10,6 +10,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan_base import Reason, Value, When
+from hostc.record import Record
 from hostc.vocab import (
     CpuMaskName,
     DeviceKind,
@@ -22,8 +23,8 @@ from hostc.vocab import (
 )
 
 
-@attrs.frozen
-class PstateDriver:
+@attrs.frozen(repr=False, eq=False)
+class PstateDriver(Record):
     """The P-state driver's mode on the command line (`amd_pstate=active`)."""
 
     driver: str  # intel_pstate | amd_pstate
@@ -36,8 +37,8 @@ class PstateDriver:
         return f"{self.driver}={self.mode}"
 
 
-@attrs.frozen
-class Iommu:
+@attrs.frozen(repr=False, eq=False)
+class Iommu(Record):
     """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
     forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
 
@@ -52,8 +53,8 @@ class Iommu:
         return self.mode
 
 
-@attrs.frozen
-class DeviceIrq:
+@attrs.frozen(repr=False, eq=False)
+class DeviceIrq(Record):
     """A device whose interrupts hostc pins: to housekeeping CPUs on its own NUMA node."""
 
     device: str
@@ -65,8 +66,8 @@ class DeviceIrq:
     when: When = When.RUNTIME
 
 
-@attrs.frozen
-class IrqPlan:
+@attrs.frozen(repr=False, eq=False)
+class IrqPlan(Record):
     """Interrupt placement with exactly one owner (only isolated hosts get one)."""
 
     owner: IrqOwner
@@ -86,8 +87,8 @@ class IrqPlan:
         return str(self.banned)
 
 
-@attrs.frozen
-class CpuMask:
+@attrs.frozen(repr=False, eq=False)
+class CpuMask(Record):
     """A kernel cpumask file hostc writes (workqueue, writeback): hex mask of `cpus`."""
 
     name: CpuMaskName
@@ -97,8 +98,8 @@ class CpuMask:
     when: When = When.RUNTIME
 
 
-@attrs.frozen
-class Module:
+@attrs.frozen(repr=False, eq=False)
+class Module(Record):
     """A kernel module blacklisted (optionally hard-blocked) or given options."""
 
     name: str
@@ -109,8 +110,8 @@ class Module:
     when: When = When.BOOT
 
 
-@attrs.frozen
-class ModuleLoad:
+@attrs.frozen(repr=False, eq=False)
+class ModuleLoad(Record):
     """A kernel module loaded at every boot (modules-load.d, systemd-modules-load)."""
 
     name: str
@@ -118,8 +119,8 @@ class ModuleLoad:
     when: When = When.BOOT
 
 
-@attrs.frozen
-class GpuDirectPath:
+@attrs.frozen(repr=False, eq=False)
+class GpuDirectPath(Record):
     """GPUDirect RDMA on a host with NVIDIA GPUs and RDMA NICs: `mode` is the spec's
     choice; `peermem` says whether hostc-gpudirect.service may load nvidia-peermem (after
     openibd and the driver, where the host driver ships it)."""
@@ -133,8 +134,8 @@ class GpuDirectPath:
         return self.mode != "dmabuf"
 
 
-@attrs.frozen
-class ServiceOff:
+@attrs.frozen(repr=False, eq=False)
+class ServiceOff(Record):
     """A systemd unit disabled and stopped."""
 
     unit: str
@@ -145,8 +146,8 @@ class ServiceOff:
     conflicts: bool = False
 
 
-@attrs.frozen
-class SysfsWrite:
+@attrs.frozen(repr=False, eq=False)
+class SysfsWrite(Record):
     """A sysfs file set at runtime; `glob` may name one file per CPU or bank."""
 
     name: str
@@ -156,8 +157,8 @@ class SysfsWrite:
     when: When = When.RUNTIME
 
 
-@attrs.frozen
-class NicChannels:
+@attrs.frozen(repr=False, eq=False)
+class NicChannels(Record):
     """A NIC's combined queues (`ethtool -L <netdev> combined N`): one per housekeeping CPU
     of its node, the CPUs its interrupts go to."""
 
@@ -172,8 +173,8 @@ class NicChannels:
     rdma: str | None = None
 
 
-@attrs.frozen
-class RuntimeTuning:
+@attrs.frozen(repr=False, eq=False)
+class RuntimeTuning(Record):
     owner: RuntimeOwner = attrs.field(kw_only=True)
     owner_reason: Reason = attrs.field(kw_only=True)
     governor: Value[Governor] | None = None

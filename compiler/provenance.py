@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
+from hostc.record import Record
 from hostc.vocab import When
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ def _part(p: str | int) -> str:
     return f'"{p}"' if "." in p else p  # a dotted key (a sysctl name) is quoted in TOML
 
 
-@attrs.frozen
-class SpecKey:
+@attrs.frozen(repr=False, eq=False)
+class SpecKey(Record):
     """A key path of node.toml: ("sysctl", "vm.swappiness"), ("workload", 1, "gpus")."""
 
     path: tuple[str | int, ...]
@@ -59,8 +60,8 @@ class SpecKey:
         return out
 
 
-@attrs.frozen
-class SpecKeys:
+@attrs.frozen(repr=False, eq=False)
+class SpecKeys(Record):
     """Several spec keys that together chose a value (every busy-polling workload)."""
 
     keys: tuple[SpecKey, ...]
@@ -69,8 +70,8 @@ class SpecKeys:
         return ", ".join(map(str, self.keys))
 
 
-@attrs.frozen
-class PresetLayer:
+@attrs.frozen(repr=False, eq=False)
+class PresetLayer(Record):
     """The preset layer whose entry set the value."""
 
     layer: Layer
@@ -85,8 +86,8 @@ class FactKind(enum.StrEnum):
     DEFAULT = "default"  # a rule of hostc's own when nothing asks for a value
 
 
-@attrs.frozen
-class Fact:
+@attrs.frozen(repr=False, eq=False)
+class Fact(Record):
     """A named fact or default rule.  The host's facts as a whole have no name."""
 
     kind: FactKind
@@ -120,8 +121,8 @@ def layer(name: Layer) -> PresetLayer:
     return PresetLayer(name)
 
 
-@attrs.frozen
-class Reason:
+@attrs.frozen(repr=False, eq=False)
+class Reason(Record):
     source: Source  # a spec key, a preset layer or a named fact (`str()`: as shown)
     why: str
 
@@ -129,8 +130,8 @@ class Reason:
         return f"{self.source}: {self.why}"
 
 
-@attrs.frozen
-class Value(Generic[T]):
+@attrs.frozen(repr=False, eq=False)
+class Value(Generic[T], Record):
     """One setting's value in the Plan, with its reason.  When it takes effect, and its
     name in plan.json, belong to the setting (`hostc.settings`), not to each value."""
 
@@ -152,16 +153,16 @@ class Value(Generic[T]):
         return self.setting.name
 
 
-@attrs.frozen
-class LeftOut:
+@attrs.frozen(repr=False, eq=False)
+class LeftOut(Record):
     """A setting other tools emit that this host deliberately does not get, and why."""
 
     setting: str
     reason: Reason
 
 
-@attrs.frozen
-class Provenance:
+@attrs.frozen(repr=False, eq=False)
+class Provenance(Record):
     """Which spec file set a value (a spec built from layers: `extends`, `[force]`)."""
 
     key: str  # the merged spec's key path, as Reasons name it (`cpu.isolate`)

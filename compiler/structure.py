@@ -45,6 +45,7 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge.kubelet import KubeVersion, Quantity
+from hostc.record import Record
 from hostc.spec.text import shown
 from hostc.structure_errors import diagnostics as diagnostics
 from hostc.units import PageSize
@@ -68,8 +69,8 @@ class Scalar(Protocol):
     def json_schema(cls) -> dict[str, object]: ...
 
 
-@attrs.frozen
-class ScalarSyntax:
+@attrs.frozen(repr=False, eq=False)
+class ScalarSyntax(Record):
     """How one scalar type is read: `ints` when a bare TOML integer is also one (a
     quantity of bytes), what a value of the wrong kind is told it should be, and the
     words before its parser's own message."""

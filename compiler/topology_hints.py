@@ -24,10 +24,11 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from hostc import vocab
+from hostc.record import Record
 
 
-@attrs.frozen
-class Hint:
+@attrs.frozen(repr=False, eq=False)
+class Hint(Record):
     """A TopologyHint: the NUMA nodes (None: the provider has no preference) and preferred."""
 
     affinity: frozenset[int] | None

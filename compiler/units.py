@@ -6,6 +6,8 @@ import re
 
 import attrs
 
+from hostc.record import Record
+
 _SIZE = re.compile(r"^([0-9]+)([KMGT])B?$")
 _MULT_KIB = {"K": 1, "M": 1024, "G": 1024**2, "T": 1024**3}
 
@@ -26,8 +28,8 @@ def format_kib(kib: int) -> str:
     return f"{kib}K"
 
 
-@attrs.frozen
-class PageSize:
+@attrs.frozen(repr=False, eq=False)
+class PageSize(Record):
     """A page size in KiB; `str()` is the kernel's spelling (`1G`), whatever the input was."""
 
     kib: int

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 import attrs
 
 from hostc.artifact import Activation, Artifact, ArtifactKind, deliverable, file
+from hostc.record import Record
 
 if TYPE_CHECKING:
     from hostc.plan import Plan
@@ -58,8 +59,8 @@ class Emitter:
         ]
 
 
-@attrs.frozen
-class Target:
+@attrs.frozen(repr=False, eq=False)
+class Target(Record):
     name: str
     module: str  # under hostc.targets
     summary: str

@@ -33,6 +33,7 @@ import attrs
 import jinja2
 
 from hostc.plan import Plan, Reason
+from hostc.record import Record
 from hostc.targets._escape import (
     UnsafeValue,
     comment,
@@ -48,8 +49,8 @@ from hostc.targets._escape import (
 __all__ = ["Header", "Row", "UnsafeValue", "env", "header", "render"]
 
 
-@attrs.frozen
-class Header:
+@attrs.frozen(repr=False, eq=False)
+class Header(Record):
     """What `_header.j2`, the first comment of every host file, names: the host and its
     role (None: a format whose header never named it, the kubelet's YAML)."""
 
@@ -74,8 +75,8 @@ def header(plan: Plan, *, role: bool = True) -> Header:
     return Header(plan.host.name, plan.host.role if role else None)
 
 
-@attrs.frozen
-class Row:
+@attrs.frozen(repr=False, eq=False)
+class Row(Record):
     """One setting as a template lays it out: its reason (a comment above it) and its
     text, escaped for the target's format in Python; the template adds only syntax."""
 

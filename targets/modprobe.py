@@ -14,6 +14,7 @@ import attrs
 
 from hostc.artifact import Action, Activation
 from hostc.plan import Plan, Reason
+from hostc.record import Record
 from hostc.targets import Emitter, gpudirect
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
@@ -30,8 +31,8 @@ def applies(plan: Plan) -> str | None:
     return "the spec lists no [modules] to blacklist or configure, and none is to be loaded"
 
 
-@attrs.frozen
-class ModuleRow:
+@attrs.frozen(repr=False, eq=False)
+class ModuleRow(Record):
     """One module's modprobe.d lines, its name and options escaped already."""
 
     reason: Reason

@@ -21,6 +21,7 @@ from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
 from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
+from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Per, Setting
 from hostc.targets import Emitter, verify
@@ -161,8 +162,8 @@ SPELLING: tuple[tuple[Setting[Any], str], ...] = (
 _BEFORE_CSTATES = (t.GOVERNOR, t.EPP)
 
 
-@attrs.frozen
-class Write:
+@attrs.frozen(repr=False, eq=False)
+class Write(Record):
     """One table setting as hostc-tuning writes it: the value into its sysfs file(s)."""
 
     reason: Reason

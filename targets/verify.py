@@ -19,6 +19,7 @@ from hostc.artifact import Action, Activation
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
+from hostc.record import Record
 from hostc.targets import Emitter
 from hostc.targets._escape import shell
 from hostc.targets._render import header, render
@@ -46,8 +47,8 @@ CHECKS = {
 }
 
 
-@attrs.frozen
-class Check:
+@attrs.frozen(repr=False, eq=False)
+class Check(Record):
     function: str
     setting: str
     expected: str

@@ -26,6 +26,7 @@ from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
 from hostc.audit.observers import OBSERVERS, Seen
 from hostc.plan import Plan
+from hostc.record import Record
 
 #: Words of a boot loader file: GRUB quotes the line and glues `}` to the first word.
 _WORDS = re.compile(r"[\s\"'}]+")
@@ -40,8 +41,8 @@ class Status(enum.StrEnum):
     NOT_OBSERVABLE = "not-observable"
 
 
-@attrs.frozen
-class Finding:
+@attrs.frozen(repr=False, eq=False)
+class Finding(Record):
     setting: str
     status: Status
     expected: str

@@ -26,6 +26,7 @@ from hostc.kernelargs import kernel_args
 from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Cmdline, Per, Setting, Sysfs, UnitProperty
 from hostc.units import format_kib
@@ -44,8 +45,8 @@ BOOT_CARRIERS = (
 MANAGER_CPUS_FILE = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
 
 
-@attrs.frozen
-class Expect:
+@attrs.frozen(repr=False, eq=False)
+class Expect(Record):
     """One value the Plan says the host has, and how to look at it."""
 
     kind: str  # the TABLE row

@@ -19,10 +19,11 @@ from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import HostcError
 from hostc.inputs import is_number, loads_json
+from hostc.record import Record
 
 
-@attrs.frozen
-class Seen:
+@attrs.frozen(repr=False, eq=False)
+class Seen(Record):
     found: str | None
     ok: bool | None  # None: not observable here
     note: str = ""

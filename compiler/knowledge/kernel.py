@@ -12,12 +12,13 @@ from __future__ import annotations
 import attrs
 
 from hostc.knowledge.table import Table
+from hostc.record import Record
 
 Release = tuple[int, int]
 
 
-@attrs.frozen
-class SysctlFact:
+@attrs.frozen(repr=False, eq=False)
+class SysctlFact(Record):
     key: str
     #: default per release range: ((since, value), …) in ascending order; the last
     #: row whose `since` ≤ the release applies.  Multi-value keys hold all values.

@@ -16,6 +16,7 @@ import attrs
 
 from hostc.kernelargs import kernel_args
 from hostc.plan import Plan, Reason
+from hostc.record import Record
 from hostc.settings import SETTINGS, sysctl
 from hostc.settings.model import Cmdline, ProcLimit, SysctlKey, Sysfs
 
@@ -23,8 +24,8 @@ from hostc.settings.model import Cmdline, ProcLimit, SysctlKey, Sysfs
 Carrier = Callable[[str, str], bool]
 
 
-@attrs.frozen
-class CatalogEntry:
+@attrs.frozen(repr=False, eq=False)
+class CatalogEntry(Record):
     name: str
     value: str
     reason: Reason

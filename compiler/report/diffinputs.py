@@ -14,10 +14,11 @@ from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import SNAPSHOT_LIMIT
 from hostc.plan import Plan
+from hostc.record import Record
 
 
-@attrs.frozen
-class Side:
+@attrs.frozen(repr=False, eq=False)
+class Side(Record):
     label: str
     data: dict[str, Any]  # plan.json's data
     plan: Plan | None = None  # None for a saved plan.json

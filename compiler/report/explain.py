@@ -16,6 +16,7 @@ import attrs
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, error
 from hostc.plan import Plan
+from hostc.record import Record
 from hostc.report.catalog import CatalogEntry, settings
 from hostc.report.origin import ShownOrigin, origin
 from hostc.spec import presets
@@ -24,15 +25,15 @@ from hostc.spec import presets
 _LINE = re.compile(r"(?P<path>[^:\s]+):(?P<line>[0-9]{1,9})")
 
 
-@attrs.frozen
-class Carried:
+@attrs.frozen(repr=False, eq=False)
+class Carried(Record):
     path: str
     line: int
     text: str
 
 
-@attrs.frozen
-class Found:
+@attrs.frozen(repr=False, eq=False)
+class Found(Record):
     name: str
     value: str
     when: str
@@ -42,8 +43,8 @@ class Found:
     observe: tuple[str, ...]
 
 
-@attrs.frozen
-class Explanation:
+@attrs.frozen(repr=False, eq=False)
+class Explanation(Record):
     what: str
     how: str  # setting | spec key | artifact line
     found: tuple[Found, ...]

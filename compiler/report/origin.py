@@ -13,11 +13,12 @@ import attrs
 from hostc.locate import locate
 from hostc.plan import Plan, Provenance, Reason
 from hostc.provenance import Fact, FactKind, Layer, PresetLayer
+from hostc.record import Record
 from hostc.spec import presets
 
 
-@attrs.frozen
-class ShownOrigin:
+@attrs.frozen(repr=False, eq=False)
+class ShownOrigin(Record):
     kind: str  # spec | preset | topology | default
     file: str | None
     line: int | None

@@ -11,22 +11,23 @@ from typing import Any
 import attrs
 
 from hostc.cpuset import CpuSet
+from hostc.record import Record
 
 #: fields that name a list entry, so an entry keeps its name when the list reorders
 NAME_FIELDS = ("key", "item", "name", "mechanism", "unit", "device", "size_kib", "node", "setting")
 SKIP = ("views", "nodes", "hardware", "partition")  # pictures and views, or diffed as CPUs
 
 
-@attrs.frozen
-class Move:
+@attrs.frozen(repr=False, eq=False)
+class Move(Record):
     node: str  # node id, or "?" for CPUs on no node
     cpus: str  # cpulist
     old: str  # housekeeping | isolated | offline | workload name(s) | absent
     new: str
 
 
-@attrs.frozen
-class SettingChange:
+@attrs.frozen(repr=False, eq=False)
+class SettingChange(Record):
     name: str
     change: str  # added | removed | changed
     old: str | None
@@ -35,8 +36,8 @@ class SettingChange:
     new_reason: str | None
 
 
-@attrs.frozen
-class PlanDiff:
+@attrs.frozen(repr=False, eq=False)
+class PlanDiff(Record):
     moves: tuple[Move, ...]
     settings: tuple[SettingChange, ...]
 

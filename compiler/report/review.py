@@ -10,12 +10,13 @@ import attrs
 
 from hostc.artifact import Artifact
 from hostc.disruption import Disruption
+from hostc.record import Record
 from hostc.report.diffinputs import Side, load
 from hostc.report.plandiff import PlanDiff, diff
 
 
-@attrs.frozen
-class FileChange:
+@attrs.frozen(repr=False, eq=False)
+class FileChange(Record):
     target: str
     path: str
     change: str  # added | removed | changed
@@ -24,8 +25,8 @@ class FileChange:
     removed: int
 
 
-@attrs.frozen
-class Review:
+@attrs.frozen(repr=False, eq=False)
+class Review(Record):
     old: Side
     new: Side
     plan: PlanDiff

@@ -10,14 +10,15 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan import Plan
+from hostc.record import Record
 
 HOUSEKEEPING = "housekeeping"
 ISOLATED = "isolated"
 OFFLINE = "offline"
 
 
-@attrs.frozen
-class CpuRole:
+@attrs.frozen(repr=False, eq=False)
+class CpuRole(Record):
     cls: str  # housekeeping | isolated | offline
     workloads: tuple[str, ...] = ()  # in Plan order; two or more only when shared on purpose
 

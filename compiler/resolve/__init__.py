@@ -15,6 +15,7 @@ import attrs
 
 from hostc.diagnostics import Diagnostic
 from hostc.plan import CpuPartition
+from hostc.record import Record
 from hostc.resolve import cpu, hugepages
 from hostc.resolve.host import ResolvedHost, resolve_host
 from hostc.resolve.hugepages import HugepageRequest
@@ -22,8 +23,8 @@ from hostc.spec.model import HostSpec, Mechanism
 from hostc.topology.model import Topology
 
 
-@attrs.frozen
-class Resolved:
+@attrs.frozen(repr=False, eq=False)
+class Resolved(Record):
     """One host's spec and snapshot with the facts derived from both.
 
     The partition and the hugepage request are cached properties: check asks for

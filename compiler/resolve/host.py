@@ -16,14 +16,15 @@ import attrs
 from hostc.diagnostics import Diagnostic, error
 from hostc.knowledge import distro as osfacts
 from hostc.plan_base import OsFamily
+from hostc.record import Record
 from hostc.spec.model import HostSpec
 from hostc.topology.model import OsRelease, Topology
 
 _VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
 
 
-@attrs.frozen
-class ResolvedHost:
+@attrs.frozen(repr=False, eq=False)
+class ResolvedHost(Record):
     """What the host is, as check and lower both read it (None: not known)."""
 
     arch: str

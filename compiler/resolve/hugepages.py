@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 
 from hostc.knowledge import kernel as kernelfacts
+from hostc.record import Record
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 from hostc.units import PageSize
@@ -27,8 +28,8 @@ def headroom_mib(memory_mib: int) -> int:
     return max(HEADROOM_MIN_MIB, int(memory_mib * HEADROOM_FRACTION))
 
 
-@attrs.frozen
-class HugepageRequest:
+@attrs.frozen(repr=False, eq=False)
+class HugepageRequest(Record):
     size: PageSize  # the pool's page size (1G when the spec does not say)
     per_node: dict[int, int]  # node → pages, by node id
     node_form: bool  # the kernel takes per-node counts at boot (known and ≥ 5.16)

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from hostc.record import Record
 from hostc.vocab import When
 
 T = TypeVar("T")
@@ -61,15 +62,15 @@ class Per(enum.StrEnum):
     NODE = "node"  # one per NUMA node (node*)
 
 
-@attrs.frozen
-class Cmdline:
+@attrs.frozen(repr=False, eq=False)
+class Cmdline(Record):
     """A kernel argument: /proc/cmdline holds `arg=value`."""
 
     arg: str
 
 
-@attrs.frozen
-class SysctlKey:
+@attrs.frozen(repr=False, eq=False)
+class SysctlKey(Record):
     """A sysctl: /proc/sys/<key with dots as slashes>."""
 
     key: str
@@ -79,8 +80,8 @@ class SysctlKey:
         return f"/proc/sys/{self.key.replace('.', '/')}"
 
 
-@attrs.frozen
-class Sysfs:
+@attrs.frozen(repr=False, eq=False)
+class Sysfs(Record):
     """A sysfs (or procfs) file; `choice`: the kernel shows every mode, `[selected]`."""
 
     path: str
@@ -88,16 +89,16 @@ class Sysfs:
     choice: bool = False
 
 
-@attrs.frozen
-class UnitProperty:
+@attrs.frozen(repr=False, eq=False)
+class UnitProperty(Record):
     """A systemd property (of the manager when `unit` is empty)."""
 
     prop: str
     unit: str = ""
 
 
-@attrs.frozen
-class ProcLimit:
+@attrs.frozen(repr=False, eq=False)
+class ProcLimit(Record):
     """A field of /proc/<pid>/limits of a session or service."""
 
     field: str

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, file_error
+from hostc.record import Record
 from hostc.spec import merge
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-@attrs.frozen
-class Layered:
+@attrs.frozen(repr=False, eq=False)
+class Layered(Record):
     """The merged data of one host, and where each value came from."""
 
     data: dict[str, Any]

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from hostc.record import Record
 from hostc.spec.text import toml_key
 
 #: Priorities, lower wins (NixOS: mkForce 50, a plain definition 100).
@@ -43,16 +44,16 @@ APPEND: frozenset[tuple[str, ...]] = frozenset(
 )
 
 
-@attrs.frozen
-class Origin:
+@attrs.frozen(repr=False, eq=False)
+class Origin(Record):
     """Where a value was written: the file and the key path inside that file."""
 
     file: str
     key: str
 
 
-@attrs.frozen
-class Leaf:
+@attrs.frozen(repr=False, eq=False)
+class Leaf(Record):
     value: Any
     prio: int
     origin: Origin
@@ -60,16 +61,16 @@ class Leaf:
     rival: Leaf | None = None
 
 
-@attrs.frozen
-class Keyed:
+@attrs.frozen(repr=False, eq=False)
+class Keyed(Record):
     """A keyed array of tables: entries by key, in first-seen order."""
 
     field: str
     entries: dict[str, dict[str, Any]]
 
 
-@attrs.frozen
-class Appended:
+@attrs.frozen(repr=False, eq=False)
+class Appended(Record):
     items: tuple[Leaf, ...]
 
 

@@ -15,6 +15,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
+from hostc.record import Record
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
 from hostc.spec.model_runtime import Cpufreq as Cpufreq
@@ -60,8 +61,8 @@ Isolate = IsolateMode | CpuSet
 Memlock = int | Literal["unlimited"]
 
 
-@attrs.frozen
-class Host:
+@attrs.frozen(repr=False, eq=False)
+class Host(Record):
     name: Name = attrs.field(
         metadata=doc("node class name, used in comments and file names", "h100-serve")
     )
@@ -93,8 +94,8 @@ class Host:
     )
 
 
-@attrs.frozen
-class Cpu:
+@attrs.frozen(repr=False, eq=False)
+class Cpu(Record):
     housekeeping_per_node: int | None = attrs.field(
         default=None,
         metadata=doc(
@@ -145,8 +146,8 @@ class Cpu:
         return IsolateMode.NONE if self.isolate is None else self.isolate
 
 
-@attrs.frozen
-class Workload:
+@attrs.frozen(repr=False, eq=False)
+class Workload(Record):
     name: Name = attrs.field(metadata=doc("service name", "vllm"))
     gpus: list[str] = attrs.field(
         factory=list, metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
@@ -178,8 +179,8 @@ class Workload:
     )
 
 
-@attrs.frozen
-class Hugepages:
+@attrs.frozen(repr=False, eq=False)
+class Hugepages(Record):
     size: PageSize | None = attrs.field(
         default=None,
         metadata=doc("page size of the pool (default 1G)", "1G"),
@@ -196,8 +197,8 @@ class Hugepages:
     )
 
 
-@attrs.frozen
-class Limits:
+@attrs.frozen(repr=False, eq=False)
+class Limits(Record):
     nofile: int | None = attrs.field(
         default=None, metadata=doc("open files (soft and hard) for sessions and services", 1048576)
     )
@@ -206,8 +207,8 @@ class Limits:
     )
 
 
-@attrs.frozen
-class Kernel:
+@attrs.frozen(repr=False, eq=False)
+class Kernel(Record):
     transparent_hugepage: ThpMode | None = attrs.field(
         default=None, metadata=doc("THP mode (preset: madvise)", "madvise")
     )
@@ -259,8 +260,8 @@ class Kernel:
     )
 
 
-@attrs.frozen
-class Preset:
+@attrs.frozen(repr=False, eq=False)
+class Preset(Record):
     exclude: list[str] = attrs.field(
         factory=list,
         metadata=doc(
@@ -270,8 +271,8 @@ class Preset:
     )
 
 
-@attrs.frozen
-class HostSpec:
+@attrs.frozen(repr=False, eq=False)
+class HostSpec(Record):
     host: Host = attrs.field(metadata=doc("what the node is"))
     version: int = attrs.field(default=1, metadata=doc("node.toml format version", 1))
     cpu: Cpu = attrs.field(factory=Cpu, metadata=doc("CPU partition and isolation"))

@@ -7,6 +7,7 @@ import attrs
 
 from hostc.fielddoc import doc
 from hostc.knowledge.kubelet import KubeVersion, Quantity
+from hostc.record import Record
 from hostc.vocab import (
     CpuManagerPolicy,
     Flavor,
@@ -17,8 +18,8 @@ from hostc.vocab import (
 )
 
 
-@attrs.frozen
-class KubeletReserved:
+@attrs.frozen(repr=False, eq=False)
+class KubeletReserved(Record):
     """Resources set aside from pods (kubeReserved / systemReserved).  CPUs are not here:
     the kubelet's reserved CPUs are the housekeeping set, always."""
 
@@ -32,8 +33,8 @@ class KubeletReserved:
     )
 
 
-@attrs.frozen
-class Kubelet:
+@attrs.frozen(repr=False, eq=False)
+class Kubelet(Record):
     """A Kubernetes node: kubelet CPU, topology and memory managers from the same Plan."""
 
     flavor: Flavor = attrs.field(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import attrs
 
 from hostc.fielddoc import doc
+from hostc.record import Record
 from hostc.spec.text import IfName
 from hostc.vocab import (
     Epp,
@@ -18,8 +19,8 @@ from hostc.vocab import (
 )
 
 
-@attrs.frozen
-class Cpufreq:
+@attrs.frozen(repr=False, eq=False)
+class Cpufreq(Record):
     governor: Governor | None = attrs.field(
         default=None,
         metadata=doc(
@@ -40,8 +41,8 @@ class Cpufreq:
     )
 
 
-@attrs.frozen
-class Irq:
+@attrs.frozen(repr=False, eq=False)
+class Irq(Record):
     owner: IrqOwner | None = attrs.field(
         default=None,
         metadata=doc(
@@ -53,8 +54,8 @@ class Irq:
     )
 
 
-@attrs.frozen
-class Modules:
+@attrs.frozen(repr=False, eq=False)
+class Modules(Record):
     blacklist: list[str] = attrs.field(
         factory=list, metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
     )
@@ -77,16 +78,16 @@ class Modules:
     )
 
 
-@attrs.frozen
-class Services:
+@attrs.frozen(repr=False, eq=False)
+class Services(Record):
     disable: list[str] = attrs.field(
         factory=list,
         metadata=doc("systemd units to disable and stop", ["cups.service", "avahi-daemon.service"]),
     )
 
 
-@attrs.frozen
-class Runtime:
+@attrs.frozen(repr=False, eq=False)
+class Runtime(Record):
     owner: RuntimeOwner | None = attrs.field(
         default=None,
         metadata=doc(
@@ -97,8 +98,8 @@ class Runtime:
     )
 
 
-@attrs.frozen
-class Nccl:
+@attrs.frozen(repr=False, eq=False)
+class Nccl(Record):
     """NCCL's bootstrap needs an interface with an IP address; the RDMA NICs' netdevs
     often have none ("Bootstrap : no socket interface found"), so hostc never guesses
     it from the topology: it sets NCCL_SOCKET_IFNAME only when named here."""

@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from hostc.provenance import Layer, PresetLayer, Reason, SpecKey, Value
+from hostc.record import Record
 from hostc.settings.model import Setting
 from hostc.spec.preset_entries import ENTRIES as ENTRIES
 from hostc.spec.preset_entries import LEFT_OUT as LEFT_OUT
@@ -31,8 +32,8 @@ from hostc.spec.presets_model import Entry as Entry
 LAYERS: tuple[Layer, ...] = tuple(Layer)
 
 
-@attrs.frozen
-class Override:
+@attrs.frozen(repr=False, eq=False)
+class Override(Record):
     """A value the spec sets (value None: the spec turns the preset's setting off)."""
 
     setting: Setting[Any]

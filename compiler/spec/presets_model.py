@@ -7,13 +7,14 @@ from typing import Generic, TypeVar
 import attrs
 
 from hostc.provenance import Layer
+from hostc.record import Record
 from hostc.settings.model import Setting
 
 T = TypeVar("T")
 
 
-@attrs.frozen
-class Context:
+@attrs.frozen(repr=False, eq=False)
+class Context(Record):
     """What presets may depend on: facts about the host and the spec."""
 
     role: str
@@ -30,8 +31,8 @@ class Context:
     gpus: int = 0  # GPUs in the snapshot, of any vendor
 
 
-@attrs.frozen
-class Cond:
+@attrs.frozen(repr=False, eq=False)
+class Cond(Record):
     """Empty tuples mean any.  Kernel bounds: `kernel_min <= release < kernel_below`;
     an unknown kernel release satisfies no bound (a preset must not guess)."""
 
@@ -79,8 +80,8 @@ class Cond:
         return True
 
 
-@attrs.frozen
-class Entry(Generic[T]):
+@attrs.frozen(repr=False, eq=False)
+class Entry(Generic[T], Record):
     """A preset layer's value for one setting, typed by the setting's row."""
 
     layer: Layer

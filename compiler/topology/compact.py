@@ -25,13 +25,14 @@ import attrs
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
 from hostc.inputs import is_number
+from hostc.record import Record
 from hostc.topology.model import Gpu, Link, Nic, OsRelease, Topology
 
 VERSION = 2
 
 
-@attrs.frozen
-class NodeFile:
+@attrs.frozen(repr=False, eq=False)
+class NodeFile(Record):
     """One NUMA node and the CPUs on it."""
 
     id: int = attrs.field(metadata=doc("NUMA node id", 0))
@@ -62,8 +63,8 @@ class NodeFile:
 GROUPS = ("packages", "dies", "clusters", "kinds")
 
 
-@attrs.frozen
-class SnapshotFile:
+@attrs.frozen(repr=False, eq=False)
+class SnapshotFile(Record):
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
 
     version: int = attrs.field(metadata=doc("snapshot format version (1 is still read)", 2))

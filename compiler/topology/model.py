@@ -16,10 +16,11 @@ import attrs
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
 from hostc.knowledge.family import OsFamily
+from hostc.record import Record
 
 
-@attrs.frozen
-class LogicalCpu:
+@attrs.frozen(repr=False, eq=False)
+class LogicalCpu(Record):
     """One logical CPU (a PU, a hardware thread)."""
 
     id: int = attrs.field(metadata=doc("Linux CPU number", 0))
@@ -41,8 +42,8 @@ class LogicalCpu:
     )
 
 
-@attrs.frozen
-class NumaNode:
+@attrs.frozen(repr=False, eq=False)
+class NumaNode(Record):
     id: int = attrs.field(metadata=doc("NUMA node id", 0))
     memory_mib: int | None = attrs.field(
         default=None, metadata=doc("total memory of the node in MiB (unknown in some captures)")
@@ -56,8 +57,8 @@ class NumaNode:
     )
 
 
-@attrs.frozen
-class Gpu:
+@attrs.frozen(repr=False, eq=False)
+class Gpu(Record):
     name: str = attrs.field(metadata=doc("GPU name as nvidia-smi shows it", "GPU0"))
     pci: str | None = attrs.field(default=None, metadata=doc("PCI address", "0000:17:00.0"))
     node: int | None = attrs.field(default=None, metadata=doc("NUMA node the GPU is attached to"))
@@ -68,8 +69,8 @@ class Gpu:
     )
 
 
-@attrs.frozen
-class Nic:
+@attrs.frozen(repr=False, eq=False)
+class Nic(Record):
     name: str = attrs.field(metadata=doc("name: netdev, RDMA device or nvidia-smi NICn", "mlx5_0"))
     pci: str | None = attrs.field(default=None, metadata=doc("PCI address"))
     node: int | None = attrs.field(default=None, metadata=doc("NUMA node the NIC is attached to"))
@@ -78,8 +79,8 @@ class Nic:
     vendor: str | None = attrs.field(default=None, metadata=doc("vendor"))
 
 
-@attrs.frozen
-class Link:
+@attrs.frozen(repr=False, eq=False)
+class Link(Record):
     """One cell of the `nvidia-smi topo -m` matrix (kept for NIC selection)."""
 
     a: str = attrs.field(metadata=doc("device (GPU0, NIC1)"))
@@ -90,8 +91,8 @@ class Link:
 _OS_ID = re.compile(r"[a-z0-9._-]+")
 
 
-@attrs.frozen
-class OsRelease:
+@attrs.frozen(repr=False, eq=False)
+class OsRelease(Record):
     """The distribution, from os-release(5): decides the delivery (cloud-init, Ignition …)."""
 
     id: str = attrs.field(metadata=doc("ID= (lowercase: ubuntu, rhel, fedora-coreos …)", "ubuntu"))
@@ -113,8 +114,8 @@ def valid_os_id(value: str) -> bool:
     return _OS_ID.fullmatch(value) is not None
 
 
-@attrs.frozen
-class Topology:
+@attrs.frozen(repr=False, eq=False)
+class Topology(Record):
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
 
     arch: str = attrs.field(metadata=doc("machine architecture (uname -m)", "x86_64"))

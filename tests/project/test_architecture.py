@@ -36,6 +36,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.locate",
         "hostc.patharg",
         "hostc.provenance",
+        "hostc.record",
         "hostc.settings",
         "hostc.topology_hints",
         "hostc.units",

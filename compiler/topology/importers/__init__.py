@@ -11,11 +11,12 @@ import importlib
 
 import attrs
 
+from hostc.record import Record
 from hostc.topology.model import Topology
 
 
-@attrs.frozen
-class Importer:
+@attrs.frozen(repr=False, eq=False)
+class Importer(Record):
     """One kind of tool output.  `merges_itself`: the module places its devices on a
     base snapshot itself (nvidia-smi knows GPUs and links, not CPUs); the others are
     completed by `hostc.topology.merge`."""

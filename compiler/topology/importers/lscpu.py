@@ -14,6 +14,7 @@ import attrs
 
 from hostc.cpuset import MAX_CPU
 from hostc.knowledge.vendor import cpu_vendor, vendor_of_model
+from hostc.record import Record
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish, number
 from hostc.topology.model import LogicalCpu, NumaNode, Topology
@@ -31,14 +32,14 @@ _SUMMARY_KEYS = {"vendor id": "vendor", "model name": "model", "architecture": "
 _ARCH = re.compile(r"[a-z0-9_]{2,20}")
 
 
-@attrs.frozen
-class _Row:
+@attrs.frozen(repr=False, eq=False)
+class _Row(Record):
     line: int
     cells: dict[str, str]
 
 
-@attrs.frozen
-class _Table:
+@attrs.frozen(repr=False, eq=False)
+class _Table(Record):
     header_line: int
     columns: list[str]
     rows: list[_Row]

@@ -15,6 +15,7 @@ import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.record import Record
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish
 from hostc.topology.model import Gpu, Link, LogicalCpu, Nic, NumaNode, Topology
@@ -30,8 +31,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NEAR = frozenset({"PIX", "PXB", "PHB", "NODE"})  # paths that never cross NUMA nodes
 
 
-@attrs.frozen
-class SmiTopo:
+@attrs.frozen(repr=False, eq=False)
+class SmiTopo(Record):
     """What `nvidia-smi topo -m` says, before it is placed on a machine."""
 
     gpus: list[Gpu]

@@ -1,0 +1,89 @@
+"""`Record`: the `__eq__`, `__hash__` and `__repr__` every frozen hostc value shares.
+
+hostc's values are declared `@attrs.frozen(repr=False, eq=False)` on a `Record`
+base.  attrs would otherwise write and compile these three methods anew for each of
+~120 classes, about half of what creating a class costs and a tenth of a cold
+`hostc build` (benchmarks/run.py, P1d); these are written once, from the same
+`attrs.fields`, and keep attrs' semantics:
+
+- equal: the same class and every field with `eq=True` equal (two or more compared
+  as one tuple: a field holding the very same object counts as equal, as in any
+  tuple, so one NaN equals itself here);
+- hash: of the class and those fields (`hash=True` fields too, `hash=False` ones not),
+  so equal values hash alike and the class is a usable dict key, as frozen attrs
+  classes are;
+- repr: `Name(field=value, …)` over the fields with `repr` on (a callable `repr`
+  formats its field), `...` for a value already being printed (a cycle).
+
+A class that needs other semantics (`order=True`, identity `eq=False`, methods of
+its own) keeps plain `@attrs.frozen`.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Callable
+from typing import Any, cast
+
+import attrs
+
+Getter = Callable[[Any], Any] | None
+
+#: per class, the getters of the fields its equality and its hash compare (None: none)
+_KEYS: dict[type, tuple[Getter, Getter]] = {}
+_printing = threading.local()
+
+
+def _keys(cls: type) -> tuple[Getter, Getter]:
+    found = _KEYS.get(cls)
+    if found is None:
+        fields = attrs.fields(cls)
+        eq = [a.name for a in fields if a.eq]
+        hashed = [a.name for a in fields if a.hash is True or (a.hash is None and a.eq)]
+        found = _KEYS[cls] = (
+            operator.attrgetter(*eq) if eq else None,
+            operator.attrgetter(*hashed) if hashed else None,
+        )
+    return found
+
+
+class Record:
+    """The base of a `@attrs.frozen(repr=False, eq=False)` class (module docstring)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        key = _keys(self.__class__)[0]
+        return key is None or bool(key(self) == key(other))
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return not self == other
+
+    def __hash__(self) -> int:
+        key = _keys(self.__class__)[1]
+        return hash((self.__class__, None if key is None else key(self)))
+
+    def __repr__(self) -> str:
+        seen: set[int] | None = getattr(_printing, "seen", None)
+        if seen is None:
+            seen = _printing.seen = set()
+        if id(self) in seen:
+            return "..."
+        seen.add(id(self))
+        try:
+            parts = []
+            for a in attrs.fields(cast(Any, self.__class__)):
+                if a.repr is False:
+                    continue
+                value = getattr(self, a.name, attrs.NOTHING)
+                shown = repr(value) if a.repr is True else a.repr(value)
+                parts.append(f"{a.name}={shown}")
+            name = self.__class__.__qualname__.rsplit(">.", 1)[-1]
+            return f"{name}({', '.join(parts)})"
+        finally:
+            seen.discard(id(self))
