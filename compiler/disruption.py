@@ -10,7 +10,9 @@ from their activations alone, by one rule that the generated apply scripts follo
   manager's or container runtime's CPUAffinity, a TuneD profile whose kernel arguments
   change) → **reboot**, and then nothing live, no restart: the reboot brings every new
   state;
-- otherwise a workload's own drop-in (Action.RESTART) → **restart** exactly that unit;
+- otherwise a workload's own drop-in (Action.RESTART), added or changed → **restart**
+  exactly that unit (a drop-in the new build no longer makes restarts nothing: the unit
+  keeps its placement until its next start, **later**);
 - sysctl.d, the runtime oneshot (hostc-tuning), units (daemon-reload), limits for new
   sessions → **live**, applied in place;
 - the kubelet's CPU/memory managers (what its checkpoints depend on) changed →
@@ -199,8 +201,9 @@ def _label(path: str) -> str:
 
 
 def _effects(
-    f: HostFile, added: bool, old: HostState, new: HostState, out: dict[str, set[str]]
+    f: HostFile, added: bool | None, old: HostState, new: HostState, out: dict[str, set[str]]
 ) -> None:
+    """`added`: True for a new file, None for one the new build no longer makes."""
     acts = f.activation
     kinds = {a.action for a in acts}
     # a TuneD profile carries the kernel arguments with its live settings: it needs a
@@ -212,7 +215,11 @@ def _effects(
         out["reboot"].add(_label(f.path))
     for act in acts:
         a, unit = act.action, act.unit
-        if a is Action.RESTART and unit:
+        if a is Action.RESTART and unit and added is None:
+            # hostc-apply removes the drop-in after the restarts and restarts nothing for
+            # it: the unit keeps its running placement until it next starts
+            out["later"].add(f"{unit} at its next start (hostc's drop-in removed)")
+        elif a is Action.RESTART and unit:
             out["restart"].add(unit)
         elif a is Action.SYSCTL:
             out["live"].add("sysctl")
@@ -255,7 +262,7 @@ def compute(old: HostState, new: HostState) -> Disruption:
         changed += 1
         f = now if now is not None else was
         assert f is not None
-        _effects(f, was is None, old, new, found)
+        _effects(f, True if was is None else None if now is None else False, old, new, found)
     reset = old.managers != new.managers
     if reset:
         found["reboot"].add("the kubelet's managers")
