@@ -8,16 +8,13 @@ a bug.
 
 from __future__ import annotations
 
-import copy
-import functools
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, cast
 
 import typer
-import typer.main
 
 from hostc.cli_base import (
     JobsOpt,
@@ -26,6 +23,7 @@ from hostc.cli_base import (
     StrictOpt,
     TopologyOpt,
     _clean,
+    _command,
     _compile,
     _guard,
     _strict,
@@ -41,8 +39,6 @@ from hostc.diagnostics import HostcError
 from hostc.inputs import session
 
 if TYPE_CHECKING:
-    from typer.models import CommandInfo
-
     from hostc.artifact import Artifact
     from hostc.fleet import FleetHost as FleetHost
     from hostc.fleet import Job as FleetJob
@@ -116,16 +112,8 @@ def build(
             _usage("--check needs --out DIR to compare against")
         compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
     elif out is not None:
-        write_out(
-            out,
-            plan,
-            artifacts,
-            warnings,
-            api.build_inputs(spec, topology),
-            as_json,
-            quiet,
-            targets,
-        )
+        inputs = api.build_inputs(spec, topology)
+        write_out(out, plan, artifacts, warnings, inputs, as_json, quiet, targets)
     else:
         to_stdout(plan, artifacts, warnings, as_json)
 
@@ -383,28 +371,6 @@ def run(argv: list[str] | None = None) -> int:
     finally:
         sys.stderr = stderr
     return 0
-
-
-@functools.cache
-def _command(name: str) -> Any:
-    """The click command for `hostc NAME …`, built once per name (typer builds it again
-    on every call): a group holding NAME alone (building every command's parameters
-    from its signature costs a tenth of a cold build, and click only ever looks at the
-    one named); the whole tree for `--help`, no name or a name that is not a command
-    (its usage error lists them all)."""
-    commands = [c for c in app.registered_commands if _name(c) == name]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if len(commands) + len(groups) != 1:
-        return typer.main.get_command(app)
-    one = copy.copy(app)
-    one.registered_commands, one.registered_groups = commands, groups
-    return typer.main.get_group(one)
-
-
-def _name(command: CommandInfo) -> str:
-    if command.name:
-        return command.name
-    return typer.main.get_command_name(command.callback.__name__) if command.callback else ""
 
 
 def main() -> None:

@@ -3,15 +3,20 @@ diagnostics are printed and turned into exit codes (only the cli modules print o
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
+import typer.main
 
 from hostc.diagnostics import Diagnostic, HostcError
 
 if TYPE_CHECKING:
+    from typer.models import CommandInfo
+
     from hostc.plan import Plan
 
 
@@ -152,3 +157,25 @@ PruneOpt = Annotated[
 def _usage(message: str) -> NoReturn:
     typer.echo(f"error: {_clean(message)}", err=True)
     raise typer.Exit(2)
+
+
+@functools.cache
+def _command(name: str) -> Any:
+    """The click command for `hostc NAME …`, built once per name (typer builds it again
+    on every call): a group holding NAME alone (building every command's parameters
+    from its signature costs a tenth of a cold build, and click only ever looks at the
+    one named); the whole tree for `--help`, no name or a name that is not a command
+    (its usage error lists them all)."""
+    commands = [c for c in app.registered_commands if _name(c) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return typer.main.get_command(app)
+    one = copy.copy(app)
+    one.registered_commands, one.registered_groups = commands, groups
+    return typer.main.get_group(one)
+
+
+def _name(command: CommandInfo) -> str:
+    if command.name:
+        return command.name
+    return typer.main.get_command_name(command.callback.__name__) if command.callback else ""

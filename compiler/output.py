@@ -123,8 +123,8 @@ def check_out(out: Path) -> None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
 
 
-#: called once every file is in place, with `out`'s descriptor and the folders (paths
-#: under `out`) this write made: what `hostc.owned` does next (stale files, its record)
+#: called once every file is in place, with the written folder's descriptor and the
+#: folders made under it: `hostc.owned`'s next step (stale files, its record)
 AfterWrite = Callable[[int, list[tuple[str, ...]]], None]
 
 
@@ -142,11 +142,10 @@ def write(
     leaves every previous output untouched.  Renames replace one file at a time,
     so a reader (or a build killed half-way) sees each file either old or new.
 
-    Below `out`, nothing is reached by path: each directory is opened relative to
-    its parent's descriptor with O_NOFOLLOW, so a symbolic link in the tree (one
-    planted before the build or during it) is refused, never written through, and
-    the renames happen inside the directories already opened (`host`: a fleet's folder too).
-    """
+    Below `out` (a fleet's `host` folder too) nothing is reached by path: each folder
+    is opened relative to its parent's descriptor with O_NOFOLLOW, so a link in the
+    tree (planted before the build or during it) is refused, never written through,
+    and the renames happen inside the folders already opened."""
     from hostc.diagnostics import HostcError, file_error
 
     check_out(out)

@@ -77,8 +77,8 @@ vm.swappiness = 10  [takes effect: sysctl]
 irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
   source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:101)
   plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
-  emitted  /usr/local/sbin/hostc-tuning:137  nic_channels 0000:18:00.0 8
-  emitted  /usr/local/sbin/hostc-tuning:242  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /usr/local/sbin/hostc-tuning:132  nic_channels 0000:18:00.0 8
+  emitted  /usr/local/sbin/hostc-tuning:237  pin_device 0000:18:00.0 0-3,112-115
   emitted  /etc/udev/rules.d/90-hostc-tuning.rules:11  ACTION=="add", SUBSYSTEM=="net", NAME=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
   emitted  /etc/udev/rules.d/90-hostc-tuning.rules:12  ACTION=="add", SUBSYSTEM=="net", KERNEL=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
   emitted  /etc/udev/rules.d/90-hostc-tuning.rules:13  ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="mlx5_0|mlx5_1|mlx5_2|mlx5_3|mlx5_4|mlx5_5|mlx5_6|mlx5_7", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"

@@ -33,6 +33,8 @@ put 0644 /etc/systemd/system/hostc-verify.service
 put 0755 /usr/local/sbin/hostc-verify
 put 0644 /etc/modprobe.d/90-hostc.conf
 put 0644 /etc/modules-load.d/90-hostc.conf
+put 0644 /etc/systemd/system/hostc-gpudirect.service
+put 0755 /usr/local/sbin/hostc-gpudirect
 put 0755 /usr/local/sbin/hostc-apply
 put 0755 /usr/local/sbin/hostc-revert
 put 0644 /var/lib/hostc/manifest.new
@@ -48,7 +50,7 @@ fi
 # configuration among them, still run, and the script exits 1 at the end.
 hostc_failed=""
 # systemd rereads units and drop-ins
-/usr/local/sbin/hostc-apply --changed /etc/systemd/system/hostc-tuning.service /etc/systemd/system/serve-a.service.d/90-hostc.conf /etc/systemd/system/serve-b.service.d/90-hostc.conf /etc/systemd/system/serve-c.service.d/90-hostc.conf /etc/systemd/system/serve-d.service.d/90-hostc.conf /etc/systemd/system-preset/90-hostc.preset /etc/systemd/system/hostc-verify.service -- systemctl daemon-reload
+/usr/local/sbin/hostc-apply --changed /etc/systemd/system/hostc-tuning.service /etc/systemd/system/serve-a.service.d/90-hostc.conf /etc/systemd/system/serve-b.service.d/90-hostc.conf /etc/systemd/system/serve-c.service.d/90-hostc.conf /etc/systemd/system/serve-d.service.d/90-hostc.conf /etc/systemd/system-preset/90-hostc.preset /etc/systemd/system/hostc-verify.service /etc/systemd/system/hostc-gpudirect.service -- systemctl daemon-reload
 # the manager rereads system.conf.d
 /usr/local/sbin/hostc-apply --changed /etc/systemd/system.conf.d/90-hostc-limits.conf /etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf -- systemctl daemon-reexec || {
     echo 'hostc: failed: systemctl daemon-reexec (the next steps still run)' >&2
@@ -63,6 +65,8 @@ hostc_failed=""
 systemctl enable --no-reload hostc-tuning.service
 # start hostc-verify.service at every boot
 systemctl enable --no-reload hostc-verify.service
+# start hostc-gpudirect.service at every boot
+systemctl enable --no-reload hostc-gpudirect.service
 # apply hostc-tuning.service now
 /usr/local/sbin/hostc-apply --changed /etc/systemd/system/hostc-tuning.service /usr/local/sbin/hostc-tuning /etc/udev/rules.d/90-hostc-tuning.rules /etc/systemd/system-preset/90-hostc.preset -- systemctl restart hostc-tuning.service || {
     echo 'hostc: failed: systemctl restart hostc-tuning.service (the next steps still run)' >&2
@@ -71,6 +75,11 @@ systemctl enable --no-reload hostc-verify.service
 # apply systemd-modules-load.service now
 /usr/local/sbin/hostc-apply --changed /etc/modules-load.d/90-hostc.conf -- systemctl restart systemd-modules-load.service || {
     echo 'hostc: failed: systemctl restart systemd-modules-load.service (the next steps still run)' >&2
+    hostc_failed=1
+}
+# apply hostc-gpudirect.service now
+/usr/local/sbin/hostc-apply --changed /usr/local/sbin/hostc-gpudirect -- systemctl restart hostc-gpudirect.service || {
+    echo 'hostc: failed: systemctl restart hostc-gpudirect.service (the next steps still run)' >&2
     hostc_failed=1
 }
 # a running serve-a.service rereads its config
