@@ -121,16 +121,6 @@ def test_vm_workload_process_runs_on_its_cpus_and_numa_node(
     assert "bind:1" in _read(results, "demo-numa-v1")
 
 
-def test_vm_mce_poll_stopped_on_the_tickless_host_and_cmci_kept(
-    lifecycle_vm: tuple[dict[str, Any], Path],
-) -> None:
-    """N4: v1.toml names nohz_full, so hostc-tuning stops the corrected-error poll with
-    check_interval=0 and never sets ignore_ce (which would turn CMCI off too)."""
-    _, results = lifecycle_vm
-    mce = dict(line.split(" ", 1) for line in _read(results, "mce-v1").splitlines())
-    assert mce == {"check_interval": "0", "ignore_ce": "0"}, mce
-
-
 def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
     lifecycle_vm: tuple[dict[str, Any], Path],
 ) -> None:
