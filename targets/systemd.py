@@ -20,6 +20,7 @@ import attrs
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
+from hostc.knowledge.runtime import kernel_keeps_affinity
 from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.record import Record
 from hostc.settings import table as t
@@ -218,6 +219,20 @@ def _env_reason(w: Placement, name: str) -> Reason | None:
     return w.nics_reason
 
 
+def _pid1_repin(plan: Plan) -> str | None:
+    """PID 1's housekeeping CPUs, where a workload's cpuset would widen them: the first
+    unit with AllowedCPUs= enables the cpuset controller, and a kernel before 6.2 resets
+    each moved task to its cpuset's CPUs (`hostc.knowledge.runtime`).  Re-applied by a
+    privileged ExecStartPost= rather than a daemon-reload (a reload can detach GPUs from
+    running containers).  Unknown kernels get it too: on a newer one it changes nothing."""
+    part = plan.partition
+    if not part.isolated or not _owned(plan) or plan.host.cpuset_ignored:
+        return None
+    if kernel_keeps_affinity(plan.host.kernel_version):
+        return None
+    return str(part.housekeeping)
+
+
 def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Emitter) -> None:
     text = render(
         "workload-dropin.conf.j2",
@@ -228,6 +243,7 @@ def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Em
         limits=limits,
         tuning=tuning,
         contain=not plan.host.cpuset_ignored,
+        repin=_pid1_repin(plan),
     )
     out.file(
         dropin_path(w.unit),

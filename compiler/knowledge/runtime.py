@@ -9,6 +9,12 @@ every service inherits, the container runtime and the runc it starts included.
   a runtime that inherited the housekeeping mask stays on the housekeeping CPUs, whatever
   its pod's cpuset says (containerd issue #11345: non-Guaranteed pods "CPU confined to
   systemd's CPUAffinity").
+- The same reset before 6.2 hits PID 1: the first unit with `AllowedCPUs=` makes systemd
+  enable the cpuset controller, every task moves into a new cpuset and loses its mask, so
+  PID 1's housekeeping `CPUAffinity=` becomes every CPU, and so does every service it
+  starts from then on (seen in a booted Debian 12, kernel 6.1: hostc's VM test of
+  `hostc audit`).  systemd re-applies `CPUAffinity=` only on a daemon-reload, so the
+  workload drop-ins put PID 1 back themselves (`targets.systemd._pid1_repin`).
 - runc resets the inherited mask itself from v1.3.1 and v1.2.7 ("libct: reset CPU
   affinity by default": PR #4858, backports #4865 to 1.3 and #4869 to 1.2; rancher/rke2
   PR #8852 bumped runc for it).  Distribution runc packages older than those keep the bug.
