@@ -344,8 +344,11 @@ def run(argv: list[str] | None = None) -> int:
     off first and skips the interpreter's finalization; this is the in-process entry.)
     """
     args = sys.argv[1:] if argv is None else argv
-    stderr = sys.stderr
-    sys.stderr = cast(TextIO, TerminalSafe(stderr))  # click's usage errors quote argv
+    stdout, stderr = sys.stdout, sys.stderr
+    # the terminal's boundary: nothing a host, a spec's name or a plan.json holds reaches
+    # the terminal raw (click's usage errors quote argv; audit prints host data)
+    sys.stdout = cast(TextIO, TerminalSafe(stdout))
+    sys.stderr = cast(TextIO, TerminalSafe(stderr))
     try:
         with session():  # no writer replaces a file this command read
             _command(args[0] if args else "").main(args, standalone_mode=True)
@@ -369,7 +372,7 @@ def run(argv: list[str] | None = None) -> int:
         )
         return 3
     finally:
-        sys.stderr = stderr
+        sys.stdout, sys.stderr = stdout, stderr
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hostc.diagnostics import Diagnostic, printable
+from hostc.diagnostics import Diagnostic, printable, terminal
 
 if TYPE_CHECKING:
     from hostc.topology.model import Topology
@@ -49,15 +49,16 @@ def found(topo: Topology) -> str:
 
 
 class TerminalSafe:
-    """stderr with every terminal-unsafe character escaped (`diagnostics.printable`), line
-    feeds and tabs kept: click's usage errors quote the arguments a user typed."""
+    """stdout or stderr with every terminal-unsafe character escaped
+    (`diagnostics.terminal`), line feeds and tabs kept: the terminal's boundary (click's
+    usage errors quote argv; audit prints what a host tree holds).  Bytes written to
+    `.buffer` (an artifact, an archive) pass as they are."""
 
     def __init__(self, stream: object) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        safe = "\n".join("\t".join(map(printable, ln.split("\t"))) for ln in text.split("\n"))
-        return self._stream.write(safe)  # type: ignore[attr-defined, no-any-return]
+        return self._stream.write(terminal(text))  # type: ignore[attr-defined, no-any-return]
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)

@@ -64,6 +64,15 @@ def printable(text: object) -> str:
     return charsets.TERMINAL_UNSAFE.sub(_escape, s)
 
 
+def terminal(text: str) -> str:
+    """A whole text safe to write to a terminal: as `printable`, but line feeds and tabs
+    kept.  The one escaping function of the terminal medium: `cli.run` routes stdout and
+    stderr through it (`cli_text.TerminalSafe`), so no command prints raw host data."""
+    if text.isascii() and text.isprintable():
+        return text
+    return charsets.TERMINAL_UNSAFE_TEXT.sub(_escape, text)
+
+
 def error(path: str, message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.ERROR, path, message, hint)
 

@@ -13,9 +13,13 @@ import re
 
 from hostc.knowledge.table import Table
 
-#: C0 (NUL, tab, LF, CR …), DEL, C1, and the Unicode line and paragraph separators:
-#: each either ends a line in some reader or is invisible in review.
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What a spec or snapshot string, and any artifact value, may not hold: C0 (NUL, tab,
+#: LF, CR …), DEL, C1, the Unicode line and paragraph separators (each ends a line in
+#: some reader or is invisible in review), and the bidi and zero-width characters of
+#: `TERMINAL_UNSAFE` (they reorder or hide what a reviewer reads).  One set with it.
+CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
+)
 
 #: What a terminal must never be handed raw: every control character (C0 with tab,
 #: DEL, C1), the line and paragraph separators, the bidi embeddings, overrides and
@@ -23,8 +27,12 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 #: which reorder what a reader sees: "Trojan Source", CVE-2021-42574), the
 #: zero-width characters (U+200B-U+200D, U+2060) and the BOM U+FEFF, which hide
 #: text.  `hostc.diagnostics.printable` escapes them in everything hostc echoes.
-TERMINAL_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
+TERMINAL_UNSAFE = CONTROL
+
+#: `TERMINAL_UNSAFE` less the line feed and the tab: what a whole text written to a
+#: terminal may not hold (`hostc.diagnostics.terminal`).
+TERMINAL_UNSAFE_TEXT = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]"
 )
 
 #: A kernel argument: characters both the kernel's parser and GRUB's script

@@ -4,15 +4,18 @@ as Markdown for a PR comment and as JSON for bots."""
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 import attrs
 
 from hostc.artifact import Artifact
+from hostc.diagnostics import printable
 from hostc.disruption import Disruption
 from hostc.record import Record
 from hostc.report.diffinputs import Side, load
 from hostc.report.plandiff import PlanDiff, diff
+from hostc.targets._escape import oneline
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -99,50 +102,76 @@ def disruption_line(r: Review) -> str:
     return r.disruption.line()
 
 
+#: The ASCII punctuation that means something inside a CommonMark/GFM line (code, emphasis,
+#: links and images, HTML and comments, entities, table cells, strikethrough); each is
+#: backslash-escaped (CommonMark 2.4).  md_text never starts a line, so `#`, `-` and
+#: `1.` need none.
+_MD_PUNCT = frozenset("\\`*_[]<>&|~!")
+
+
+def md_text(text: object) -> str:
+    """Any text as literal Markdown prose, on one line: the Markdown medium's one escaping
+    function (with `md_code`).  Terminal-unsafe characters (controls, bidi, zero-width)
+    become visible escapes, line breaks a space, and every ASCII punctuation character is
+    backslash-escaped, so no `<!--`, tag, link, emphasis, heading or table pipe of a
+    plan.json's strings is read as Markdown or HTML."""
+    s = oneline(printable(text))
+    return "".join("\\" + c if c in _MD_PUNCT else c for c in s)
+
+
 def _code(text: str | None) -> str:
-    """Inline Markdown code that survives backticks in the value."""
+    """Inline Markdown code for any value: one line, terminal-unsafe characters escaped,
+    fenced by one backtick more than its longest backtick run (code spans take no HTML)."""
     if text is None or text == "":
         return "(none)"
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    s = oneline(printable(text))
+    if not s:
+        return "(none)"
+    run = max((len(r) for r in re.findall("`+", s)), default=0)
+    fence = "`" * (run + 1)
+    return f"{fence} {s} {fence}" if run else f"`{s}`"
 
 
 def to_markdown(r: Review) -> str:
-    out = [f"### hostc diff: {r.old.label} → {r.new.label}", ""]
+    out = [f"### hostc diff: {md_text(r.old.label)} → {md_text(r.new.label)}", ""]
     if r.changed:
-        out += [f"**On a running host:** {disruption_line(r)}", ""]
+        out += [f"**On a running host:** {md_text(disruption_line(r))}", ""]
     if not r.changed:
         files = "no artifact changes" if r.files is not None else "artifacts not compared"
         return "\n".join([*out, f"No change at Plan level; {files}.", ""])
     out += ["**CPUs**", ""]
-    out += [f"- node {m.node}: CPUs {m.cpus}: {m.old} → {m.new}" for m in r.plan.moves] or [
-        "- no CPU changes its role"
-    ]
+    out += [
+        f"- node {md_text(m.node)}: CPUs {md_text(m.cpus)}: {md_text(m.old)} → {md_text(m.new)}"
+        for m in r.plan.moves
+    ] or ["- no CPU changes its role"]
     out += ["", "**Settings**", ""]
     for s in r.plan.settings:
         if s.change == "changed" and not (s.old or s.new):
             out.append(f"- reason changed for {_code(s.name)}")
-            out.append(f"  - was: {s.old_reason or '(no reason)'}")
-            out.append(f"  - now: {s.new_reason or '(no reason)'}")
+            out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
+            out.append(f"  - now: {md_text(s.new_reason or '(no reason)')}")
         elif s.change == "changed":
             out.append(f"- changed {_code(s.name)}: {_code(s.old)} → {_code(s.new)}")
             if s.old_reason == s.new_reason:
-                out.append(f"  - why (both): {s.new_reason or '(no reason)'}")
+                out.append(f"  - why (both): {md_text(s.new_reason or '(no reason)')}")
             else:
-                out.append(f"  - was: {s.old_reason or '(no reason)'}")
-                out.append(f"  - now: {s.new_reason or '(no reason)'}")
+                out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
+                out.append(f"  - now: {md_text(s.new_reason or '(no reason)')}")
         elif s.change == "added":
             out.append(f"- added {_code(s.name)}: {_code(s.new)}")
-            out.append(f"  - why: {s.new_reason or '(no reason)'}")
+            out.append(f"  - why: {md_text(s.new_reason or '(no reason)')}")
         else:
             out.append(f"- removed {_code(s.name)}: {_code(s.old)}")
-            out.append(f"  - was: {s.old_reason or '(no reason)'}")
+            out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
     if not r.plan.settings:
         out.append("- no setting changes")
     out += ["", "**Artifacts**", ""]
     if r.files is None:
         out.append("- not compared: a side is a plan.json (give specs to compare artifacts)")
     else:
-        out += [f"- {f.change} {f.target}:{f.path} (+{f.added} −{f.removed})" for f in r.files]
+        out += [
+            f"- {f.change} {md_text(f.target)}:{md_text(f.path)} (+{f.added} −{f.removed})"
+            for f in r.files
+        ]
         out += [] if r.files else ["- no artifact changes"]
     return "\n".join([*out, ""])
