@@ -20,14 +20,59 @@ if TYPE_CHECKING:
     from hostc.plan import Plan
 
 
+#: Exit codes, one table for every command: `hostc --help` ends with it, README.md
+#: holds the same (tests/cli/test_cli_habits.py keeps the two equal).  `\b` keeps
+#: click from re-wrapping the rows.
+EXIT_CODES = """\b
+Exit codes:
+  0    success: done, valid, no difference (check, plan, explain, targets, schema,
+       probe, import: 0 or 2 only)
+  1    a difference was found: build --check or pre-commit (a file differs), diff
+       (the two sides differ), audit (drift), changed (a host changes)
+  2    invalid input or usage: diagnostics on stderr, nothing written; with many
+       hosts, a host failed (the others are still written)
+  3    internal error, a bug in hostc (HOSTC_DEBUG=1 shows the traceback)
+  130  interrupted (Ctrl-C)"""
+
+
 app = typer.Typer(
     name="hostc",
     help="Compile GPU host tuning from node.toml and a topology snapshot.",
+    epilog=EXIT_CODES,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def version() -> str:
+    """hostc's version, from the installed package's metadata (pyproject.toml's)."""
+    from importlib.metadata import version as installed
+
+    return installed("hostc")
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"hostc {version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="print `hostc X.Y.Z` and exit",
+        ),
+    ] = False,
+) -> None:
+    """Compile GPU host tuning from node.toml and a topology snapshot."""
 
 
 import_app = typer.Typer(
@@ -165,7 +210,8 @@ def _command(name: str) -> Any:
     on every call): a group holding NAME alone (building every command's parameters
     from its signature costs a tenth of a cold build, and click only ever looks at the
     one named); the whole tree for `--help`, no name or a name that is not a command
-    (its usage error lists them all)."""
+    (its usage error lists them all), and for an option such as `--version` or `-h`
+    (no command has that name)."""
     commands = [c for c in app.registered_commands if _name(c) == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if len(commands) + len(groups) != 1:

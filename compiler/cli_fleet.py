@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO, cast
 
 import typer
 
@@ -28,13 +28,15 @@ def report(
     """Run every host, print, and exit: 2 when a host failed (the others are still
     written), 1 when `--check` found a difference, else 0."""
     from hostc import fleet, fleet_view
+    from hostc.cli_text import unescaped
 
     show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
+    tty = cast(TextIO, unescaped(sys.stderr))  # a real `\r`, not its escaped `\x0d`
 
     def progress(done: int, total: int) -> None:
         if show:
-            sys.stderr.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
-            sys.stderr.flush()
+            tty.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
+            tty.flush()
 
     results = fleet.run(hosts, job, jobs, progress)
     results += fleet.ansible_fleet(results, job)

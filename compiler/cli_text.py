@@ -62,3 +62,9 @@ class TerminalSafe:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+def unescaped(stream: object) -> object:
+    """The stream under a `TerminalSafe` one: for hostc's own control characters (the
+    progress bar's carriage return), never for text from input."""
+    return stream._stream if isinstance(stream, TerminalSafe) else stream
