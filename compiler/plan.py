@@ -219,6 +219,9 @@ class Placement(Record):
     shared: bool = False  # may share isolated CPUs with other workloads (asked by the spec)
     #: why NCCL_SOCKET_IFNAME is set (only from the spec's `[nccl] socket_ifname`)
     socket_reason: Reason | None = None
+    #: GPU daemons it starts after (Fabric Manager, persistenced on NVSwitch hosts)
+    after: tuple[str, ...] = ()
+    after_reason: Reason | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -50,6 +50,10 @@ def workload_lines(w: Placement) -> list[str]:
     out += [f"  {k}={v}" for k, v in w.env]
     if w.socket_reason is not None:
         out.append(f"  # {w.socket_reason}")
+    if w.after:
+        out.append(f"  after {' '.join(w.after)}")
+        if w.after_reason is not None:
+            out.append(f"  # {w.after_reason}")
     return out
 
 

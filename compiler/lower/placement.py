@@ -10,9 +10,11 @@ matrix, else the ones on the same NUMA node.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
+from hostc.knowledge.gpu import MAX_NVLINKS_PER_GPU, NVSWITCH_DAEMONS, nvswitch
 from hostc.plan import CpuPartition, Placement, Reason
 from hostc.provenance import key, topology
 from hostc.resolve.cpu import gpu_nodes
@@ -123,8 +125,41 @@ def nccl_env(nics: Sequence[Nic], socket_ifname: str | None = None) -> list[tupl
     return out
 
 
+_NV = re.compile(r"NV([0-9]{1,3})")
+
+
+def nvlink_counts(topo: Topology) -> dict[str, dict[str, int]]:
+    """GPU → peer GPU → NV# of the pair, from the link matrix (either order)."""
+    gpus = {g.name for g in topo.gpus}
+    out: dict[str, dict[str, int]] = {}
+    for link in topo.links:
+        m = _NV.fullmatch(link.kind.upper())
+        if m and link.a in gpus and link.b in gpus and link.a != link.b:
+            out.setdefault(link.a, {})[link.b] = int(m.group(1))
+            out.setdefault(link.b, {})[link.a] = int(m.group(1))
+    return out
+
+
+_FM, _PERSISTENCED = NVSWITCH_DAEMONS
+_DAEMONS_REASON = Reason(
+    topology("links"),
+    f"NVSwitch host (a GPU's NV# counts to its peers exceed the {MAX_NVLINKS_PER_GPU} links "
+    f"one GPU has): CUDA fails with cudaErrorSystemNotReady until {_FM} "
+    f"{NVSWITCH_DAEMONS[_FM]}, and {_PERSISTENCED} {NVSWITCH_DAEMONS[_PERSISTENCED]}; "
+    "After= only orders, a host without them is neither held nor failed",
+)
+
+
+def gpu_daemons(topo: Topology) -> tuple[tuple[str, ...], Reason | None]:
+    """The GPU daemons a GPU workload starts after (NVSwitch hosts only), with the reason."""
+    if nvswitch(nvlink_counts(topo)):
+        return tuple(NVSWITCH_DAEMONS), _DAEMONS_REASON
+    return (), None
+
+
 def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Placement]:
     nodes_each = [nodes_of(topo, w) for w in spec.workload]
+    daemons, daemons_reason = gpu_daemons(topo)
     shares = isolated_shares(spec, topo, part, nodes_each)
     out = []
     for i, w in enumerate(spec.workload):
@@ -158,6 +193,8 @@ def workloads(spec: HostSpec, topo: Topology, part: CpuPartition) -> list[Placem
                 nics_reason=Reason(topology("nics"), f"NICs {how}") if nics else None,
                 shared=w.share_cpus,
                 socket_reason=_SOCKET_REASON if spec.nccl.socket_ifname is not None else None,
+                after=daemons if w.gpus else (),
+                after_reason=daemons_reason if w.gpus else None,
             )
         )
     return out
