@@ -83,6 +83,9 @@ def manifest_text(plan: Plan, files: Sequence[Artifact], kargs: Sequence[str] = 
     ]
     lines += [_line("karg", a) for a in kargs]
     lines += [_line("stopped", u) for u in stopped_units(plan)]
+    # the keys sysctl.d sets: a key the next build drops keeps its running value until
+    # the next boot, a changed value applies live (hostc.disruption, the same rule)
+    lines += [_line("sysctl", s.key) for s in sorted(plan.sysctls, key=lambda s: s.key)]
     k = plan.kubelet
     if k is not None and (k.cpu.policy != "none" or k.memory_manager_static):
         lines.append(_line("kubelet", k.unit))

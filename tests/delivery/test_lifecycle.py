@@ -298,14 +298,24 @@ def test_lifecycle_scripts_pass_shellcheck(script: str, tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout
 
 
-def test_a_setting_dropped_from_a_file_both_builds_install_asks_for_a_reboot(
+def test_a_changed_sysctl_applies_live_and_a_dropped_one_waits_for_the_next_boot(
     tmp_path: Path,
 ) -> None:
-    """v2 drops a sysctl from the same 90-hostc.conf: the kernel keeps the old value."""
+    """A sysctl whose value changes is applied by `sysctl --system`: no reboot is owed
+    for it (the VM shows the value taken live).  One the next build no longer sets keeps
+    its running value until the next boot, and hostc-apply names it (the manifests list
+    the keys): hostc.disruption's `later`, the same rule."""
+    vm = ROOT / "tests" / "vm"
     root = tmp_path / "host"
-    install(root, delivered(plan_of(ROOT / "tests" / "vm" / "v1.toml")))
+    install(root, delivered(plan_of(vm / "v1.toml")))
     assert run_script(root, lifecycle.APPLY).returncode == 0
+    install(root, delivered(plan_of(vm / "v1-sysctl.toml")))
+    done = run_script(root, lifecycle.APPLY)
+    assert done.returncode == 0, done.stderr
+    assert "applied; no file of the previous build needs a reboot" in done.stdout
+    assert "no longer set" not in done.stdout
     install(root, delivered(plan_of(VM_V2)))
     done = run_script(root, lifecycle.APPLY)
     assert done.returncode == 0, done.stderr
-    assert "reboot needed" in done.stdout and "/etc/sysctl.d(changed)" in done.stdout
+    line = next(x for x in done.stdout.splitlines() if "no longer set" in x)
+    assert line.split(":")[-1].split() == ["net.core.busy_poll"]

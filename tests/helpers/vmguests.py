@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -40,6 +41,10 @@ BOOT_TIMEOUT = int(os.environ.get("HOSTC_VM_BOOT_TIMEOUT", "1800"))
 ANSIBLE_BOOT_TIMEOUT = max(BOOT_TIMEOUT, 2400)
 #: boots per VM (the wait's bound: each boot's limit plus set-up)
 BOOTS = {"ansible": 2, "lifecycle": 6, "cloud-init": 2}
+#: the lifecycle VM's builds, in the order its steps apply them: v1, then in the same boot
+#: a sysctl-only update (live), one workload moved (restarts it alone) and v2 (a kernel
+#: argument: one reboot, no restart before it); the TuneD owner after the revert
+LIFECYCLE_SPECS = ("v1", "v1-sysctl", "v1-place", "v2", "tuned")
 #: ansible-core and the distributions its controller imports, as this venv holds them
 #: (CPython 3.11, x86_64 glibc: the guest's python3.11 loads the same compiled modules)
 ANSIBLE_DISTS = ("ansible-core", "jinja2", "MarkupSafe", "PyYAML", "cryptography", "cffi",
@@ -101,7 +106,7 @@ def guest_tree(dest: Path, lib: Path, *, driver: bool) -> Path:
     shutil.copytree(HERE / "guest", dest)
     wants = dest / "etc/systemd/system/multi-user.target.wants"
     wants.mkdir(parents=True)
-    units = ["demo.service"] + (["vmtest-step.service"] if driver else [])
+    units = ["demo.service", "demo2.service"] + (["vmtest-step.service"] if driver else [])
     if not driver:
         (dest / "etc/systemd/system/vmtest-step.service").unlink()
         (dest / "usr/local/sbin/vmtest-step").unlink()
@@ -114,10 +119,16 @@ def guest_tree(dest: Path, lib: Path, *, driver: bool) -> Path:
 
 
 def spec_dir(dest: Path, spec: Path, topology: Path) -> Path:
-    """The spec as node.toml beside its snapshot (under the name the spec gives it)."""
+    """The spec as node.toml beside its snapshot (under the name the spec gives it) and
+    the specs it extends (under their own names, as its `extends` names them)."""
     dest.mkdir(parents=True)
     shutil.copy(spec, dest / "node.toml")
     shutil.copy(topology, dest / topology.name)
+    todo = [spec]
+    while todo:
+        for parent in tomllib.loads(todo.pop().read_text()).get("extends", []):
+            shutil.copy(spec.parent / parent, dest / parent)
+            todo.append(spec.parent / parent)
     return dest / "node.toml"
 
 
@@ -160,7 +171,7 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     shutil.copy(PERF, tree / PERF.relative_to("/"))
     vmtest = tree / "root/vmtest"
     shutil.copytree(HERE / "steps", vmtest / "steps")
-    for version in ("v1", "v2", "tuned"):
+    for version in LIFECYCLE_SPECS:
         spec = spec_dir(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     summary = boot(work / "out", SHAPE, "--rootfs", tree, "--run", "true", "--collect",

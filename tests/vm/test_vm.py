@@ -32,7 +32,7 @@ import pytest
 from hostc import api
 
 import vmlane
-from conftest import IN_CI, ROOT
+from conftest import IN_CI, ROOT, run_hostc
 
 pytestmark = pytest.mark.vm
 
@@ -148,6 +148,57 @@ def test_vm_a_repeated_apply_and_hostc_tuning_reruns_reload_and_restart_nothing(
     assert _read(results, "reloads-v1").strip() == "0", _read(results, "reapply-v1.log")
     before, after = _read(results, "demo-pids").split()
     assert before == after != "0"
+
+
+def _disruption(old: str, new: str) -> dict[str, Any]:
+    """What `hostc diff OLD NEW --json` says an update will cost, before it is applied."""
+    r = run_hostc("diff", HERE / f"{old}.toml", HERE / f"{new}.toml", "--json")
+    assert r.returncode == 1, r.stderr  # 1: there is a change
+    found: dict[str, Any] = json.loads(r.stdout)["disruption"]
+    return found
+
+
+def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """Issue 30, in one boot of the lifecycle VM: a sysctl-only update applies live (the
+    new value in the kernel, both workloads keep their PIDs, no reboot owed, no manager
+    reload); moving one workload restarts that workload only; v2 (kernel arguments)
+    restarts nothing before the reboot it owes, and the next boot has it in effect.
+    Each time, what happened is what `hostc diff --json` computed from the two builds."""
+    summary, results = lifecycle_vm
+    pids = {
+        when: _read(results, f"pids-{when}").split()
+        for when in ("before-updates", "after-v1-sysctl", "after-v1-place", "after-v2")
+    }
+    assert all(len(p) == 2 and "0" not in p for p in pids.values()), pids
+    for name in ("v1-sysctl", "v1-place", "v2"):
+        log = _read(results, f"apply-{name}.log")
+        assert _read(results, f"apply-{name}.rc").strip() == "0", log
+
+    live = _disruption("v1", "v1-sysctl")
+    assert (live["reboot"], live["restart"], live["live"]) == (False, [], ["sysctl"])
+    assert _read(results, "swappiness-v1-sysctl").strip() == "8"
+    assert pids["after-v1-sysctl"] == pids["before-updates"]
+    assert "no file of the previous build needs a reboot" in _read(results, "apply-v1-sysctl.log")
+    assert _read(results, "reloads-after-v1-sysctl").strip() == "0"
+
+    moved = _disruption("v1-sysctl", "v1-place")
+    assert (moved["reboot"], moved["restart"]) == (False, ["demo2.service"])
+    demo, demo2 = pids["after-v1-sysctl"]
+    assert pids["after-v1-place"][0] == demo and pids["after-v1-place"][1] != demo2
+    plan, _ = api.compile_file(HERE / "v1-place.toml")
+    placed = next(w for w in plan.workloads if w.unit == "demo2.service")
+    assert _read(results, "demo2-v1-place").split()[-1] == str(placed.cpus)
+
+    boot = _disruption("v1-place", "v2")
+    assert boot["reboot"] and boot["restart"] == [] and "kernel arguments" in boot["reboot_for"]
+    assert pids["after-v2"] == pids["after-v1-place"]  # no restart before the reboot
+    assert "reboot needed" in _read(results, "apply-v2.log")
+    v1, v2 = (api.compile_file(HERE / f"{v}.toml")[0].cmdline.split() for v in ("v1", "v2"))
+    assert v1 != v2
+    booted = summary["boots"][2]["cmdline"].split()  # boot 3: the one reboot after v2
+    assert set(v2) <= set(booted) and not (set(v1) - set(v2)) & set(booted), booted
 
 
 def test_vm_boot_verifier_passes_when_the_plan_took_effect(

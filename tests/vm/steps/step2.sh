@@ -25,5 +25,19 @@ sh /root/vmtest/v1/rootfs/apply.sh >$R/reapply-v1.log 2>&1; echo $? >$R/reapply-
 systemctl restart hostc-tuning.service; systemctl restart hostc-tuning.service
 systemctl show -p MainPID --value demo.service >>$R/demo-pids
 echo $(( $(reloads) - n0 )) >$R/reloads-v1
-sh /root/vmtest/v2/rootfs/apply.sh >$R/apply-v2.log 2>&1; echo $? >$R/apply-v2.rc
+# Issue 30's three kinds of update, in this boot, each followed by what happened (the
+# test compares it with the disruption `hostc diff` computes for the same two builds):
+# a sysctl only, one workload moved, then v2 (kernel arguments) before the reboot.
+pids() { for u in demo.service demo2.service; do systemctl show -p MainPID --value $u; done | tr '\n' ' '; echo; }
+update() { # NAME: apply its tree; the workloads' PIDs and PID 1's reload count after
+    sh /root/vmtest/$1/rootfs/apply.sh >$R/apply-$1.log 2>&1; echo $? >$R/apply-$1.rc
+    pids >$R/pids-after-$1
+    echo $(( $(reloads) - n0 )) >$R/reloads-after-$1
+}
+pids >$R/pids-before-updates
+update v1-sysctl
+sysctl -n vm.swappiness >$R/swappiness-v1-sysctl
+update v1-place
+grep Cpus_allowed_list /proc/$(systemctl show -p MainPID --value demo2.service)/status >$R/demo2-v1-place
+update v2
 systemctl --no-block reboot
