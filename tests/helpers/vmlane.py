@@ -78,16 +78,18 @@ def unavailable() -> str | None:
     return None
 
 
-def _image_being_built() -> bool:
+def _image_being_built(wait: bool = False) -> bool:
     """vm-boot holds its cache lock exclusively only while it builds the image (a run
-    holds it shared): a shared request that would block means a build is under way."""
+    holds it shared): a shared request that would block means a build is under way.
+    `wait`: block until that build is done instead (a shared lock, released at once).
+    False where there is no cache yet."""
     try:
         f = open(CACHE / ".lock")  # noqa: SIM115 (closed below)
     except OSError:
         return False
     with f:
         try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_SH | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             return True
         fcntl.flock(f, fcntl.LOCK_UN)
@@ -157,15 +159,8 @@ def _wait_for_image() -> None:
     keeps that lock (downgraded to shared) through its whole run, so runs started
     before the image exists take turns: in a CI run on a fresh machine the three VMs ran
     one after the other (cloud-init, then lifecycle, the Ansible VM waiting for both).
-    A shared lock is granted once the build's exclusive one is released; released at
-    once, it lets every run find the image and share the cache."""
-    try:
-        f = open(CACHE / ".lock")  # noqa: SIM115 (closed below)
-    except OSError:
-        return  # no cache yet: the first run builds the image
-    with f:
-        fcntl.flock(f, fcntl.LOCK_SH)
-        fcntl.flock(f, fcntl.LOCK_UN)
+    Once the build is done every run finds the image and they share the cache."""
+    _image_being_built(wait=True)
 
 
 def main(lane: Path, names: list[str]) -> int:
