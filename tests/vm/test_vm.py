@@ -180,7 +180,7 @@ def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
     assert (live["reboot"], live["restart"], live["live"]) == (False, [], ["sysctl"])
     assert _read(results, "swappiness-v1-sysctl").strip() == "8"
     assert pids["after-v1-sysctl"] == pids["before-updates"]
-    assert "no file of the previous build needs a reboot" in _read(results, "apply-v1-sysctl.log")
+    assert "applied; no reboot needed" in _read(results, "apply-v1-sysctl.log")
     assert _read(results, "reloads-after-v1-sysctl").strip() == "0"
 
     moved = _disruption("v1-sysctl", "v1-place")
@@ -194,7 +194,8 @@ def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
     boot = _disruption("v1-place", "v2")
     assert boot["reboot"] and boot["restart"] == [] and "kernel arguments" in boot["reboot_for"]
     assert pids["after-v2"] == pids["after-v1-place"]  # no restart before the reboot
-    assert "reboot needed" in _read(results, "apply-v2.log")
+    said = next(x for x in _read(results, "apply-v2.log").splitlines() if "reboot needed" in x)
+    assert "/etc/default/grub.d/90-hostc.cfg" in said.split(), said
     v1, v2 = (api.compile_file(HERE / f"{v}.toml")[0].cmdline.split() for v in ("v1", "v2"))
     assert v1 != v2
     booted = summary["boots"][2]["cmdline"].split()  # boot 3: the one reboot after v2
