@@ -184,6 +184,13 @@ class Flavor(enum.StrEnum):
     K3S = "k3s"  # /etc/rancher/k3s/config.yaml.d, kubelet-arg flags
 
 
+class ContainerRuntime(enum.StrEnum):
+    """The CRI runtime a kubelet node runs (the unit that starts containers)."""
+
+    CONTAINERD = "containerd"
+    CRIO = "crio"
+
+
 class NodeRole(enum.StrEnum):
     SERVER = "server"
     AGENT = "agent"
