@@ -94,6 +94,14 @@ class IommuMode(enum.StrEnum):
     ON = "on"
 
 
+class NicChannels(enum.StrEnum):
+    """A GPU-adjacent NIC's combined queues on an isolating host: down to the housekeeping
+    CPUs of its node (where its interrupts go), or the driver's count kept."""
+
+    HOUSEKEEPING = "housekeeping"
+    KEEP = "keep"
+
+
 class GpuDirect(enum.StrEnum):
     """How NICs reach GPU memory (GPUDirect RDMA): DMA-BUF (open kernel modules, Linux >=
     5.12; NVIDIA's recommendation), the legacy nvidia-peermem module, or DMA-BUF where the

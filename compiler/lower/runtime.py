@@ -320,7 +320,7 @@ def runtime(
         modules=tuple(modules(spec)),
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, tick),
-        nic_channels=nic_channels(topo, part),
+        nic_channels=nic_channels(topo, part, spec.irq.nic_channels),
         gpudirect=gpudirect(spec, topo),
         tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

@@ -562,3 +562,22 @@ def test_reasons_tell_epb_from_epp_and_numa_balancing_from_kubelet_binding() -> 
     nb = next(s for s in kubeadm.sysctls if s.key == "kernel.numa_balancing")
     assert "no workload is pinned" not in nb.reason.why
     assert "pods a Static memory manager binds" in nb.reason.why
+
+
+# --- NIC channels: a spec choice with its cost named ------------------------------------
+
+
+def test_nic_channel_shrinking_is_a_choice_whose_throughput_cost_is_named() -> None:
+    """K4: shrinking caps kernel TCP/IP over the NIC (NFS, S3 model loading) at the
+    housekeeping CPUs; `hostc plan` says so, and `irq.nic_channels = "keep"` leaves the
+    driver's count (NTO makes it opt-in, TuneD does it only in realtime)."""
+    plan = compile_(spec())
+    assert plan.runtime.nic_channels
+    why = plan.runtime.nic_channels[0].reason.why
+    assert "kernel TCP/IP over it (NFS, S3 model loading) is spread over" in why
+    assert 'irq.nic_channels = "keep"' in why
+    kept = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.KEEP)))
+    assert kept.runtime.nic_channels == ()
+    assert "nic_channels " not in files(kept, "systemd")[SCRIPT]
+    asked = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.HOUSEKEEPING)))
+    assert str(asked.runtime.nic_channels[0].reason.source) == "irq.nic_channels"
