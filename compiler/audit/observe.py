@@ -284,7 +284,7 @@ def _devices(plan: Plan) -> Iterator[Expect]:
     arguments make of the IOMMU and ACS, read back from sysfs (`hostc.audit.devices`)."""
     rt, c = plan.runtime, plan.cstates
     if rt.hostc_owned and c is not None and c.cpus is not None:
-        state = str(c.max_cstate)
+        state = str(c.state)
         want = f"exit latency of cpuidle state {state}"
         yield Expect("pm-qos", "CPU PM QoS resume latency", want, c.reason, (state, str(c.cpus)))
     for w in rt.sysfs:  # hostc-tuning or TuneD's [sysfs] writes them

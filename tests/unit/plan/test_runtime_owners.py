@@ -24,6 +24,7 @@ from test_runtime import SCRIPT, TUNED, compile_, files, h100, spec, tuned_ini
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import cmdline
+from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.knowledge import distro as osfacts
 from hostc.lower import runtime as lower_runtime
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
@@ -211,13 +212,28 @@ def test_tuned_nic_channels_only_where_the_tuned_reads_them() -> None:
 # --- C-states: per CPU, at runtime, on the workload CPUs ----------------------------------
 
 
-def test_cstates_limited_per_cpu_at_runtime_on_the_workload_cpus() -> None:
+def test_cstates_limited_per_cpu_at_runtime_on_the_workload_and_device_irq_cpus() -> None:
+    """K8: the isolated CPUs, and the housekeeping CPUs of the GPU/NIC nodes, which take
+    those devices' interrupts (request ingress, completions): not left in deep C-states."""
     plan = compile_(spec())
-    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.isolated
+    part = plan.partition
+    assert plan.cstates is not None and plan.cstates.cpus == part.online  # GPUs on each node
     assert "max_cstate" not in cmdline(plan)
     script = files(plan, "systemd")[SCRIPT]
-    assert f"for cpu in {plan.partition.isolated.expanded(' ')}; do" in script
+    assert f"for cpu in {part.online.expanded(' ')}; do" in script
+    assert "housekeeping CPUs of the GPU and NIC nodes" in plan.cstates.reason.why
     assert "power/pm_qos_resume_latency_us" in script
+
+
+def test_pm_qos_state_is_the_first_halt_state_of_the_arch() -> None:
+    """K8: cpuidle state 1 is C1 on x86 (state 0 polls); on arm64 state 0 is WFI and
+    state 1 already a power-down state, so C1's limit reads state 0 there."""
+    x86 = compile_(spec())
+    assert x86.cstates is not None and x86.cstates.state == 1
+    assert "cpuidle/state1/latency" in files(x86, "systemd")[SCRIPT]
+    assert FIRST_HALT_STATE[Arch.X86_64] == 1 and FIRST_HALT_STATE[Arch.AARCH64] == 0
+    arm = compile_(spec(), h100(arch="aarch64", cpu_vendor=None))
+    assert arm.cstates is None  # the inference preset limits C-states on x86 only
 
 
 def test_cstates_without_isolation_go_to_the_workloads_cpus() -> None:
