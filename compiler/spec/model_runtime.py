@@ -13,8 +13,8 @@ from hostc.vocab import (
     Epp,
     Governor,
     GpuDirect,
-    NicChannels,
     IrqOwner,
+    NicChannels,
     PstateMode,
     RuntimeOwner,
 )

@@ -24,8 +24,8 @@ from test_runtime import SCRIPT, TUNED, compile_, files, h100, spec, tuned_ini
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import cmdline
-from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.knowledge import distro as osfacts
+from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower import runtime as lower_runtime
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
