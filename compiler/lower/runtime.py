@@ -126,7 +126,8 @@ def cstate_limit(
 def _irq_cpus(topo: Topology, part: CpuPartition) -> CpuSet:
     """The housekeeping CPUs of the nodes with GPUs or NICs: interrupts are kept on the
     housekeeping CPUs, on the device's own node where it has some."""
-    nodes = {d.node for d in (*topo.gpus, *topo.nics) if d.node is not None}
+    nodes = {g.node for g in topo.gpus if g.node is not None}
+    nodes |= {n.node for n in topo.nics if n.node is not None}
     return part.housekeeping & topo.cpus_of_nodes(tuple(sorted(nodes)))
 
 
