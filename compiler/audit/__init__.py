@@ -24,7 +24,8 @@ import attrs
 
 from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
-from hostc.audit.observers import OBSERVERS, Seen
+from hostc.audit.observers import OBSERVERS
+from hostc.audit.seen import Seen
 from hostc.plan import Plan
 from hostc.record import Record
 

@@ -130,8 +130,10 @@ def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
     plan, _ = api.compile_file(HERE / "v1.toml")
     rows = [line.split() for line in _read(results, "pmqos-v1").splitlines()]
     assert len(rows) == len(plan.partition.online), rows
+    limited = plan.cstates.cpus if plan.cstates is not None else None
+    assert limited is not None and limited == plan.partition.isolated  # no GPU/NIC node here
     for cpu, latency, state1 in rows:
-        if int(cpu) in plan.partition.housekeeping:
+        if int(cpu) not in limited:
             assert latency == "0", rows
         elif state1 == "state1":
             assert latency.isdigit() and int(latency) >= 1, rows
