@@ -8,7 +8,8 @@ import collections
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostc.diagnostics import HostcError
@@ -162,3 +163,50 @@ def test_the_index_finds_the_line_a_pass_over_the_file_finds(
     text = "\n".join(lines) + "\n"
     path = ".".join(parts).replace(".[", "[")
     assert locate(path, text) == _old_locate(path, text)
+
+
+# --- diff SPEC@REV: a blob's size is asked before it is read ----------------------------
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: Any) -> Path:
+    import subprocess
+
+    root = tmp_path_factory.mktemp("repo")
+    (root / "big.toml").write_text("x" * 5000)
+    (root / "sub").mkdir()
+    (root / "sub" / "a.toml").write_text("a")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "t"], check=True)
+    return root
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(limit=st.integers(0, 10000))
+def test_a_blob_past_the_limit_is_refused_before_it_is_read(
+    committed: Path, limit: int, monkeypatch: Any
+) -> None:
+    import subprocess
+
+    from hostc.report import diffinputs
+
+    ran: list[list[str]] = []
+    real = subprocess.run
+
+    def run(args: list[str], **kw: Any) -> Any:
+        ran.append(args)
+        return real(args, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(subprocess, "run", run)
+        try:
+            text = diffinputs._git_show(committed / "big.toml", "HEAD", limit)
+        except HostcError as e:
+            assert limit < 5000 and "larger than" in e.diagnostics[0].message
+            assert not any("blob" in a for a in ran), ran  # never loaded
+        else:
+            assert limit >= 5000 and text == "x" * 5000
+        with pytest.raises(HostcError, match="not a file"):
+            diffinputs._git_show(committed / "sub", "HEAD", limit)
