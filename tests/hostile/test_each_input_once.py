@@ -210,3 +210,47 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(
             assert limit >= 5000 and text == "x" * 5000
         with pytest.raises(HostcError, match="not a file"):
             diffinputs._git_show(committed / "sub", "HEAD", limit)
+
+
+# --- the topology picture: linear in the links -------------------------------------------
+
+
+class _CountedLinks(tuple):  # type: ignore[type-arg]
+    """A links tuple that counts every link handed out by iteration or indexing."""
+
+    visits = 0
+
+    def __iter__(self) -> Any:
+        for x in super().__iter__():
+            type(self).visits += 1
+            yield x
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 6), st.integers(0, 6))
+def test_the_picture_reads_each_link_a_bounded_number_of_times(
+    packages: int, gpus: int, nics: int
+) -> None:
+    import attrs
+
+    from hostc import api
+    from hostc.plan import DeviceLink
+    from hostc.report.svg import render_svg
+
+    from topogen import machine
+
+    topo = machine(packages=packages, cores_per_node=2, gpus_per_node=gpus, nics_per_node=nics)
+    spec = api.spec_from_data({"host": {"name": "t", "role": "inference", "kernel": "6.8"}})
+    plan, _ = api.compile_plan(spec, topo)
+    every = [(g, n.id) for n in plan.nodes for g in n.gpus]
+    links = [
+        DeviceLink(g, nic, "NODE" if gn == nn.id else "SYS")
+        for g, gn in every
+        for nn in plan.nodes
+        for nic in nn.nics
+    ]
+    _CountedLinks.visits = 0
+    counted = _CountedLinks(links)
+    plan = attrs.evolve(plan, hardware=attrs.evolve(plan.hardware, links=counted))
+    render_svg(plan)
+    assert _CountedLinks.visits <= 2 * len(links) + 1, (_CountedLinks.visits, len(links))
