@@ -57,6 +57,7 @@ from hostc.api_topology import (
     probe,
     read_snapshot,
     read_source,
+    start_spec,
     write_snapshot,
 )
 from hostc.artifact import Artifact
@@ -122,6 +123,7 @@ __all__ = [
     "spec_files",
     "spec_from_data",
     "stale_hosts",
+    "start_spec",
     "target_scope",
     "target_warnings",
     "targets",

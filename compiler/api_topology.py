@@ -166,3 +166,23 @@ def write_snapshot(text: str, path: str | os.PathLike[str]) -> None:
     from hostc.output import write_text
 
     write_text(as_path(path, "path"), text)
+
+
+def start_spec(
+    topo: Topology, topology_ref: str, name: str, role: str, root: Path | str | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """`hostc init`: (the text of a commented starting spec for `topo`, referred to as
+    `topology_ref`, and its warnings).  `root`: the live root the snapshot was probed
+    from, read for the hypervisor flag and a cpufreq driver (None: a snapshot file,
+    which records neither)."""
+    from hostc.init import Machine, host_name, look, start
+    from hostc.vocab import Role
+
+    try:
+        chosen = Role(role)
+    except ValueError:
+        choices = ", ".join(r.value for r in Role)
+        raise HostcError([error("role", f"{role!r} is no role; choose from {choices}")]) from None
+    machine = Machine() if root is None else look(as_path(root, "root"))
+    started = start(topo, topology_ref, host_name(name), chosen, machine)
+    return started.text, started.warnings

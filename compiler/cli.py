@@ -384,4 +384,5 @@ def main() -> None:
 
 # probe, import and changed register themselves on the same app
 import hostc.cli_change  # noqa: E402
+import hostc.cli_init  # noqa: E402
 import hostc.cli_topology  # noqa: E402, F401

@@ -61,44 +61,51 @@ def runtime_lines(plan: Plan) -> list[str]:
     """Runtime settings: who applies them, then each with its reason and origin."""
     rt = plan.runtime
     lines = ["", f"runtime settings (applied by {rt.owner}):", _why(rt.owner_reason)]
-    items: list[tuple[str, Reason]] = []
+    items: list[tuple[str, Reason, str]] = []
     for s in REPORTED:  # the table's runtime settings, in its order
         v = s.get(plan)
         if v is not None:
             assert s.label is not None
-            items.append((s.label.format(v.shown), v.reason))
+            items.append((s.label.format(v.shown), v.reason, s.name))
     if rt.acs:
-        items.append(("PCIe ACS", rt.acs))
+        items.append(("PCIe ACS", rt.acs, "acs"))
     for m in rt.cpumasks:
-        items.append((f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason))
+        items.append(
+            (f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason, f"cpumask.{m.name}")
+        )
     c = plan.cstates
     if c is not None and c.cpus is not None:
-        items.append((f"idle states up to cpuidle state {c.state} on CPUs {c.cpus}", c.reason))
-    items += [(f"{w.glob} = {w.value}", w.reason) for w in rt.sysfs]
+        text = f"idle states up to cpuidle state {c.state} on CPUs {c.cpus}"
+        items.append((text, c.reason, "max_cstate"))
+    items += [(f"{w.glob} = {w.value}", w.reason, w.glob) for w in rt.sysfs]
     items += [
-        (f"nic {n.device} ({n.pci}) combined channels {n.count}", n.reason) for n in rt.nic_channels
+        (f"nic {n.device} ({n.pci}) combined channels {n.count}", n.reason, f"nic.{n.device}")
+        for n in rt.nic_channels
     ]
     irq = rt.irq
     if irq is not None:
-        items.append((f"interrupts owned by {irq.owner}; banned {irq.banned}", irq.reason))
+        owner = "irq_owner"
+        items.append((f"interrupts owned by {irq.owner}; banned {irq.banned}", irq.reason, owner))
         if irq.owner is IrqOwner.IRQBALANCE:
-            items.append(
-                (f"irqbalance {irq.irqbalance_variable}={irq.banned_value}", irq.variable_reason)
-            )
+            text = f"irqbalance {irq.irqbalance_variable}={irq.banned_value}"
+            items.append((text, irq.variable_reason, owner))
         else:
-            items.append((f"default_smp_affinity {irq.default.mask()} ({irq.default})", irq.reason))
+            text = f"default_smp_affinity {irq.default.mask()} ({irq.default})"
+            items.append((text, irq.reason, owner))
             items += [
-                (f"{d.kind} {d.device} ({d.pci}) IRQs -> {d.cpus}", d.reason) for d in irq.devices
+                (f"{d.kind} {d.device} ({d.pci}) IRQs -> {d.cpus}", d.reason, f"irq.{d.device}")
+                for d in irq.devices
             ]
     for mod in rt.modules:
         what = ("blacklist" + (" (hard)" if mod.hard else "")) if mod.blacklist else "module"
         opts = f" options {mod.options}" if mod.options else ""
-        items.append((f"{what} {mod.name}{opts}", mod.reason))
+        items.append((f"{what} {mod.name}{opts}", mod.reason, f"module.{mod.name}"))
     items += [
-        (f"disable {x.unit}" + (" (stopped first)" if x.conflicts else ""), x.reason)
+        (f"disable {x.unit}" + (" (stopped first)" if x.conflicts else ""), x.reason, x.unit)
         for x in rt.services_off
     ]
-    lines += [f"  {text}\n{_why(r)}" for text, r in items] or ["  (none)"]
+    # each row ends with the name `hostc explain` and preset.exclude know it by
+    lines += [f"  {text}  [{name}]\n{_why(r)}" for text, r, name in items] or ["  (none)"]
     return lines
 
 

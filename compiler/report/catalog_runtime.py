@@ -109,6 +109,120 @@ def _modules_and_services(plan: Plan) -> list[CatalogSetting]:
     return out
 
 
+def _loaded(module: str) -> Carrier:
+    return lambda path, line: "/modules-load.d/" in path and line.strip() == module
+
+
+def _never(_path: str, _line: str) -> bool:
+    return False
+
+
+def _rows(plan: Plan) -> list[CatalogSetting]:
+    """The other rows `hostc plan` prints, each by the name it shows in brackets: the
+    C-state limit, PCIe ACS, the kernel cpumasks and sysfs writes."""
+    rt = plan.runtime
+    out = []
+    c = plan.cstates
+    if c is not None and c.cpus is not None:
+        out.append(
+            CatalogSetting(
+                t.MAX_CSTATE.name,
+                f"{c.max_cstate} on CPUs {c.cpus}",
+                c.reason,
+                "runtime",
+                _has("pm_qos_resume_latency_us", f"cpuidle/state{c.max_cstate}/"),
+                tuple(o.path for o in t.MAX_CSTATE.observe if isinstance(o, Sysfs)),
+            )
+        )
+    if rt.acs:
+        out.append(
+            CatalogSetting(
+                "acs", "redirect off", rt.acs, "boot", _has("disable_acs_redir"), ACS_OBSERVE
+            )
+        )
+    out += [
+        CatalogSetting(
+            f"cpumask.{m.name}",
+            str(m.cpus),
+            m.reason,
+            str(m.when),
+            _has(m.path),
+            (m.path,),
+        )
+        for m in rt.cpumasks
+    ]
+    out += [
+        CatalogSetting(w.glob, w.value, w.reason, str(w.when), _has(w.glob), (w.glob,))
+        for w in rt.sysfs
+    ]
+    return out
+
+
+def _owners_and_rest(plan: Plan) -> list[CatalogSetting]:
+    """NIC channels, the IRQ and runtime owners, modules loaded at boot, and what is
+    left out on purpose."""
+    rt = plan.runtime
+    out = [
+        CatalogSetting(
+            f"nic.{n.device}",
+            f"combined channels {n.count}",
+            n.reason,
+            "runtime",
+            _word(f"nic_channels {n.pci}"),
+            (f"ethtool -l <netdev of {n.pci}>",),
+        )
+        for n in rt.nic_channels
+    ]
+    irq = rt.irq
+    if irq is not None:
+        out.append(
+            CatalogSetting(
+                t.IRQ_OWNER.name,
+                f"{irq.owner}; banned {irq.banned}",
+                irq.reason,
+                "runtime",
+                _has("IRQBALANCE_BANNED_CPU", "/proc/irq/default_smp_affinity"),
+                ("systemctl is-active irqbalance.service", "/proc/irq/default_smp_affinity"),
+            )
+        )
+    out.append(
+        CatalogSetting(
+            t.RUNTIME_OWNER.name,
+            str(rt.owner),
+            rt.owner_reason,
+            "runtime",
+            _never,
+            tuple(o.path for o in t.RUNTIME_OWNER.observe if isinstance(o, Sysfs)),
+        )
+    )
+    out += [
+        CatalogSetting(
+            m.name,
+            "loaded at boot",
+            m.reason,
+            str(m.when),
+            _loaded(m.name),
+            (f"/sys/module/{m.name.replace('-', '_')}",),
+        )
+        for m in plan.modules_load
+    ]
+    out += [
+        CatalogSetting(x.setting, "left out on purpose", x.reason, "never", _never, ())
+        for x in plan.left_out
+    ]
+    return out
+
+
+#: where a host shows PCIe ACS control (per bridge)
+ACS_OBSERVE = ("lspci -vvv (ACSCtl of each bridge)",)
+
+
 def runtime(plan: Plan) -> list[CatalogSetting]:
     """The runtime settings, in `hostc plan`'s order."""
-    return [*_cpu(plan), *_irqs(plan), *_modules_and_services(plan)]
+    return [
+        *_cpu(plan),
+        *_irqs(plan),
+        *_modules_and_services(plan),
+        *_rows(plan),
+        *_owners_and_rest(plan),
+    ]

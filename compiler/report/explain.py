@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Any
 
 import attrs
 
@@ -19,6 +20,8 @@ from hostc.plan import Plan
 from hostc.record import Record
 from hostc.report.catalog import CatalogEntry, settings
 from hostc.report.origin import ShownOrigin, origin
+from hostc.settings.model import Setting
+from hostc.settings.table import SETTINGS
 from hostc.spec import presets
 
 #: a line number of at most 9 ASCII digits (int() takes other digits, and refuses 4,300)
@@ -123,6 +126,9 @@ def _select(
     ]
     if by_key:
         return "spec key", by_key
+    row = _row(what)
+    if row is not None:
+        return _by_row(what, row, table)
     last = key.rsplit(".", 1)[-1]
     by_last = [s for s in table if s.name in (last, key.split(".", 1)[-1])]
     if by_last and "." in key:
@@ -142,6 +148,45 @@ def _select(
     )
 
 
+def _row(what: str) -> Setting[Any] | None:
+    """The settings table's row named `what`, or whose node.toml key `what` is."""
+    key = _norm(what)
+    return next(
+        (s for s in SETTINGS if s.name == what or (s.spec_key and ".".join(s.spec_key) == key)),
+        None,
+    )
+
+
+#: the catalog names of a table row whose Plan value is shown under another name: a
+#: kernel argument spelled per vendor or architecture, a C-state cap at boot, a module
+_SHOWN_AS = {
+    "pstate": ("amd_pstate", "intel_pstate"),
+    "iommu": ("iommu", "iommu.passthrough"),
+    "max_cstate": ("intel_idle.max_cstate", "processor.max_cstate"),
+    "load_ib_umad": ("ib_umad",),
+}
+
+
+def _by_row(
+    what: str, row: Setting[Any], table: list[CatalogEntry]
+) -> tuple[str, list[CatalogEntry]]:
+    names = (row.name, *_SHOWN_AS.get(row.name, ()))
+    found = [s for s in table if s.name in names]
+    how = "setting" if what == row.name else "spec key"
+    if found:
+        return how, found
+    raise HostcError(
+        [
+            error(
+                "WHAT",
+                f"{what!r} is the setting {row.name}, which this host's Plan does not set",
+                hint="its preset leaves it out for this role or host, or preset.exclude "
+                "drops it; `hostc plan SPEC` lists what the host gets",
+            )
+        ]
+    )
+
+
 def _at_line(
     path: str, line: int, table: list[CatalogEntry], arts: list[Artifact]
 ) -> list[CatalogEntry]:
@@ -150,7 +195,9 @@ def _at_line(
     if not 0 < line <= len(lines):
         raise HostcError([error("WHAT", f"{path} has {len(lines)} lines, not {line}")])
     text = lines[line - 1]
-    found = [s for s in table if not text.lstrip().startswith("#") and s.carries(path, text)]
+    found = _carrying(path, text, table)
+    if not found and text.strip() and not text.lstrip().startswith("#"):
+        found = _block(path, lines, line - 1, table)
     if not found:
         raise HostcError(
             [
@@ -162,6 +209,27 @@ def _at_line(
             ]
         )
     return found
+
+
+def _carrying(path: str, text: str, table: list[CatalogEntry]) -> list[CatalogEntry]:
+    return [s for s in table if not text.lstrip().startswith("#") and s.carries(path, text)]
+
+
+def _block(path: str, lines: list[str], at: int, table: list[CatalogEntry]) -> list[CatalogEntry]:
+    """The setting of the block (lines between blank lines) holding line `at`: the
+    nearest carrying line before it, else after it (a loop body, a `put` under its
+    `for`).  A block that carries two settings names neither."""
+    start, end = at, at
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    while end + 1 < len(lines) and lines[end + 1].strip():
+        end += 1
+    order = [*range(at - 1, start - 1, -1), *range(at + 1, end + 1)]
+    carried = [(n, _carrying(path, lines[n], table)) for n in order]
+    names = {s.name for _, found in carried for s in found}
+    if len(names) != 1:
+        return []
+    return next(found for _, found in carried if found)
 
 
 def explain(

@@ -68,6 +68,8 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.plan_view",
         "hostc.kubelet_view",
         "hostc.schema",
+        # `hostc init`'s starting spec, from a snapshot
+        "hostc.init",
         # the settings reference page, written from the table and the presets
         "hostc.settings.docs",
     ),
@@ -91,6 +93,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.cli_build",
         "hostc.cli_change",
         "hostc.cli_fleet",
+        "hostc.cli_init",
         "hostc.cli_text",
         "hostc.cli_topology",
         "hostc.__main__",
