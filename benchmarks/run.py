@@ -17,6 +17,8 @@ floor a build ÷ reading its spec + rendering its files from ready contexts + wr
 peers Ansible's template module rendering the same files (check mode), CPU a host ÷
       hostc's; TuneD's profile loader on this same interpreter (a reference, no goal)
 F2-F4 the fleet build ÷ single-host commands, --jobs 2 ÷ 1, its peak memory (benchmarks/fleet.py)
+H1-H3 hostile shapes (benchmarks/hostile.py): a tree of hard links, an `extends` diamond,
+      the picture of a dense GPU-NIC matrix: each bounded by its input, not by its paths
 
 Commands run through the `hostc` console script next to this interpreter (what
 users run) and are interleaved with their baseline, so a noisy machine slows
@@ -478,7 +480,14 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
 
         # H1: `hostc audit --root` of a hostile tree (issue 32): 400 hard links to one
         # 4 MiB sysctl.d file cost one read and one parse (before: 1.6 GB, minutes)
-        rows.append(hostile_tree_row(work / "h1"))
+        from hostile import extends_diamond_row, hostile_tree_row, picture_row
+
+        rows.append(Row(*hostile_tree_row(work / "h1")))
+        # H2: an `extends` diamond as deep as allowed (2**15 paths to its base): each file
+        # merged once
+        rows.append(Row(*extends_diamond_row(work / "h2")))
+        # H3: the topology picture of 256 GPUs × 256 NICs (65,536 links): linear in links
+        rows.append(Row(*picture_row()))
 
         # the fleet, its floor, and the peers
         from fleet import figures
@@ -515,35 +524,6 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         )
         rows += [Row(*r) for r in fleet_rows[2:]]
     return rows
-
-
-def hostile_tree_row(root: Path) -> Row:
-    """H1: the bytes and seconds an audit of a tree built to multiply reads costs."""
-    from hostc import api
-    from hostc.audit import audit
-    from hostc.audit.host import HostReader
-    from hostc.topology.importers.chroot import TREE_BUDGET
-
-    plan, _ = api.compile_file(DGX)
-    conf = root / "etc" / "sysctl.d"
-    conf.mkdir(parents=True)
-    big = root / "big.conf"
-    big.write_text("".join(f"vm.key{i} = {i}\n" for i in range(4 << 20 >> 4))[: 4 << 20])
-    for i in range(400):
-        os.link(big, conf / f"{i:03d}-x.conf")
-    for key in ("vm/swappiness", "kernel/numa_balancing", "vm/stat_interval"):
-        (root / "proc/sys" / key).parent.mkdir(parents=True, exist_ok=True)
-        (root / "proc/sys" / key).write_text("0\n")
-    host = HostReader(root, live=False)
-    start = time.process_time()
-    audit(plan, host)
-    cpu = time.process_time() - start
-    mib = host.tree.spent / (1 << 20)
-    ok = host.tree.spent <= TREE_BUDGET and cpu <= 2.0
-    note = "400 hard links to one 4 MiB sysctl.d file: read once, parsed once"
-    return Row(
-        "H1 audit of a hostile tree", f"{mib:.1f} MiB, {cpu:.2f} s CPU", "≤ 64 MiB, ≤ 2 s", ok, note
-    )
 
 
 def table(rows: list[Row]) -> str:

@@ -228,9 +228,15 @@ def _parsed_snapshot(text: str, file: str) -> Topology:
     return loads(text, file)
 
 
-def spec_files(spec_path: str | os.PathLike[str]) -> set[str]:
-    """Every file a spec is read from: itself and, through `extends`, its layers (what
-    `hostc pre-commit` matches changed files against)."""
+def spec_files(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> set[str]:
+    """Every file a build of the spec reads, as absolute paths (what `hostc pre-commit`
+    matches changed files against): itself, through `extends` its layers, and the
+    topology snapshot it names.  Absolute, so that a spec named by an absolute path
+    matches the relative names pre-commit passes, and the reverse."""
     from hostc.spec import layers
 
-    return layers.chain(as_path(spec_path, "spec_path"))
+    path = as_path(spec_path, "spec_path")
+    read = layers.chain(path) | {str(p) for p in build_inputs(path, topology)}
+    return {os.path.abspath(p) for p in read}

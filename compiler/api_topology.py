@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import attrs
+
 from hostc.diagnostics import HostcError, error, file_error
 from hostc.inputs import SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
@@ -131,13 +133,32 @@ def capture_bytes(
     return cap.capture(None, as_path(root, "root"), extra)
 
 
-def dumps_snapshot(topo: Topology) -> str:
-    """The snapshot file's text (version 2), deterministic."""
+def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
+    """The snapshot file's text (version 2), deterministic, and only one hostc's own
+    reader takes: the text is read back through `snapshot.loads` (the loader's string
+    rules: no control, bidi or zero-width characters; its validation) and held to
+    SNAPSHOT_LIMIT before anything is written, so an importer cannot write a snapshot
+    that `check` or `build` would then refuse.  `source`: the imported file, named in
+    the diagnostics."""
+    from hostc.inputs import SNAPSHOT_LIMIT
     from hostc.topology import snapshot
 
     if not isinstance(topo, Topology):
         raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
-    return snapshot.dumps(topo)
+    text = snapshot.dumps(topo)
+    size = len(text.encode())
+    if size > SNAPSHOT_LIMIT:
+        raise HostcError(
+            [file_error(source, f"the snapshot would be {size} bytes, over {SNAPSHOT_LIMIT}")]
+        )
+    try:
+        snapshot.loads(text, source)
+    except HostcError as e:
+        hint = "the input holds a value hostc's snapshot reader refuses; nothing was written"
+        # the line numbers are the snapshot text's, not the input's: dropped
+        found = [attrs.evolve(d, line=None, hint=d.hint or hint) for d in e.diagnostics]
+        raise HostcError(found) from None
+    return text
 
 
 def write_snapshot(text: str, path: str | os.PathLike[str]) -> None:

@@ -174,11 +174,12 @@ def pre_commit_cmd(
     ] = None,
     jobs: JobsOpt = None,
 ) -> None:
-    """`hostc build --check` for the hosts whose spec, or a file it extends, changed."""
-    from hostc import api, fleet
+    """`hostc build --check` for the hosts whose inputs (the spec, a file it extends, its
+    topology snapshot) or committed output (OUT/<host>/) changed."""
+    from hostc import fleet
 
-    wanted = {os.path.normpath(p) for p in changed or []}
-    chosen = [h for h in _guard(lambda: fleet.select(hosts)) if wanted & api.spec_files(h.spec)]
+    selected = _guard(lambda: fleet.select(hosts))
+    chosen = [h for h in selected if fleet.affected(h, out, changed or [])]
     if not chosen:
         raise typer.Exit(0)
     need_compared(out)

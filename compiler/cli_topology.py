@@ -43,7 +43,8 @@ def _emit_snapshot(
 ) -> None:
     from hostc import api
 
-    text = api.dumps_snapshot(topo)
+    named = [str(p) for p in inputs if p is not None]
+    text = _guard(lambda: api.dumps_snapshot(topo, named[0] if named else "<snapshot>"))
     if output is None or output == STDOUT:
         sys.stdout.write(text)
         typer.echo(found(topo), err=True)

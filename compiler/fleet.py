@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,6 +99,19 @@ def select(arg: str) -> list[FleetHost]:
     if problems:
         raise HostcError(problems)
     return sorted((FleetHost(n, s) for n, s in seen.items()), key=lambda h: h.name)
+
+
+def affected(host: FleetHost, out: Path, changed: Iterable[str | os.PathLike[str]]) -> bool:
+    """Whether a change to one of `changed` can change `hostc build --check`'s verdict for
+    `host` (what `hostc pre-commit` re-checks): a file its build reads (the spec, the
+    files it extends, its topology snapshot: `api.spec_files`) or one of its committed
+    outputs under OUT/<host>/.  Paths compare absolute: pre-commit passes names relative
+    to the repository, a fleet may be named by an absolute path."""
+    from hostc import api
+
+    wanted = {os.path.abspath(p) for p in changed}
+    folder = os.path.join(os.path.abspath(out), host.name) + os.sep
+    return bool(wanted & api.spec_files(host.spec)) or any(w.startswith(folder) for w in wanted)
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -8,6 +8,7 @@ missing key), the nearest written parent wins, like Butane's deepest-node lookup
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -33,11 +34,13 @@ def _path_parts(path: str) -> list[str]:
     return _split(_INDEX.sub(r".#\1", path) if "[" in path else path)
 
 
-def _element_line(lines: list[str], start: int, index: int) -> int | None:
-    """Line (1-based) where element `index` of the array value on line `start` begins."""
+def _element_lines(lines: list[str], start: int) -> list[int]:
+    """Lines (1-based) where each element of the array value on line `start` begins: one
+    pass over the array, remembered by `Scan`, so asking for every element stays linear."""
     depth = 0
-    count = 0
     quote = ""
+    out: list[int] = []
+    pending = True  # the next non-blank character at depth 1 begins an element
     text = lines[start - 1]
     col = text.index("=") + 1
     for n in range(start, len(lines) + 1):
@@ -50,8 +53,10 @@ def _element_line(lines: list[str], start: int, index: int) -> int | None:
                     i += 1
                 elif ch == quote:
                     quote = ""
-            elif depth == 1 and count == index and not ch.isspace() and ch not in ",]#":
-                return n
+            elif depth == 1 and pending and not ch.isspace() and ch not in ",]#":
+                out.append(n)
+                pending = False
+                continue  # the same character is read again as the element's first
             elif ch in "\"'":
                 quote = ch
             elif ch == "#":
@@ -61,25 +66,30 @@ def _element_line(lines: list[str], start: int, index: int) -> int | None:
             elif ch in "]}":
                 depth -= 1
                 if depth == 0:
-                    return None
+                    return out
             elif ch == "," and depth == 1:
-                count += 1
+                pending = True
             i += 1
-    return None
+    return out
 
 
 @attrs.frozen(repr=False, eq=False)
 class Scan(Record):
-    """A source's written keys, scanned once: each header or `key =` line as its full
-    key path and line number (a layered spec asks one file for many keys)."""
+    """A source's written keys, scanned once and indexed: each header or `key =` line by
+    its full key path (the first line writing it), so that locating one key costs a
+    dictionary lookup per part of its path, not a pass over the file (a spec with
+    thousands of errors, or a layered spec asked for every key, stays linear)."""
 
     lines: list[str]
-    entries: list[tuple[list[str], int, bool]]  # (key path, line, is a header)
+    #: key path → (line, is a header): the first line that writes it
+    index: dict[tuple[str, ...], tuple[int, bool]]
+    #: line of an array value → the lines its elements begin on (filled when asked)
+    elements: dict[int, list[int]] = attrs.field(factory=dict)
 
 
 def scan(source: str) -> Scan:
     lines = source.splitlines()
-    entries: list[tuple[list[str], int, bool]] = []
+    index: dict[tuple[str, ...], tuple[int, bool]] = {}
     prefix: list[str] = []
     counters: dict[str, int] = {}
     for n, raw in enumerate(lines, start=1):
@@ -90,30 +100,37 @@ def scan(source: str) -> Scan:
                 name = ".".join(prefix)
                 counters[name] = counters.get(name, -1) + 1
                 prefix = [*prefix, f"#{counters[name]}"]
-            entries.append((prefix, n, True))
+            index.setdefault(tuple(prefix), (n, True))
         else:
             k = _KEY.match(raw)
             if k:
-                entries.append((prefix + _split(k.group(1)), n, False))
-    return Scan(lines, entries)
+                index.setdefault((*prefix, *_split(k.group(1))), (n, False))
+    return Scan(lines, index)
+
+
+@functools.lru_cache(maxsize=16)
+def _scanned(source: str) -> Scan:
+    """One index per source text: every diagnostic about one file reuses it."""
+    return scan(source)
 
 
 def locate(path: str, source: str | Scan) -> int | None:
-    """The line that writes `path` in `source` (text, or a `scan` of it to ask again)."""
-    found = source if isinstance(source, Scan) else scan(source)
+    """The line that writes `path` in `source` (text, or a `scan` of it): the deepest
+    written key on the path, or the element of an array value it names."""
+    found = source if isinstance(source, Scan) else _scanned(source)
     want = _path_parts(path)
-    best: tuple[int, int] | None = None  # (matched depth, line)
-    for keys, n, header in found.entries:
-        depth = 0
-        for a, b in zip(keys, want, strict=False):
-            if a != b:
-                break
-            depth += 1
-        if depth == len(keys) and depth > 0 and (best is None or depth > best[0]):
-            best = (depth, n)
-            rest = want[depth:]
-            if not header and rest and rest[0].startswith("#"):
-                element = _element_line(found.lines, n, int(rest[0][1:]))
-                if element is not None:
-                    best = (depth + 1, element)
-    return best[1] if best else None
+    for depth in range(len(want), 0, -1):
+        hit = found.index.get(tuple(want[:depth]))
+        if hit is None:
+            continue
+        n, header = hit
+        rest = want[depth:]
+        if not header and rest and rest[0].startswith("#"):
+            elements = found.elements.get(n)
+            if elements is None:
+                elements = found.elements[n] = _element_lines(found.lines, n)
+            i = int(rest[0][1:])
+            if i < len(elements):
+                return elements[i]
+        return n
+    return None

@@ -168,6 +168,9 @@ class CStateLimit(Record):
     reason: Reason
     when: When = When.BOOT
     cpus: CpuSet | None = None
+    #: the cpuidle state whose exit latency becomes the PM QoS limit (`hostc.knowledge.arch`
+    #: FIRST_HALT_STATE: state 1 on x86, state 0 (WFI) on arm64 for C1)
+    state: int = attrs.field(default=attrs.Factory(lambda self: self.max_cstate, takes_self=True))
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -126,6 +126,7 @@ class KubeletPlan(Record):
     reason: Reason
     when: When = When.SERVICE
     runtime: RuntimeAffinity | None = None
+    runtime_unit: str = "containerd.service"  # the unit that starts containers (runc)
 
     @property
     def memory_total(self) -> Quantity:

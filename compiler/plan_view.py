@@ -73,7 +73,7 @@ def runtime_lines(plan: Plan) -> list[str]:
         items.append((f"{m.name} cpumask {m.cpus} ({m.cpus.mask()})", m.reason))
     c = plan.cstates
     if c is not None and c.cpus is not None:
-        items.append((f"idle states up to cpuidle state {c.max_cstate} on CPUs {c.cpus}", c.reason))
+        items.append((f"idle states up to cpuidle state {c.state} on CPUs {c.cpus}", c.reason))
     items += [(f"{w.glob} = {w.value}", w.reason) for w in rt.sysfs]
     items += [
         (f"nic {n.device} ({n.pci}) combined channels {n.count}", n.reason) for n in rt.nic_channels

@@ -94,6 +94,14 @@ class IommuMode(enum.StrEnum):
     ON = "on"
 
 
+class NicChannels(enum.StrEnum):
+    """A GPU-adjacent NIC's combined queues on an isolating host: down to the housekeeping
+    CPUs of its node (where its interrupts go), or the driver's count kept."""
+
+    HOUSEKEEPING = "housekeeping"
+    KEEP = "keep"
+
+
 class GpuDirect(enum.StrEnum):
     """How NICs reach GPU memory (GPUDirect RDMA): DMA-BUF (open kernel modules, Linux >=
     5.12; NVIDIA's recommendation), the legacy nvidia-peermem module, or DMA-BUF where the
@@ -182,6 +190,13 @@ class Flavor(enum.StrEnum):
     KUBEADM = "kubeadm"  # the distro's kubelet.service, KubeletConfiguration files
     RKE2 = "rke2"  # /etc/rancher/rke2/config.yaml.d, kubelet-arg flags
     K3S = "k3s"  # /etc/rancher/k3s/config.yaml.d, kubelet-arg flags
+
+
+class ContainerRuntime(enum.StrEnum):
+    """The CRI runtime a kubelet node runs (the unit that starts containers)."""
+
+    CONTAINERD = "containerd"
+    CRIO = "crio"
 
 
 class NodeRole(enum.StrEnum):

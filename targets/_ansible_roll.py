@@ -118,10 +118,18 @@ def handlers() -> list[dict[str, object]]:
             "ansible.builtin.reboot": {"msg": REBOOT_WHY, "reboot_timeout": 1800},
             "when": [on_host, "hostc_reboots | bool", f"{conn} != 'local'"],
         },
-        {  # the reboot module refuses a local connection (it would reboot the controller)
-            "name": "hostc reboot of this host in a minute",
+        {  # the reboot module refuses a local connection (it would reboot the controller);
+            # the delay lets the play end first (-e hostc_reboot_minutes=N on a slow host)
+            "name": "hostc reboot of this host once the play has ended",
             "listen": "hostc reboot",
-            "ansible.builtin.command": {"argv": ["shutdown", "-r", "+1", REBOOT_WHY]},
+            "ansible.builtin.command": {
+                "argv": [
+                    "shutdown",
+                    "-r",
+                    "+{{ hostc_reboot_minutes | default(1) | int }}",
+                    REBOOT_WHY,
+                ]
+            },
             "changed_when": True,
             "when": [on_host, "hostc_reboots | bool", f"{conn} == 'local'"],
         },

@@ -17,7 +17,6 @@ from hostc.targets import Emitter
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import MANAGER_KEY, limit_value
-from hostc.vocab import Flavor
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
 SYSTEMD_PATH = "/etc/systemd/system.conf.d/90-hostc-limits.conf"
@@ -26,12 +25,10 @@ MANAGER_ITEMS = ("nofile",)
 
 
 def container_runtime(plan: Plan) -> str | None:
-    """The unit whose children are the containers on a kubelet node: containerd for
-    kubeadm; RKE2 and k3s run their containerd under the unit that runs the kubelet."""
-    k = plan.kubelet
-    if k is None:
-        return None
-    return "containerd.service" if k.flavor is Flavor.KUBEADM else k.unit
+    """The unit whose children are the containers on a kubelet node: crio or containerd
+    for kubeadm; RKE2 and k3s run their containerd under the unit that runs the kubelet
+    (`hostc.knowledge.kubelet.runtime_unit`)."""
+    return None if plan.kubelet is None else plan.kubelet.runtime_unit
 
 
 def runtime_dropin_path(unit: str) -> str:

@@ -44,6 +44,11 @@ CHECKS = {
     "per-cpu": "check_per_cpu",
     "module-absent": "check_module_absent",
     "gpudirect": "check_gpudirect",
+    "pm-qos": "check_pm_qos",
+    "each-value": "check_each",
+    "nic-channels": "check_channels",
+    "iommu-mode": "check_iommu",
+    "acs-redirect": "check_acs",
 }
 
 
@@ -66,7 +71,10 @@ def _check(e: Expect) -> Check:
     expected = e.expected
     if e.kind == "mask":  # the kernel's hex mask, compared without commas and leading zeros
         expected = CpuSet.parse(e.expected).mask().replace(",", "").lstrip("0") or "0"
-    return Check(CHECKS[e.kind], e.setting, expected, e.args, str(e.reason))
+    args = e.args
+    if e.kind == "pm-qos":  # sh walks the CPUs one by one
+        args = (e.args[0], CpuSet.parse(e.args[1]).expanded(" "))
+    return Check(CHECKS[e.kind], e.setting, expected, args, str(e.reason))
 
 
 def _split(found: Sequence[Expect]) -> tuple[list[Check], list[str]]:

@@ -30,7 +30,7 @@ from hostc.record import Record
 if TYPE_CHECKING:  # the readers and observers are imported by `audit` itself: a build
     # imports this package for `hostc.audit.observe` (the verify target) and reads no host
     from hostc.audit.host import HostReader
-    from hostc.audit.observers import Seen
+    from hostc.audit.seen import Seen
 
 #: Words of a boot loader file: GRUB quotes the line and glues `}` to the first word.
 _WORDS = re.compile(r"[\s\"'}]+")

@@ -279,6 +279,26 @@ def _gpudirect(plan: Plan) -> Iterator[Expect]:
         yield Expect("gpudirect", "GPUDirect RDMA", GPUDIRECT_PATH[g.mode], g.reason, (g.mode,))
 
 
+def _devices(plan: Plan) -> Iterator[Expect]:
+    """What hostc-tuning writes (where it owns the runtime settings) and what the kernel
+    arguments make of the IOMMU and ACS, read back from sysfs (`hostc.audit.devices`)."""
+    rt, c = plan.runtime, plan.cstates
+    if rt.hostc_owned and c is not None and c.cpus is not None:
+        state = str(c.state)
+        want = f"exit latency of cpuidle state {state}"
+        yield Expect("pm-qos", "CPU PM QoS resume latency", want, c.reason, (state, str(c.cpus)))
+    for w in rt.sysfs:  # hostc-tuning or TuneD's [sysfs] writes them
+        yield Expect("each-value", w.name.replace("_", " ", 1), w.value, w.reason, (w.glob,))
+    for n in rt.nic_channels if rt.hostc_owned else ():
+        want = f"at most {n.count} queues"
+        yield Expect("nic-channels", f"{n.device} channels", want, n.reason, (n.pci, str(n.count)))
+    io = rt.iommu
+    if io is not None:
+        yield Expect("iommu-mode", "IOMMU mode", "pass-through (identity)", io.reason)
+        if io.acs_off is not None:
+            yield Expect("acs-redirect", "PCIe ACS redirect", "off", io.acs_off)
+
+
 def _tuned(plan: Plan) -> Iterator[Expect]:
     if plan.runtime.owner is RuntimeOwner.TUNED:
         r = plan.runtime.owner_reason
@@ -303,6 +323,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("interrupts", _irqs),
     ("modules", _modules),
     ("GPUDirect RDMA", _gpudirect),
+    ("devices", _devices),
     ("services disabled", _services),
     ("kubelet", _kubelet),
     ("TuneD", _tuned),

@@ -11,26 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import attrs
-
+from hostc.audit import devices
 from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect
+from hostc.audit.seen import Seen, absent
 from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import HostcError
 from hostc.inputs import is_number, loads_json
-from hostc.record import Record
 
-
-@attrs.frozen(repr=False, eq=False)
-class Seen(Record):
-    found: str | None
-    ok: bool | None  # None: not observable here
-    note: str = ""
-
-
-def _absent(why: str) -> Seen:
-    return Seen(None, None, why)
+_absent = absent
 
 
 def _compare(found: str, expected: str) -> Seen:
@@ -356,4 +346,5 @@ OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
     "checkpoint": checkpoint,
     "pod-cpus": pod_cpus,
     "gpudirect": gpudirect,
+    **devices.OBSERVERS,
 }

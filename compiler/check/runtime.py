@@ -24,11 +24,25 @@ MODULE_OPTION = re.compile(r"^[A-Za-z0-9_.-]+(=[A-Za-z0-9_.,:/+@-]+)?$")
 UNIT = charsets.UNIT  # at most 255 characters, checked beside it
 
 
-def unit_problem(name: str) -> str | None:
-    if len(name) > 255 or UNIT.fullmatch(name) is None:
+def unit_problem(name: str, dropin: bool = False) -> str | None:
+    """Why `name` is no systemd unit name, or (`dropin`: hostc writes `<name>.d/`) why
+    its drop-in folder is no file name or would reach other units (hostc.knowledge.charsets)."""
+    if len(name) > charsets.UNIT_NAME_MAX or UNIT.fullmatch(name) is None:
         return (
             f"{text.shown(name)} is not a systemd unit name (letters, digits, `:_.-`, one `@`, "
-            "and a type suffix such as .service)"
+            f"a type suffix such as .service, at most {charsets.UNIT_NAME_MAX} characters)"
+        )
+    if dropin and len(name) + 2 > charsets.NAME_MAX:
+        return (
+            f"its drop-in folder {name[:20]}….d would be {len(name) + 2} characters, "
+            f"past NAME_MAX ({charsets.NAME_MAX})"
+        )
+    if dropin and charsets.UNIT_DROPIN_SHARED.search(name):
+        what = "instance" if "@." in name else "unit whose name starts with"
+        stem = name.rsplit(".", 1)[0]
+        return (
+            f"systemd applies {name}.d/ to every {what} {stem}…: a drop-in for it would "
+            "reach other units"
         )
     return None
 
@@ -107,7 +121,7 @@ def units_valid(r: Resolved) -> Iterator[Diagnostic]:
             yield error(f"services.disable[{i}]", problem)
     for i, w in enumerate(spec.workload):
         unit = w.unit if w.unit is not None else f"{w.name}.service"
-        problem = unit_problem(unit)
+        problem = unit_problem(unit, dropin=True)
         if problem is None and not unit.endswith(".service"):
             problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
         if problem is not None:

@@ -80,6 +80,22 @@ COMMAND_LINE_SIZE: Table[Arch, int] = Table(
 )
 GENERIC_COMMAND_LINE_SIZE = 512
 
+#: The cpuidle state index of the first halt-like state (C1 on x86, WFI on arm64): a
+#: limit of "C-state N" is cpuidle state N - 1 + this.  x86: state 0 is POLL
+#: (drivers/cpuidle/poll_state.c; include/linux/cpuidle.h CPUIDLE_DRIVER_STATE_START 1
+#: with CONFIG_ARCH_HAS_CPU_RELAX, which intel_idle and acpi_idle start at), state 1 is C1.
+#: arm64: state 0 is WFI (ARM_CPUIDLE_WFI_STATE; drivers/cpuidle/dt_idle_states.c fills
+#: the states after it), so state 1 is already a retention or power-down state.
+_ARM_WFI = "arm64 cpuidle drivers (cpuidle-arm.c, cpuidle-psci.c): state 0 is WFI"
+FIRST_HALT_STATE: Table[Arch, int] = Table(
+    {
+        Arch.X86_64: (1, "x86: cpuidle state 0 is POLL, state 1 is C1 (poll_state.c)"),
+        Arch.AMD64: (1, "x86: cpuidle state 0 is POLL, state 1 is C1 (poll_state.c)"),
+        Arch.AARCH64: (0, _ARM_WFI),
+        Arch.ARM64: (0, _ARM_WFI),
+    }
+)
+
 _ARM64_HUGE = (
     "Documentation/arch/arm64/hugetlbpage.rst: 4K granule 64K/2M/32M/1G; 64K granule 512M and 16G"
 )

@@ -79,3 +79,21 @@ UNIT_TYPES: Table[str, bool] = Table.members(
 UNIT = re.compile(
     r"^[A-Za-z0-9:_-][A-Za-z0-9:_.-]*(@[A-Za-z0-9:_.-]*)?\.(" + "|".join(UNIT_TYPES) + r")$"
 )
+
+#: systemd's longest unit name: src/basic/unit-name.h UNIT_NAME_MAX (256, with the NUL;
+#: unit_name_is_valid() refuses a name of 256 characters or more).
+UNIT_NAME_MAX = 255
+#: Linux NAME_MAX (<linux/limits.h>): the longest file name.  A workload's drop-in
+#: folder `<unit>.d` is one, so a unit that gets a drop-in has at most NAME_MAX - 2.
+NAME_MAX = 255
+
+#: The unit names whose drop-in folder systemd also applies to other units, so a
+#: drop-in hostc writes for "one" unit would reach them:
+#: - a stem ending in `-` (`foo-.service`): since systemd 239 (commit 2f3f86ab,
+#:   "dropin: when looking for dropins for a unit, also look within '-' prefix unit
+#:   dirs"; systemd.unit(5), "Along with a unit file foo.service ... foo-.service.d/"),
+#:   every `foo-*.service` reads `foo-.service.d/`: `systemd-.service` would pin journald,
+#:   udevd and logind, `rke2-.service` the kubelet's unit;
+#: - a template without an instance (`foo@.service`): `foo@.service.d/` applies to every
+#:   instance `foo@*.service` (systemd.unit(5), "foo@.service.d/").
+UNIT_DROPIN_SHARED = re.compile(r"^[^@]*-\.[a-z]+$|@\.[a-z]+$")

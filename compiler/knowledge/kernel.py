@@ -226,6 +226,23 @@ ACS_REDIR_OFF_SINCE: Release = (4, 19)
 #: detect_intel_iommu() requests ACS (drivers/iommu/intel/dmar.c), `iommu=pt` or not.
 INTEL_IOMMU_DEFAULT_ON_CONFIG = "CONFIG_INTEL_IOMMU_DEFAULT_ON"
 ACS_ALL_DEVICES = "pci:0:0"
+#: Where a post-boot check reads ACS: the device's extended capability list in its
+#: sysfs `config` (from offset 0x100; readable past 64 bytes by root only,
+#: drivers/pci/pci-sysfs.c pci_read_config), the ACS capability (PCI_EXT_CAP_ID_ACS 0x0d)
+#: and its control register (PCI_ACS_CTRL 0x06), include/uapi/linux/pci_regs.h.  The bits
+#: `pci=disable_acs_redir=` clears: drivers/pci/pci.c pci_disable_acs_redir,
+#: `ctrl &= ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC)` (0x04, 0x08, 0x20), what `lspci -vvv`
+#: prints as ACSCtl ReqRedir, CmpltRedir and EgressCtrl (NCCL issue #304 and NCCL's
+#: troubleshooting guide read them there).
+PCI_EXT_CAP_START = 0x100
+PCI_EXT_CAP_ID_ACS = 0x0D
+PCI_ACS_CTRL = 0x06
+ACS_REDIRECT_BITS = 0x04 | 0x08 | 0x20
+#: `/sys/kernel/iommu_groups/<grp>/type`: the group's default domain, `identity` where
+#: the IOMMU does not translate its DMA (pass-through), `DMA` or `DMA-FQ` where it does
+#: (Documentation/ABI/testing/sysfs-kernel-iommu_groups); no group at all: no IOMMU on.
+IOMMU_GROUPS = "/sys/kernel/iommu_groups"
+IOMMU_TRANSLATED = ("DMA", "DMA-FQ")
 
 #: `init_on_alloc=` arrived in Linux 5.3 (commit 6471384af2a6, "mm: security: introduce
 #: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import attrs
 
 from hostc.knowledge.table import Table
-from hostc.vocab import Flavor, NodeRole, TopologyPolicy
+from hostc.vocab import ContainerRuntime, Flavor, NodeRole, TopologyPolicy
 
 
 class Stage(enum.StrEnum):
@@ -185,11 +185,30 @@ def eviction_others(flavor: Flavor, version: KubeVersion) -> Mapping[str, str]:
     return RANCHER_EVICTION_OTHERS
 
 
-def runtime_unit(flavor: Flavor, role: NodeRole | None) -> str:
-    """The systemd unit whose processes start containers (runc): containerd on kubeadm
-    nodes (the runtime kubeadm's docs install first), the rke2/k3s service itself, whose
-    embedded containerd runs as its child."""
-    return "containerd.service" if flavor is Flavor.KUBEADM else kubelet_unit(flavor, role)
+#: The unit each CRI runtime's packages install.  CRI-O: `crio.service` (cri-o
+#: contrib/systemd/crio.service, `Alias=cri-o.service`); it forks conmon, which forks
+#: runc, so both inherit the unit's CPU affinity and limits whatever cgroup
+#: `conmon_cgroup` (crio.conf(5)) moves conmon to afterwards.  containerd:
+#: `containerd.service` (containerd containerd.service); RKE2 and k3s run their
+#: embedded containerd as a child of their own unit unless pointed at another runtime's
+#: socket (`container-runtime-endpoint`).
+RUNTIME_UNITS: Mapping[ContainerRuntime, str] = {
+    ContainerRuntime.CONTAINERD: "containerd.service",
+    ContainerRuntime.CRIO: "crio.service",
+}
+
+
+def runtime_unit(
+    flavor: Flavor,
+    role: NodeRole | None,
+    runtime: ContainerRuntime = ContainerRuntime.CONTAINERD,
+) -> str:
+    """The systemd unit whose processes start containers (runc): CRI-O's own unit
+    wherever it is the runtime; otherwise containerd on kubeadm nodes, the rke2/k3s
+    service itself, whose embedded containerd runs as its child."""
+    if runtime is ContainerRuntime.CONTAINERD and flavor is not Flavor.KUBEADM:
+        return kubelet_unit(flavor, role)
+    return RUNTIME_UNITS[runtime]
 
 
 def kubelet_unit(flavor: Flavor, role: NodeRole | None) -> str:

@@ -182,7 +182,9 @@ def lower(resolved: Resolved) -> Plan:
     tick = next((m for m in isolation if m.mechanism == "nohz_full"), None)
     runtime_plan = runtime.runtime(spec, topo, part, host, one, tick)
     by_family = _by_family(merged)
-    cstates = runtime.cstate_limit(spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner)
+    cstates = runtime.cstate_limit(
+        spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner, topo
+    )
     limits = [Limit(LimitItem(r.name), r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
     sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
     sysctls += nr_open_for(limits, sysctls, host)

@@ -20,6 +20,7 @@ from hostc.spec import presets
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 from hostc.vocab import DeviceKind, IrqbalanceVariable
+from hostc.vocab import NicChannels as NicChannelsChoice
 
 
 def irqbalance_variable(os_id: str | None, src: Source) -> tuple[IrqbalanceVariable, Reason]:
@@ -100,10 +101,17 @@ def irq_plan(
     )
 
 
-def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
+def nic_channels(
+    topo: Topology, part: CpuPartition, given: NicChannelsChoice | None
+) -> tuple[NicChannels, ...]:
     """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
-    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`)."""
-    if not part.isolated:
+    (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`), unless
+    the spec keeps the driver's count (`irq.nic_channels = "keep"`).  The cost, named in
+    the reason: receive-side scaling spreads kernel TCP/IP flows over one queue per
+    channel, each served on one CPU (Documentation/networking/scaling.rst, RSS), so
+    kernel-network throughput over the NIC is capped at that many CPUs; RDMA bypasses the
+    kernel's queues."""
+    if not part.isolated or given is NicChannelsChoice.KEEP:
         return ()
     out = []
     for n in topo.nics:
@@ -114,9 +122,13 @@ def nic_channels(topo: Topology, part: CpuPartition) -> tuple[NicChannels, ...]:
         cpus = local or part.housekeeping
         why = (
             f"{len(cpus)} combined queues, one per housekeeping CPU of {where}, where its "
-            "interrupts go: more would only add interrupt vectors on those few CPUs"
+            "interrupts go: more would only add interrupt vectors on those few CPUs; cost: "
+            f"kernel TCP/IP over it (NFS, S3 model loading) is spread over {len(cpus)} "
+            "CPUs at most, RDMA and GPUDirect are unaffected"
+            + ("" if given else '; irq.nic_channels = "keep" keeps the driver\'s count')
         )
-        reason = Reason(topology(n.name), why)
+        src = key("irq", "nic_channels") if given else topology(n.name)
+        reason = Reason(src, why)
         out.append(
             NicChannels(n.name, n.pci, n.node, len(cpus), reason, netdev=n.netdev, rdma=n.rdma)
         )

@@ -272,7 +272,7 @@ def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> Runtime
     systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
     allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
     return RuntimeAffinity(
-        unit=ko.runtime_unit(k.flavor, k.role),
+        unit=ko.runtime_unit(k.flavor, k.role, k.runtime),
         cpus=part.online,
         reason=Reason(part.isolated_reason.source, _affinity_why(host)),
         allowed=part.housekeeping if allowed else None,
@@ -332,4 +332,5 @@ def lower(
             f"{k.flavor} kubelet {k.version}, read when {unit} starts",
         ),
         runtime=runtime_affinity(k, part, host),
+        runtime_unit=ko.runtime_unit(k.flavor, k.role, k.runtime),
     )

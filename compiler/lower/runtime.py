@@ -15,6 +15,7 @@ from typing import Any
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower.irq import irq_plan, nic_channels
 from hostc.plan import (
     CpuMask,
@@ -80,6 +81,7 @@ def cstate_limit(
     pins: Sequence[Placement],
     r: presets.Resolved | None,
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
+    topo: Topology | None = None,
 ) -> CStateLimit | None:
     """At runtime, per CPU, on the workload CPUs only (the default), or at boot on every
     CPU where the spec says `kernel.cstates_at = "boot"`.  Per-CPU PM QoS
@@ -97,17 +99,36 @@ def cstate_limit(
         )
         return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, part.online)
     cpus, what = part.isolated, "isolated CPUs"
+    irq_cpus = _irq_cpus(topo, part) if topo is not None and cpus else CpuSet()
+    if irq_cpus - cpus:
+        cpus = cpus | irq_cpus
+        what = (
+            f"isolated CPUs and the housekeeping CPUs of the GPU and NIC nodes ({irq_cpus}: "
+            "they take those devices' interrupts, request ingress and completions), in all"
+        )
     if not cpus:
         cpus, what = CpuSet(), "workloads' CPUs"
         for w in pins:
             cpus = cpus | w.cpus
     if not cpus:
         cpus, what = part.online, "CPUs (no workload is pinned)"
+    first = FIRST_HALT_STATE.get(Arch.from_uname(topo.arch or "")) if topo is not None else 1
+    if first is None:
+        return None  # no cpuidle state known to be shallow on this arch
+    others = "; the others keep their deep C-states" if cpus != part.online else ""
     why = (
-        f"{r.reason.why}; per CPU at runtime on the {what} {cpus} only, revertible "
-        "(PM QoS resume latency; the others keep their deep C-states)"
+        f"{r.reason.why}; per CPU at runtime on the {what} {cpus}, revertible "
+        f"(PM QoS resume latency{others})"
     )
-    return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, cpus)
+    return CStateLimit(n, Reason(r.reason.source, why), When.RUNTIME, cpus, n - 1 + first)
+
+
+def _irq_cpus(topo: Topology, part: CpuPartition) -> CpuSet:
+    """The housekeeping CPUs of the nodes with GPUs or NICs: interrupts are kept on the
+    housekeeping CPUs, on the device's own node where it has some."""
+    nodes = {g.node for g in topo.gpus if g.node is not None}
+    nodes |= {n.node for n in topo.nics if n.node is not None}
+    return part.housekeeping & topo.cpus_of_nodes(tuple(sorted(nodes)))
 
 
 def sysfs_writes(host: HostFacts, tick: Isolation | None) -> tuple[SysfsWrite, ...]:
@@ -320,7 +341,7 @@ def runtime(
         modules=tuple(modules(spec)),
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
         sysfs=sysfs_writes(host, tick),
-        nic_channels=nic_channels(topo, part),
+        nic_channels=nic_channels(topo, part, spec.irq.nic_channels),
         gpudirect=gpudirect(spec, topo),
         tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
     )

@@ -25,13 +25,12 @@ class Side(Record):
     artifacts: tuple[Artifact, ...] | None = None
 
 
-def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
-    """The file's bytes at REV (`git cat-file blob REV:./NAME` from its own directory,
-    any repository layout): a directory there is an error, not its tree listing, and a
-    text over `limit` bytes is refused as a file on disk would be."""
+def _git(path: Path, rev: str, *args: str, stdin: bytes | None = None) -> bytes:
+    """`git ARGS` run in the file's own directory (any repository layout); its stdout."""
     try:
         r = subprocess.run(
-            ["git", "-C", str(path.parent or "."), "cat-file", "blob", f"{rev}:./{path.name}"],
+            ["git", "-C", str(path.parent or "."), *args],
+            input=stdin,
             capture_output=True,
             timeout=60,
         )
@@ -39,11 +38,33 @@ def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
         raise HostcError([file_error(str(path), f"cannot run git: {e}")]) from None
     if r.returncode != 0:
         why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git show failed")])
-    if len(r.stdout) > limit:
+        raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git failed")])
+    return r.stdout
+
+
+def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
+    """The file's text at REV.  Its object is named once (`git rev-parse REV:./NAME`), its
+    type and size asked before anything is read (`git cat-file --batch-check`: a directory
+    there is an error, not its tree listing, and a blob over `limit` bytes is refused as a
+    file on disk would be, without loading it), then that object is read."""
+    oid = _git(path, rev, "rev-parse", f"{rev}:./{path.name}").decode("ascii", "replace").strip()
+    if not oid or any(c not in "0123456789abcdef" for c in oid):
+        raise HostcError([file_error(f"{path}@{rev}", "git named no object")])
+    check = _git(path, rev, "cat-file", "--batch-check", stdin=f"{oid}\n".encode())
+    fields = check.decode("ascii", "replace").split()  # "OID TYPE SIZE" or "OID missing"
+    kind, size = (
+        (fields[1], int(fields[2])) if len(fields) == 3 and fields[2].isdigit() else ("", 0)
+    )
+    if kind != "blob":
+        what = f"is a {kind}, not a file" if kind else "names no object git has"
+        raise HostcError([file_error(f"{path}@{rev}", what)])
+    if size > limit:
+        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
+    data = _git(path, rev, "cat-file", "blob", oid)
+    if len(data) > limit:  # the object is immutable; kept as the bound's last word
         raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
     try:
-        return r.stdout.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise HostcError([file_error(f"{path}@{rev}", "not UTF-8 text")]) from None
 

@@ -3,17 +3,17 @@
 The two partition pictures side by side (inline SVG), the CPU moves, every setting in
 a table with the changed ones highlighted and both reasons, and the artifact diffs
 folded per file (`<details>`).  Inline CSS only: no script, no external resource.
-Every text from the input is escaped here (html.escape) or by the SVG serializer.
+Every text from the input is escaped here (`svgdoc.markup`: controls, bidi and
+zero-width characters made visible, then `&<>"'` as references) or by the SVG writer.
 """
 
 from __future__ import annotations
-
-from html import escape
 
 from hostc.cpuset import CpuSet
 from hostc.report.diffinputs import Side
 from hostc.report.plandiff import show, with_partition
 from hostc.report.review import Review, disruption_line
+from hostc.report.svgdoc import markup
 
 CSS = """
 body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;color:#1f1f1f;margin:24px;background:#fff}
@@ -37,9 +37,9 @@ def page(r: Review) -> str:
     """The review page as text (deterministic: Plan order, no timestamps)."""
     title = f"hostc diff: {r.old.label} → {r.new.label}"
     body = [
-        f"<h1>{escape(title)}</h1>",
+        f"<h1>{markup(title)}</h1>",
         f"<p>{_verdict(r)}</p>",
-        *([f"<p><b>On a running host:</b> {escape(disruption_line(r))}</p>"] if r.changed else []),
+        *([f"<p><b>On a running host:</b> {markup(disruption_line(r))}</p>"] if r.changed else []),
         "<h2>Partition</h2>",
         '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r)) + "</div>",
         "<h2>CPUs that change role</h2>",
@@ -51,7 +51,7 @@ def page(r: Review) -> str:
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<title>{markup(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
@@ -61,7 +61,7 @@ def _verdict(r: Review) -> str:
     if not r.changed:
         return "No change at Plan level."
     files = "not compared" if r.files is None else str(len(r.files))
-    return escape(
+    return markup(
         f"{len(r.plan.moves)} CPU move(s), {len(r.plan.settings)} setting change(s), "
         f"artifacts changed: {files}."
     )
@@ -76,7 +76,7 @@ def _moved(r: Review) -> CpuSet:
 
 
 def _picture(side: Side, changed: CpuSet) -> str:
-    caption = f"<figcaption>{escape(side.label)}</figcaption>"
+    caption = f"<figcaption>{markup(side.label)}</figcaption>"
     if side.plan is None:
         return f'<figure>{caption}<p class="none">no picture: this side is a plan.json</p></figure>'
     from hostc.report.svg import render_svg
@@ -89,8 +89,8 @@ def _moves(r: Review) -> str:
     if not r.plan.moves:
         return '<p class="none">No CPU changes its role.</p>'
     rows = "".join(
-        f"<tr><td>{escape(m.node)}</td><td><code>{escape(m.cpus)}</code></td>"
-        f"<td>{escape(m.old)}</td><td>{escape(m.new)}</td></tr>"
+        f"<tr><td>{markup(m.node)}</td><td><code>{markup(m.cpus)}</code></td>"
+        f"<td>{markup(m.old)}</td><td>{markup(m.new)}</td></tr>"
         for m in r.plan.moves
     )
     return f"<table><tr><th>node</th><th>CPUs</th><th>was</th><th>now</th></tr>{rows}</table>"
@@ -113,7 +113,7 @@ def _settings(r: Review) -> str:
             (y[1] or "") if y else "",
         ]
         tds = "".join(
-            f'<td class="tag">{escape(c)}</td>' if i == 1 else f"<td>{escape(c)}</td>"
+            f'<td class="tag">{markup(c)}</td>' if i == 1 else f"<td>{markup(c)}</td>"
             for i, c in enumerate(cells)
         )
         rows.append(f'<tr class="{change or "same"}">{tds}</tr>')
@@ -133,7 +133,7 @@ def _line(text: str) -> str:
         if text.startswith("-")
         else ""
     )
-    return f'<span class="{cls}">{escape(text)}</span>' if cls else escape(text)
+    return f'<span class="{cls}">{markup(text)}</span>' if cls else markup(text)
 
 
 def _files(r: Review) -> str:
@@ -145,8 +145,8 @@ def _files(r: Review) -> str:
     for f in r.files:
         lines = "\n".join(_line(t) for t in f.diff.splitlines()) or "(binary)"
         out.append(
-            f"<details><summary>{escape(f.change)} <code>{escape(f.target)}:"
-            f"{escape(f.path)}</code> (+{f.added} −{f.removed})</summary>"
+            f"<details><summary>{markup(f.change)} <code>{markup(f.target)}:"
+            f"{markup(f.path)}</code> (+{f.added} −{f.removed})</summary>"
             f"<pre>{lines}</pre></details>"
         )
     return "\n".join(out)

@@ -11,6 +11,7 @@ coordinates, Plan order, the serializer escapes every name from the input.
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
 
 from hostc.cpuset import CpuSet
@@ -159,9 +160,25 @@ def _package(
 
 
 def _node_cores(node: NodeView, plan: Plan) -> list[Core]:
-    cores = [tuple(c) for c in plan.partition.cores if c and c <= node.cpus]
-    cores += [(cpu,) for n, cpus in plan.hardware.offline if n == node.id for cpu in cpus]
-    return sorted(cores, key=lambda c: (min(c) in offline(plan), min(c)))
+    return _cores_by_node(plan).get(node.id, [])
+
+
+@functools.lru_cache(maxsize=4)
+def _cores_by_node(plan: Plan) -> dict[int, list[Core]]:
+    """Each node's cores (online, then its offline CPUs), every core placed once by its
+    first CPU's node: linear in the CPUs, where a pass over all cores per node was not."""
+    node_of = {cpu: n.id for n in plan.nodes for cpu in n.cpus}
+    cpus_of = {n.id: n.cpus for n in plan.nodes}
+    out: dict[int, list[Core]] = {}
+    for c in plan.partition.cores:
+        n = node_of.get(min(c)) if c else None
+        if n is not None and c <= cpus_of[n]:
+            out.setdefault(n, []).append(tuple(c))
+    for n, cpus in plan.hardware.offline:
+        if n is not None:
+            out.setdefault(n, []).extend((cpu,) for cpu in cpus)
+    off = offline(plan)
+    return {n: sorted(cores, key=lambda c: (min(c) in off, min(c))) for n, cores in out.items()}
 
 
 def _node(

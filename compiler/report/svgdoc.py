@@ -1,5 +1,6 @@
-"""A tiny SVG writer over xml.etree: every attribute and text is escaped by the
-serializer, numbers are integers or fixed-point, and bytes are deterministic."""
+"""A tiny SVG writer over xml.etree: every attribute and text goes through `clean`
+and the serializer (`markup` for HTML written as text), numbers are integers or
+fixed-point, and bytes are deterministic."""
 
 from __future__ import annotations
 
@@ -11,11 +12,24 @@ Attr = str | int
 
 
 def clean(text: str) -> str:
-    """XML 1.0 forbids most control characters even escaped: show them as `\\xNN`."""
-    return "".join(
-        f"\\x{ord(c):02x}" if (ord(c) < 0x20 and c not in "\t\n") or 0x7F <= ord(c) < 0xA0 else c
-        for c in text
-    )
+    """Text as it may stand in SVG or HTML: every character of
+    `charsets.TERMINAL_UNSAFE_TEXT` (C0 but line feed and tab, which XML 1.0 forbids
+    even escaped; DEL, C1; the bidi, zero-width and separator characters that reorder
+    or hide what a reviewer reads) as a visible `\\xNN`/`\\uNNNN` escape, the form every
+    medium of hostc shows them in (`diagnostics.terminal`).  The serializer then
+    escapes `&<>"`."""
+    from hostc.diagnostics import terminal
+
+    return terminal(text)
+
+
+def markup(text: str) -> str:
+    """The one escaping function of hostc's HTML and SVG output written as text (the
+    review page): `clean`, then `&<>"'` as character references, so the text is
+    character data or an attribute value wherever it is put, and reads as it was."""
+    from html import escape
+
+    return escape(clean(text), quote=True)
 
 
 def el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: Attr) -> ET.Element:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
 
+import attrs
+
 from hostc.plan import DeviceLink, NodeView, Plan
+from hostc.record import Record
 from hostc.report import palette as P
 from hostc.report.svgdoc import el, fit, titled
 from hostc.units import format_kib
@@ -14,16 +18,42 @@ BOX_W, BOX_H, SLOT = 84, 22, 96
 CLOSE = ("PIX", "PXB", "PHB", "NODE")
 
 
-def _columns(node: NodeView, links: tuple[DeviceLink, ...]) -> list[tuple[str | None, list[str]]]:
+@attrs.frozen(repr=False, eq=False)
+class _Links(Record):
+    """The snapshot's GPU-NIC links indexed once per picture, so drawing every node's
+    devices reads each link a bounded number of times: linear in the links, where a
+    scan of all links per GPU and per NIC was cubic in the devices."""
+
+    by_gpu: dict[str, list[DeviceLink]]
+    by_nic: dict[str, list[DeviceLink]]
+    kind: dict[tuple[str, str], str]  # (gpu, nic) → the first link's kind
+
+
+@functools.lru_cache(maxsize=4)
+def _links(plan: Plan) -> _Links:
+    by_gpu: dict[str, list[DeviceLink]] = {}
+    by_nic: dict[str, list[DeviceLink]] = {}
+    kind: dict[tuple[str, str], str] = {}
+    for lk in plan.hardware.links:
+        by_gpu.setdefault(lk.gpu, []).append(lk)
+        by_nic.setdefault(lk.nic, []).append(lk)
+        kind.setdefault((lk.gpu, lk.nic), lk.kind)
+    return _Links(by_gpu, by_nic, kind)
+
+
+def _columns(node: NodeView, links: _Links) -> list[tuple[str | None, list[str]]]:
     """One column per GPU with the node's NICs it reaches closest under it; NICs no GPU
     of this node reaches by PIX..NODE get columns of their own."""
     cols: list[tuple[str | None, list[str]]] = [(gpu, []) for gpu in node.gpus]
+    first: dict[str, int] = {}  # a GPU's first column
+    for i, gpu in enumerate(node.gpus):
+        first.setdefault(gpu, i)
     placed: set[str] = set()
     for nic in node.nics:
-        best = [lk for lk in links if lk.nic == nic and lk.gpu in node.gpus and lk.kind in CLOSE]
+        best = [lk for lk in links.by_nic.get(nic, ()) if lk.gpu in first and lk.kind in CLOSE]
         if best:
-            best.sort(key=lambda lk: (CLOSE.index(lk.kind), node.gpus.index(lk.gpu)))
-            next(c for c in cols if c[0] == best[0].gpu)[1].append(nic)
+            best.sort(key=lambda lk: (CLOSE.index(lk.kind), first[lk.gpu]))
+            cols[first[best[0].gpu]][1].append(nic)
             placed.add(nic)
     cols += [(None, [nic]) for nic in node.nics if nic not in placed]
     return cols
@@ -34,7 +64,7 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
     line between them; the height used (0 without devices)."""
     if not node.gpus and not node.nics:
         return 0
-    links = plan.hardware.links
+    links = _links(plan)
     cols = _columns(node, links)
     users = _users(plan)
     pill = 16 if any(gpu in users for gpu, _ in cols) else 0  # the workload's name above
@@ -47,7 +77,7 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
             cx, row = x0, row + 1
         top = y + row * step + pill
         if gpu is not None:
-            far = [f"{lk.nic} {lk.kind}" for lk in links if lk.gpu == gpu]
+            far = [f"{lk.nic} {lk.kind}" for lk in links.by_gpu.get(gpu, ())]
             tip = f"GPU {gpu} on node {node.id}" + (" · links: " + ", ".join(far) if far else "")
             gx = cx + (span - BOX_W) // 2
             if gpu in users:
@@ -57,13 +87,14 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
             nx = cx + k * SLOT + (SLOT - BOX_W) // 2
             ny = top + 56 if gpu is not None else top
             _box(g, nx, ny, nic, P.NIC_FILL, f"NIC {nic} on node {node.id}", data_nic=nic)
-            kind = next((lk.kind for lk in links if lk.gpu == gpu and lk.nic == nic), None)
+            kind = None if gpu is None else links.kind.get((gpu, nic))
             if gpu is not None and kind is not None:
                 _link(g, cx + span // 2, top + BOX_H, nx + BOX_W // 2, ny, gpu, nic, kind)
         cx += span
     return (row + 1) * step
 
 
+@functools.lru_cache(maxsize=4)
 def _users(plan: Plan) -> dict[str, tuple[str, str]]:
     """GPU → (the workload(s) it serves, the first one's colour), as the CPU cells show."""
     names: dict[str, list[str]] = {}

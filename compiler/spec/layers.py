@@ -148,25 +148,42 @@ def _where(file: str, text: str, key: str) -> str:
 
 
 class _Reader:
-    """Walks the `extends` graph depth first; one per host."""
+    """Walks the `extends` graph depth first; one per host.  Each file's merged tree is
+    built once and remembered by its normalised name (`merged`), so a diamond (two
+    classes extending one base, nested d deep) costs one merge per file, not 2**d: a
+    file's tree depends on the file and what it extends, never on who reached it."""
 
     def __init__(self, top: Path, files: Files) -> None:
         self.top_dir = top.parent
         self.files = files
         self.sources: dict[str, str] = {}
+        #: name → (merged tree, height: the longest `extends` chain below it)
+        self.merged: dict[str, tuple[Any, int]] = {}
 
     def rel(self, path: Path) -> str:
         return os.path.relpath(path, self.top_dir)
 
     def layer(self, path: Path, chain: tuple[str, ...]) -> Any:
         """The merged tree of `path` and everything it extends."""
+        return self._layer(path, chain)[0]
+
+    def _layer(self, path: Path, chain: tuple[str, ...]) -> tuple[Any, int]:
         name = self.files.shown(path)
+        done = self.merged.get(name)
+        if done is not None:
+            return done
         data, text = _read(path, self.files)
         self.sources[name] = text
         parents = self._parents(data, name, text, path, chain)
         base: Any = {}
+        height = 0
         for i, parent in enumerate(parents):
-            sub = self.layer(parent, (*chain, name))
+            sub, below = self._layer(parent, (*chain, name))
+            if below and len(chain) + 1 + below > DEPTH_LIMIT:  # as deep as unmemoized
+                raise HostcError(
+                    [_at(name, text, f"extends[{i}]", f"extends nest more than {DEPTH_LIMIT} deep")]
+                )
+            height = max(height, below + 1)
             base = merge.combine(base, sub, siblings=i > 0)
         if isinstance(data.get("remove"), dict):
             try:
@@ -192,7 +209,8 @@ class _Reader:
         mine = merge.tree(self._paths(own, path), merge.NORMAL, rel, (), ())
         forced = data.get("force", {})
         force = merge.tree(self._paths(forced, path), merge.FORCE, rel, (), ("force",))
-        return merge.combine(merge.combine(base, mine), force)
+        done = self.merged[name] = merge.combine(merge.combine(base, mine), force), height
+        return done
 
     def _paths(self, data: dict[str, Any], path: Path) -> dict[str, Any]:
         """`host.topology` is relative to the file naming it: rewritten relative to the host."""

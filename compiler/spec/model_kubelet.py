@@ -9,6 +9,7 @@ from hostc.fielddoc import doc
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.record import Record
 from hostc.vocab import (
+    ContainerRuntime,
     CpuManagerPolicy,
     Flavor,
     MemoryManagerPolicy,
@@ -49,6 +50,15 @@ class Kubelet(Record):
     role: NodeRole | None = attrs.field(
         default=None,
         metadata=doc("rke2/k3s: server or agent, which names the service to restart", "agent"),
+    )
+    runtime: ContainerRuntime = attrs.field(
+        default=ContainerRuntime.CONTAINERD,
+        metadata=doc(
+            "the CRI runtime that starts the containers: containerd (kubeadm's containerd.service, "
+            "or the one rke2/k3s embed) or crio (crio.service); its unit gets the CPU affinity "
+            "and memlock drop-ins",
+            "crio",
+        ),
     )
     cpu_manager_policy: CpuManagerPolicy | None = attrs.field(
         default=None,

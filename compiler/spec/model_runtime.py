@@ -14,6 +14,7 @@ from hostc.vocab import (
     Governor,
     GpuDirect,
     IrqOwner,
+    NicChannels,
     PstateMode,
     RuntimeOwner,
 )
@@ -50,6 +51,17 @@ class Irq(Record):
             "banned; the default) or `hostc` (irqbalance off, each NIC's and GPU's IRQs on "
             "housekeeping CPUs of its own NUMA node)",
             "irqbalance",
+        ),
+    )
+    nic_channels: NicChannels | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "each NIC's combined queues on an isolating host: `housekeeping` (the default: "
+            "one per housekeeping CPU of its node, where its interrupts go; kernel TCP/IP "
+            "over the NIC, such as NFS or S3 model loading, is then capped at those CPUs) "
+            "or `keep` (the driver's count: more kernel-network throughput, more interrupt "
+            "vectors on the housekeeping CPUs); RDMA and GPUDirect traffic use neither",
+            "keep",
         ),
     )
 

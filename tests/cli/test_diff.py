@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 from hostc import api
+from hostc.report.review import md_text
 
 from conftest import ROOT, run_hostc
 
@@ -52,7 +53,7 @@ def test_changing_a_sysctl_prints_both_values_and_both_reasons(tmp_path: Path) -
     assert (
         r.stdout
         == f"""\
-### hostc diff: {DGX / "node.toml"} → {new}
+### hostc diff: {md_text(DGX / "node.toml")} → {md_text(new)}
 
 **On a running host:** applies live (sysctl); restarts nothing; no reboot
 
@@ -91,7 +92,8 @@ def test_removing_a_workload_frees_its_cpus_and_removes_its_drop_in(tmp_path: Pa
             "workloads[serve-d]",
             "removed",
             'gpus=["GPU6","GPU7"] nodes=[1] cpus=86-111,198-223 unit=serve-d.service '
-            'nics=["mlx5_6","mlx5_7"] env=[["NCCL_IB_HCA","=mlx5_6,mlx5_7"]] shared=false',
+            'nics=["mlx5_6","mlx5_7"] env=[["NCCL_IB_HCA","=mlx5_6,mlx5_7"]] shared=false '
+            'after=["nvidia-fabricmanager.service","nvidia-persistenced.service"]',
             None,
         ),
     ]

@@ -57,6 +57,56 @@ def _irqs(root: Path, plan: Plan) -> None:
     put(root, "/proc/irq/24/effective_affinity_list", f"{part.housekeeping.min()}\n")
 
 
+def _pm_qos(root: Path, e: Expect) -> None:
+    """Every CPU with a 2 µs state (C1E-like) and the latency hostc-tuning writes."""
+    for cpu in CpuSet.parse(e.args[1]):
+        base = f"/sys/devices/system/cpu/cpu{cpu}"
+        put(root, f"{base}/cpuidle/state{e.args[0]}/latency", "2\n")
+        put(root, f"{base}/power/pm_qos_resume_latency_us", "2\n")
+
+
+def _each(root: Path, e: Expect) -> None:
+    for i in range(2):
+        put(root, e.args[0].replace("*", str(i)), e.expected + "\n")
+
+
+def _channels(root: Path, e: Expect) -> None:
+    for q in range(int(e.args[1])):
+        put(
+            root,
+            f"/sys/bus/pci/devices/{e.args[0]}/net/eth{e.args[0][5:7]}/queues/rx-{q}/rps_cpus",
+            "0\n",
+        )
+
+
+def acs_config(ctrl: int) -> bytes:
+    """A bridge's config space with one extended capability, ACS, at 0x100."""
+    data = bytearray(4096)
+    data[0x100:0x104] = (0x0D | 1 << 16).to_bytes(4, "little")  # ACS, version 1, last
+    data[0x106:0x108] = ctrl.to_bytes(2, "little")
+    return bytes(data)
+
+
+def _iommu(root: Path, e: Expect) -> None:
+    put(root, "/sys/kernel/iommu_groups/0/type", "identity\n")
+    put(root, "/sys/kernel/iommu_groups/1/type", "unmanaged\n")  # a VFIO device is no drift
+
+
+def _acs(root: Path, e: Expect) -> None:
+    path = root / "sys/bus/pci/devices/0000:00:01.0/config"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(acs_config(0x0001 | 0x0010))  # source validation and upstream forwarding
+
+
+DEVICE_KINDS = {
+    "pm-qos": _pm_qos,
+    "each-value": _each,
+    "nic-channels": _channels,
+    "iommu-mode": _iommu,
+    "acs-redirect": _acs,
+}
+
+
 def perfect_host(plan: Plan, root: Path) -> Path:
     tokens: list[str] = []
     status: dict[str, dict[str, str]] = defaultdict(dict)
@@ -102,6 +152,8 @@ def perfect_host(plan: Plan, root: Path) -> Path:
                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module\n",
             )
             modules["nvidia_peermem"] = "nvidia_peermem 16384 0 - Live 0x0\n"
+        elif e.kind in DEVICE_KINDS:
+            DEVICE_KINDS[e.kind](root, e)
         elif e.kind == "checkpoint":
             put(root, e.args[0], json.dumps({"policyName": e.expected, "checksum": 1}))
         elif e.kind == "pod-cpus":  # one BestEffort container on the whole shared pool

@@ -253,3 +253,36 @@ def test_two_spellings_of_one_package_in_a_snapshot_are_a_collision() -> None:
     text = text.replace("[packages]\n", '[packages]\n"000" = "0"\n', 1)
     with pytest.raises(HostcError, match="name the same package"):
         snapshot.loads(text, "topology.toml")
+
+
+# --- systemd's drop-in lookup: a drop-in hostc writes reaches one unit ------------------
+
+_UNIT_CHARS = st.text("abcdefghijklmnopqrstuvwxyz0123456789:_-.", min_size=1, max_size=30).filter(
+    lambda s: s[0] != "." and s[0] != "-"
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(_UNIT_CHARS, st.sampled_from(["-", "@"]))
+def test_a_workload_unit_whose_drop_in_folder_systemd_applies_to_other_units_is_refused(
+    stem: str, end: str
+) -> None:
+    """systemd reads `foo-.service.d/` for every `foo-*.service` and `foo@.service.d/` for
+    every instance: hostc writes a workload's drop-in for that unit alone."""
+    unit = f"{stem.rstrip('-@')}{end}.service"
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert any("workload[0].unit" in p and "other units" in p for p in found), (unit, found)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=246, max_value=300))
+def test_a_workload_unit_whose_drop_in_folder_is_past_name_max_is_refused(n: int) -> None:
+    unit = "a" * n + ".service"  # the folder is unit + ".d"
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert any("workload[0].unit" in p for p in found) == (len(unit) + 2 > 255), (n, found)
+
+
+@pytest.mark.parametrize("unit", ["vllm.service", "vllm-server.service", "llm@gpu0.service"])
+def test_a_workload_unit_of_its_own_passes(unit: str) -> None:
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert not any("workload[0].unit" in p for p in found), found

@@ -107,3 +107,26 @@ def test_spec_and_snapshot_strings_refuse_bidi_and_zero_width(a: str, c: str, b:
     assert control_char(a + c + b) is not None
     with pytest.raises(ValueError, match="control character"):
         _strict_str(a + c + b, None)
+
+
+# --- HTML and SVG: one function (svgdoc.clean, and svgdoc.markup for HTML as text) ---------
+
+
+@settings(max_examples=200, deadline=None)
+@given(HOSTILE.map(lambda s: s + "<b>&\"'"))
+def test_html_and_svg_text_is_well_formed_visible_and_reads_as_written(s: str) -> None:
+    import html
+    import xml.etree.ElementTree as ET
+
+    from hostc.report.svgdoc import dumps, el, markup
+
+    shown = terminal(s)  # what a reviewer must read: controls, bidi, zero-width visible
+    page = markup(s)
+    assert not _UNSAFE_BUT_LF_TAB.search(page) and not re.search(r"[<>\"']", page)
+    assert html.unescape(page) == shown
+    svg = el(None, "svg", xmlns="http://www.w3.org/2000/svg", aria_label=s)
+    el(svg, "title", s)
+    text = dumps(svg)
+    assert not _UNSAFE_BUT_LF_TAB.search(text)
+    back = ET.fromstring(text.split("\n", 1)[1])  # well-formed XML, whatever the input
+    assert back[0].text == shown and back.get("aria-label") == shown

@@ -27,6 +27,8 @@ GOALS = (
     "floor ",
     "F4 ",
     "H1 ",
+    "H2 ",
+    "H3 ",
 )
 FIGURES = (
     *GOALS,

@@ -130,8 +130,10 @@ def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
     plan, _ = api.compile_file(HERE / "v1.toml")
     rows = [line.split() for line in _read(results, "pmqos-v1").splitlines()]
     assert len(rows) == len(plan.partition.online), rows
+    limited = plan.cstates.cpus if plan.cstates is not None else None
+    assert limited is not None and limited == plan.partition.isolated  # no GPU/NIC node here
     for cpu, latency, state1 in rows:
-        if int(cpu) in plan.partition.housekeeping:
+        if int(cpu) not in limited:
             assert latency == "0", rows
         elif state1 == "state1":
             assert latency.isdigit() and int(latency) >= 1, rows
@@ -180,7 +182,7 @@ def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
     assert (live["reboot"], live["restart"], live["live"]) == (False, [], ["sysctl"])
     assert _read(results, "swappiness-v1-sysctl").strip() == "8"
     assert pids["after-v1-sysctl"] == pids["before-updates"]
-    assert "no file of the previous build needs a reboot" in _read(results, "apply-v1-sysctl.log")
+    assert "applied; no reboot needed" in _read(results, "apply-v1-sysctl.log")
     assert _read(results, "reloads-after-v1-sysctl").strip() == "0"
 
     moved = _disruption("v1-sysctl", "v1-place")
@@ -194,7 +196,8 @@ def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
     boot = _disruption("v1-place", "v2")
     assert boot["reboot"] and boot["restart"] == [] and "kernel arguments" in boot["reboot_for"]
     assert pids["after-v2"] == pids["after-v1-place"]  # no restart before the reboot
-    assert "reboot needed" in _read(results, "apply-v2.log")
+    said = next(x for x in _read(results, "apply-v2.log").splitlines() if "reboot needed" in x)
+    assert "/etc/default/grub.d/90-hostc.cfg" in said.split(), said
     v1, v2 = (api.compile_file(HERE / f"{v}.toml")[0].cmdline.split() for v in ("v1", "v2"))
     assert v1 != v2
     booted = summary["boots"][2]["cmdline"].split()  # boot 3: the one reboot after v2

@@ -29,6 +29,10 @@ _KIND = re.compile(r"^[A-Z]+[0-9]*$")  # NV12, PIX, PXB, PHB, NODE, SYS, SOC, â€
 _LEGEND_NIC = re.compile(r"^(NIC[0-9]+):\s*(\S+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NEAR = frozenset({"PIX", "PXB", "PHB", "NODE"})  # paths that never cross NUMA nodes
+#: The most devices (GPUs and NICs) one matrix may name: the largest hosts have 8-16
+#: GPUs and as many NICs; the matrix is quadratic in them (a 2,000-GPU one took 10-40 s
+#: and wrote a snapshot past SNAPSHOT_LIMIT), so it is refused from its header.
+MAX_DEVICES = 256
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -89,6 +93,13 @@ def _header(lines: list[str], file: str) -> tuple[int, list[str], list[str]]:
             break
         devices.append(t)
     attrs_ = titles[len(devices) :]
+    if len(devices) > MAX_DEVICES:
+        raise fail(
+            file,
+            f"the matrix has {len(devices)} device columns, more than any host hostc "
+            f"describes ({MAX_DEVICES}); its {len(devices) ** 2} cells are not read",
+            line=start + 1,
+        )
     if not any(_GPU.match(d) for d in devices):
         raise fail(
             file,

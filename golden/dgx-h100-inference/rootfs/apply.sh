@@ -108,7 +108,6 @@ systemctl enable --no-reload hostc-gpudirect.service
 /usr/local/sbin/hostc-apply --changed /etc/default/grub.d/90-hostc.cfg -- update-grub
 # /usr/local/sbin/hostc-apply: removes what only the previous build installed, records this build
 /usr/local/sbin/hostc-apply
-echo "hostc: reboot to apply the kernel command line" >&2
 if [ -n "$hostc_failed" ]; then
     echo "hostc: the files and the boot configuration are in place, but a live step failed (above)" >&2
     exit 1

@@ -25,6 +25,7 @@ from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.kernelargs import cmdline
 from hostc.knowledge import distro as osfacts
+from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower import runtime as lower_runtime
 from hostc.plan import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
@@ -211,13 +212,28 @@ def test_tuned_nic_channels_only_where_the_tuned_reads_them() -> None:
 # --- C-states: per CPU, at runtime, on the workload CPUs ----------------------------------
 
 
-def test_cstates_limited_per_cpu_at_runtime_on_the_workload_cpus() -> None:
+def test_cstates_limited_per_cpu_at_runtime_on_the_workload_and_device_irq_cpus() -> None:
+    """K8: the isolated CPUs, and the housekeeping CPUs of the GPU/NIC nodes, which take
+    those devices' interrupts (request ingress, completions): not left in deep C-states."""
     plan = compile_(spec())
-    assert plan.cstates is not None and plan.cstates.cpus == plan.partition.isolated
+    part = plan.partition
+    assert plan.cstates is not None and plan.cstates.cpus == part.online  # GPUs on each node
     assert "max_cstate" not in cmdline(plan)
     script = files(plan, "systemd")[SCRIPT]
-    assert f"for cpu in {plan.partition.isolated.expanded(' ')}; do" in script
+    assert f"for cpu in {part.online.expanded(' ')}; do" in script
+    assert "housekeeping CPUs of the GPU and NIC nodes" in plan.cstates.reason.why
     assert "power/pm_qos_resume_latency_us" in script
+
+
+def test_pm_qos_state_is_the_first_halt_state_of_the_arch() -> None:
+    """K8: cpuidle state 1 is C1 on x86 (state 0 polls); on arm64 state 0 is WFI and
+    state 1 already a power-down state, so C1's limit reads state 0 there."""
+    x86 = compile_(spec())
+    assert x86.cstates is not None and x86.cstates.state == 1
+    assert "cpuidle/state1/latency" in files(x86, "systemd")[SCRIPT]
+    assert FIRST_HALT_STATE[Arch.X86_64] == 1 and FIRST_HALT_STATE[Arch.AARCH64] == 0
+    arm = compile_(spec(), h100(arch="aarch64", cpu_vendor=None))
+    assert arm.cstates is None  # the inference preset limits C-states on x86 only
 
 
 def test_cstates_without_isolation_go_to_the_workloads_cpus() -> None:
@@ -562,3 +578,22 @@ def test_reasons_tell_epb_from_epp_and_numa_balancing_from_kubelet_binding() -> 
     nb = next(s for s in kubeadm.sysctls if s.key == "kernel.numa_balancing")
     assert "no workload is pinned" not in nb.reason.why
     assert "pods a Static memory manager binds" in nb.reason.why
+
+
+# --- NIC channels: a spec choice with its cost named ------------------------------------
+
+
+def test_nic_channel_shrinking_is_a_choice_whose_throughput_cost_is_named() -> None:
+    """K4: shrinking caps kernel TCP/IP over the NIC (NFS, S3 model loading) at the
+    housekeeping CPUs; `hostc plan` says so, and `irq.nic_channels = "keep"` leaves the
+    driver's count (NTO makes it opt-in, TuneD does it only in realtime)."""
+    plan = compile_(spec())
+    assert plan.runtime.nic_channels
+    why = plan.runtime.nic_channels[0].reason.why
+    assert "kernel TCP/IP over it (NFS, S3 model loading) is spread over" in why
+    assert 'irq.nic_channels = "keep"' in why
+    kept = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.KEEP)))
+    assert kept.runtime.nic_channels == ()
+    assert "nic_channels " not in files(kept, "systemd")[SCRIPT]
+    asked = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.HOUSEKEEPING)))
+    assert str(asked.runtime.nic_channels[0].reason.source) == "irq.nic_channels"

@@ -307,6 +307,22 @@ def test_container_runtime_keeps_every_cpu_on_kubelet_nodes(path: Path, runtime:
     assert Activation(Action.REBOOT) in dropin.activation  # no runtime restart on apply
 
 
+def test_crio_node_gets_its_runtime_dropins_on_crio_service() -> None:
+    """K11: on a CRI-O node the CPU affinity and memlock drop-ins go to crio.service, the
+    unit whose conmon and runc start the containers; a containerd drop-in would be inert
+    there and leave Burstable pods confined to the housekeeping CPUs."""
+    plan = _plan(runtime="crio")
+    assert plan.kubelet is not None and plan.kubelet.runtime_unit == "crio.service"
+    paths = {a.path: a.text for a in api.emit(plan, ["all"])}
+    assert not [p for p in paths if "containerd.service.d" in p]
+    dropin = paths["/etc/systemd/system/crio.service.d/90-hostc-cpuaffinity.conf"]
+    assert f"CPUAffinity={plan.partition.online}\n" in dropin
+    assert "LimitMEMLOCK=" in paths["/etc/systemd/system/crio.service.d/90-hostc-limits.conf"]
+    default = _plan()  # unset: containerd, as before the key existed
+    assert default.kubelet is not None and default.kubelet.runtime_unit == "containerd.service"
+    assert ko.runtime_unit(vocab.Flavor.RKE2, None, vocab.ContainerRuntime.CRIO) == "crio.service"
+
+
 # Eviction and CPU reservation
 
 

@@ -152,3 +152,91 @@ def test_verifier_and_audit_accept_every_pci_word_the_kernel_applies(tmp_path: P
         "DRIFT kernel pci: expected pci=disable_acs_redir=pci:0:0, found pci=realloc=off"
         in done.stdout
     )
+
+
+def _drift_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [ln for ln in done.stdout.splitlines() if "DRIFT" in ln]
+
+
+def test_verifier_and_audit_read_back_pm_qos_channels_iommu_and_acs(tmp_path: Path) -> None:
+    """K9: what the last round added is checked after boot, by hostc-verify and by audit
+    alike: each isolated CPU's PM QoS latency, the NICs' channels, the IOMMU's
+    pass-through and PCIe ACS redirect off on every device that has ACS (the post-boot
+    check NVIDIA's nodewright PR #111 makes fatal)."""
+    from audit_host import acs_config
+
+    from hostc import api
+    from hostc.audit.devices import acs_control
+
+    plan = example_plan("h100-kubeadm")
+    root = perfect_host(plan, tmp_path / "root")
+    script = script_of(plan, tmp_path / "hostc-verify")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    for line in (
+        "ok CPU PM QoS resume latency = exit latency of cpuidle state 1",
+        "ok mlx5_0 channels = at most 4 queues",
+        "ok IOMMU mode = pass-through (identity)",
+        "ok PCIe ACS redirect = off",
+    ):
+        assert line in done.stdout
+    cpu = plan.cstates.cpus.min()  # type: ignore[union-attr]
+    put(root, f"/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us", "0\n")
+    nic = next(e.args[0] for e in verify_expects(plan, "nic-channels"))
+    put(root, f"/sys/bus/pci/devices/{nic}/net/eth{nic[5:7]}/queues/rx-4/rps_cpus", "0\n")
+    put(root, "/sys/kernel/iommu_groups/7/type", "DMA-FQ\n")
+    bridge = root / "sys/bus/pci/devices/0000:00:02.0/config"
+    bridge.parent.mkdir(parents=True)
+    bridge.write_bytes(acs_config(0x001D))  # SrcValid ReqRedir+ CmpltRedir+ UpstreamFwd
+    assert acs_control(acs_config(0x001D)) == 0x001D
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 1
+    assert _drift_lines(done) == [
+        "hostc-verify: DRIFT CPU PM QoS resume latency: expected exit latency of cpuidle "
+        f"state 1, found cpu{cpu}=0",
+        "hostc-verify: DRIFT mlx5_0 channels: expected at most 4 queues, found 5 queues",
+        "hostc-verify: DRIFT IOMMU mode: expected pass-through (identity), found translated "
+        "in group 7",
+        "hostc-verify: DRIFT PCIe ACS redirect: expected off, found on at 0000:00:02.0",
+    ]
+    audit = {f.setting: f.found for f in api.audit(plan, root) if f.status.name == "DIFFERS"}
+    assert audit == {
+        "CPU PM QoS resume latency": f"cpu{cpu}=0",
+        "mlx5_0 channels": "5 queues",
+        "IOMMU mode": "translated in group 7",
+        "PCIe ACS redirect": "on at 0000:00:02.0",
+    }
+
+
+def verify_expects(plan: Plan, kind: str) -> list[object]:
+    from hostc.audit.observe import expectations
+
+    return [e for e in expectations(plan) if e.kind == kind]
+
+
+def test_verifier_and_audit_check_the_mce_poll_where_hostc_stops_it(tmp_path: Path) -> None:
+    """K9: check_interval=0 (N4, tickless hosts only) is read back from every
+    machinecheck CPU; a host that polls again is drift."""
+    from hostc import api
+    from hostc.spec import model as m
+
+    from topogen import machine
+
+    spec = m.HostSpec(
+        host=m.Host(name="k", role=m.Role.INFERENCE),
+        cpu=m.Cpu(housekeeping_per_node=1, isolate="rest"),
+        workload=[m.Workload("vllm", ["GPU0"], busy_poll=True)],
+    )
+    plan, _ = api.compile_plan(spec, machine(gpus_per_node=1), spec_file="k.toml")
+    root = perfect_host(plan, tmp_path / "root")
+    script = script_of(plan, tmp_path / "hostc-verify")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    put(root, "/sys/devices/system/machinecheck/machinecheck1/check_interval", "300\n")
+    done = run_verify(script, root, tmp_path)
+    assert _drift_lines(done) == [
+        "hostc-verify: DRIFT mce check_interval (/sys/devices/system/machinecheck/"
+        "machinecheck1): expected 0, found 300"
+    ]
+    audit = {f.setting: f.found for f in api.audit(plan, root) if f.status.name == "DIFFERS"}
+    assert audit == {"mce check_interval": "0,300"}
