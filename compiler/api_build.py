@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, file_error
-from hostc.disruption import Disruption
 from hostc.owned import RECORD, Written
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan import Plan
+
+if TYPE_CHECKING:
+    from hostc.disruption import Disruption
 
 
 def target_scope(names: Iterable[str]) -> tuple[str, ...]:
@@ -46,12 +49,11 @@ def write_build(
     `hostc.fleet.HOST_NAME`), its folder opened like every other (never a link)."""
     from hostc import owned
     from hostc.api import as_names_or_paths
-    from hostc.disruption import plan_facts
 
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
-    owner = owned.Owner(target_scope(names), names, plan_facts(plan), bool(host))
+    owner = owned.Owner(target_scope(names), names, owned.plan_facts(plan), bool(host))
     return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host)
 
 
@@ -78,8 +80,8 @@ def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
     """What building `plan` costs a host that runs the build recorded in `out`: the same
     targets rebuilt, their host files compared with the record's (`hostc.disruption`)."""
     from hostc.api import emit
-    from hostc.disruption import compute, from_facts, host_files, plan_facts
-    from hostc.owned import host_files_of, read
+    from hostc.disruption import compute, from_facts, host_files
+    from hostc.owned import host_files_of, plan_facts, read
 
     plan = of_type(plan, Plan, "plan", "a Plan")
     where = as_path(out, "out")

@@ -200,11 +200,10 @@ def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
 def _parsed_spec(text: str, file: str) -> HostSpec | None:
     """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
     Only successes are remembered: a HostcError propagates and is not cached."""
-    from hostc.spec import layers
-    from hostc.spec.load import from_data, parse
+    from hostc.spec.load import declares_layers, from_data, parse
 
     data = parse(text, file)
-    return None if layers.declares_layers(data) else from_data(data, file, text)
+    return None if declares_layers(data) else from_data(data, file, text)
 
 
 def _read_topology(path: Path) -> Topology:

@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
-from hostc.plan import Plan
+from hostc.owned import facts
 
 #: the delivery's own machinery (hostc-apply runs on every delivery; the manifest it
 #: reads changes with every file): no disruption of its own
@@ -107,49 +107,6 @@ class Disruption:
         if self.later:
             parts.append(f"later: {'; '.join(self.later)}")
         return "; ".join(parts)
-
-
-def managers(plan_data: Mapping[str, Any]) -> str | None:
-    """The kubelet managers' configuration its checkpoints depend on (the reset script's
-    stamp), from plan.json data; None when the kubelet keeps no checkpoint of hostc's."""
-    k = plan_data.get("kubelet")
-    if not isinstance(k, dict):
-        return None
-    cpu, memory = k.get("cpu") or {}, k.get("memory") or {}
-    static_memory = memory.get("policy") == "Static"
-    if cpu.get("policy", "none") == "none" and not static_memory:
-        return None
-    rows = ",".join(f"{r['node']}:{r['memory']}" for r in k.get("reserved_memory") or [])
-    return (
-        f"cpu={cpu.get('policy')} options={','.join(cpu.get('options') or []) or '-'} "
-        f"reserved={cpu.get('reserved')} memory={memory.get('policy', '-')} "
-        f"reservedMemory={rows if static_memory else '-'}"
-    )
-
-
-def facts(plan_data: Mapping[str, Any]) -> dict[str, Any]:
-    """What a build record keeps of the Plan, besides its files (`hostc.owned`)."""
-    k = plan_data.get("kubelet")
-    return {
-        "kubelet_unit": k.get("unit") if isinstance(k, dict) else None,
-        "kubelet_managers": managers(plan_data),
-        "sysctls": sorted(s["key"] for s in plan_data.get("sysctls", [])),
-        "cmdline": (plan_data.get("views") or {}).get("cmdline"),
-    }
-
-
-def plan_facts(plan: Plan) -> dict[str, Any]:
-    """`facts` of a Plan without rendering the whole plan.json."""
-    from hostc.kernelargs import cmdline
-    from hostc.plan_view import to_data
-
-    data: dict[str, Any] = {
-        "sysctls": [{"key": s.key} for s in plan.sysctls],
-        "views": {"cmdline": cmdline(plan)},
-    }
-    if plan.kubelet is not None:
-        data["kubelet"] = to_data(plan.kubelet)
-    return facts(data)
 
 
 def host_files(artifacts: Iterable[Artifact]) -> dict[str, HostFile]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from hostc import topology_hints as th
 from hostc import vocab
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.resolve import Resolved
@@ -21,6 +20,8 @@ from hostc.topology.model import Topology
 def _big_pod_admitted(k: Kubelet, topo: Topology, policy: vocab.TopologyPolicy) -> bool:
     """The kubelet's own merge for a pod with `max_gpus_per_pod` GPUs whose CPU and memory
     requests fit one NUMA node (one CPU, one MiB): is it admitted under `policy`?"""
+    from hostc import topology_hints as th  # only a spec with max_gpus_per_pod asks
+
     gpus = Counter(g.node for g in topo.gpus if g.node is not None)
     nodes = sorted(n.id for n in topo.nodes)
     cpus = {n.id: len(topo.node_cpus(n.id)) for n in topo.nodes}

@@ -150,12 +150,11 @@ def load(arg: str) -> Side:
         name, rev = arg.rsplit("@", 1)
         spec_path = Path(name)
         from hostc.api_compile import compile_layered
-        from hostc.spec import layers
-        from hostc.spec.load import SPEC_LIMIT, loads, parse
+        from hostc.spec.load import SPEC_LIMIT, declares_layers, loads, parse
 
         text = _git_show(spec_path, rev, SPEC_LIMIT)
 
-        if layers.declares_layers(parse(text, arg)):
+        if declares_layers(parse(text, arg)):
             plan, _ = compile_layered(spec_path, _Revision(rev, {str(spec_path): text}))
             return Side(arg, plan_view.plan_json(plan), plan, tuple(api.emit(plan)))
         spec = loads(text, arg)

@@ -29,12 +29,11 @@ import attrs
 from hostc.diagnostics import Diagnostic, HostcError, file_error
 from hostc.record import Record
 from hostc.spec import merge
+from hostc.spec.load import LAYER_KEYS
 
 if TYPE_CHECKING:
     from hostc.provenance import Provenance
 
-#: The top-level keys that make a file a layered spec.
-LAYER_KEYS = ("extends", "force", "remove")
 #: The longest chain of `extends` followed (a real fleet nests two or three deep).
 DEPTH_LIMIT = 16
 
@@ -77,10 +76,6 @@ class Layered(Record):
     sources: dict[str, str]
     #: the top spec's directory: provenance files are relative to it
     base: str
-
-
-def declares_layers(data: dict[str, Any]) -> bool:
-    return any(k in data for k in LAYER_KEYS)
 
 
 def _shown(path: Path) -> str:

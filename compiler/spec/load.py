@@ -27,6 +27,9 @@ SPEC_VERSION = 1
 SPEC_LIMIT = 1 << 20
 #: Arrays and tables nested deeper than this are refused (the model nests 4 deep).
 NESTING_LIMIT = 32
+#: The top-level keys that make a file a layered spec (`hostc.spec.layers` reads it;
+#: a plain spec is told apart here, without importing the layers' machinery).
+LAYER_KEYS = ("extends", "force", "remove")
 
 
 #: Specs this converter made, by id (HostSpec holds lists, so it is not hashable):
@@ -80,11 +83,13 @@ def parse(text: str, file: str) -> dict[str, Any]:
     return data
 
 
+def declares_layers(data: dict[str, Any]) -> bool:
+    return any(k in data for k in LAYER_KEYS)
+
+
 def loads(text: str, file: str = "node.toml") -> HostSpec:
     data = parse(text, file)
-    from hostc.spec import layers
-
-    if layers.declares_layers(data):  # `extends`, `[force]`, `[remove]`: read from `file`
+    if declares_layers(data):  # `extends`, `[force]`, `[remove]`: read from `file`
         return load_layered(Path(file))[0]
     return from_data(data, file, text)
 
