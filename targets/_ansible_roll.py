@@ -28,6 +28,8 @@ APPLY = ["hostc stage the manifest for hostc-apply", "hostc apply"]
 #: written before a run copies anything, removed by its last handler (targets/ansible.py)
 PENDING = "/var/lib/hostc/ansible-pending"
 REBOOT_WHY = "hostc: the kernel command line changed"
+#: the reboot under `-c local`, a few minutes ahead so that the play ends first
+LOCAL_REBOOT = ["shutdown", "-r", "+{{ hostc_reboot_minutes | default(1) | int }}", REBOOT_WHY]
 
 #: the play's keywords: one batch at a time, none after a failure
 ROLLOUT = {"serial": "{{ hostc_serial | default(1) }}", "max_fail_percentage": 0}
@@ -122,14 +124,7 @@ def handlers() -> list[dict[str, object]]:
             # the delay lets the play end first (-e hostc_reboot_minutes=N on a slow host)
             "name": "hostc reboot of this host once the play has ended",
             "listen": "hostc reboot",
-            "ansible.builtin.command": {
-                "argv": [
-                    "shutdown",
-                    "-r",
-                    "+{{ hostc_reboot_minutes | default(1) | int }}",
-                    REBOOT_WHY,
-                ]
-            },
+            "ansible.builtin.command": {"argv": LOCAL_REBOOT},
             "changed_when": True,
             "when": [on_host, "hostc_reboots | bool", f"{conn} == 'local'"],
         },
