@@ -94,7 +94,7 @@ class IommuMode(enum.StrEnum):
     ON = "on"
 
 
-class NicChannels(enum.StrEnum):
+class NicChannelChoice(enum.StrEnum):
     """A GPU-adjacent NIC's combined queues on an isolating host: down to the housekeeping
     CPUs of its node (where its interrupts go), or the driver's count kept."""
 

@@ -242,7 +242,9 @@ ACS_REDIRECT_BITS = 0x04 | 0x08 | 0x20
 #: the IOMMU does not translate its DMA (pass-through), `DMA` or `DMA-FQ` where it does
 #: (Documentation/ABI/testing/sysfs-kernel-iommu_groups); no group at all: no IOMMU on.
 IOMMU_GROUPS = "/sys/kernel/iommu_groups"
-IOMMU_TRANSLATED = ("DMA", "DMA-FQ")
+IOMMU_TRANSLATED: Table[str, bool] = Table.members(
+    ("DMA", "DMA-FQ"), "Documentation/ABI/testing/sysfs-kernel-iommu_groups (type)"
+)
 
 #: `init_on_alloc=` arrived in Linux 5.3 (commit 6471384af2a6, "mm: security: introduce
 #: init_on_alloc=1 and init_on_free=1 boot options"); its default is the build option

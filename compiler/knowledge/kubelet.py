@@ -192,10 +192,18 @@ def eviction_others(flavor: Flavor, version: KubeVersion) -> Mapping[str, str]:
 #: `containerd.service` (containerd containerd.service); RKE2 and k3s run their
 #: embedded containerd as a child of their own unit unless pointed at another runtime's
 #: socket (`container-runtime-endpoint`).
-RUNTIME_UNITS: Mapping[ContainerRuntime, str] = {
-    ContainerRuntime.CONTAINERD: "containerd.service",
-    ContainerRuntime.CRIO: "crio.service",
-}
+RUNTIME_UNITS: Table[ContainerRuntime, str] = Table(
+    {
+        ContainerRuntime.CONTAINERD: (
+            "containerd.service",
+            "containerd/containerd containerd.service",
+        ),
+        ContainerRuntime.CRIO: (
+            "crio.service",
+            "cri-o/cri-o contrib/systemd/crio.service (Alias=cri-o.service)",
+        ),
+    }
+)
 
 
 def runtime_unit(

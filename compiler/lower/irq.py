@@ -19,8 +19,7 @@ from hostc.provenance import Source, default, key, topology
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
-from hostc.vocab import DeviceKind, IrqbalanceVariable
-from hostc.vocab import NicChannels as NicChannelsChoice
+from hostc.vocab import DeviceKind, IrqbalanceVariable, NicChannelChoice
 
 
 def irqbalance_variable(os_id: str | None, src: Source) -> tuple[IrqbalanceVariable, Reason]:
@@ -102,7 +101,7 @@ def irq_plan(
 
 
 def nic_channels(
-    topo: Topology, part: CpuPartition, given: NicChannelsChoice | None
+    topo: Topology, part: CpuPartition, given: NicChannelChoice | None
 ) -> tuple[NicChannels, ...]:
     """When isolating: each NIC's combined queues down to the housekeeping CPUs of its node
     (OpenShift NTO userLevelNetworking, TuneD realtime `[net] channels=combined N`), unless
@@ -111,7 +110,7 @@ def nic_channels(
     channel, each served on one CPU (Documentation/networking/scaling.rst, RSS), so
     kernel-network throughput over the NIC is capped at that many CPUs; RDMA bypasses the
     kernel's queues."""
-    if not part.isolated or given is NicChannelsChoice.KEEP:
+    if not part.isolated or given is NicChannelChoice.KEEP:
         return ()
     out = []
     for n in topo.nics:

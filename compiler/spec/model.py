@@ -39,7 +39,7 @@ from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import IsolcpusFlag as IsolcpusFlag
 from hostc.vocab import Mechanism as Mechanism
 from hostc.vocab import MemoryManagerPolicy as MemoryManagerPolicy
-from hostc.vocab import NicChannels as NicChannels
+from hostc.vocab import NicChannelChoice as NicChannelChoice
 from hostc.vocab import NodeRole as NodeRole
 from hostc.vocab import PstateMode as PstateMode
 from hostc.vocab import Role as Role

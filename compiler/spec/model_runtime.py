@@ -14,7 +14,7 @@ from hostc.vocab import (
     Governor,
     GpuDirect,
     IrqOwner,
-    NicChannels,
+    NicChannelChoice,
     PstateMode,
     RuntimeOwner,
 )
@@ -53,7 +53,7 @@ class Irq(Record):
             "irqbalance",
         ),
     )
-    nic_channels: NicChannels | None = attrs.field(
+    nic_channels: NicChannelChoice | None = attrs.field(
         default=None,
         metadata=doc(
             "each NIC's combined queues on an isolating host: `housekeeping` (the default: "

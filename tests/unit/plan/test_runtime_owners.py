@@ -592,8 +592,8 @@ def test_nic_channel_shrinking_is_a_choice_whose_throughput_cost_is_named() -> N
     why = plan.runtime.nic_channels[0].reason.why
     assert "kernel TCP/IP over it (NFS, S3 model loading) is spread over" in why
     assert 'irq.nic_channels = "keep"' in why
-    kept = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.KEEP)))
+    kept = compile_(spec(irq=m.Irq(nic_channels=m.NicChannelChoice.KEEP)))
     assert kept.runtime.nic_channels == ()
     assert "nic_channels " not in files(kept, "systemd")[SCRIPT]
-    asked = compile_(spec(irq=m.Irq(nic_channels=m.NicChannels.HOUSEKEEPING)))
+    asked = compile_(spec(irq=m.Irq(nic_channels=m.NicChannelChoice.HOUSEKEEPING)))
     assert str(asked.runtime.nic_channels[0].reason.source) == "irq.nic_channels"
