@@ -5,11 +5,12 @@ file is read and merged once per load, however many paths reach it."""
 from __future__ import annotations
 
 import collections
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hostc.diagnostics import HostcError
@@ -153,14 +154,21 @@ def _old_locate(path: str, text: str) -> int | None:
     return best[1] if best else None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(_LINES, _PATHS)
 def test_the_index_finds_the_line_a_pass_over_the_file_finds(
     lines: list[str], parts: list[str]
 ) -> None:
+    """Over TOML that parses: a key path is located only in a file that was read (a
+    document that defines a key twice fails to parse first, with tomllib's own line;
+    there the two readers disagree on which definition to name, and neither is asked)."""
     from hostc.locate import locate
 
     text = "\n".join(lines) + "\n"
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        assume(False)
     path = ".".join(parts).replace(".[", "[")
     assert locate(path, text) == _old_locate(path, text)
 
