@@ -64,6 +64,10 @@ class DeviceIrq(Record):
     cpus: CpuSet
     reason: Reason
     when: When = When.RUNTIME
+    #: a NIC's names in the snapshot (netdev, RDMA device): the udev rule that re-runs
+    #: hostc-tuning matches these, not the PCI function a pod's child netdev shares
+    netdev: str | None = None
+    rdma: str | None = None
 
 
 @attrs.frozen(repr=False, eq=False)

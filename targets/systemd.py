@@ -132,7 +132,8 @@ def udev_rules(plan: Plan) -> str | None:
         pcis |= {d.pci for d in rt.irq.devices if d.kind == "nic"}
     if not pcis:
         return None
-    named = {c.pci: c for c in rt.nic_channels if c.netdev or c.rdma}
+    devices = rt.irq.devices if rt.irq is not None and hostc_irq else ()
+    named = {d.pci: d for d in (*rt.nic_channels, *devices) if d.netdev or d.rdma}
     for p in sorted(pcis):
         if not _PCI.fullmatch(p):
             raise UnsafeValue(f"PCI address {p[:80]!r} is not safe in a udev rule")

@@ -46,6 +46,7 @@ def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
     devices = [(DeviceKind.NIC, n.name, n.pci, n.node) for n in topo.nics] + [
         (DeviceKind.GPU, g.name, g.pci, g.node) for g in topo.gpus
     ]
+    names = {n.name: (n.netdev, n.rdma) for n in topo.nics}
     local_of: dict[int, CpuSet] = {}  # a node's housekeeping CPUs, once per node
     for kind, name, pci, node in devices:
         if pci is None:
@@ -66,7 +67,9 @@ def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
             where = f"node {node}" if node is not None else "an unknown node"
             why = f"{name} sits on {where}, which has no housekeeping CPU: all housekeeping CPUs"
             cpus = part.housekeeping
-        out.append(DeviceIrq(name, kind, pci, node, cpus, Reason(topology(name), why)))
+        netdev, rdma = names.get(name, (None, None)) if kind is DeviceKind.NIC else (None, None)
+        reason = Reason(topology(name), why)
+        out.append(DeviceIrq(name, kind, pci, node, cpus, reason, netdev=netdev, rdma=rdma))
     return out
 
 

@@ -468,11 +468,28 @@ def test_udev_rules_match_the_pf_netdevs_and_rdma_devices_by_name_not_by_parent(
     assert "ibp24s0" in names and "mlx5_0" in rdma and "KERNELS" not in rules.replace("# ", "")
 
 
+def test_irq_owned_nics_are_matched_by_name_when_their_channels_are_kept() -> None:
+    """`nic_channels = "keep"` leaves no channel rows; the NICs hostc pins interrupts
+    for still come back by name, not by a PCI function a pod's child netdev shares."""
+    from hostc.targets import systemd as ts
+
+    plan = example_plan("dgx-h100-inference")
+    assert plan.runtime.irq is not None and plan.runtime.irq.owner is IrqOwner.HOSTC
+    kept = attrs.evolve(plan, runtime=attrs.evolve(plan.runtime, nic_channels=()))
+    rules = files(kept, "systemd")[ts.UDEV_RULES]
+    nics = [d for d in plan.runtime.irq.devices if d.kind == "nic"]
+    assert nics and all(d.netdev and d.netdev in rules for d in nics)
+    assert "KERNELS" not in rules.replace("# ", "")
+
+
 def test_a_nic_the_snapshot_does_not_name_falls_back_to_its_pci_function() -> None:
     plan = example_plan("dgx-h100-inference")
     rt = plan.runtime
     bare = tuple(attrs.evolve(c, netdev=None, rdma=None) for c in rt.nic_channels)
-    plan = attrs.evolve(plan, runtime=attrs.evolve(rt, nic_channels=bare))
+    assert rt.irq is not None
+    devices = tuple(attrs.evolve(d, netdev=None, rdma=None) for d in rt.irq.devices)
+    irq = attrs.evolve(rt.irq, devices=devices)
+    plan = attrs.evolve(plan, runtime=attrs.evolve(rt, nic_channels=bare, irq=irq))
     from hostc.targets import systemd as ts
 
     rules = ts.udev_rules(plan)
