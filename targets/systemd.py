@@ -133,12 +133,15 @@ def udev_rules(plan: Plan) -> str | None:
     if not pcis:
         return None
     devices = rt.irq.devices if rt.irq is not None and hostc_irq else ()
-    named = {d.pci: d for d in (*rt.nic_channels, *devices) if d.netdev or d.rdma}
+    # PCI function → (netdev, RDMA device): the channel rows and the pinned NICs
+    pairs = [(c.pci, c.netdev, c.rdma) for c in rt.nic_channels]
+    pairs += [(d.pci, d.netdev, d.rdma) for d in devices]
+    named = {pci: (netdev, rdma) for pci, netdev, rdma in pairs if netdev or rdma}
     for p in sorted(pcis):
         if not _PCI.fullmatch(p):
             raise UnsafeValue(f"PCI address {p[:80]!r} is not safe in a udev rule")
-    netdevs = sorted({c.netdev for c in named.values() if c.netdev})
-    rdmas = sorted({c.rdma for c in named.values() if c.rdma})
+    netdevs = sorted({n for n, _ in named.values() if n})
+    rdmas = sorted({r for _, r in named.values() if r})
     for name in (*netdevs, *rdmas):
         if not _DEVNAME.fullmatch(name):
             raise UnsafeValue(f"device name {name[:80]!r} is not safe in a udev rule")
