@@ -19,18 +19,15 @@ import enum
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
+from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
+from hostc.audit.observers import OBSERVERS
+from hostc.audit.seen import Seen
 from hostc.plan import Plan
 from hostc.record import Record
-
-if TYPE_CHECKING:  # the readers and observers are imported by `audit` itself: a build
-    # imports this package for `hostc.audit.observe` (the verify target) and reads no host
-    from hostc.audit.host import HostReader
-    from hostc.audit.seen import Seen
 
 #: Words of a boot loader file: GRUB quotes the line and glues `}` to the first word.
 _WORDS = re.compile(r"[\s\"'}]+")
@@ -69,8 +66,6 @@ def _carried(host: HostReader, e: Expect) -> str | None:
 
 
 def _finding(host: HostReader, e: Expect) -> Finding:
-    from hostc.audit.observers import OBSERVERS
-
     seen: Seen = OBSERVERS[e.kind](host, e)
     if seen.ok is None:
         status = Status.NOT_OBSERVABLE
