@@ -19,6 +19,7 @@ import attrs
 from hostc import kernelargs
 from hostc.cpuset import CpuSet
 from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
+from hostc.knowledge.runtime import kernel_keeps_affinity
 from hostc.plan_base import UNLIMITED as UNLIMITED
 from hostc.plan_base import OsFamily as OsFamily
 from hostc.plan_base import Reason as Reason
@@ -88,6 +89,13 @@ class HostFacts(Record):
         """True where systemd is known to ignore AllowedCPUs=/AllowedMemoryNodes=."""
         old = self.systemd is not None and self.systemd < ALLOWED_CPUS_SINCE
         return old or self.unified_cgroup is False
+
+    @property
+    def cpuset_resets_affinity(self) -> bool:
+        """True unless the kernel is known to keep a task's requested CPU mask when the
+        task moves into a cpuset (Linux 6.2, `hostc.knowledge.runtime`): older (or
+        unknown) kernels reset it, PID 1's `CPUAffinity=` included."""
+        return kernel_keeps_affinity(self.kernel_version) is not True
 
     @property
     def machine(self) -> Arch:

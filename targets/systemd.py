@@ -20,7 +20,6 @@ import attrs
 from hostc.artifact import Action, Activation
 from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
-from hostc.knowledge.runtime import kernel_keeps_affinity
 from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.record import Record
 from hostc.settings import table as t
@@ -232,7 +231,7 @@ def _pid1_repin(plan: Plan) -> str | None:
     part = plan.partition
     if not part.isolated or not _owned(plan) or plan.host.cpuset_ignored:
         return None
-    if kernel_keeps_affinity(plan.host.kernel_version):
+    if not plan.host.cpuset_resets_affinity:
         return None
     return str(part.housekeeping)
 

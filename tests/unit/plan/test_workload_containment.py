@@ -372,3 +372,18 @@ def test_release_that_cannot_contain_workloads_is_warned_about() -> None:
     assert any("hybrid (v1) cgroup hierarchy" in w.message for w in warnings)
     _, none = api.compile_plan(spec(), host())
     assert not any("cgroup hierarchy" in w.message for w in none)
+
+
+@pytest.mark.parametrize(("kernel", "repinned"), [((6, 1), True), (None, True), ((6, 2), False)])
+def test_pid1_is_put_back_after_a_workload_cpuset_only_where_the_kernel_resets_it(
+    kernel: tuple[int, int] | None, repinned: bool
+) -> None:
+    """Before Linux 6.2 the cpuset a workload's AllowedCPUs= turns on resets every moved
+    task's mask, PID 1's CPUAffinity= included (the booted Debian 12 VM showed it); the
+    drop-in re-pins PID 1 there, and an unknown kernel gets it too (harmless on 6.2+)."""
+    plan = example("dgx-h100-inference")
+    plan = attrs.evolve(plan, host=attrs.evolve(plan.host, kernel_version=kernel))
+    line = f"ExecStartPost=-+/usr/bin/taskset -a -p -c {plan.partition.housekeeping} 1"
+    for w in plan.workloads:
+        dropin = files(plan, "systemd")[f"/etc/systemd/system/{w.unit}.d/90-hostc.conf"]
+        assert (line in dropin.splitlines()) is repinned
