@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import attrs
+import tomli_w
 
 from hostc.record import Record
 from hostc.topology.model import Topology
@@ -63,6 +64,15 @@ def host_name(raw: str) -> str:
     return name if _NAME.fullmatch(name) else "node"
 
 
+def _toml(value: str | list[str]) -> str:
+    """`value` as a TOML value, spelled by tomli_w: a snapshot's GPU names and the path
+    given on the command line may hold `"` or `\\`, which a bare f-string would let
+    end the string early and start another key."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_toml, value)) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
 def _gpu_nodes(topo: Topology) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for g in topo.gpus:
@@ -82,20 +92,19 @@ def start(topo: Topology, topology_ref: str, name: str, role: Role, m: Machine) 
         "version = 1",
         "",
         "[host]",
-        f'name = "{name}"',
-        f'role = "{role}"  # inference, training or general: the preset it gets',
-        f'topology = "{topology_ref}"',
+        f"name = {_toml(name)}",
+        f"role = {_toml(str(role))}  # inference, training or general: the preset it gets",
+        f"topology = {_toml(topology_ref)}",
     ]
     gpus = _gpu_nodes(topo)
     small = online < ISOLATE_MIN_CPUS
     for node, names in sorted(gpus.items()):
-        quoted = ", ".join(f'"{g}"' for g in names)
         lines += [
             "",
             "# one server per NUMA node with GPUs; rename it to your unit (<name>.service)",
             "[[workload]]",
             f'name = "server{node}"',
-            f"gpus = [{quoted}]",
+            f"gpus = {_toml(names)}",
         ]
     if not gpus:
         lines += [
@@ -124,8 +133,8 @@ def start(topo: Topology, topology_ref: str, name: str, role: Role, m: Machine) 
         lines.append('# isolate = "workload"  # once a workload is declared')
     exclude = _exclusions(m, warn)
     if exclude:
-        left = ", ".join(f'"{x}"' for x in exclude)
-        lines += ["", "[preset]", f"exclude = [{left}]  # see the warnings of `hostc init`"]
+        left = _toml(exclude)
+        lines += ["", "[preset]", f"exclude = {left}  # see the warnings of `hostc init`"]
     return Started("\n".join(lines) + "\n", tuple(warn))
 
 

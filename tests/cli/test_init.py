@@ -4,7 +4,11 @@ GPU, no cpufreq driver, and never overwrites a file without --force (first-day-3
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import run_hostc, shared
 
@@ -76,3 +80,13 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     r = run_hostc("init", "--root", root, "-o", spec, "--force")
     assert r.returncode == 0, r.stderr
     assert spec.read_text().startswith("# Starting spec written by `hostc init`")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.lists(st.text(), max_size=4)))
+def test_every_value_init_writes_reads_back_as_itself(value: str | list[str]) -> None:
+    """A snapshot's GPU names and the --topology path reach node.toml: a `"` or `\\`
+    in them must not end the string and start a key of its own."""
+    from hostc.init import _toml
+
+    assert tomllib.loads(f"v = {_toml(value)}\nafter = 1\n") == {"v": value, "after": 1}
