@@ -72,7 +72,7 @@ def generate(work: Path, count: int = HOSTS) -> Path:
 MEASURE = """\
 import gc; gc.disable()  # as the hostc process does before any import
 import resource, sys, time
-from hostc.cli import main
+from hostc.cli.main import main
 sys.argv = ["hostc", *sys.argv[1:]]
 t0 = time.perf_counter()
 try:
@@ -146,7 +146,8 @@ def floor(repeats: int, work: Path) -> tuple[float, float, float, float]:
     from run import DGX, distinct_hosts
 
     from hostc import api
-    from hostc.spec.load import from_data, parse
+    from hostc.spec.load import from_data
+    from hostc.spec.parse import parse
 
     (work / "hosts").mkdir(parents=True)
     specs = distinct_hosts(work / "hosts", shared=True)

@@ -93,7 +93,7 @@ def picture_row(per_node: int = 128) -> Row:
     import attrs
 
     from hostc import api
-    from hostc.plan import DeviceLink
+    from hostc.plan.model import DeviceLink
     from hostc.report.svg import render_svg
 
     plan, _ = api.compile_file(DGX)

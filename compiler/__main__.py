@@ -12,7 +12,7 @@ Two start-up costs a short-lived process need not pay (benchmarks/run.py, P1d):
   left to do for the user.  Where a stream cannot be flushed (a closed pipe) the
   interpreter's own exit runs, and reports it as it always has.
 
-`hostc.cli.main` stays the in-process entry (tests, embedders): it only raises
+`hostc.cli.main.main` stays the in-process entry (tests, embedders): it only raises
 SystemExit.
 """
 
@@ -24,7 +24,7 @@ def main() -> None:
     import os
     import sys
 
-    from hostc.cli import main as command
+    from hostc.cli.main import main as command
 
     try:
         command()

@@ -20,7 +20,7 @@ class ArtifactKind(enum.StrEnum):
 
 
 class Action(enum.StrEnum):
-    """How a file takes effect.  The apply steps per OS family are in `hostc.activation`."""
+    """How a file takes effect.  The apply steps per OS family: `hostc.delivery.activation`."""
 
     SYSCTL = "sysctl"  # sysctl --system
     BOOTLOADER = "bootloader"  # regenerate the boot configuration (update-grub, grubby, …)

@@ -162,7 +162,7 @@ def is_number(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 18
 
 
-def _depth(data: object) -> int:
+def nesting_depth(data: object) -> int:
     deepest, todo = 0, [(data, 1)]
     while todo:
         node, depth = todo.pop()
@@ -188,7 +188,7 @@ def loads_json(text: str, file: str, what: str) -> Any:
     except ValueError as e:  # JSONDecodeError, and int()'s digit limit
         why = str(e).split(";", 1)[0][:200]
         raise HostcError([file_error(file, f"not a {what}: {why}")]) from None
-    if _depth(data) > JSON_NESTING:
+    if nesting_depth(data) > JSON_NESTING:
         raise HostcError([file_error(file, f"not a {what}: {deep}")])
     return data
 
@@ -225,7 +225,7 @@ GLOB_CHARS = frozenset("*?[")
 
 
 def is_selection(arg: str) -> bool:
-    """A directory, a glob or an @list names many hosts (a fleet build, `hostc.fleet`);
+    """A directory, a glob or an @list names many hosts (a fleet build, `hostc.api.fleet`);
     anything else (an existing file above all, whatever its name) is one spec."""
     path = Path(arg)
     if path.is_file():

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, cast
 
 import attrs
 
-from hostc.artifact import Activation, Artifact, ArtifactKind, deliverable, file
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.record import Record
+from hostc.targets._emitter import Emitter as Emitter
 
 if TYPE_CHECKING:
-    from hostc.plan import Plan
+    from hostc.plan.model import Plan
 
 
 #: target modules already imported (import_module's own lookup costs more than a dict's)
@@ -35,28 +36,6 @@ _LOADED: dict[str, ModuleType] = {}
 class TargetRole(enum.StrEnum):
     FILE = "file"  # pure function of the Plan; part of `--target all`
     WRAPPER = "wrapper"  # composes every applicable file target's artifacts
-
-
-@attrs.define
-class Emitter:
-    """Collects one target's artifacts under the target's name, which the registry gives."""
-
-    target: str
-    artifacts: list[Artifact] = attrs.field(factory=list)
-
-    def file(self, path: str, text: str, *activation: Activation, mode: int = 0o644) -> None:
-        """A text file installed on the host."""
-        self.artifacts.append(file(self.target, path, text, *activation, mode=mode))
-
-    def deliverable(self, name: str, data: str | bytes, mode: int = 0o644) -> None:
-        """A file handed to a person or a tool (`user-data`, a tarball)."""
-        self.artifacts.append(deliverable(self.target, name, data, mode))
-
-    def carry(self, files: Iterable[Artifact]) -> None:
-        """Other targets' host files, unchanged but for the target that carries them."""
-        self.artifacts += [
-            attrs.evolve(a, target=self.target) for a in files if a.kind is ArtifactKind.FILE
-        ]
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import jinja2
 
-from hostc.plan import Plan, Reason
+from hostc.plan.model import Plan, Reason
 from hostc.record import Record
 from hostc.targets._escape import (
     UnsafeValue,

@@ -3,7 +3,7 @@ writes them (limits, systemd, kubelet): a target never imports another target.""
 
 from __future__ import annotations
 
-from hostc.plan import UNLIMITED, Limit
+from hostc.plan.model import UNLIMITED, Limit
 
 #: systemd's name for each limit item as every service's default (system.conf(5)).
 MANAGER_KEY = {"nofile": "DefaultLimitNOFILE", "memlock": "DefaultLimitMEMLOCK"}

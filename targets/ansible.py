@@ -4,7 +4,7 @@
 play's first task, `include_vars`, for the inventory host of that name) carries one
 host's files (path, mode, sha256, content in base64: no Jinja2 delimiter can appear in
 it, so Ansible never templates a file's text), its apply steps as
-argv lists (`hostc.activation`, never a shell), and the manifest of what was
+argv lists (`hostc.delivery.activation`, never a shell), and the manifest of what was
 installed.  The files that differ are installed by one command per run (`INSTALL`, a
 fixed script reading `MODE BASE64 PATH` lines on its standard input; two when kernel
 command line files differ too), not one module per file: a first push to a host runs a
@@ -23,7 +23,7 @@ needed.  `hostc_root` (default `/`) prefixes every path: a run
 against a directory installs the files there and skips the steps and the reboot.
 These settings (and `hostc_owner`, `hostc_group`) may be set per host or group in the
 inventory: the play's own variables only derive from them.  The apply steps run
-through hostc-apply (`hostc.activation`): each reload or restart only when its files
+through hostc-apply (`hostc.delivery.activation`): each reload or restart only when its files
 changed (the manifests, and the files this run rewrote, `HOSTC_CHANGED`), a workload
 restart not at all when a reboot follows.  The rollout (one host at a time, drain and
 uncordon) is `targets/_ansible_roll.py`.
@@ -51,10 +51,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from hostc.activation import steps
 from hostc.artifact import Action, Artifact, ArtifactKind
-from hostc.plan import Plan
-from hostc.targets import Emitter, _yaml
+from hostc.delivery.activation import steps
+from hostc.plan.model import Plan
+from hostc.targets import _yaml
 from hostc.targets._ansible_roll import (
     APPLY,
     PENDING,
@@ -66,6 +66,7 @@ from hostc.targets._ansible_roll import (
 )
 from hostc.targets._ansible_sh import APPLY as APPLY_SH
 from hostc.targets._ansible_sh import CHECK, INSTALL
+from hostc.targets._emitter import Emitter
 from hostc.targets.lifecycle import NEW_MANIFEST
 
 PLAYBOOK = "playbook.yml"

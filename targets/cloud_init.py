@@ -2,12 +2,12 @@
 
 `write_files` writes each file byte for byte (readable `|` block scalars when
 YAML gives back exactly the same text, base64 otherwise), `runcmd` runs the
-apply steps of `hostc.activation` for the host's OS family as argv lists, and
+apply steps of `hostc.delivery.activation` for the host's OS family as argv lists, and
 `power_state` reboots once when a file only takes effect after a reboot (never
 a bare `reboot` in runcmd, which would cut cloud-init's final stage short).
 write_files, runcmd and power_state run once per instance; the steps are safe
 to run twice.  When a reboot follows, runcmd holds only what the next boot needs
-(boot configuration, enabled units; `hostc.activation` leaves out the live
+(boot configuration, enabled units; `hostc.delivery.activation` leaves out the live
 steps), else it activates everything live.  `packages` installs what a step
 needs (TuneD).  `merge_how` makes hostc's part append to the lists and keep the
 keys of vendor or base cloud-config parts: with cloud-init's default merge only
@@ -21,10 +21,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 
-from hostc.activation import needs_reboot, packages, steps
 from hostc.artifact import Artifact, ArtifactKind
-from hostc.plan import Plan
-from hostc.targets import Emitter, _yaml
+from hostc.delivery.activation import needs_reboot, packages, steps
+from hostc.plan.model import Plan
+from hostc.targets import _yaml
+from hostc.targets._emitter import Emitter
 from hostc.targets._yaml import Block, Flow
 
 NAME = "user-data"

@@ -8,9 +8,9 @@ is not a complete `/etc/kernel/cmdline` (that file must also hold `root=` and
 
 from __future__ import annotations
 
-from hostc.kernelargs import cmdline, kernel_args
-from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.plan.kernelargs import cmdline, kernel_args
+from hostc.plan.model import Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import grubarg
 
 

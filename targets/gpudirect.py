@@ -8,8 +8,8 @@ Mode `dmabuf` gets no unit: nothing is loaded, and hostc-verify reports the path
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.plan.model import Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._render import header, render
 
 UNIT = "hostc-gpudirect.service"

@@ -15,9 +15,9 @@ that grubby edits, so the drop-in would do nothing there.
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.kernelargs import kernel_args
-from hostc.plan import BootCarrier, Plan
-from hostc.targets import Emitter
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import BootCarrier, Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import grubarg
 from hostc.targets._render import Row, header, render
 

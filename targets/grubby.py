@@ -16,9 +16,9 @@ an entry lacks an argument.
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.kernelargs import kernel_args
-from hostc.plan import BootCarrier, Plan
-from hostc.targets import Emitter
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import BootCarrier, Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, shell
 from hostc.targets._render import Row, header, render
 

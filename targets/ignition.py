@@ -4,7 +4,7 @@ Files go to `storage.files` as RFC 2397 data URLs (percent-encoded text,
 base64 otherwise) with a decimal `mode` and `overwrite: true`; systemd units
 and their `<unit>.d/*.conf` drop-ins go to `systemd.units` (`enabled` when a
 file asks for the unit to be enabled).  The kernel arguments travel in
-`kernelArguments.shouldExist`, straight from `hostc.kernelargs`: CoreOS has
+`kernelArguments.shouldExist`, straight from `hostc.plan.kernelargs`: CoreOS has
 no GRUB drop-in to regenerate, so a file that takes effect through the boot
 loader (Action.BOOTLOADER: the GRUB drop-in) is not carried.  Ignition runs
 once, in the initramfs of the first boot, before systemd reads any of these
@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 from hostc.artifact import Action, Artifact, ArtifactKind, file
-from hostc.kernelargs import kernel_args
-from hostc.plan import Plan
-from hostc.targets import Emitter, lifecycle
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import Plan
+from hostc.targets import lifecycle
+from hostc.targets._emitter import Emitter
 
 NAME = "config.ign"
 VERSION = "3.3.0"  # the newest spec ignition-validate 2.14 accepts as stable; has kernelArguments

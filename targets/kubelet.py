@@ -25,8 +25,9 @@ from typing import Any
 from hostc import vocab
 from hostc.artifact import Action, Activation
 from hostc.knowledge import kubelet as ko
-from hostc.plan import KubeletPlan, Plan, Reason
-from hostc.targets import Emitter, _yaml
+from hostc.plan.model import KubeletPlan, Plan, Reason
+from hostc.targets import _yaml
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import comment
 from hostc.targets._render import header as host_header
 from hostc.targets._render import render as render_template

@@ -15,7 +15,7 @@ Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
   reloads and restarts (`hostc-apply --changed FILE… -- COMMAND`, `--restart`), each
   only when one of its files differs between the two manifests or was rewritten by
   the delivery (`HOSTC_CHANGED`), a restart not at all while a reboot is owed
-  (`hostc.activation`);
+  (`hostc.delivery.activation`);
 - `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
   files, the kernel arguments through the same carrier (the GRUB drop-in removed and
   update-grub, grubby --remove-args of the grubby state, or `rpm-ostree kargs
@@ -37,8 +37,9 @@ from collections.abc import Sequence
 
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
-from hostc.plan import IrqOwner, Plan
-from hostc.targets import Emitter, grubby
+from hostc.plan.model import IrqOwner, Plan
+from hostc.targets import grubby
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, oneline
 from hostc.targets._render import header, render
 
@@ -84,7 +85,7 @@ def manifest_text(plan: Plan, files: Sequence[Artifact], kargs: Sequence[str] = 
     lines += [_line("karg", a) for a in kargs]
     lines += [_line("stopped", u) for u in stopped_units(plan)]
     # the keys sysctl.d sets: a key the next build drops keeps its running value until
-    # the next boot, a changed value applies live (hostc.disruption, the same rule)
+    # the next boot, a changed value applies live (hostc.delivery.disruption, the same rule)
     lines += [_line("sysctl", s.key) for s in sorted(plan.sysctls, key=lambda s: s.key)]
     k = plan.kubelet
     if k is not None and (k.cpu.policy != "none" or k.memory_manager_static):

@@ -12,8 +12,8 @@ container runtime whose containers do.  Sessions keep it (RDMA users).
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.plan import Limit, Plan
-from hostc.targets import Emitter
+from hostc.plan.model import Limit, Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import MANAGER_KEY, limit_value

@@ -13,9 +13,10 @@ from __future__ import annotations
 import attrs
 
 from hostc.artifact import Action, Activation
-from hostc.plan import Plan, Reason
+from hostc.plan.model import Plan, Reason
 from hostc.record import Record
-from hostc.targets import Emitter, gpudirect
+from hostc.targets import gpudirect
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 

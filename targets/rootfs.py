@@ -4,17 +4,17 @@
 mkosi's ExtraTrees, a Dockerfile COPY).  `apply.sh`, next to the tree, installs
 each file with its mode as root:root (an uploaded tree belongs to the upload
 user, so `cp -a` would keep the wrong owner) and runs the apply steps of
-`hostc.activation` for the host's OS family, so no pipeline hard-codes them.
+`hostc.delivery.activation` for the host's OS family, so no pipeline hard-codes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Artifact, ArtifactKind
-from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.delivery.activation import Step, needs_reboot, steps
+from hostc.plan.model import Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._render import header, render
 
 APPLY = "apply.sh"

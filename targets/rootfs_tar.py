@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from hostc.artifact import Artifact, ArtifactKind
-from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.plan.model import Plan
+from hostc.targets._emitter import Emitter
 
 NAME = "rootfs.tar"
 DIR_MODE = 0o755

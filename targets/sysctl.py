@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hostc.artifact import Action, Activation
-from hostc.plan import Plan
-from hostc.targets import Emitter
+from hostc.plan.model import Plan
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import sysctl_key, sysctl_value
 from hostc.targets._render import Row, header, render
 

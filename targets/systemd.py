@@ -18,13 +18,14 @@ from typing import Any
 import attrs
 
 from hostc.artifact import Action, Activation
-from hostc.kernelargs import kernel_args
 from hostc.knowledge import charsets
-from hostc.plan import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Per, Setting
-from hostc.targets import Emitter, verify
+from hostc.targets import verify
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value

@@ -21,12 +21,12 @@ import re
 from typing import Any
 
 from hostc.artifact import Action, Activation
-from hostc.kernelargs import cmdline
 from hostc.knowledge import distro as osfacts
-from hostc.plan import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner
 from hostc.settings import table as t
 from hostc.settings.model import Setting
-from hostc.targets import Emitter
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import header, render
 

@@ -18,9 +18,9 @@ import attrs
 from hostc.artifact import Action, Activation
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.record import Record
-from hostc.targets import Emitter
+from hostc.targets._emitter import Emitter
 from hostc.targets._escape import shell
 from hostc.targets._render import header, render
 

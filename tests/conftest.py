@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from hostc import api
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))

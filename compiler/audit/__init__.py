@@ -26,7 +26,7 @@ from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
 from hostc.audit.observers import OBSERVERS
 from hostc.audit.seen import Seen
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.record import Record
 
 #: Words of a boot loader file: GRUB quotes the line and glues `}` to the first word.

@@ -22,10 +22,10 @@ from typing import Any
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.kernelargs import kernel_args
 from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
-from hostc.plan import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
 from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Cmdline, Per, Setting, Sysfs, UnitProperty

@@ -7,7 +7,7 @@ from pathlib import Path
 from hostc.audit import Finding, audit
 from hostc.audit.host import HostReader
 from hostc.diagnostics import HostcError, file_error
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 
 
 def audit_root(plan: Plan, root: Path = Path("/")) -> list[Finding]:

@@ -15,7 +15,7 @@ from hostc.check import boot, cpu, host, kernel, memory, plan_rules, release, ru
 from hostc.check import kubelet as kubelet_rules
 from hostc.check.plan_rules import PlanInvariantError
 from hostc.diagnostics import Diagnostic
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.resolve import Resolved
 
 Rule = Callable[[Resolved], Iterable[Diagnostic]]

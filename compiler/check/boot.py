@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, warning
 from hostc.knowledge import kernel as kernelfacts
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.resolve import Resolved
 from hostc.spec.model import IsolateMode, Mechanism
 

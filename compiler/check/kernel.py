@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
-from hostc.kernelargs import BOOTLOADER_RESERVE, OWNED
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.kernel import NR_OPEN_MAX
-from hostc.plan import Plan, RuntimeOwner
+from hostc.plan.kernelargs import BOOTLOADER_RESERVE, OWNED, cmdline, kernel_args
+from hostc.plan.model import Plan, RuntimeOwner
 from hostc.resolve import Resolved
 from hostc.spec import presets, text
 
@@ -94,7 +94,7 @@ def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
     """No extra argument names (as the kernel compares names) one hostc derived: the
     kernel would take the last one, so the Plan's reason would be false."""
     extra = {a.key for a in plan.extra_args}
-    derived = {text.kernel_param_name(a.key) for a in plan.kernel_args if a.key not in extra}
+    derived = {text.kernel_param_name(a.key) for a in kernel_args(plan) if a.key not in extra}
     for a in plan.extra_args:
         if text.kernel_param_name(a.key) in derived:
             yield error(
@@ -105,7 +105,7 @@ def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
-    size = len(plan.cmdline)
+    size = len(cmdline(plan))
     budget = plan.host.cmdline_budget
     if size > budget:
         limit = budget + BOOTLOADER_RESERVE

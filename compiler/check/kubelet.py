@@ -19,7 +19,7 @@ from hostc.check.kubelet_topology import topology_admits_gpus as topology_admits
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge.kubelet import Quantity, QuantityError
-from hostc.plan import KubeletPlan, Plan
+from hostc.plan.model import KubeletPlan, Plan
 from hostc.resolve import Resolved
 from hostc.spec.model import Kubelet
 from hostc.topology.model import Topology

@@ -1,6 +1,6 @@
 """Kubelet topology-manager admission: would the kubelet admit the pods this node is for?
 
-Asked with the kubelet's own hint merge (`hostc.topology_hints`), for the largest GPU
+Asked with the kubelet's own hint merge (`hostc.check.topology_hints`), for the largest GPU
 request the spec declares (`max_gpus_per_pod`) and for workloads whose GPUs span nodes.
 """
 
@@ -20,7 +20,7 @@ from hostc.topology.model import Topology
 def _big_pod_admitted(k: Kubelet, topo: Topology, policy: vocab.TopologyPolicy) -> bool:
     """The kubelet's own merge for a pod with `max_gpus_per_pod` GPUs whose CPU and memory
     requests fit one NUMA node (one CPU, one MiB): is it admitted under `policy`?"""
-    from hostc import topology_hints as th  # only a spec with max_gpus_per_pod asks
+    from hostc.check import topology_hints as th  # only a spec with max_gpus_per_pod asks
 
     gpus = Counter(g.node for g in topo.gpus if g.node is not None)
     nodes = sorted(n.id for n in topo.nodes)

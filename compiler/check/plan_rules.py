@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 
 from hostc.diagnostics import Diagnostic, warning
 from hostc.knowledge.kubelet import Quantity
-from hostc.plan import BootCarrier, OsFamily, Plan, RuntimeOwner
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import BootCarrier, OsFamily, Plan, RuntimeOwner
 
 
 class PlanInvariantError(AssertionError):
@@ -111,7 +112,7 @@ def os_known(plan: Plan) -> Iterator[Diagnostic]:
 
 def kernel_args_carried(plan: Plan) -> Iterator[Diagnostic]:
     """Kernel arguments no file target carries reach the host only if someone applies them."""
-    if plan.boot.carrier is not BootCarrier.NONE or not plan.kernel_args:
+    if plan.boot.carrier is not BootCarrier.NONE or not kernel_args(plan):
         return
     yield warning(
         "host.os" if plan.host.os else "host.topology",
@@ -130,7 +131,7 @@ def vendor_known(plan: Plan) -> Iterator[Diagnostic]:
     """Without the vendor, Intel-only arguments go out beside the generic ones: say so."""
     if not plan.host.x86 or plan.host.cpu_vendor is not None:
         return
-    inert = [a.key for a in plan.kernel_args if a.key in INTEL_ONLY]
+    inert = [a.key for a in kernel_args(plan) if a.key in INTEL_ONLY]
     if not inert:
         return
     yield warning(

@@ -12,7 +12,7 @@ from hostc.knowledge import charsets
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
-from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
 from hostc.resolve import Resolved
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role

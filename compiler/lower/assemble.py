@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from hostc import settings
-from hostc.kernelargs import budget
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.distro import tuned_profile_dirs
 from hostc.lower import kernel, memory, placement, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.lower.hardware import hardware
-from hostc.plan import (
+from hostc.plan.kernelargs import budget
+from hostc.plan.model import (
     UNLIMITED,
     Boot,
     BootCarrier,

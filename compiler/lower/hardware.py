@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hostc.plan import DeviceLink, Hardware
+from hostc.plan.model import DeviceLink, Hardware
 from hostc.topology.model import Topology
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge import distro
-from hostc.plan import (
+from hostc.plan.model import (
     CpuPartition,
     DeviceIrq,
     HostFacts,

@@ -1,6 +1,6 @@
 """Boot-time settings hostc derives itself: isolation mechanisms, extra arguments, the budget.
 
-Spelling them as `key=value` is `hostc.kernelargs`' job, shared by every
+Spelling them as `key=value` is `hostc.plan.kernelargs`' job, shared by every
 carrier of the command line.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
-from hostc.plan import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
+from hostc.plan.model import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
 from hostc.provenance import SpecKey, SpecKeys, key
 from hostc.resolve.cpu import isolcpus_flags, mechanisms
 from hostc.spec.model import HostSpec, Mechanism

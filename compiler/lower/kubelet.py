@@ -14,7 +14,7 @@ from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge import runtime as runtimefacts
 from hostc.knowledge.kubelet import Quantity
-from hostc.plan import (
+from hostc.plan.model import (
     CpuManager,
     CpuPartition,
     Eviction,

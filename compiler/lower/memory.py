@@ -8,7 +8,7 @@ each node's memory first.
 
 from __future__ import annotations
 
-from hostc.plan import HugepagePool, Reason, Value
+from hostc.plan.model import HugepagePool, Reason, Value
 from hostc.provenance import SpecKey, key
 from hostc.resolve import Resolved
 from hostc.resolve.hugepages import DEFAULT_PAGE_SIZE

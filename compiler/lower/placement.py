@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge.gpu import MAX_NVLINKS_PER_GPU, NVSWITCH_DAEMONS, nvswitch
-from hostc.plan import CpuPartition, Placement, Reason
+from hostc.plan.model import CpuPartition, Placement, Reason
 from hostc.provenance import key, topology
 from hostc.resolve.cpu import gpu_nodes
 from hostc.spec.model import HostSpec

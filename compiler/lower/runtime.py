@@ -17,7 +17,7 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower.irq import irq_plan, nic_channels
-from hostc.plan import (
+from hostc.plan.model import (
     CpuMask,
     CpuPartition,
     CStateLimit,

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import attrs
 
-from hostc.kernelargs import kernel_args
-from hostc.plan import Plan, Reason
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import Plan, Reason
 from hostc.record import Record
 from hostc.settings import SETTINGS, sysctl
 from hostc.settings.model import Cmdline, ProcLimit, SysctlKey, Sysfs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from hostc.plan import Plan, Reason
+from hostc.plan.model import Plan, Reason
 from hostc.report.catalog import Carrier, CatalogEntry
 
 #: KubeletConfiguration field → kubelet flag (kubelet reference, "kubelet --help")

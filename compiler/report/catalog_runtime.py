@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.report.catalog import Carrier
 from hostc.report.catalog import CatalogEntry as CatalogSetting
 from hostc.settings import table as t

@@ -16,7 +16,7 @@ import attrs
 
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, error
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.report.catalog import CatalogEntry, settings
 from hostc.report.origin import ShownOrigin, origin

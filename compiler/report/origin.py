@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 
 from hostc.locate import locate
-from hostc.plan import Plan, Provenance, Reason
+from hostc.plan.model import Plan, Provenance, Reason
 from hostc.provenance import Fact, FactKind, Layer, PresetLayer
 from hostc.record import Record
 from hostc.spec import presets

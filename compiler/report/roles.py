@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.record import Record
 
 HOUSEKEEPING = "housekeeping"

@@ -15,8 +15,8 @@ import functools
 import xml.etree.ElementTree as ET
 
 from hostc.cpuset import CpuSet
-from hostc.kernelargs import kernel_args
-from hostc.plan import NodeView, Plan
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import NodeView, Plan
 from hostc.report import palette as P
 from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, CpuRole, offline, roles
 from hostc.report.svgcpus import CHANGED, CellContext, Core, cpus_area

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import attrs
 
-from hostc.plan import DeviceLink, NodeView, Plan
+from hostc.plan.model import DeviceLink, NodeView, Plan
 from hostc.record import Record
 from hostc.report import palette as P
 from hostc.report.svgdoc import el, fit, titled

@@ -14,7 +14,7 @@ import functools
 import attrs
 
 from hostc.diagnostics import Diagnostic
-from hostc.plan import CpuPartition
+from hostc.plan.model import CpuPartition
 from hostc.record import Record
 from hostc.resolve import cpu, hugepages
 from hostc.resolve.host import ResolvedHost, resolve_host

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hostc.cpuset import CpuSet
-from hostc.plan import CpuPartition, Reason
+from hostc.plan.model import CpuPartition, Reason
 from hostc.provenance import default, key
 from hostc.spec.model import HostSpec, IsolateMode
 from hostc.topology.model import Topology

@@ -15,7 +15,7 @@ import attrs
 
 from hostc.diagnostics import Diagnostic, error
 from hostc.knowledge import distro as osfacts
-from hostc.plan_base import OsFamily
+from hostc.plan.base import OsFamily
 from hostc.record import Record
 from hostc.spec.model import HostSpec
 from hostc.topology.model import OsRelease, Topology

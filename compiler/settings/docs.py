@@ -99,7 +99,7 @@ def render() -> str:
 
 def main(argv: list[str]) -> int:
     if argv == ["--write"]:
-        from hostc.output import write_text
+        from hostc.delivery.output import write_text
 
         write_text(DOC, render())  # atomic; a device, FIFO or socket there is refused
         return 0

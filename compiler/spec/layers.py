@@ -29,7 +29,7 @@ import attrs
 from hostc.diagnostics import Diagnostic, HostcError, file_error
 from hostc.record import Record
 from hostc.spec import merge
-from hostc.spec.load import LAYER_KEYS
+from hostc.spec.parse import LAYER_KEYS
 
 if TYPE_CHECKING:
     from hostc.provenance import Provenance
@@ -104,7 +104,7 @@ class Disk:
 
     def text(self, path: Path, what: str) -> str:
         from hostc.inputs import read_text_bounded
-        from hostc.spec.load import SPEC_LIMIT
+        from hostc.spec.parse import SPEC_LIMIT
 
         return read_text_bounded(path, limit=SPEC_LIMIT, what=what)
 
@@ -124,7 +124,7 @@ DISK = Disk()
 @functools.lru_cache(maxsize=256)
 def _parse(text: str, file: str) -> dict[str, Any]:
     """A class file is read for every host that extends it; its parse is remembered."""
-    from hostc.spec.load import parse
+    from hostc.spec.parse import parse
 
     return parse(text, file)
 

@@ -12,79 +12,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomli
-
-from hostc.diagnostics import HostcError, error, file_error, toml_syntax_error, with_file
-from hostc.inputs import loads_toml, read_text_bounded
+from hostc.diagnostics import HostcError, error, file_error, with_file
+from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
+from hostc.spec.parse import (
+    NESTING_LIMIT,
+    SPEC_LIMIT,
+    declares_layers,
+    nesting_depth,
+    parse,
+    too_deep,
+)
 from hostc.spec.text import shown
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
 
 SPEC_VERSION = 1
-#: A spec is a few hundred bytes; a MiB is far above any real one.
-SPEC_LIMIT = 1 << 20
-#: Arrays and tables nested deeper than this are refused (the model nests 4 deep).
-NESTING_LIMIT = 32
-#: The top-level keys that make a file a layered spec (`hostc.spec.layers` reads it;
-#: a plain spec is told apart here, without importing the layers' machinery).
-LAYER_KEYS = ("extends", "force", "remove")
 
 
 #: Specs this converter made, by id (HostSpec holds lists, so it is not hashable):
 #: typed by construction, so `api.compile_plan` need not rebuild them.  Weak values,
 #: so an entry goes with its spec and an id is never taken for a later object's.
 LOADED: weakref.WeakValueDictionary[int, HostSpec] = weakref.WeakValueDictionary()
-
-
-def _depth(data: Any) -> int:
-    """How deeply arrays and tables nest, counted without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        v, d = stack.pop()
-        deepest = max(deepest, d)
-        if d > NESTING_LIMIT:
-            break
-        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else ()
-        if items:  # its values are one level down; only arrays and tables go further
-            deepest = max(deepest, d + 1)
-            stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))
-    return deepest
-
-
-def _too_deep(file: str) -> HostcError:
-    return HostcError(
-        [
-            file_error(
-                file,
-                f"arrays or tables are nested too deeply (more than {NESTING_LIMIT} levels)",
-                hint="node.toml nests a few levels at most; is this the right file?",
-            )
-        ]
-    )
-
-
-def parse(text: str, file: str) -> dict[str, Any]:
-    """TOML text → data, with the syntax and nesting checks every spec file gets."""
-    if not isinstance(text, str):
-        raise HostcError(
-            [file_error(file, f"expected the text of node.toml, got {type(text).__name__}")]
-        )
-    try:
-        data = loads_toml(text)
-    except tomli.TOMLDecodeError as e:
-        raise HostcError([toml_syntax_error(e, file)]) from None
-    except RecursionError:
-        raise _too_deep(file) from None
-    if _depth(data) > NESTING_LIMIT:
-        raise _too_deep(file)
-    return data
-
-
-def declares_layers(data: dict[str, Any]) -> bool:
-    return any(k in data for k in LAYER_KEYS)
 
 
 def loads(text: str, file: str = "node.toml") -> HostSpec:
@@ -97,7 +47,7 @@ def loads(text: str, file: str = "node.toml") -> HostSpec:
 def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostSpec:
     """A mapping shaped like node.toml (what tomli returns) → HostSpec, through the
     one converter the loader uses: the same types, rules and key paths."""
-    from hostc.structure import diagnostics, structure
+    from hostc.spec.structure import diagnostics, structure
 
     if isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)
@@ -105,8 +55,8 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         raise HostcError(
             [file_error(file, f"expected a table of node.toml keys, got {type(data).__name__}")]
         )
-    if _depth(data) > NESTING_LIMIT:
-        raise _too_deep(file)
+    if nesting_depth(data) > NESTING_LIMIT:
+        raise too_deep(file)
     version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(

@@ -156,7 +156,7 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
 
 def loads(text: str, file: str = "<snapshot>") -> Topology:
     """Parse and validate a snapshot; every problem is raised as one HostcError."""
-    from hostc.structure import diagnostics, structure
+    from hostc.spec.structure import diagnostics, structure
 
     data = _parse_toml(text, file)
     version = data.get("version")

@@ -12,7 +12,7 @@ from hostc import api
 from hostc.audit import Finding, Status, drift
 from hostc.audit.observe import TABLE, expectations
 from hostc.audit.observers import OBSERVERS
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 
 import sysfs_fixtures
 from conftest import ROOT, run_hostc

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from hostc import api
+from hostc.delivery.owned import RECORD
 from hostc.diagnostics import HostcError
-from hostc.owned import RECORD
 from hostc.topology import snapshot
 
 from conftest import EXAMPLES, ROOT
@@ -54,7 +54,7 @@ def spec_of(name: str) -> Path:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under root by its posix relative path (hidden temp files included),
-    but the build's record of what it wrote (`hostc.owned`)."""
+    but the build's record of what it wrote (`hostc.delivery.owned`)."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))

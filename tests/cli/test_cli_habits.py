@@ -69,7 +69,7 @@ def test_dash_h_is_help_on_every_command(argv: list[str]) -> None:
 
 
 def test_exit_code_table_is_in_help_and_readme_alike() -> None:
-    from hostc.cli_base import EXIT_CODES
+    from hostc.cli.base import EXIT_CODES
 
     table = EXIT_CODES.removeprefix("\b\n")
     out = hostc_run("--help").stdout.decode()

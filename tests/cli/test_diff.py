@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from hostc import api
-from hostc.report.review import md_text
+from hostc.api.review import md_text
 
 from conftest import ROOT, run_hostc
 

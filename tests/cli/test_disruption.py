@@ -11,8 +11,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostc import api, plan_view
-from hostc.disruption import Disruption, compute, state
+from hostc import api
+from hostc.delivery.disruption import Disruption, compute, state
+from hostc.report import plan_view
 
 from conftest import ROOT, run_hostc
 

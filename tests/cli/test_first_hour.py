@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.cli import TARGET_HELP
+from hostc.cli.main import TARGET_HELP
 from hostc.diagnostics import HostcError
 from hostc.targets import TARGETS, TargetRole
 from hostc.topology import snapshot

@@ -87,6 +87,6 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
 def test_every_value_init_writes_reads_back_as_itself(value: str | list[str]) -> None:
     """A snapshot's GPU names and the --topology path reach node.toml: a `"` or `\\`
     in them must not end the string and start a key of its own."""
-    from hostc.init import _toml
+    from hostc.api.init import _toml
 
     assert tomllib.loads(f"v = {_toml(value)}\nafter = 1\n") == {"v": value, "after": 1}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from hostc import api
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 

@@ -13,9 +13,9 @@ import pytest
 
 from hostc import api
 from hostc.diagnostics import HostcError
-from hostc.kernelargs import cmdline
 from hostc.knowledge import kernel as kernelfacts
-from hostc.plan import Plan
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.topology.importers import hwloc, lscpu, numactl
 from hostc.topology.model import Topology

@@ -1,7 +1,7 @@
 """How the wrappers make the files take effect: cloud-init's merging and first boot,
 the initramfs of every kernel, TuneD installed and running when it owns the runtime,
 irqbalance enabled when it owns interrupts.  The activation steps are data
-(`hostc.activation`); these tests read them through the real outputs.
+(`hostc.delivery.activation`); these tests read them through the real outputs.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.activation import needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
-from hostc.plan import OsFamily, Plan
+from hostc.delivery.activation import needs_reboot, steps
+from hostc.plan.model import OsFamily, Plan
 from hostc.targets import cloud_init
 from hostc.targets.lifecycle import APPLY
 
@@ -208,7 +208,7 @@ def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
 
 def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     """A provisioning pipeline follows the same first-boot rule as cloud-init."""
-    from hostc.output import apply_manifest
+    from hostc.delivery.output import apply_manifest
 
     plan = example_plan("epyc-1s-training")
     rows = apply_manifest(host_files(plan), plan.host.os_family)["apply"]

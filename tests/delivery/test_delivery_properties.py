@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hostc import api
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
-from hostc.kernelargs import kernel_args
+from hostc.plan.kernelargs import kernel_args
 from hostc.spec import model as m
 from hostc.targets import cloud_init, ignition, rootfs_tar
 from hostc.topology.model import Topology

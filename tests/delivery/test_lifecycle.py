@@ -15,7 +15,8 @@ import pytest
 
 from hostc import api
 from hostc.artifact import Artifact, ArtifactKind
-from hostc.plan import IrqOwner, Plan
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import IrqOwner, Plan
 from hostc.targets import lifecycle
 
 from conftest import ROOT, need_tool
@@ -229,7 +230,7 @@ def test_revert_after_ignition_removes_every_file_and_kernel_argument_it_set(
     done = run_script(root, lifecycle.REVERT)
     assert done.returncode == 0, done.stderr
     assert not tree(root), tree(root)
-    args = " ".join(str(a) for a in plan.kernel_args)
+    args = " ".join(str(a) for a in kernel_args(plan))
     assert args and f"would remove the kernel arguments Ignition set: {args}\n" in done.stdout
 
 
@@ -304,7 +305,7 @@ def test_a_changed_sysctl_applies_live_and_a_dropped_one_waits_for_the_next_boot
     """A sysctl whose value changes is applied by `sysctl --system`: no reboot is owed
     for it (the VM shows the value taken live).  One the next build no longer sets keeps
     its running value until the next boot, and hostc-apply names it (the manifests list
-    the keys): hostc.disruption's `later`, the same rule."""
+    the keys): hostc.delivery.disruption's `later`, the same rule."""
     vm = ROOT / "tests" / "vm"
     root = tmp_path / "host"
     install(root, delivered(plan_of(vm / "v1.toml")))

@@ -2,7 +2,7 @@
 
 The tarball is byte-reproducible (two builds, any artifact order, any filesystem);
 apply.sh passes shellcheck, installs every file as root:root with its mode (run
-for real under DESTDIR) and spells exactly the apply steps of `hostc.activation`.
+for real under DESTDIR) and spells exactly the apply steps of `hostc.delivery.activation`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.activation import needs_reboot, steps
 from hostc.artifact import ArtifactKind
-from hostc.owned import RECORD
+from hostc.delivery.activation import needs_reboot, steps
+from hostc.delivery.owned import RECORD
 from hostc.targets import rootfs_tar
 
 from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
@@ -166,7 +166,7 @@ def test_apply_script_installs_the_tree(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_json_manifest_lists_apply_steps_and_reboot(name: str, tmp_path: Path) -> None:
-    """`--json` rows match the files `--out` wrote; apply/reboot come from hostc.activation."""
+    """`--json` rows match the files `--out` wrote; apply/reboot come from delivery.activation."""
     spec = _spec(name)
     out = tmp_path / name
     r = _hostc("build", spec, "--out", str(out), "--json")

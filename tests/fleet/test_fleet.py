@@ -6,8 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from hostc import api, fleet
-from hostc.owned import RECORD
+from hostc import api
+from hostc.api import fleet
+from hostc.delivery.owned import RECORD
 
 from conftest import ROOT, run_hostc
 
@@ -23,7 +24,7 @@ def _copy_fleet(tmp: Path) -> Path:
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    """A build's files, its record of them (`hostc.owned`) left out."""
+    """A build's files, its record of them (`hostc.delivery.owned`) left out."""
     return {
         str(p.relative_to(root)): p.read_bytes()
         for p in root.rglob("*")
@@ -170,7 +171,7 @@ def test_check_compares_every_host(tmp_path: Path) -> None:
 
 
 def test_progress_bar_draws_and_finishes() -> None:
-    from hostc import fleet_view
+    from hostc.cli import fleet_view
 
     assert fleet_view.bar(0, 4).endswith("0/4 hosts")
     assert "#" * fleet_view.BAR_WIDTH in fleet_view.bar(4, 4)

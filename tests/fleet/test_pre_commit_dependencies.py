@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hostc import fleet
+from hostc.api import fleet
 
 from conftest import ROOT
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api, fleet
-from hostc.owned import RECORD
+from hostc import api
+from hostc.api import fleet
+from hostc.delivery.owned import RECORD
 from hostc.topology import snapshot
 
 from conftest import EXAMPLE_NAMES, ROOT

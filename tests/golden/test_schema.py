@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hostc import schema
+from hostc.api import schemas as schema
 
 from conftest import ROOT
 from regenerate import COMMAND

@@ -13,7 +13,7 @@ from pathlib import Path
 from hostc.audit.host import CAPTURED
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 
 #: A BestEffort container's cgroup under the systemd cgroup driver.
 POD = (

@@ -18,7 +18,8 @@ import yaml
 
 from hostc import api
 from hostc.artifact import ArtifactKind
-from hostc.plan import Plan
+from hostc.plan.kernelargs import kernel_args
+from hostc.plan.model import Plan
 
 from conftest import IN_CI, ROOT
 
@@ -59,7 +60,7 @@ def ignition_expected(plan: Plan, files: list[api.Artifact]) -> list[api.Artifac
         if not any(x.action is Action.BOOTLOADER for x in a.activation)
         and a.path != lifecycle.NEW_MANIFEST
     ]
-    kargs = [str(a) for a in plan.kernel_args]  # kernelArguments: revert takes them out
+    kargs = [str(a) for a in kernel_args(plan)]  # kernelArguments: revert takes them out
     record = lifecycle.manifest_text(plan, out, kargs).encode()
     return [*out, Artifact("ignition", lifecycle.MANIFEST, record)]
 

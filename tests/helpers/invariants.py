@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hostc.check import check_plan
 from hostc.diagnostics import Severity
-from hostc.kernelargs import cmdline
-from hostc.plan import Plan
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import Plan
 from hostc.topology.model import Topology
 
 

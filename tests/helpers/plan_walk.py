@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from hostc.cpuset import CpuSet
-from hostc.plan import Reason, Value
+from hostc.plan.model import Reason, Value
 from hostc.settings import Setting
 
 

@@ -18,8 +18,10 @@ import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from hostc import api, plan_view, schema
-from hostc.output import write_bytes
+from hostc import api
+from hostc.api import schemas as schema
+from hostc.delivery.output import write_bytes
+from hostc.report import plan_view
 from hostc.topology import snapshot
 
 from conftest import ROOT
@@ -86,7 +88,7 @@ def disruption_golden(spec: Path, plan: api.Plan, arts: list[api.Artifact]) -> s
     import json
     import tomllib
 
-    from hostc import disruption
+    from hostc.delivery import disruption
 
     data = tomllib.loads(spec.read_text())
     data.setdefault("sysctl", {})["vm.swappiness"] = 7

@@ -86,7 +86,7 @@ def cases(work: Path, make: dict[str, object]) -> dict[str, dict[str, object]]:
         build = [sys.executable, "-m", "hostc", "build", str(SPEC), "--target", "sysctl"]
         got = _run([*build, "--out", str(out)])
         results[f"build --out {kind}"] = {**got, "after": _kind(dest), "target": str(dest)}
-        from hostc.output import write_bytes  # regenerate's and the settings doc's writer
+        from hostc.delivery.output import write_bytes  # regenerate's and the settings doc's writer
 
         maker(target)  # type: ignore[operator]
         try:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.topology.model import Topology
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from hostc import api, output
-from hostc.owned import RECORD
+from hostc import api
+from hostc.delivery import output
+from hostc.delivery.owned import RECORD
 
 from conftest import ROOT
 
@@ -30,7 +31,7 @@ SPEC = ROOT / "examples/h100-4gpu-inference/node.toml"
 
 
 def files(root: Path) -> dict[str, bytes]:
-    """The build's files (its record of them, `hostc.owned`, left out)."""
+    """The build's files (its record of them, `hostc.delivery.owned`, left out)."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*")

@@ -198,7 +198,7 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(
 ) -> None:
     import subprocess
 
-    from hostc.report import diffinputs
+    from hostc.api import diffinputs
 
     ran: list[list[str]] = []
     real = subprocess.run
@@ -242,7 +242,7 @@ def test_the_picture_reads_each_link_a_bounded_number_of_times(
     import attrs
 
     from hostc import api
-    from hostc.plan import DeviceLink
+    from hostc.plan.model import DeviceLink
     from hostc.report.svg import render_svg
 
     from topogen import machine

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostc import api
-from hostc.cli import _show
+from hostc.cli.main import _show
 from hostc.diagnostics import HostcError
 from hostc.topology import snapshot
 

@@ -8,7 +8,7 @@ table or list belongs.  Every run must end in exit 0, 1 or 2; exit 3 (hostc's
 "internal error") or any exception is a bug.
 
 The commands run in this process through click's command object, built once
-(`hostc.cli.run`, what `main` runs: about a millisecond a call instead of a
+(`hostc.cli.main.run`, what `main` runs: about a millisecond a call instead of a
 subprocess' 300 ms), so CI runs
 EXAMPLES (1,000) examples per command.  The long run (not in CI):
 
@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostc import api
-from hostc.cli import run
+from hostc.cli.main import run
 from hostc.diagnostics import HostcError
 
 from conftest import ROOT

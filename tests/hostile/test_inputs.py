@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hostc import api
+from hostc.delivery.owned import RECORD
 from hostc.diagnostics import HostcError
-from hostc.owned import RECORD
 from hostc.targets._escape import ESCAPING as ESCAPING_FILTERS
 from hostc.topology import snapshot
 
@@ -341,7 +341,7 @@ def test_build_says_what_it_wrote_and_quiet_silences_it(workdir: Path) -> None:
     spec.write_text(spec_text())
     r = run("build", spec, "--out", "out", cwd=workdir)
     assert r.returncode == 0 and r.stdout == ""
-    # the build's record of what it wrote (`hostc.owned`) is not one of the files
+    # the build's record of what it wrote (`hostc.delivery.owned`) is not one of the files
     n = sum(1 for p in (workdir / "out").rglob("*") if p.is_file() and p.name != RECORD)
     assert r.stderr.strip().endswith(f"wrote {n} files under out"), r.stderr
     r = run("build", spec, "--out", "out", "--check", cwd=workdir)
@@ -384,9 +384,9 @@ def test_snapshot_output_into_a_directory(workdir: Path) -> None:
 
 
 def test_exit_code_3_is_documented() -> None:
-    import hostc.cli
+    import hostc.cli.main
 
-    assert "3 internal error" in (hostc.cli.__doc__ or "")
+    assert "3 internal error" in (hostc.cli.main.__doc__ or "")
     assert "`3`" in (ROOT / "README.md").read_text()
 
 

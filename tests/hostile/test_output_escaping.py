@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from hostc.cli_text import TerminalSafe
+from hostc.api.review import _code, md_text
+from hostc.cli.text import TerminalSafe
 from hostc.diagnostics import terminal
 from hostc.knowledge import charsets
-from hostc.report.review import _code, md_text
 from hostc.spec.text import control_char
 
 BIDI_ZW = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\ufeff"
@@ -44,7 +44,7 @@ def test_terminal_text_holds_no_control_bidi_or_zero_width(s: str) -> None:
 def test_cli_run_routes_stdout_through_the_terminal_boundary(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import hostc.cli as cli
+    import hostc.cli.main as cli
 
     def hostile(_: str) -> object:
         class Cmd:
@@ -102,7 +102,7 @@ def test_markdown_code_is_one_code_span(s: str) -> None:
 @settings(max_examples=50, deadline=None)
 def test_spec_and_snapshot_strings_refuse_bidi_and_zero_width(a: str, c: str, b: str) -> None:
     # the one rule every spec and snapshot string goes through (structure._strict_str)
-    from hostc.structure import _strict_str
+    from hostc.spec.structure import _strict_str
 
     assert control_char(a + c + b) is not None
     with pytest.raises(ValueError, match="control character"):

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostc.cli import run
+from hostc.cli.main import run
 
 import sysfs_fixtures
 from conftest import ROOT

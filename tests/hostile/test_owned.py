@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from hostc import api
+from hostc.delivery.owned import RECORD
 from hostc.diagnostics import HostcError
-from hostc.owned import RECORD
 
 from conftest import ROOT, run_hostc
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.compare import differences
+from hostc.delivery.compare import differences
+from hostc.delivery.output import write
 from hostc.diagnostics import HostcError
-from hostc.output import write
 from hostc.topology import snapshot
 from hostc.topology.importers.sysfs import probe
 
@@ -71,7 +71,7 @@ def test_a_link_gained_during_the_build_is_not_followed(
 ) -> None:
     """The directory is swapped for a link between staging and renaming: the rename
     happens in the directory already opened, so nothing lands outside."""
-    from hostc import output
+    from hostc.delivery import output
 
     arts = sysctl_artifacts(work)
     out, outside = work / "out", work / "outside"

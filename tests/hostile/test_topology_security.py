@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hostc import api, cli
+from hostc import api
+from hostc.cli import main as cli
 from hostc.diagnostics import HostcError
 from hostc.inputs import read_text_bounded
 from hostc.topology import snapshot

@@ -38,64 +38,64 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "hostc.provenance",
         "hostc.record",
         "hostc.settings",
-        "hostc.topology_hints",
+        "hostc.check.topology_hints",
         "hostc.units",
         "hostc.vocab",
     ),
     # the two inputs, what the operator asks for and what the machine is, and their
     # one converter from TOML data
-    1: ("hostc.spec", "hostc.topology", "hostc.structure", "hostc.structure_errors"),
+    1: ("hostc.spec", "hostc.topology", "hostc.spec.structure", "hostc.spec.structure_errors"),
     # the IR and its spelling as kernel arguments
     2: (
-        "hostc.plan",
-        "hostc.plan_base",
-        "hostc.plan_kubelet",
-        "hostc.plan_runtime",
-        "hostc.kernelargs",
+        "hostc.plan.model",
+        "hostc.plan.base",
+        "hostc.plan.kubelet",
+        "hostc.plan.runtime",
+        "hostc.plan.kernelargs",
     ),
     3: ("hostc.resolve",),
     4: ("hostc.check", "hostc.lower"),
     # readers of the Plan: the targets, how their files are activated, the audit of a host
-    5: ("hostc.targets", "hostc.activation", "hostc.audit"),
+    5: ("hostc.targets", "hostc.delivery.activation", "hostc.audit"),
     # what is done with a Plan and its artifacts: files written, reports and views
     6: (
-        "hostc.output",
+        "hostc.delivery.output",
         # what a build left in --out (its record), and what a change costs a running host
-        "hostc.owned",
-        "hostc.disruption",
-        "hostc.compare",
+        "hostc.delivery.owned",
+        "hostc.delivery.disruption",
+        "hostc.delivery.compare",
         "hostc.report",
-        "hostc.plan_view",
-        "hostc.kubelet_view",
-        "hostc.schema",
+        "hostc.report.plan_view",
+        "hostc.report.kubelet_view",
+        "hostc.api.schemas",
         # `hostc init`'s starting spec, from a snapshot
-        "hostc.init",
+        "hostc.api.init",
         # the settings reference page, written from the table and the presets
         "hostc.settings.docs",
     ),
     7: (
         "hostc.api",
-        "hostc.api_build",
-        "hostc.api_compile",
-        "hostc.api_report",
-        "hostc.api_topology",
+        "hostc.api.build",
+        "hostc.api.compile",
+        "hostc.api.report",
+        "hostc.api.topology",
         # `hostc diff`'s two sides and the review page over them, each side compiled
         # through the API
-        "hostc.report.diffinputs",
-        "hostc.report.html",
-        "hostc.report.review",
-        "hostc.fleet",
-        "hostc.fleet_view",
+        "hostc.api.diffinputs",
+        "hostc.api.html",
+        "hostc.api.review",
+        "hostc.api.fleet",
+        "hostc.cli.fleet_view",
     ),
     8: (
-        "hostc.cli",
-        "hostc.cli_base",
-        "hostc.cli_build",
-        "hostc.cli_change",
-        "hostc.cli_fleet",
-        "hostc.cli_init",
-        "hostc.cli_text",
-        "hostc.cli_topology",
+        "hostc.cli.main",
+        "hostc.cli.base",
+        "hostc.cli.build",
+        "hostc.cli.change",
+        "hostc.cli.fleet",
+        "hostc.cli.init",
+        "hostc.cli.text",
+        "hostc.cli.topology",
         "hostc.__main__",
     ),
 }
@@ -103,11 +103,11 @@ LAYERS: dict[int, tuple[str, ...]] = {
 #: What the CLI modules may import beyond each other: the API, and the error type
 #: and terminal-safe text every command prints.
 CLI = frozenset(LAYERS[8])
-#: `hostc.fleet` is the API for many hosts (embedders call `fleet.select`/`fleet.run`
+#: `hostc.api.fleet` is the API for many hosts (embedders call `fleet.select`/`fleet.run`
 #: too) and `fleet_view` renders its results, as `api.plan_text` renders a Plan;
 #: `hostc.inputs` is the bounded reader that shows a diagnostic's source line.
 CLI_MAY_IMPORT = frozenset(
-    {"hostc.api", "hostc.diagnostics", "hostc.inputs", "hostc.fleet", "hostc.fleet_view"}
+    {"hostc.api", "hostc.diagnostics", "hostc.inputs", "hostc.api.fleet", "hostc.cli.fleet_view"}
 )
 
 #: Wrong-way imports in files other helpers of issue 18 are changing at the same time:
@@ -212,4 +212,4 @@ def test_check_never_imports_lower() -> None:
 
 def test_the_table_sees_lazy_imports() -> None:
     """A function-level import counts: api_compile imports check only inside compile_plan."""
-    assert ("hostc.check", False) in set(imports(MODULES["hostc.api_compile"]))
+    assert ("hostc.check", False) in set(imports(MODULES["hostc.api.compile"]))

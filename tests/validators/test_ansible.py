@@ -24,7 +24,7 @@ import attrs
 import pytest
 
 from hostc import api
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.targets import ansible
 
 from conftest import ROOT, need_tool

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.activation import Step, needs_reboot, steps
 from hostc.artifact import Action, Activation, Artifact
+from hostc.delivery.activation import Step, needs_reboot, steps
 from hostc.targets import cloud_init
 
 from conftest import EXAMPLE_NAMES, example_plan, need_tool, shared

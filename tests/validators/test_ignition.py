@@ -17,7 +17,7 @@ import pytest
 
 from hostc import api
 from hostc.artifact import Action, Activation, Artifact
-from hostc.kernelargs import kernel_args
+from hostc.plan.kernelargs import kernel_args
 from hostc.targets import ignition
 
 from conftest import EXAMPLE_NAMES, example_plan, need_tool, shared

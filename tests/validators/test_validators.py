@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.kernelargs import cmdline
+from hostc.plan.kernelargs import cmdline
 
 from conftest import EXAMPLE_NAMES, ROOT, need_tool
 

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from hostc import api
+from hostc.plan.kernelargs import cmdline
 
 import vmlane
 from conftest import IN_CI, ROOT, run_hostc
@@ -198,7 +199,7 @@ def test_vm_three_kinds_of_update_disrupt_what_hostc_diff_said_before(
     assert pids["after-v2"] == pids["after-v1-place"]  # no restart before the reboot
     said = next(x for x in _read(results, "apply-v2.log").splitlines() if "reboot needed" in x)
     assert "/etc/default/grub.d/90-hostc.cfg" in said.split(), said
-    v1, v2 = (api.compile_file(HERE / f"{v}.toml")[0].cmdline.split() for v in ("v1", "v2"))
+    v1, v2 = (cmdline(api.compile_file(HERE / f"{v}.toml")[0]).split() for v in ("v1", "v2"))
     assert v1 != v2
     booted = summary["boots"][2]["cmdline"].split()  # boot 3: the one reboot after v2
     assert set(v2) <= set(booted) and not (set(v1) - set(v2)) & set(booted), booted
@@ -308,7 +309,7 @@ def test_vm_probe_finds_the_committed_small_topology(
     _, collect = cloud_init_vm
     assert _read(collect, "probe.rc").strip() == "0"
     probed = _read(collect, "topology.toml")  # after the reboot: hostc's arguments are on
-    tuned = frozenset(api.compile_file(HERE / "small.toml")[0].cmdline.split())
+    tuned = frozenset(cmdline(api.compile_file(HERE / "small.toml")[0]).split())
     committed = (HERE / "topology-small.toml").read_text()
     assert _topology(probed, tuned) == _topology(committed), probed
     _close_memory(probed, committed)

@@ -37,9 +37,10 @@ def ansible_vm(vm_lane: Path) -> tuple[dict[str, Any], Path]:
 def test_vm_ansible_spec_isolates_what_the_checks_expect() -> None:
     """NOHZ follows tests/vm/small.toml (a change there must change it)."""
     from hostc import api
+    from hostc.plan.kernelargs import cmdline
 
     plan, _ = api.compile_file(ROOT / "tests" / "vm" / "small.toml")
-    assert NOHZ in plan.cmdline.split()
+    assert NOHZ in cmdline(plan).split()
 
 
 def _recap(log: str) -> dict[str, int]:

@@ -14,11 +14,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from hostc import api, plan_view
+from hostc import api
 from hostc.diagnostics import HostcError, Severity
-from hostc.kernelargs import cmdline
 from hostc.knowledge import kernel as kernelfacts
-from hostc.plan import OsFamily, Plan
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import OsFamily, Plan
+from hostc.report import plan_view
 from hostc.settings import Family
 from hostc.spec import model as m
 from hostc.spec import presets

@@ -15,10 +15,11 @@ import attrs
 import pytest
 from test_runtime import TUNED, compile_, files, h100, spec
 
-from hostc import api, plan_view
+from hostc import api
 from hostc.diagnostics import HostcError
-from hostc.kernelargs import KernelArg, cmdline, kernel_args
-from hostc.plan import BootCarrier
+from hostc.plan.kernelargs import KernelArg, cmdline, kernel_args
+from hostc.plan.model import BootCarrier
+from hostc.report import plan_view
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
@@ -139,7 +140,7 @@ def test_explicit_nohz_full_mechanism_still_covers_every_isolated_cpu() -> None:
 
 
 def test_busy_poll_is_in_the_schema() -> None:
-    from hostc import schema
+    from hostc.api import schemas as schema
 
     workload = schema.build("node")["$defs"]["Workload"]["properties"]
     assert workload["busy_poll"]["type"] == "boolean"

@@ -19,14 +19,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hostc import api, kubelet_view
-from hostc.activation import steps
+from hostc import api
 from hostc.artifact import Action, Activation
 from hostc.cpuset import CpuSet
+from hostc.delivery.activation import steps
 from hostc.diagnostics import HostcError, Severity
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE, KubeVersion, Quantity, QuantityError
 from hostc.lower.kubelet import split_memory
-from hostc.plan import OsFamily, Plan
+from hostc.plan.model import OsFamily, Plan
+from hostc.report import kubelet_view
 from hostc.spec import model as m
 from hostc.targets.kubelet import RESET
 from hostc.topology.model import Topology

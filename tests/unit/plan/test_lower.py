@@ -9,9 +9,9 @@ from hostc import api
 from hostc.check import check
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError, Severity
-from hostc.kernelargs import cmdline, kernel_args
-from hostc.plan import Plan
-from hostc.plan_view import numactl
+from hostc.plan.kernelargs import cmdline, kernel_args
+from hostc.plan.model import Plan
+from hostc.report.plan_view import numactl
 from hostc.resolve import resolve
 from hostc.spec import model as m
 from hostc.spec.load import from_data, to_data

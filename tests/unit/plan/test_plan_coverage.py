@@ -13,10 +13,11 @@ from typing import Any
 import attrs
 import pytest
 
-from hostc import api, plan_view
+from hostc import api
 from hostc.locate import locate
-from hostc.plan import Plan, Reason
+from hostc.plan.model import Plan, Reason
 from hostc.provenance import Fact, FactKind, Layer, PresetLayer, SpecKey, SpecKeys
+from hostc.report import plan_view
 from hostc.settings import SETTINGS, Family
 from hostc.spec import presets
 

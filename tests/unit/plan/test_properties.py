@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Severity
-from hostc.plan import Reason
+from hostc.plan.model import Reason
 from hostc.provenance import SpecKey, SpecKeys
 from hostc.spec import model as m
 from hostc.topology.model import Topology

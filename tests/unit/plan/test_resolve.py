@@ -9,7 +9,7 @@ import pytest
 from hostc import api
 from hostc.check import PlanInvariantError, check_plan
 from hostc.cpuset import CpuSet
-from hostc.plan import OsFamily
+from hostc.plan.model import OsFamily
 from hostc.resolve import resolve
 from hostc.spec import model as m
 from hostc.spec.load import from_data, to_data
@@ -79,8 +79,9 @@ def test_a_broken_plan_invariant_is_an_internal_error() -> None:
     assert isinstance(PlanInvariantError("x"), AssertionError)  # not a HostcError: exit 3
 
 
-def test_the_plan_spells_its_kernel_arguments_once() -> None:
+def test_the_command_line_is_the_kernel_arguments_in_order() -> None:
+    from hostc.plan.kernelargs import cmdline, kernel_args
+
     plan, _ = api.compile_plan(spec(cpu=m.Cpu(isolate="rest")), TOPO)
-    assert plan.kernel_args is plan.kernel_args
-    assert plan.cmdline == " ".join(map(str, plan.kernel_args))
-    assert "isolcpus=managed_irq," in plan.cmdline
+    assert cmdline(plan) == " ".join(map(str, kernel_args(plan)))
+    assert "isolcpus=managed_irq," in cmdline(plan)

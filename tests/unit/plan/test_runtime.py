@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
-from hostc.kernelargs import cmdline
-from hostc.plan import BootCarrier, IrqOwner, Plan, RuntimeOwner
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import BootCarrier, IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
 
@@ -381,7 +381,7 @@ def test_h100_acceptance_plan() -> None:
     assert w.cpus == CpuSet.parse("2-31,66-95") == plan.nodes[0].isolated
     assert w.nodes == (0,) and w.unit == "vllm.service" and w.nics == ("mlx5_0",)
     assert dict(w.env) == {"NCCL_IB_HCA": "=mlx5_0"}
-    from hostc import plan_view
+    from hostc.report import plan_view
 
     text = plan_view.render(plan)
     assert "unit vllm.service  cpus 2-31,66-95 (60)  memory node(s) 0" in text

@@ -23,11 +23,11 @@ from test_runtime import SCRIPT, TUNED, compile_, files, h100, spec, tuned_ini
 
 from hostc import api
 from hostc.cpuset import CpuSet
-from hostc.kernelargs import cmdline
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower import runtime as lower_runtime
-from hostc.plan import IrqOwner, Plan, RuntimeOwner
+from hostc.plan.kernelargs import cmdline
+from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
@@ -400,7 +400,7 @@ def test_managed_irqs_are_not_failures_but_misplaced_ones_are(tmp_path: Path) ->
 
 
 def _isolcpus(plan: Plan) -> str:
-    from hostc.kernelargs import kernel_args
+    from hostc.plan.kernelargs import kernel_args
 
     return next(str(a) for a in kernel_args(plan) if a.key == "isolcpus")
 

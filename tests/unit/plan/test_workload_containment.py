@@ -18,7 +18,7 @@ import pytest
 from hostc import api
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.spec import presets
 from hostc.topology.model import OsRelease, Topology

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hostc.spec.load import NESTING_LIMIT, _depth
+from hostc.spec.parse import NESTING_LIMIT, nesting_depth
 
 values = st.recursive(
     st.none() | st.integers() | st.text(max_size=3),
@@ -26,11 +26,11 @@ def _reference(v: Any, d: int = 0) -> int:
 
 @given(values)
 def test_depth_is_the_deepest_level_of_any_value(data: Any) -> None:
-    assert _depth(data) == _reference(data)
+    assert nesting_depth(data) == _reference(data)
 
 
 def test_deeper_than_the_limit_is_seen() -> None:
     data: Any = 1
     for _ in range(NESTING_LIMIT + 5):
         data = [data]
-    assert _depth({"a": data}) > NESTING_LIMIT
+    assert nesting_depth({"a": data}) > NESTING_LIMIT

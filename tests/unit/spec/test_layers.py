@@ -181,7 +181,7 @@ def test_relative_paths_resolve_against_the_file_that_names_them(tmp_path: Path)
 
 
 def test_a_single_file_spec_has_no_provenance_section() -> None:
-    from hostc import plan_view
+    from hostc.report import plan_view
 
     plan, _ = api.compile_file(ROOT / "examples" / "h100-4gpu-inference" / "node.toml")
     assert plan.provenance == ()

@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from hostc import api, vocab
-from hostc import topology_hints as th
 from hostc.artifact import Action, Activation
+from hostc.check import topology_hints as th
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge import runtime as runtimefacts
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.targets import kubelet as tk
 

@@ -67,7 +67,7 @@ def test_all_means_every_applicable_file_target() -> None:
 def _modules_after(*args: str) -> set[str]:
     code = (
         "import sys, json\n"
-        "from hostc.cli import main\n"
+        "from hostc.cli.main import main\n"
         f"sys.argv = ['hostc', *{list(args)!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "sys.stderr.write('\\nMODULES' + json.dumps(sorted(sys.modules)))\n"

@@ -16,7 +16,7 @@ from audit_host import perfect_host, put, show
 
 from hostc.artifact import Artifact
 from hostc.audit.host import CAPTURED
-from hostc.plan import Plan
+from hostc.plan.model import Plan
 from hostc.targets import Emitter, verify
 
 from conftest import example_plan, need_tool

@@ -1,0 +1,243 @@
+"""The API's front half: a spec and its topology snapshot → a checked Plan.
+
+Specs and snapshots are remembered by content (a fleet compiles one node.toml per
+node class against the few snapshots of its hardware models); a spec built in
+Python is rebuilt through the loader's converter (`hostc.spec.structure`) first.
+`hostc.api` re-exports it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
+from hostc.patharg import as_path
+from hostc.plan.model import Plan
+from hostc.spec.model import HostSpec
+from hostc.topology.model import Topology
+
+if TYPE_CHECKING:
+    from hostc.spec.layers import Files
+
+
+def read_topology(path: str | os.PathLike[str]) -> Topology:
+    """A topology snapshot from its file."""
+    from hostc.topology.snapshot import read
+
+    return read(as_path(path, "topology"))
+
+
+def topology_path(
+    spec: HostSpec,
+    spec_path: str | os.PathLike[str],
+    override: str | os.PathLike[str] | None = None,
+    spec_source: str | None = None,
+) -> Path:
+    """An explicit override wins; else `host.topology`, relative to the spec file."""
+    spec_path = as_path(spec_path, "spec_path")
+    if override is not None:
+        return as_path(override, "topology")
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+    if spec.host.topology is None:
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "host.topology",
+                        "no topology snapshot: hostc never guesses the hardware",
+                        hint='set host.topology = "topology.toml" or name a snapshot '
+                        "explicitly; capture one with `hostc probe -o topology.toml`",
+                    )
+                ],
+                str(spec_path),
+                spec_source,
+            )
+        )
+    if not spec.host.topology.strip():
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        "host.topology",
+                        "is empty: it names the topology snapshot, relative to the spec",
+                        hint='host.topology = "topology.toml"',
+                    )
+                ],
+                str(spec_path),
+                spec_source,
+            )
+        )
+    return spec_path.parent / spec.host.topology
+
+
+def compile_plan(
+    spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
+) -> tuple[Plan, list[Diagnostic]]:
+    """resolve → check → lower → check the plan.  Returns the Plan and the warnings.
+
+    A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
+    goes through the loader's converter first, so it gets the same types and rules."""
+    from hostc.check import check, check_plan
+    from hostc.lower import lower
+    from hostc.resolve import resolve
+
+    spec = _typed(spec, spec_file)
+    if not isinstance(topo, Topology):
+        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
+
+    resolved, unresolved = resolve(spec, topo)
+    found = with_file(unresolved + check(resolved), spec_file, spec_source)
+    raise_if_errors(found)
+    plan = lower(resolved)
+    found += with_file(check_plan(plan), spec_file, spec_source)
+    return plan, raise_if_errors(found)
+
+
+def _typed(spec: object, file: str) -> HostSpec:
+    """`spec` with every field of its declared type: a loaded spec as it is, any other
+    one rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
+    from hostc.spec.load import LOADED, from_data, to_data
+
+    if not isinstance(spec, HostSpec):
+        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+    if LOADED.get(id(spec)) is spec:
+        return spec
+    try:
+        data = to_data(spec)
+    except (TypeError, ValueError) as e:
+        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
+    return from_data(data, file)
+
+
+def compile_file(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> tuple[Plan, list[Diagnostic]]:
+    """The whole front half from a spec file: load, read its snapshot, check, lower."""
+    spec_path = as_path(spec_path, "spec_path")
+    spec, source = _read_spec(spec_path)
+    if spec is None:
+        return _compile_layered(
+            spec_path, None if topology is None else as_path(topology, "topology")
+        )
+    try:
+        topo = _read_topology(topology_path(spec, spec_path, topology, source))
+    except HostcError as e:
+        if topology is not None or spec.host.topology is None:
+            raise
+        named = f"named by host.topology in {spec_path}, relative to the spec's directory"
+        raise HostcError([attrs.evolve(d, hint=d.hint or named) for d in e.diagnostics]) from None
+    return compile_plan(spec, topo, spec_file=str(spec_path), spec_source=source)
+
+
+def build_inputs(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """The files a build of `spec_path` reads, which it must never overwrite: the spec
+    and its snapshot (only the spec where it names none).  The spec is read through
+    `compile_file`'s cache, so a build that just compiled it does not parse it again."""
+    spec_path = as_path(spec_path, "spec_path")
+    if topology is not None:
+        return [spec_path, as_path(topology, "topology")]
+    try:
+        spec, source = _read_spec(spec_path)
+        if spec is None:  # layers: merged from their files, as compile_file does
+            from hostc.spec.load import load_layered
+
+            spec = load_layered(spec_path)[0]
+        return [spec_path, topology_path(spec, spec_path, None, source)]
+    except HostcError:
+        return [spec_path]
+
+
+def _compile_layered(
+    spec_path: Path, topology: Path | None, files: Files | None = None
+) -> tuple[Plan, list[Diagnostic]]:
+    """A spec with `extends`: every diagnostic names the file and line that set the value,
+    and the Plan carries each value's provenance.  `files`: where the spec, its layers
+    and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision)."""
+    from hostc.spec import layers
+    from hostc.spec.load import load_layered
+
+    spec, merged = load_layered(spec_path, files)
+    try:
+        where = topology_path(spec, spec_path, topology)
+        if files is None:
+            topo, label = _read_topology(where), str(spec_path)
+        else:
+            snapshot = files.text(where, "topology snapshot")
+            topo, label = _parsed_snapshot(snapshot, files.shown(where)), files.shown(spec_path)
+        plan, warnings = compile_plan(spec, topo, spec_file=label)
+    except HostcError as e:
+        raise HostcError(layers.attribute(e.diagnostics, merged)) from None
+    return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
+        warnings, merged
+    )
+
+
+def compile_layered(spec_path: Path, files: Files) -> tuple[Plan, list[Diagnostic]]:
+    """A layered spec compiled from `files` (a git revision's, say) instead of the disk."""
+    return _compile_layered(spec_path, None, files)
+
+
+def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
+    """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
+    per node class and compiles it for every machine of the class.  None: the spec
+    has layers (`extends` …), which are read from their files every time."""
+    from hostc.inputs import read_text_bounded
+    from hostc.spec.parse import SPEC_LIMIT
+
+    text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
+    return _parsed_spec(text, str(path)), text
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_spec(text: str, file: str) -> HostSpec | None:
+    """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
+    Only successes are remembered: a HostcError propagates and is not cached."""
+    from hostc.spec.load import from_data
+    from hostc.spec.parse import declares_layers, parse
+
+    data = parse(text, file)
+    return None if declares_layers(data) else from_data(data, file, text)
+
+
+def _read_topology(path: Path) -> Topology:
+    """`read_topology`, remembered by the file's content: a fleet compiles many specs
+    against the few snapshots of its hardware models, and parsing and validating a
+    snapshot is most of a build.  The file is read every time, so an edit is seen."""
+    from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
+
+    try:
+        text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
+    except HostcError:
+        return read_topology(path)  # its own messages for a missing or unreadable file
+    return _parsed_snapshot(text, str(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_snapshot(text: str, file: str) -> Topology:
+    """A Topology is frozen and nothing downstream changes it, so one can be shared.
+    Only successes are remembered: a HostcError propagates and is not cached."""
+    from hostc.topology.snapshot import loads
+
+    return loads(text, file)
+
+
+def spec_files(
+    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+) -> set[str]:
+    """Every file a build of the spec reads, as absolute paths (what `hostc pre-commit`
+    matches changed files against): itself, through `extends` its layers, and the
+    topology snapshot it names.  Absolute, so that a spec named by an absolute path
+    matches the relative names pre-commit passes, and the reverse."""
+    from hostc.spec import layers
+
+    path = as_path(spec_path, "spec_path")
+    read = layers.chain(path) | {str(p) for p in build_inputs(path, topology)}
+    return {os.path.abspath(p) for p in read}

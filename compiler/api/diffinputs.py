@@ -1,0 +1,175 @@
+"""The two sides of `hostc diff`: a spec (compiled here), a saved plan.json, or
+`SPEC@REV`, a spec and the topology it names as git has them at a revision."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import HostcError, file_error
+from hostc.inputs import SNAPSHOT_LIMIT
+from hostc.plan.model import Plan
+from hostc.record import Record
+
+
+@attrs.frozen(repr=False, eq=False)
+class Side(Record):
+    label: str
+    data: dict[str, Any]  # plan.json's data
+    plan: Plan | None = None  # None for a saved plan.json
+    artifacts: tuple[Artifact, ...] | None = None
+
+
+def _git(path: Path, rev: str, *args: str, stdin: bytes | None = None) -> bytes:
+    """`git ARGS` run in the file's own directory (any repository layout); its stdout."""
+    try:
+        r = subprocess.run(
+            ["git", "-C", str(path.parent or "."), *args],
+            input=stdin,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise HostcError([file_error(str(path), f"cannot run git: {e}")]) from None
+    if r.returncode != 0:
+        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git failed")])
+    return r.stdout
+
+
+def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
+    """The file's text at REV.  Its object is named once (`git rev-parse REV:./NAME`), its
+    type and size asked before anything is read (`git cat-file --batch-check`: a directory
+    there is an error, not its tree listing, and a blob over `limit` bytes is refused as a
+    file on disk would be, without loading it), then that object is read."""
+    oid = _git(path, rev, "rev-parse", f"{rev}:./{path.name}").decode("ascii", "replace").strip()
+    if not oid or any(c not in "0123456789abcdef" for c in oid):
+        raise HostcError([file_error(f"{path}@{rev}", "git named no object")])
+    check = _git(path, rev, "cat-file", "--batch-check", stdin=f"{oid}\n".encode())
+    fields = check.decode("ascii", "replace").split()  # "OID TYPE SIZE" or "OID missing"
+    kind, size = (
+        (fields[1], int(fields[2])) if len(fields) == 3 and fields[2].isdigit() else ("", 0)
+    )
+    if kind != "blob":
+        what = f"is a {kind}, not a file" if kind else "names no object git has"
+        raise HostcError([file_error(f"{path}@{rev}", what)])
+    if size > limit:
+        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
+    data = _git(path, rev, "cat-file", "blob", oid)
+    if len(data) > limit:  # the object is immutable; kept as the bound's last word
+        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HostcError([file_error(f"{path}@{rev}", "not UTF-8 text")]) from None
+
+
+@attrs.define
+class _Revision:
+    """A layered spec's files as git has them at `rev` (`layers.Files`): each read once,
+    named `PATH@REV` in diagnostics."""
+
+    rev: str
+    read: dict[str, str | None] = attrs.field(factory=dict)
+
+    def _get(self, path: Path) -> str | None:
+        key = str(path)
+        if key not in self.read:
+            try:
+                self.read[key] = _git_show(path, self.rev)
+            except HostcError:
+                self.read[key] = None
+        return self.read[key]
+
+    def text(self, path: Path, what: str) -> str:
+        from hostc.spec.parse import SPEC_LIMIT
+
+        found = self._get(path)
+        limit = SPEC_LIMIT if what == "spec" else SNAPSHOT_LIMIT
+        if found is None or len(found.encode()) > limit:
+            return _git_show(path, self.rev, limit)  # its own error
+        return found
+
+    def exists(self, path: Path) -> bool:
+        return self._get(path) is not None
+
+    def is_file(self, path: Path) -> bool:
+        return self._get(path) is not None
+
+    def shown(self, path: Path) -> str:
+        return f"{os.path.normpath(path)}@{self.rev}"
+
+
+def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
+    from hostc.api.compile import compile_plan
+    from hostc.api.emit import emit
+    from hostc.report import plan_view
+    from hostc.spec.load import loads
+    from hostc.topology.snapshot import loads as loads_topology
+
+    spec = loads(text, spec_file)
+    plan, _ = compile_plan(
+        spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
+    )
+    return Side(label, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+
+
+def _plan_json(path: Path, arg: str) -> dict[str, Any]:
+    """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
+    from hostc.cpuset import CpuListError
+    from hostc.inputs import loads_json, read_text_bounded
+    from hostc.report.plandiff import flatten, roles_of
+
+    text = read_text_bounded(path, limit=64 << 20, what="plan.json")
+    data = loads_json(text, arg, "plan.json")
+    try:
+        roles_of(data)
+        flatten(data)
+    except (KeyError, TypeError, AttributeError, ValueError, CpuListError) as e:
+        raise HostcError(
+            [
+                file_error(
+                    arg,
+                    f"not a plan.json ({type(e).__name__}: {e})",
+                    hint="`hostc plan SPEC --json` writes one",
+                )
+            ]
+        ) from None
+    return data  # type: ignore[no-any-return]
+
+
+def load(arg: str) -> Side:
+    """One side from its command-line spelling."""
+    from hostc.api.compile import compile_file
+    from hostc.api.emit import emit
+    from hostc.report import plan_view
+
+    path = Path(arg)
+    if "@" in arg and not path.exists():
+        name, rev = arg.rsplit("@", 1)
+        spec_path = Path(name)
+        from hostc.api.compile import compile_layered
+        from hostc.spec.load import loads
+        from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
+
+        text = _git_show(spec_path, rev, SPEC_LIMIT)
+
+        if declares_layers(parse(text, arg)):
+            plan, _ = compile_layered(spec_path, _Revision(rev, {str(spec_path): text}))
+            return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+        spec = loads(text, arg)
+        if spec.host.topology is None:
+            raise HostcError(
+                [file_error(arg, f"host.topology is not set: nothing to read at {rev}")]
+            )
+        topo_path = spec_path.parent / spec.host.topology
+        return _from_texts(arg, arg, text, f"{topo_path}@{rev}", _git_show(topo_path, rev))
+    if path.suffix == ".json":
+        return Side(arg, _plan_json(path, arg))
+    plan, _ = compile_file(path)
+    return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)))

@@ -1,0 +1,86 @@
+"""The API's targets half: a checked Plan → the artifacts of the named targets.
+
+Kept apart from the facade (`hostc.api`) so that the API's own modules (build,
+report, fleet, the review pages) reach `emit` without importing the facade that
+imports them: no import cycle.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import Diagnostic, HostcError, error
+from hostc.patharg import as_names, of_type
+from hostc.plan.model import Plan
+
+if TYPE_CHECKING:
+    from hostc.targets import Target
+
+
+def as_names_or_paths(value: object) -> list[object]:
+    """`protect`: an iterable of paths, never one bare path."""
+    if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
+        raise HostcError([error("protect", "expected a list of paths")])
+    return list(value)
+
+
+def targets() -> dict[str, Target]:
+    from hostc.targets import TARGETS
+
+    return TARGETS
+
+
+def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
+    """Artifacts of the named targets, in registry order.
+
+    `all` means every file target that applies to this host (a GRUB drop-in is
+    skipped on a RHEL-family host); naming a target that does not apply is an
+    error.  Wrapper targets receive every applicable file target's artifacts.
+    """
+    from hostc import targets as registry
+
+    if not isinstance(plan, Plan):
+        raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
+    wanted: Sequence[str] = as_names(names)
+    unknown = [n for n in wanted if n != "all" and n not in registry.TARGETS]
+    if unknown:
+        raise HostcError(
+            [
+                error(
+                    "targets",
+                    f"unknown target {n!r}",
+                    hint="targets: all, " + ", ".join(registry.TARGETS),
+                )
+                for n in unknown
+            ]
+        )
+    if off := registry.not_applying(plan, wanted):
+        raise HostcError(
+            [error("targets", f"target {n!r} does not apply to this host: {why}") for n, why in off]
+        )
+    return registry.build(plan, wanted)
+
+
+def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
+    """Warnings about a target selection that is valid but likely not what the host
+    reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
+    for a Debian host, but Ignition may also provision a first boot elsewhere)."""
+    from hostc.diagnostics import warning
+    from hostc.plan.model import OsFamily
+
+    plan = of_type(plan, Plan, "plan", "a Plan")
+    out = []
+    if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:
+        out.append(
+            warning(
+                "targets",
+                f"ignition is read by CoreOS-family hosts (Fedora CoreOS, RHCOS, Flatcar); "
+                f"this host is {plan.host.os or plan.host.os_family}, which does not run "
+                "Ignition unless its image does",
+                hint="cloud-init or rootfs deliver the same files to other hosts",
+            )
+        )
+    return out

@@ -1,0 +1,329 @@
+"""Many hosts per command: a selection of specs compiled in one process pool.
+
+A selection is a directory (`hosts/*.toml` and `hosts/*/node.toml`), a glob
+(`'hosts/dgx-*.toml'`) or a list file (`@hosts.txt`, one spec per line,
+relative to the list file, `#` comments).  Each host is compiled on its own,
+so one bad spec fails only its host: the others are still built, written and
+reported.  Workers are processes (compilation is pure Python); each keeps
+hostc's caches for its lifetime, so a node class's snapshot is parsed once per
+worker, not once per host.  Nothing here prints: the CLI renders the results.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
+from hostc.inputs import GLOB_CHARS as GLOB_CHARS
+from hostc.inputs import is_selection as is_selection
+from hostc.record import Record
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from hostc.delivery.disruption import Disruption
+
+
+@attrs.frozen(repr=False, eq=False)
+class FleetHost(Record):
+    name: str  # the output folder: the spec's stem, or its folder for `<dir>/node.toml`
+    spec: Path
+
+
+#: A host's name is one word: its output folder `OUT/<host>`, never `.`, `..` or a path.
+HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def host_name(spec: Path) -> str:
+    """The spec's stem, or its folder's name for `<dir>/node.toml` (as written: a
+    `..` or `.` folder is kept, and refused by `select`)."""
+    if spec.name != "node.toml":
+        return spec.stem
+    parts = spec.parts[:-1]
+    return parts[-1] if parts else "."
+
+
+def _list_file(arg: str) -> list[Path]:
+    from hostc.inputs import read_text_bounded
+
+    listing = Path(arg[1:])
+    text = read_text_bounded(listing, limit=1 << 20, what="host list")
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [listing.parent / line for line in lines if line]
+
+
+def select(arg: str) -> list[FleetHost]:
+    """The hosts an argument names, sorted by name; HostcError when none or two collide."""
+    if arg.startswith("@"):
+        specs = _list_file(arg)
+    elif Path(arg).is_dir():
+        root = Path(arg)
+        specs = sorted(root.glob("*.toml")) + sorted(root.glob("*/node.toml"))
+    else:
+        import glob
+
+        specs = [Path(p) for p in sorted(glob.glob(arg))]
+    if not specs:
+        raise HostcError([file_error(arg, "names no spec (no *.toml, */node.toml or match)")])
+    seen: dict[str, Path] = {}
+    problems = []
+    for spec in specs:
+        name = host_name(spec)
+        if not HOST_NAME.fullmatch(name):
+            problems.append(
+                file_error(
+                    str(spec),
+                    f"host name {name[:80]!r} is not one word (letters, digits, `_.-`, "
+                    "at most 128, not starting with `.` or `-`)",
+                    hint="a host's name is its file stem, or its folder for <dir>/node.toml;"
+                    " it names the host's output folder",
+                )
+            )
+            continue
+        if name in seen and seen[name] != spec:
+            problems.append(
+                file_error(
+                    str(spec),
+                    f"host name {name!r} is also {seen[name]}'s: the outputs would collide",
+                    hint="rename one spec (a host's name is its file stem, or its folder "
+                    "for <dir>/node.toml)",
+                )
+            )
+        seen.setdefault(name, spec)
+    if problems:
+        raise HostcError(problems)
+    return sorted((FleetHost(n, s) for n, s in seen.items()), key=lambda h: h.name)
+
+
+def affected(host: FleetHost, out: Path, changed: Iterable[str | os.PathLike[str]]) -> bool:
+    """Whether a change to one of `changed` can change `hostc build --check`'s verdict for
+    `host` (what `hostc pre-commit` re-checks): a file its build reads (the spec, the
+    files it extends, its topology snapshot: `api.spec_files`) or one of its committed
+    outputs under OUT/<host>/.  Paths compare absolute: pre-commit passes names relative
+    to the repository, a fleet may be named by an absolute path."""
+    from hostc import api
+
+    wanted = {os.path.abspath(p) for p in changed}
+    folder = os.path.join(os.path.abspath(out), host.name) + os.sep
+    return bool(wanted & api.spec_files(host.spec)) or any(w.startswith(folder) for w in wanted)
+
+
+@attrs.frozen(repr=False, eq=False)
+class Job(Record):
+    """What to do for every host: `build` (write or `check` against `out`) or `plan`."""
+
+    mode: str  # "build", "check" (validate only), "plan" or "changed" (the disruption)
+    targets: tuple[str, ...] = ("all",)
+    out: Path | None = None
+    compare: bool = False  # --check: compare with out/<host> instead of writing
+    strict: bool = False
+    topology: Path | None = None
+    prune: bool = False  # remove the folders of hosts no longer selected
+
+
+@attrs.frozen(repr=False, eq=False)
+class Result(Record):
+    host: str
+    spec: str
+    errors: tuple[Diagnostic, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
+    files: int = 0
+    #: --check: (path under out/, unified diff) per differing file
+    differences: tuple[tuple[str, str], ...] = ()
+    plan: str | None = None  # plan --json: the Plan's JSON text
+    #: the ansible target's deliverables (name, bytes), gathered into DIR/ansible/ for all hosts
+    ansible: tuple[tuple[str, bytes], ...] = ()
+    #: a row about the whole fleet (DIR/ansible/), not one host
+    fleetwide: bool = False
+    #: the previous build's files this build removed, and those it kept (with why)
+    removed: tuple[str, ...] = ()
+    kept: tuple[tuple[str, str], ...] = ()
+    disruption: Disruption | None = None  # `hostc changed`: what the new build costs
+    #: a folder of `out` whose host is no longer selected (kept, or removed by --prune)
+    gone: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def run_one(host: FleetHost, job: Job) -> Result:
+    """Compile one host; every input problem becomes the Result's errors, never a raise."""
+    try:
+        return _run(host, job)
+    except HostcError as e:
+        return Result(host.name, str(host.spec), errors=e.diagnostics)
+    except OSError as e:
+        err = file_error(e.filename or str(job.out), f"cannot read or write: {e.strerror or e}")
+        return Result(host.name, str(host.spec), errors=(err,))
+    except Exception as e:  # a bug in hostc: this host fails, the fleet goes on
+        err = file_error(
+            str(host.spec), f"internal error (a bug, please report it): {type(e).__name__}: {e}"
+        )
+        return Result(host.name, str(host.spec), errors=(err,))
+
+
+def _run(host: FleetHost, job: Job) -> Result:
+    from hostc import api
+
+    plan, warnings = api.compile_file(host.spec, job.topology)
+    if job.strict and warnings:
+        errs = tuple(attrs.evolve(d, severity=Severity.ERROR) for d in warnings)
+        return Result(host.name, str(host.spec), errors=errs)
+    base = Result(host.name, str(host.spec), warnings=tuple(warnings))
+    if job.mode == "check":
+        return base
+    if job.mode == "plan":
+        from hostc.report import plan_view
+
+        return attrs.evolve(base, plan=plan_view.dumps(plan))
+    if job.mode == "changed":
+        assert job.out is not None
+        return attrs.evolve(base, disruption=api.changed(plan, job.out / host.name))
+    from hostc.diagnostics import with_file
+
+    try:
+        artifacts = api.emit(plan, job.targets)
+    except HostcError as e:
+        raise HostcError(with_file(e.diagnostics, str(host.spec))) from None
+    playbook = tuple((a.path, a.data) for a in artifacts if a.target == "ansible")
+    base = attrs.evolve(base, ansible=playbook)
+    if job.out is None:
+        return attrs.evolve(base, files=len(artifacts))
+    dest = job.out / host.name
+    if job.compare:
+        from hostc.delivery.compare import differences
+
+        if os.path.islink(dest):
+            raise HostcError(
+                [file_error(str(dest), "is a symbolic link; hostc never follows one in --out")]
+            )
+        found = tuple(differences(artifacts, dest))
+        return attrs.evolve(base, files=len(artifacts), differences=found)
+    done = api.write_build(plan, artifacts, job.out, (), job.targets, host=host.name)
+    removed = tuple(str(p) for p in done.removed)
+    kept = tuple((str(p), why) for p, why in done.kept)
+    return attrs.evolve(base, files=len(done.written), removed=removed, kept=kept)
+
+
+def _chunk(hosts: list[FleetHost], jobs: int) -> list[list[FleetHost]]:
+    """A few chunks per worker: little inter-process traffic, still a moving progress bar."""
+    size = max(1, min(32, len(hosts) // (jobs * 4) or 1))
+    return [hosts[i : i + size] for i in range(0, len(hosts), size)]
+
+
+def _run_chunk(hosts: list[FleetHost], job: Job) -> list[Result]:
+    return [run_one(h, job) for h in hosts]
+
+
+def _executor(jobs: int) -> Executor:
+    """fork where there is one: a worker starts with hostc already imported."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+def run(
+    hosts: list[FleetHost], job: Job, jobs: int | None, progress: Callable[[int, int], None]
+) -> list[Result]:
+    """Every host's Result, in `hosts` order; `progress(done, total)` after each chunk."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    total = len(hosts)
+    if jobs == 1 or total == 1:
+        return list(_serial(hosts, job, progress))
+    from concurrent.futures import as_completed
+
+    _warm()
+    results: dict[str, Result] = {}
+    with _executor(min(jobs, total)) as pool:
+        futures = [pool.submit(_run_chunk, c, job) for c in _chunk(hosts, jobs)]
+        for f in as_completed(futures):
+            for r in f.result():
+                results[r.host] = r
+            progress(len(results), total)
+    return [results[h.name] for h in hosts]
+
+
+def _serial(
+    hosts: list[FleetHost], job: Job, progress: Callable[[int, int], None]
+) -> Iterator[Result]:
+    for i, h in enumerate(hosts, start=1):
+        yield run_one(h, job)
+        progress(i, len(hosts))
+
+
+def _warm() -> None:
+    """Import the compiler and every target before forking: each worker inherits them."""
+    from hostc import api  # noqa: F401
+    from hostc.check import check  # noqa: F401
+    from hostc.lower import lower  # noqa: F401
+    from hostc.targets import TARGETS
+
+    for t in TARGETS.values():
+        t.load()
+
+
+def stale_hosts(results: list[Result], job: Job) -> list[Result]:
+    """One row per folder of `job.out` a fleet build wrote for a host no longer selected:
+    reported, and with `job.prune` removed (only what its record lists, unchanged)."""
+    from hostc import api
+
+    if job.mode != "build" or job.compare or job.out is None:
+        return []
+    rows = []
+    for folder in api.stale_hosts(job.out, {r.host for r in results}):
+        if not job.prune:
+            why = "no longer in the fleet; --prune removes it"
+            rows.append(Result(folder.name, str(folder), kept=((str(folder), why),)))
+            continue
+        done = api.prune(folder)
+        removed = tuple(str(p) for p in done.removed)
+        kept = tuple((str(p), why) for p, why in done.kept)
+        rows.append(Result(folder.name, str(folder), removed=removed, kept=kept))
+    return [attrs.evolve(r, gone=True) for r in rows]
+
+
+def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
+    """With the ansible target: DIR/ansible/ holds the one playbook and every built host's
+    variables, so `ansible-playbook -i INVENTORY DIR/ansible/playbook.yml` pushes the
+    fleet.  Returned as one more Result (`ansible`), compared instead with --check."""
+    from hostc.artifact import deliverable
+
+    if job.out is None or not any(r.ansible for r in results):
+        return []
+    arts: dict[str, bytes] = {}
+    errors = []
+    for r in results:
+        for name, data in r.ansible:
+            if name in arts and arts[name] != data:
+                errors.append(
+                    file_error(r.spec, f"two hosts write ansible/{name}: host.name must differ")
+                )
+            arts[name] = data
+    found = [deliverable("ansible", n, d) for n, d in sorted(arts.items())]
+    name = "ansible (all hosts)"
+    if errors:
+        return [Result(name, str(job.out / "ansible"), errors=tuple(errors), fleetwide=True)]
+    if job.compare:
+        from hostc.delivery.compare import differences
+
+        diffs = tuple(differences(found, job.out))
+        return [
+            Result(
+                name, str(job.out / "ansible"), files=len(found), differences=diffs, fleetwide=True
+            )
+        ]
+    from hostc import api
+
+    return [
+        Result(name, str(job.out / "ansible"), files=len(api.write(found, job.out)), fleetwide=True)
+    ]

@@ -1,0 +1,152 @@
+"""`hostc diff OLD NEW --format html`: one self-contained review page.
+
+The two partition pictures side by side (inline SVG), the CPU moves, every setting in
+a table with the changed ones highlighted and both reasons, and the artifact diffs
+folded per file (`<details>`).  Inline CSS only: no script, no external resource.
+Every text from the input is escaped here (`svgdoc.markup`: controls, bidi and
+zero-width characters made visible, then `&<>"'` as references) or by the SVG writer.
+"""
+
+from __future__ import annotations
+
+from hostc.api.diffinputs import Side
+from hostc.api.review import Review, disruption_line
+from hostc.cpuset import CpuSet
+from hostc.report.plandiff import show, with_partition
+from hostc.report.svgdoc import markup
+
+CSS = """
+body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;color:#1f1f1f;margin:24px;background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+.pics{display:flex;gap:16px}.pics figure{flex:1;margin:0;min-width:0}
+.pics svg{width:100%;height:auto;border:1px solid #ccc}
+figcaption{font-weight:bold;margin-bottom:6px;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{border:1px solid #d0d0d0;padding:4px 6px;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}
+th{background:#f0f0f0}tr.changed td{background:#fff4d6}tr.added td{background:#e3f4e1}
+tr.removed td{background:#fbe3e3}td.tag{font-weight:bold;white-space:nowrap}
+code,pre{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
+pre{background:#f7f7f5;padding:8px;overflow-x:auto}
+.add{color:#1b6e1b}.del{color:#a3313d}.hunk{color:#56449c}
+summary{cursor:pointer;padding:4px 0}.none{color:#5a5a5a}
+"""
+
+
+def page(r: Review) -> str:
+    """The review page as text (deterministic: Plan order, no timestamps)."""
+    title = f"hostc diff: {r.old.label} → {r.new.label}"
+    body = [
+        f"<h1>{markup(title)}</h1>",
+        f"<p>{_verdict(r)}</p>",
+        *([f"<p><b>On a running host:</b> {markup(disruption_line(r))}</p>"] if r.changed else []),
+        "<h2>Partition</h2>",
+        '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r)) + "</div>",
+        "<h2>CPUs that change role</h2>",
+        _moves(r),
+        "<h2>Settings</h2>",
+        _settings(r),
+        "<h2>Artifacts</h2>",
+        _files(r),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{markup(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def _verdict(r: Review) -> str:
+    if not r.changed:
+        return "No change at Plan level."
+    files = "not compared" if r.files is None else str(len(r.files))
+    return markup(
+        f"{len(r.plan.moves)} CPU move(s), {len(r.plan.settings)} setting change(s), "
+        f"artifacts changed: {files}."
+    )
+
+
+def _moved(r: Review) -> CpuSet:
+    """The CPUs whose role changes: outlined in both pictures."""
+    out = CpuSet()
+    for m in r.plan.moves:
+        out = out | CpuSet.parse(m.cpus)
+    return out
+
+
+def _picture(side: Side, changed: CpuSet) -> str:
+    caption = f"<figcaption>{markup(side.label)}</figcaption>"
+    if side.plan is None:
+        return f'<figure>{caption}<p class="none">no picture: this side is a plan.json</p></figure>'
+    from hostc.report.svg import render_svg
+
+    svg = render_svg(side.plan, changed).split("\n", 1)[1]  # without the XML declaration
+    return f"<figure>{caption}\n{svg}</figure>"
+
+
+def _moves(r: Review) -> str:
+    if not r.plan.moves:
+        return '<p class="none">No CPU changes its role.</p>'
+    rows = "".join(
+        f"<tr><td>{markup(m.node)}</td><td><code>{markup(m.cpus)}</code></td>"
+        f"<td>{markup(m.old)}</td><td>{markup(m.new)}</td></tr>"
+        for m in r.plan.moves
+    )
+    return f"<table><tr><th>node</th><th>CPUs</th><th>was</th><th>now</th></tr>{rows}</table>"
+
+
+def _settings(r: Review) -> str:
+    """Every setting of both sides; the changed ones highlighted, with both reasons."""
+    a, b = with_partition(r.old.data), with_partition(r.new.data)
+    changes = {s.name: s.change for s in r.plan.settings}
+    rows = []
+    for name in [*a, *(k for k in b if k not in a)]:
+        x, y = a.get(name), b.get(name)
+        change = changes.get(name, "")
+        cells = [
+            name,
+            change or "same",
+            show(x[0]) if x else "",
+            show(y[0]) if y else "",
+            (x[1] or "") if x else "",
+            (y[1] or "") if y else "",
+        ]
+        tds = "".join(
+            f'<td class="tag">{markup(c)}</td>' if i == 1 else f"<td>{markup(c)}</td>"
+            for i, c in enumerate(cells)
+        )
+        rows.append(f'<tr class="{change or "same"}">{tds}</tr>')
+    head = "".join(
+        f"<th>{h}</th>" for h in ("setting", "change", "old", "new", "old reason", "new reason")
+    )
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _line(text: str) -> str:
+    cls = (
+        "hunk"
+        if text.startswith("@@")
+        else "add"
+        if text.startswith("+")
+        else "del"
+        if text.startswith("-")
+        else ""
+    )
+    return f'<span class="{cls}">{markup(text)}</span>' if cls else markup(text)
+
+
+def _files(r: Review) -> str:
+    if r.files is None:
+        return '<p class="none">Not compared: a side is a plan.json.</p>'
+    if not r.files:
+        return '<p class="none">No artifact changes.</p>'
+    out = []
+    for f in r.files:
+        lines = "\n".join(_line(t) for t in f.diff.splitlines()) or "(binary)"
+        out.append(
+            f"<details><summary>{markup(f.change)} <code>{markup(f.target)}:"
+            f"{markup(f.path)}</code> (+{f.added} −{f.removed})</summary>"
+            f"<pre>{lines}</pre></details>"
+        )
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""The `hostc` command: the only package that prints or exits."""

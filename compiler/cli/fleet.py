@@ -1,0 +1,117 @@
+"""The output of many-host commands (`hostc build|check|plan HOSTS/`): part of the CLI,
+the only other module that prints or exits.  Per host: its diagnostics; then the Plans
+(plan --json), the JSON report (--json) or the diffs (--check) on stdout, and the
+summary table on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO, cast
+
+import typer
+
+from hostc.api.fleet import FleetHost, Job, Result
+from hostc.cli.base import _guard, _warn
+from hostc.diagnostics import Diagnostic
+
+
+def report(
+    hosts: list[FleetHost],
+    job: Job,
+    jobs: int | None,
+    warn: Callable[[Sequence[Diagnostic]], None],
+    *,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
+    """Run every host, print, and exit: 2 when a host failed (the others are still
+    written), 1 when `--check` found a difference, else 0."""
+    from hostc.api import fleet
+    from hostc.cli import fleet_view
+    from hostc.cli.text import unescaped
+
+    show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
+    tty = cast(TextIO, unescaped(sys.stderr))  # a real `\r`, not its escaped `\x0d`
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            tty.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
+            tty.flush()
+
+    results = fleet.run(hosts, job, jobs, progress)
+    results += fleet.ansible_fleet(results, job)
+    results += fleet.stale_hosts(results, job)
+    for r in results:
+        warn([*r.errors, *r.warnings])
+    if job.mode == "changed":
+        changed(results, as_json=as_json)
+    if job.mode == "plan":
+        doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif as_json:
+        typer.echo(json.dumps({"hosts": [row(r) for r in results]}, indent=2))
+    elif job.compare:
+        sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
+    if not quiet:
+        typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
+    if any(not r.ok for r in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def changed(results: list[Result], *, as_json: bool) -> NoReturn:
+    """`hostc changed HOSTS --out DIR`: each host's disruption, then the fleet's sum; exit
+    2 when a host failed, 1 when a host changes, else 0."""
+    from hostc.cli.fleet_view import disruption_total
+
+    found = {r.host: r.disruption for r in results if r.disruption is not None}
+    total = disruption_total(found)
+    if as_json:
+        hosts = {h: d.to_json() for h, d in found.items()}
+        typer.echo(json.dumps({"hosts": hosts, "summary": total}, indent=2))
+    else:
+        width = max((len(h) for h in found), default=0)
+        for h, d in found.items():
+            typer.echo(f"{h.ljust(width)}  {d.line()}")
+        typer.echo(total)
+    if any(not r.ok for r in results):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if any(d.files or d.kubelet_reset for d in found.values()) else 0)
+
+
+def row(r: Result) -> dict[str, object]:
+    return {
+        "host": r.host,
+        "spec": r.spec,
+        "ok": r.ok,
+        "files": r.files,
+        "differences": [{"path": p, "diff": t} for p, t in r.differences],
+        "warnings": [d.to_json() for d in r.warnings],
+        "errors": [d.to_json() for d in r.errors],
+        "removed": list(r.removed),
+        "kept": [{"path": p, "why": why} for p, why in r.kept],
+        "gone": r.gone,
+    }
+
+
+def many(
+    spec: Path, job: Job, jobs: int | None, quiet: bool = False, as_json: bool = False
+) -> NoReturn:
+    """Every host of a selection: diagnostics per host, then the summary table; exit 2
+    when a host failed (the others are still written), 1 when `--check` found a change."""
+    from hostc.api import fleet
+
+    many_hosts(_guard(lambda: fleet.select(str(spec))), job, jobs, quiet, as_json)
+
+
+def many_hosts(
+    hosts: list[FleetHost],
+    job: Job,
+    jobs: int | None,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> NoReturn:
+    report(hosts, job, jobs, lambda diags: _warn(list(diags)), quiet=quiet, as_json=as_json)

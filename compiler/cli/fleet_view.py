@@ -1,0 +1,75 @@
+"""Text for many-host commands: the progress bar and the summary table (the CLI prints)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from hostc.api.fleet import Result
+
+if TYPE_CHECKING:
+    from hostc.delivery.disruption import Disruption
+
+BAR_WIDTH = 30
+
+
+def wants_progress(stream: TextIO, quiet: bool) -> bool:
+    """A bar on a terminal only: never in a pipe, a log file, or CI (`CI` set)."""
+    return not quiet and not os.environ.get("CI") and stream.isatty()
+
+
+def bar(done: int, total: int) -> str:
+    filled = BAR_WIDTH * done // max(total, 1)
+    return f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} hosts"
+
+
+def status(r: Result, compare: bool) -> str:
+    if r.gone:
+        return "removed" if not r.kept else "not in fleet"
+    if not r.ok:
+        return "failed"
+    if compare:
+        return "stale" if r.differences else "current"
+    return "ok"
+
+
+def summary(results: Sequence[Result], compare: bool = False) -> str:
+    """One row per host (status, files, warnings, errors), then the totals."""
+    head = ("host", "status", "files", "warnings", "errors")
+    rows = [head] + [
+        (r.host, status(r, compare), str(r.files), str(len(r.warnings)), str(len(r.errors)))
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    hosts = [r for r in results if not r.fleetwide and not r.gone]
+    failed = sum(not r.ok for r in hosts)
+    warned = sum(len(r.warnings) for r in hosts)
+    built = len(hosts) - failed
+    tail = f"{len(hosts)} hosts: {built} built, {failed} failed, {warned} warning(s)"
+    if compare:
+        tail += f", {sum(bool(r.differences) for r in hosts)} stale"
+    return "\n".join([*lines, *owned(results), tail]) + "\n"
+
+
+def owned(results: Sequence[Result]) -> list[str]:
+    """What a build removed of an earlier one, and what it kept (with why)."""
+    from hostc.diagnostics import printable
+
+    out = [
+        f"removed {printable(p)}: the previous build wrote it, this one does not"
+        for r in results
+        for p in r.removed
+    ]
+    out += [f"kept {printable(p)}: {why}" for r in results for p, why in r.kept]
+    return out
+
+
+def disruption_total(found: Mapping[str, Disruption]) -> str:
+    """`hostc changed` over a fleet: `12 hosts reboot, 3 restart serve-a.service, …`."""
+    from hostc.delivery.disruption import fleet_line
+
+    return fleet_line(found)

@@ -1,0 +1,86 @@
+"""`hostc init`: write a commented starting spec for this machine or a snapshot,
+registered on the app `hostc.cli.main` runs."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hostc.cli.base import _fail, _guard, app
+
+#: the roles of hostc.vocab.Role (the CLI imports only the API)
+ROLES = ("inference", "training", "general")
+
+
+def _refuse_existing(writes: list[Path]) -> None:
+    from hostc.diagnostics import file_error
+
+    there = [p for p in writes if p.exists()]
+    if there:
+        _fail(
+            [
+                file_error(str(p), "exists; not overwritten", hint="--force overwrites it")
+                for p in there
+            ]
+        )
+
+
+@app.command("init")
+def init_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="the spec to write")] = Path(
+        "node.toml"
+    ),
+    role: Annotated[
+        str, typer.Option("--role", help="the preset the host gets: " + ", ".join(ROLES))
+    ] = "inference",
+    topology: Annotated[
+        Path | None,
+        typer.Option(
+            "--topology", help="a snapshot (hostc probe -o, hostc import) instead of probing"
+        ),
+    ] = None,
+    root: Annotated[
+        Path, typer.Option("--root", help="probe /sys and /proc under DIR (default: this machine)")
+    ] = Path("/"),
+    name: Annotated[
+        str | None, typer.Option("--name", help="host name (default: hostname)")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite existing files")] = False,
+) -> None:
+    """Write a commented starting spec that `hostc check` accepts, asking nothing.  It
+    probes this machine into topology.toml beside the spec, or refers to --topology.
+    Warns about a VM, a host too small to isolate, no GPU, no cpufreq driver."""
+    from hostc import api
+
+    snap = output.parent / "topology.toml"
+    writes = [output] if topology is not None else [output, snap]
+    if not force:
+        _refuse_existing(writes)
+    if topology is not None:
+        topo = _guard(lambda: api.read_topology(topology))
+        ref = os.path.relpath(topology.resolve(), output.resolve().parent)
+        probed: Path | None = None
+        default = topology.stem
+    else:
+        topo = _guard(lambda: api.probe(root))
+        ref = "topology.toml"
+        probed = root
+        default = socket.gethostname() if root == Path("/") else "node"
+    text, warnings = _guard(
+        lambda: api.start_spec(topo, Path(ref).as_posix(), name or default, role, probed)
+    )
+    # what it writes must pass `hostc check`: compile it first, write nothing on failure
+    spec = _guard(lambda: api.loads_spec(text, str(output)))
+    _guard(lambda: api.compile_plan(spec, topo, spec_file=str(output)))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if topology is None:
+        api.write_snapshot(api.dumps_snapshot(topo), snap)
+        typer.echo(f"wrote {snap}", err=True)
+    output.write_text(text, encoding="utf-8")
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
+    typer.echo(f"wrote {output}; next: hostc check {output} && hostc plan {output}", err=True)

@@ -1,0 +1,368 @@
+"""The `hostc` command: the only module that prints or exits.
+
+Exit codes: 0 success, 1 `--check` found a difference, 2 invalid input or
+usage (diagnostics on stderr, nothing written), 3 internal error (a bug in
+hostc: one line on stderr, the traceback with HOSTC_DEBUG=1).  A traceback is
+a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TextIO, cast
+
+import typer
+
+from hostc.cli.base import (
+    JobsOpt,
+    PruneOpt,
+    SpecArg,
+    StrictOpt,
+    TopologyOpt,
+    _clean,
+    _command,
+    _compile,
+    _guard,
+    _strict,
+    _usage,
+    _warn,
+    app,
+    is_fleet,
+)
+from hostc.cli.base import _show as _show  # the printed form of a diagnostic, for tests
+from hostc.cli.build import compare, need_compared, to_stdout, write_out
+from hostc.cli.text import TARGET_HELP as TARGET_HELP
+from hostc.cli.text import TerminalSafe, flagged
+from hostc.diagnostics import HostcError
+from hostc.inputs import session
+
+if TYPE_CHECKING:
+    from hostc.api.fleet import FleetHost as FleetHost
+    from hostc.api.fleet import Job as FleetJob
+    from hostc.artifact import Artifact
+    from hostc.plan.model import Plan
+
+
+def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
+    """Target errors name the spec they were asked for (never a bare `<input>`)."""
+    from hostc import api
+    from hostc.diagnostics import with_file
+
+    try:
+        return api.emit(plan, names)
+    except HostcError as e:
+        raise HostcError(with_file(flagged(list(e.diagnostics)), str(spec_path))) from None
+
+
+@app.command()
+def build(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    target: Annotated[
+        list[str] | None,
+        typer.Option("--target", "-t", help=TARGET_HELP),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="write DIR/<target>/<path>")
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="compare with --out instead of writing; exit 1 and print a diff on difference",
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="print a JSON manifest (with --check: the differences as JSON)"
+        ),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="no summary line on stderr after --out")
+    ] = False,
+    strict: StrictOpt = False,
+    jobs: JobsOpt = None,
+    prune: PruneOpt = False,
+) -> None:
+    """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
+    @list): each is written to DIR/<host>/<target>/…, and a summary follows.  A build
+    removes the files its previous build in DIR wrote and it no longer makes."""
+    from hostc import api
+    from hostc.diagnostics import with_file
+
+    targets = target or ["all"]
+    if is_fleet(spec):
+        from hostc.api.fleet import Job
+
+        job = Job("build", tuple(targets), out, check, strict, topology, prune)
+        _fleet_build(spec, job, jobs, quiet=quiet, as_json=as_json)
+    if prune:
+        _usage("--prune applies to many hosts (a directory, glob or @list)")
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    picked = _guard(lambda: api.target_warnings(plan, target or ["all"]))
+    warnings = warnings + flagged(with_file(picked, str(spec)))
+    _strict(warnings, strict)
+    artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
+    _warn(warnings)
+    if check:
+        if out is None:
+            _usage("--check needs --out DIR to compare against")
+        compare(out, artifacts, warnings, as_json=as_json, quiet=quiet)
+    elif out is not None:
+        inputs = api.build_inputs(spec, topology)
+        write_out(out, plan, artifacts, warnings, inputs, as_json, quiet, targets)
+    else:
+        to_stdout(plan, artifacts, warnings, as_json)
+
+
+def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_json: bool) -> None:
+    """`build HOSTS/`: --out is needed, and checked once rather than once per host."""
+    from hostc import api
+
+    if job.out is None:
+        _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
+    out = job.out
+    if job.compare:
+        need_compared(out)
+    else:
+        _guard(lambda: api.check_out(out))  # one error, not one per host
+    from hostc.cli.fleet import many
+
+    many(spec, job, jobs, quiet=quiet, as_json=as_json)
+
+
+@app.command("pre-commit")
+def pre_commit_cmd(
+    hosts: Annotated[str, typer.Argument(help="the fleet: a directory, glob or @list")],
+    changed: Annotated[
+        list[Path] | None, typer.Argument(help="files that changed (pre-commit passes them)")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="the committed output, DIR/<host>/")
+    ] = Path("out"),
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
+    ] = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """`hostc build --check` for the hosts whose inputs (the spec, a file it extends, its
+    topology snapshot) or committed output (OUT/<host>/) changed."""
+    from hostc.api import fleet
+
+    selected = _guard(lambda: fleet.select(hosts))
+    chosen = [h for h in selected if fleet.affected(h, out, changed or [])]
+    if not chosen:
+        raise typer.Exit(0)
+    need_compared(out)
+    job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
+    from hostc.cli.fleet import many_hosts
+
+    many_hosts(chosen, job, jobs)
+
+
+@app.command("check")
+def check_cmd(
+    spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False, jobs: JobsOpt = None
+) -> None:
+    """Validate SPEC against its topology; print every problem."""
+    if is_fleet(spec):
+        from hostc.api.fleet import Job
+        from hostc.cli.fleet import many
+
+        many(spec, Job("check", strict=strict, topology=topology), jobs)
+    _, warnings = _guard(lambda: _compile(spec, topology))
+    _strict(warnings, strict)
+    _warn(warnings)
+    typer.echo(f"{_clean(str(spec))}: ok" + (f" ({len(warnings)} warning(s))" if warnings else ""))
+
+
+@app.command("plan")
+def plan_cmd(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
+    strict: StrictOpt = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, json, or svg (the partition as a picture)")
+    ] = "text",
+    jobs: JobsOpt = None,
+) -> None:
+    """Show the partition per NUMA node, then every setting with its reason."""
+    from hostc import api
+
+    if fmt not in ("text", "json", "svg"):
+        _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
+    if is_fleet(spec):
+        from hostc.api.fleet import Job
+
+        if not as_json and fmt != "json":
+            _usage("many hosts: pass --json (one JSON object, each host's Plan by host name)")
+        from hostc.cli.fleet import many
+
+        many(spec, Job("plan", strict=strict, topology=topology), jobs, as_json=True)
+
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    _strict(warnings, strict)
+    _warn(warnings)
+    if fmt == "svg":
+        sys.stdout.write(api.render_svg(plan))
+    elif as_json or fmt == "json":
+        sys.stdout.write(api.plan_json(plan))
+    else:
+        sys.stdout.write(api.plan_text(plan))
+
+
+@app.command("explain")
+def explain_cmd(
+    spec: SpecArg,
+    what: Annotated[
+        str,
+        typer.Argument(
+            help="a setting (vm.swappiness), a spec key path (kernel.transparent_hugepage) "
+            "or an artifact line (/etc/sysctl.d/90-hostc.conf:12)",
+            show_default=False,
+        ),
+    ],
+    topology: TopologyOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the chain as JSON")] = False,
+) -> None:
+    """Show where a setting comes from, its reason, the lines that carry it, and where a
+    host shows it."""
+    from hostc import api
+
+    found = _guard(lambda: api.explain(spec, what, topology))
+    if as_json:
+        typer.echo(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(found.render())
+
+
+@app.command("diff")
+def diff_cmd(
+    old: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    new: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="the changes as JSON")] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
+    ] = "markdown",
+) -> None:
+    """Show what changes between two specs or Plans: CPUs, settings with both reasons,
+    artifacts.  Exit 0 without a change, 1 with one (like diff(1)), 2 on bad input."""
+    from hostc import api
+
+    if fmt not in ("markdown", "json", "html"):
+        _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    found = _guard(lambda: api.plan_diff(old, new))
+    sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
+    if found.changed:
+        raise typer.Exit(1)
+
+
+@app.command("targets")
+def targets_cmd() -> None:
+    """List the targets `--target` accepts."""
+    from hostc import api
+
+    reg = api.targets()
+    width = max(len(n) for n in reg)
+    for name, t in reg.items():
+        typer.echo(f"{name.ljust(width)}  {t.summary}")
+
+
+@app.command("schema")
+def schema_cmd(
+    which: Annotated[str, typer.Argument(help="node or topology")] = "node",
+) -> None:
+    """Print the JSON Schema of node.toml or of the topology snapshot."""
+    from hostc import api
+
+    if which not in api.SCHEMAS:
+        _usage(f"unknown schema {which!r}; choose from {', '.join(api.SCHEMAS)}")
+    sys.stdout.write(api.schema(which))
+
+
+@app.command("audit")
+def audit_cmd(
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    root: Annotated[
+        Path, typer.Option("--root", help="audit the tree under DIR (default: this host)")
+    ] = Path("/"),
+    capture: Annotated[
+        Path | None,
+        typer.Option("--capture", help="audit an archive from `hostc probe --capture --spec`"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the findings as JSON")] = False,
+) -> None:
+    """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
+    (a setting differs or waits for a reboot), 2 on bad input."""
+    from hostc import api
+
+    if capture is not None and root != Path("/"):
+        _usage("pass --root DIR or --capture FILE, not both")
+    where = capture if capture is not None else root
+    plan, warnings = _guard(lambda: _compile(spec, topology))
+    _warn(warnings)
+    findings = _guard(lambda: api.audit(plan, where))
+    if as_json:
+        sys.stdout.write(api.audit_json(findings, where))
+    else:
+        sys.stdout.write(api.audit_text(findings))
+    if api.drift(findings):
+        raise typer.Exit(1)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """`hostc ARGV` (None: sys.argv), as its exit status; a traceback never reaches the user.
+
+    The file system's refusals (a name past NAME_MAX, a path past PATH_MAX, EACCES,
+    ELOOP) are bad input, exit 2 naming the path; any other exception is a bug, exit 3.
+    (A `hostc` process starts in `hostc.__main__`, which turns the garbage collector
+    off first and skips the interpreter's finalization; this is the in-process entry.)
+    """
+    args = sys.argv[1:] if argv is None else argv
+    stdout, stderr = sys.stdout, sys.stderr
+    # the terminal's boundary: nothing a host, a spec's name or a plan.json holds reaches
+    # the terminal raw (click's usage errors quote argv; audit prints host data)
+    sys.stdout = cast(TextIO, TerminalSafe(stdout))
+    sys.stderr = cast(TextIO, TerminalSafe(stderr))
+    try:
+        with session():  # no writer replaces a file this command read
+            _command(args[0] if args else "").main(args, standalone_mode=True)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:
+        if os.environ.get("HOSTC_DEBUG"):
+            raise
+        where = f"{_clean(str(e.filename), 200)}: " if e.filename is not None else ""
+        typer.echo(f"error: {where}{e.strerror or e}", err=True)
+        return 2
+    except Exception as e:
+        if os.environ.get("HOSTC_DEBUG"):
+            raise
+        typer.echo(
+            f"hostc: internal error (a bug, please report it): {type(e).__name__}: {e}\n"
+            "  rerun with HOSTC_DEBUG=1 for the traceback",
+            err=True,
+        )
+        return 3
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+    return 0
+
+
+def main() -> None:
+    """Console entry point."""
+    sys.exit(run())
+
+
+# probe, import and changed register themselves on the same app
+import hostc.cli.change  # noqa: E402
+import hostc.cli.init  # noqa: E402
+import hostc.cli.topology  # noqa: E402, F401

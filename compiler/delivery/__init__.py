@@ -1,0 +1,1 @@
+"""How artifacts reach a host: written, compared, owned, applied, and what a change costs."""

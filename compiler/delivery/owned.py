@@ -1,0 +1,371 @@
+"""`build --out DIR` owns what it wrote: a record in DIR of the files the last build
+wrote there (`DIR/.hostc-build.json`), so the next build removes the files only it had
+written and no longer writes, and `--check` agrees right after a build.
+
+What is removed, and what never is:
+
+- only a file the record lists, under a target folder this build writes (`--target
+  sysctl` leaves the systemd folder alone), and only while its bytes are still the
+  ones hostc wrote (a file edited since, or replaced, is kept and reported);
+- never a file hostc did not write, never through a symbolic link: every folder is
+  opened relative to its parent with O_NOFOLLOW, and a link, a device node, a FIFO or
+  a socket where the record has a file is kept and reported;
+- a folder only when hostc made it and it is empty.
+
+A fleet build writes one record per host (`DIR/<host>/`); a host no longer in the
+selection keeps its folder, reported, until `--prune` removes what its record lists.
+The record also keeps what `hostc changed` judges the next build by: each file's
+activation, and the kubelet and sysctl facts of the Plan (`hostc.delivery.disruption`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from hostc.artifact import Artifact
+from hostc.diagnostics import HostcError, file_error
+
+if TYPE_CHECKING:
+    from hostc.plan.model import Plan
+
+RECORD = ".hostc-build.json"
+#: a record larger than this is not hostc's
+RECORD_LIMIT = 16 << 20
+FORMAT = 1
+
+
+@attrs.frozen
+class Owner:
+    """What a build records beside its files."""
+
+    scope: tuple[str, ...]  # the target folders this build writes (and so may clean)
+    selected: tuple[str, ...] = ()  # the targets as asked (`all`, `rootfs`)
+    facts: Mapping[str, Any] = attrs.field(factory=dict)
+    fleet: bool = False  # written as one host of a fleet build (DIR/<host>/)
+
+
+@attrs.frozen
+class Written:
+    written: tuple[Path, ...]
+    removed: tuple[Path, ...] = ()  # stale files of the previous build, removed
+    kept: tuple[tuple[Path, str], ...] = ()  # stale, but not hostc's as it wrote it: why
+
+
+def _row(a: Artifact) -> dict[str, Any]:
+    return {
+        "path": f"{a.target}/{a.relpath}",
+        "host_path": a.path,
+        "kind": a.kind.value,
+        "sha256": hashlib.sha256(a.data).hexdigest(),
+        "mode": f"{a.mode:04o}",
+        "activation": [str(x) for x in a.activation],
+    }
+
+
+def _bad(shown: str, key: str, why: str) -> HostcError:
+    return HostcError(
+        [
+            file_error(
+                shown,
+                f"{key}: {why}",
+                hint=f"not a record hostc wrote; remove {RECORD} (hostc then removes no "
+                "stale file) and build again",
+            )
+        ]
+    )
+
+
+def _valid_path(p: object) -> bool:
+    if not isinstance(p, str) or p.startswith("/") or "\\" in p or "\0" in p:
+        return False
+    parts = p.split("/")
+    return len(parts) >= 2 and all(x not in ("", ".", "..") for x in parts)
+
+
+def parse(text: str, shown: str) -> dict[str, Any]:
+    """A record, checked: every path relative and inside DIR, every field its type."""
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise _bad(shown, "(document)", f"not JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("hostc_build") != FORMAT:
+        raise _bad(shown, "hostc_build", f"expected {FORMAT}")
+    for key in ("scope", "selected", "dirs"):
+        v = doc.get(key)
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise _bad(shown, key, "expected a list of strings")
+    if not all(_valid_path(f"{d}/x") for d in doc["dirs"]):
+        raise _bad(shown, "dirs", "a folder outside DIR")
+    files = doc.get("files")
+    if not isinstance(files, list):
+        raise _bad(shown, "files", "expected a list")
+    for i, f in enumerate(files):
+        ok = isinstance(f, dict) and _valid_path(f.get("path"))
+        ok = ok and all(isinstance(f.get(k), str) for k in ("host_path", "kind", "sha256"))
+        ok = ok and isinstance(f.get("activation"), list)
+        if not ok:
+            raise _bad(shown, f"files[{i}]", "expected path, host_path, kind, sha256, activation")
+    if not isinstance(doc.get("facts", {}), dict):
+        raise _bad(shown, "facts", "expected a table")
+    return doc
+
+
+def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
+    """A regular file's bytes in the folder `dfd`, never through a link; None if absent
+    or not a regular file."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return f.read(limit + 1)
+
+
+def read(out: Path) -> dict[str, Any] | None:
+    """DIR's record, or None when there is none (or DIR does not exist)."""
+    try:
+        dfd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return _record_at(dfd, str(out / RECORD))
+    finally:
+        os.close(dfd)
+
+
+def _record_at(dfd: int, shown: str) -> dict[str, Any] | None:
+    data = _read_at(dfd, RECORD, RECORD_LIMIT)
+    if data is None:
+        return None
+    if len(data) > RECORD_LIMIT:
+        raise _bad(shown, "(document)", f"larger than {RECORD_LIMIT} bytes")
+    return parse(data.decode("utf-8", "replace"), shown)
+
+
+def _open_dirs(root: int, parts: list[str]) -> list[int] | str:
+    """Descriptors of each folder on the way (root excluded), or why it cannot be
+    reached without following a link ('' when a folder is simply gone)."""
+    fds: list[int] = []
+    fd = root
+    for part in parts:
+        try:
+            fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except FileNotFoundError:
+            why = ""
+        except OSError as e:
+            link = e.errno in (errno.ELOOP, errno.ENOTDIR)
+            why = "a symbolic link or a file on the way; not followed" if link else str(e)
+        else:
+            fds.append(fd)
+            continue
+        for x in fds:
+            os.close(x)
+        return why
+    return fds
+
+
+def _remove_one(root: int, row: Mapping[str, Any]) -> str | None:
+    """Remove one recorded file: None when removed or already gone, else why it stays."""
+    *dirs, name = str(row["path"]).split("/")
+    fds = _open_dirs(root, dirs)
+    if isinstance(fds, str):
+        return fds or None
+    try:
+        dfd = fds[-1] if fds else root
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return "no longer a regular file (a link, a folder or a device?); not removed"
+        data = _read_at(dfd, name, RECORD_LIMIT)
+        if data is None or hashlib.sha256(data).hexdigest() != row["sha256"]:
+            return "changed since hostc wrote it; not removed"
+        os.unlink(name, dir_fd=dfd)
+        return None
+    finally:
+        for x in fds:
+            os.close(x)
+
+
+def _rmdirs(root: int, made: set[str], start: str) -> None:
+    """Remove `start` and its parents while hostc made them and they are empty."""
+    parts = start.split("/")
+    while parts:
+        key = "/".join(parts)
+        if key not in made:
+            return
+        fds = _open_dirs(root, parts[:-1])
+        if isinstance(fds, str):
+            return
+        try:
+            os.rmdir(parts[-1], dir_fd=fds[-1] if fds else root)
+        except OSError:
+            return  # not empty, a link, or gone: kept
+        finally:
+            for x in fds:
+                os.close(x)
+        made.discard(key)
+        parts.pop()
+
+
+def clean(
+    root: int, out: Path, old: Mapping[str, Any] | None, keep: set[str], scope: Iterable[str]
+) -> tuple[list[Path], list[tuple[Path, str]], set[str], list[dict[str, Any]]]:
+    """Remove what `old` recorded under `scope`'s folders that is not in `keep`:
+    (removed, kept with why, folders hostc made that remain, rows to carry on)."""
+    if old is None:
+        return [], [], set(), []
+    folders = set(scope)
+    made = set(old["dirs"])
+    removed: list[Path] = []
+    kept: list[tuple[Path, str]] = []
+    carried: list[dict[str, Any]] = []
+    for row in old["files"]:
+        path = str(row["path"])
+        if path in keep:
+            continue
+        if path.split("/")[0] not in folders:
+            carried.append(row)  # another target's file: this build does not own it now
+            continue
+        why = _remove_one(root, row)
+        if why is None:
+            removed.append(out / path)
+            _rmdirs(root, made, path.rsplit("/", 1)[0])
+        else:
+            kept.append((out / path, why))
+    return removed, kept, made, carried
+
+
+def _dump(doc: Mapping[str, Any]) -> bytes:
+    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def write(
+    artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path], owner: Owner, host: str = ""
+) -> Written:
+    """`hostc.delivery.output.write`, then the previous build's stale files removed and the new
+    record written.  A record that is not hostc's is an error before anything is
+    written."""
+    from hostc.delivery.output import _stage_at, write
+
+    arts = list(artifacts)
+    folder = out / host if host else out
+    old = read(folder)
+    result: dict[str, Any] = {}
+
+    def after(root: int, made_now: list[tuple[str, ...]]) -> None:
+        keep = {f"{a.target}/{a.relpath}" for a in arts}
+        removed, kept, made, carried = clean(root, folder, old, keep, owner.scope)
+        made |= {"/".join(k) for k in made_now}
+        rows = sorted([*carried, *(_row(a) for a in arts)], key=lambda r: str(r["path"]))
+        doc = {
+            "hostc_build": FORMAT,
+            "note": "what hostc build --out wrote here: the next build removes only these "
+            "files, and only while unchanged",
+            "scope": sorted(set(owner.scope) | {str(r["path"]).split("/")[0] for r in carried}),
+            "selected": list(owner.selected),
+            "fleet": owner.fleet,
+            "facts": dict(owner.facts),
+            "dirs": sorted(made),
+            "files": rows,
+        }
+        tmp = _stage_at(root, RECORD, _dump(doc), 0o644)
+        os.replace(tmp, RECORD, src_dir_fd=root, dst_dir_fd=root)
+        result.update(removed=tuple(removed), kept=tuple(kept))
+
+    written = write(arts, out, protect, after, host)
+    return Written(tuple(written), result.get("removed", ()), result.get("kept", ()))
+
+
+def prune(out: Path) -> Written:
+    """Remove a whole earlier build from `out` (a host no longer in the fleet): every
+    file its record lists while unchanged, the folders hostc made, the record, and
+    `out` itself once empty.  Nothing without a record."""
+    try:
+        root = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        return Written((), (), ((out, f"not opened ({e.strerror}); not removed"),))
+    try:
+        old = _record_at(root, str(out / RECORD))
+        if old is None:
+            return Written((), (), ((out, f"no {RECORD}: not a build of hostc's"),))
+        scope = {str(r["path"]).split("/")[0] for r in old["files"]}
+        removed, kept, made, _ = clean(root, out, old, set(), scope)
+        for d in sorted(made, key=lambda x: -x.count("/")):
+            _rmdirs(root, made, d)
+        if not kept:
+            os.unlink(RECORD, dir_fd=root)
+    finally:
+        os.close(root)
+    with contextlib.suppress(OSError):
+        out.rmdir()  # empty once everything was hostc's; else kept
+    return Written((), tuple(removed), tuple(kept))
+
+
+def is_fleet_host(folder: Path) -> bool:
+    """Whether `folder` holds a record of a fleet build's host (never through a link)."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        doc = read(folder)
+    except (OSError, HostcError):
+        return False
+    return bool(doc and doc.get("fleet") is True)
+
+
+def managers(plan_data: Mapping[str, Any]) -> str | None:
+    """The kubelet managers' configuration its checkpoints depend on (the reset script's
+    stamp), from plan.json data; None when the kubelet keeps no checkpoint of hostc's."""
+    k = plan_data.get("kubelet")
+    if not isinstance(k, dict):
+        return None
+    cpu, memory = k.get("cpu") or {}, k.get("memory") or {}
+    static_memory = memory.get("policy") == "Static"
+    if cpu.get("policy", "none") == "none" and not static_memory:
+        return None
+    rows = ",".join(f"{r['node']}:{r['memory']}" for r in k.get("reserved_memory") or [])
+    return (
+        f"cpu={cpu.get('policy')} options={','.join(cpu.get('options') or []) or '-'} "
+        f"reserved={cpu.get('reserved')} memory={memory.get('policy', '-')} "
+        f"reservedMemory={rows if static_memory else '-'}"
+    )
+
+
+def facts(plan_data: Mapping[str, Any]) -> dict[str, Any]:
+    """What a build record keeps of the Plan, besides its files: what `hostc.delivery.disruption`
+    judges a change by."""
+    k = plan_data.get("kubelet")
+    return {
+        "kubelet_unit": k.get("unit") if isinstance(k, dict) else None,
+        "kubelet_managers": managers(plan_data),
+        "sysctls": sorted(s["key"] for s in plan_data.get("sysctls", [])),
+        "cmdline": (plan_data.get("views") or {}).get("cmdline"),
+    }
+
+
+def plan_facts(plan: Plan) -> dict[str, Any]:
+    """`facts` of a Plan without rendering the whole plan.json."""
+    from hostc.plan.kernelargs import cmdline
+
+    data: dict[str, Any] = {
+        "sysctls": [{"key": s.key} for s in plan.sysctls],
+        "views": {"cmdline": cmdline(plan)},
+    }
+    if plan.kubelet is not None:
+        from hostc.report.plan_view import to_data  # the kubelet's part of plan.json
+
+        data["kubelet"] = to_data(plan.kubelet)
+    return facts(data)

@@ -1,0 +1,1 @@
+"""The Plan, hostc's one intermediate representation, and the records it is made of."""

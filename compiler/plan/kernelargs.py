@@ -1,0 +1,183 @@
+"""The Plan's boot-time settings spelled as kernel arguments, in one fixed order.
+
+Shared by every carrier of the command line (the cmdline and grub targets,
+TuneD's `[bootloader]`, Ignition's kernelArguments, grubby) and by the
+command-line budget rule, so all of them agree byte for byte.  The order is
+fixed (isolation, hugepages, memory, power, extras) so golden files stay
+stable, and `hugepagesz=` always precedes its `hugepages=`.  Parameters with
+an empty value are never produced.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.arch import Arch
+from hostc.plan.base import Reason
+from hostc.record import Record
+from hostc.units import format_kib
+
+if TYPE_CHECKING:
+    from hostc.plan.model import Plan
+
+#: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
+BOOTLOADER_RESERVE = 256
+
+#: Keys hostc derives from typed settings; `kernel.extra_args` may not set them.
+OWNED = (
+    "isolcpus",
+    "nohz_full",
+    "rcu_nocbs",
+    "irqaffinity",
+    "hugepagesz",
+    "hugepages",
+    "default_hugepagesz",
+    "transparent_hugepage",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "iommu",
+    "intel_iommu",
+    "amd_iommu",
+    "iommu.passthrough",
+    "intel_pstate",
+    "amd_pstate",
+    "skew_tick",
+    "init_on_alloc",
+)
+
+
+def budget(arch: str) -> int:
+    """Bytes of the command line hostc may fill on `arch`."""
+    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
+
+
+@attrs.frozen(repr=False, eq=False)
+class KernelArg(Record):
+    key: str
+    value: str | None  # None for flags
+    reason: Reason
+
+    def __str__(self) -> str:
+        return self.key if self.value is None else f"{self.key}={self.value}"
+
+
+_NO_INTEL_IDLE = (
+    "; the kernel is built without intel_idle (CONFIG_INTEL_IDLE off), so acpi_idle "
+    "runs and honours processor.max_cstate"
+)
+_INTEL_IDLE_UNKNOWN = (
+    "; the snapshot does not record CONFIG_INTEL_IDLE: on a kernel built without "
+    "intel_idle this argument does nothing and processor.max_cstate applies"
+)
+
+
+def cstate_args(plan: Plan) -> list[KernelArg]:
+    """C-state limit by CPU vendor and idle driver: intel_idle exists only on Intel and
+    only where the kernel is built with it; acpi_idle (processor.) on all x86."""
+    lim = plan.cstates
+    if lim is None or lim.cpus is not None or not plan.host.x86:  # cpus: runtime PM QoS
+        return []
+    n = str(lim.max_cstate)
+    acpi = KernelArg("processor.max_cstate", n, lim.reason)
+    if plan.host.cpu_vendor not in ("intel", None):  # unknown vendor: both (inert elsewhere)
+        return [acpi]
+    if plan.host.intel_idle is False:
+        why = Reason(lim.reason.source, lim.reason.why + _NO_INTEL_IDLE)
+        return [KernelArg("processor.max_cstate", n, why)]
+    reason = lim.reason
+    if plan.host.intel_idle is None:
+        reason = Reason(lim.reason.source, lim.reason.why + _INTEL_IDLE_UNKNOWN)
+    return [KernelArg("intel_idle.max_cstate", n, reason), acpi]
+
+
+def iommu_args(plan: Plan) -> list[tuple[str, str]]:
+    """`iommu=pt` on x86 (`iommu.passthrough=1` elsewhere): the pass-through the CUDA
+    GPUDirect RDMA guide asks for, without forcing the IOMMU on.  Mode `on` also forces
+    the Intel IOMMU on where the CPU may be Intel (`intel_iommu=on`; AMD's is on by
+    default).  `intel_iommu=pt` / `amd_iommu=pt` are not documented values (targets.md §1).
+    The ACS argument is `acs_args`: it has its own reason."""
+    io = plan.runtime.iommu
+    if io is None:
+        return []
+    if not plan.host.x86:
+        return [("iommu.passthrough", "1")]
+    out = [("iommu", "pt")]
+    if io.mode == "on" and plan.host.cpu_vendor in ("intel", None):
+        out.append(("intel_iommu", "on"))
+    return out
+
+
+def acs_args(plan: Plan) -> list[KernelArg]:
+    """`pci=disable_acs_redir=pci:0:0` where the IOMMU is on (mode `on`, or AMD's, on by
+    default), as NVIDIA's nvidia-acs-disable: an enabled IOMMU makes the kernel request
+    ACS redirect.  The Plan decides it (`Iommu.acs_off`)."""
+    io = plan.runtime.iommu
+    if io is None or io.acs_off is None:
+        return []
+    return [KernelArg("pci", f"disable_acs_redir={kernelfacts.ACS_ALL_DEVICES}", io.acs_off)]
+
+
+def runtime_args(plan: Plan) -> list[KernelArg]:
+    """The P-state driver mode and the IOMMU: boot-time halves of the runtime settings."""
+    out = []
+    ps = plan.runtime.pstate
+    if ps is not None:
+        out.append(KernelArg(ps.driver, ps.mode, ps.reason))
+    io = plan.runtime.iommu
+    if io is not None:
+        out += [KernelArg(k, v, io.reason) for k, v in iommu_args(plan)]
+        out += acs_args(plan)
+    return out
+
+
+def kernel_args(plan: Plan) -> list[KernelArg]:
+    """The Plan's arguments in order: what every carrier of the command line, check and
+    `hostc plan` read.  Spelled on each call: a few dozen small records, well under 1 %
+    of a build, so the Plan does not cache them (a cache there tied the Plan to this
+    module both ways)."""
+    return spell(plan)
+
+
+def spell(plan: Plan) -> list[KernelArg]:
+    """Every argument the Plan asks for."""
+    out: list[KernelArg] = []
+    part = plan.partition
+    if part.isolated:
+        iso = str(part.isolated)
+        for m in plan.isolation:
+            if m.mechanism == "irqaffinity":
+                value = str(part.housekeeping)
+            elif m.cpus is not None:
+                value = str(m.cpus)
+            elif m.flags:
+                value = ",".join((*m.flags, iso))
+            else:
+                value = iso
+            out.append(KernelArg(m.mechanism, value, m.reason))
+    if plan.default_hugepagesz is not None:
+        d = plan.default_hugepagesz
+        out.append(KernelArg("default_hugepagesz", format_kib(d.value), d.reason))
+    for pool in plan.hugepages:
+        if not pool.per_node:
+            continue
+        size = format_kib(pool.size_kib)
+        out.append(KernelArg("hugepagesz", size, pool.size_reason))
+        value = (
+            ",".join(f"{n}:{c}" for n, c in pool.per_node) if pool.node_form else str(pool.total)
+        )
+        out.append(KernelArg("hugepages", value, pool.reason))
+    if plan.thp is not None:
+        out.append(KernelArg("transparent_hugepage", plan.thp.value, plan.thp.reason))
+    if plan.cstates is not None:
+        out += cstate_args(plan)
+    out += runtime_args(plan)
+    out += [KernelArg(a.key, a.value, a.reason) for a in plan.extra_args]
+    return out
+
+
+def cmdline(plan: Plan) -> str:
+    """The Plan's command line."""
+    return " ".join(str(a) for a in spell(plan))
