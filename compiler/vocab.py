@@ -3,8 +3,8 @@
 The spec model and the Plan both import these, and neither imports the other for a
 word: `ThpMode.MADVISE` in a spec and in a Plan is the same value, and a target indexing a
 table by `LimitItem` cannot miss a key that the set does not have.  Enums that carry
-knowledge (an architecture's command-line size, an OS family's boot carrier, a kubelet
-flavor's unit) live in `hostc.knowledge` beside their tables and are named here too.
+knowledge (an architecture's command-line size, an OS family's boot carrier) live in
+`hostc.knowledge` beside their tables, which import this module, never the reverse.
 StrEnum values are the words themselves, so plan.json and every artifact spell them as
 before.
 """
@@ -12,11 +12,6 @@ before.
 from __future__ import annotations
 
 import enum
-
-from hostc.knowledge.arch import Arch as Arch
-from hostc.knowledge.family import BootCarrier as BootCarrier
-from hostc.knowledge.family import OsFamily as OsFamily
-from hostc.knowledge.vendor import Vendor as Vendor
 
 
 class Role(enum.StrEnum):

@@ -5,7 +5,7 @@ run the recorded one (`hostc changed`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,3 +100,10 @@ def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
     fresh = [a for a in emit(plan, doc["selected"] or ["all"]) if a.target in scope]
     old = from_facts(recorded_files(doc), doc.get("facts", {}))
     return compute(old, from_facts(host_files(fresh), plan_facts(plan)))
+
+
+def fleet_line(found: Mapping[str, Disruption]) -> str:
+    """What rolling out a fleet's builds costs, in one line (`hostc changed HOSTS/`)."""
+    from hostc.delivery.disruption import fleet_line as line
+
+    return line(found)

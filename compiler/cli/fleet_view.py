@@ -70,6 +70,6 @@ def owned(results: Sequence[Result]) -> list[str]:
 
 def disruption_total(found: Mapping[str, Disruption]) -> str:
     """`hostc changed` over a fleet: `12 hosts reboot, 3 restart serve-a.service, …`."""
-    from hostc.delivery.disruption import fleet_line
+    from hostc.api.build import fleet_line
 
     return fleet_line(found)

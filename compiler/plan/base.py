@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from hostc.knowledge.family import OsFamily as OsFamily
 from hostc.provenance import Reason as Reason
 from hostc.provenance import Value as Value
-from hostc.vocab import OsFamily as OsFamily
 from hostc.vocab import When as When
 
 UNLIMITED: Final = "unlimited"

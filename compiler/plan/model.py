@@ -16,7 +16,9 @@ from typing import Literal
 import attrs
 
 from hostc.cpuset import CpuSet
+from hostc.knowledge.arch import Arch
 from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
+from hostc.knowledge.family import BootCarrier as BootCarrier
 from hostc.knowledge.runtime import kernel_keeps_affinity
 from hostc.plan.base import UNLIMITED as UNLIMITED
 from hostc.plan.base import OsFamily as OsFamily
@@ -47,9 +49,8 @@ from hostc.plan.runtime import SysfsWrite as SysfsWrite
 from hostc.provenance import LeftOut as LeftOut
 from hostc.provenance import Provenance as Provenance
 from hostc.record import Record
-from hostc.vocab import Arch, IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
-from hostc.vocab import BootCarrier as BootCarrier
 from hostc.vocab import IrqOwner as IrqOwner
+from hostc.vocab import IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import RuntimeOwner as RuntimeOwner
 
 

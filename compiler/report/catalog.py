@@ -84,7 +84,7 @@ def isolated_file(plan: Plan) -> str:
     return f"not {ISOLATED_FILE}: it lists only CPUs isolated with the `domain` flag"
 
 
-def _kernel(plan: Plan) -> list[CatalogEntry]:
+def kernel(plan: Plan) -> list[CatalogEntry]:
     out = []
     for a in kernel_args(plan):
         where = ["/proc/cmdline (cat /proc/cmdline)"]
@@ -107,7 +107,7 @@ def _kernel(plan: Plan) -> list[CatalogEntry]:
     return out
 
 
-def _sysctls(plan: Plan) -> list[CatalogEntry]:
+def sysctls(plan: Plan) -> list[CatalogEntry]:
     return [
         CatalogEntry(
             s.key,
@@ -121,7 +121,7 @@ def _sysctls(plan: Plan) -> list[CatalogEntry]:
     ]
 
 
-def _limits(plan: Plan) -> list[CatalogEntry]:
+def limits(plan: Plan) -> list[CatalogEntry]:
     return [
         CatalogEntry(
             x.item,
@@ -135,7 +135,7 @@ def _limits(plan: Plan) -> list[CatalogEntry]:
     ]
 
 
-def _workloads(plan: Plan) -> list[CatalogEntry]:
+def workloads(plan: Plan) -> list[CatalogEntry]:
     out = []
     words = ("CPUAffinity=", "NUMAPolicy=", "NUMAMask=", "Environment=")
     for w in plan.workloads:
@@ -160,7 +160,7 @@ def _workloads(plan: Plan) -> list[CatalogEntry]:
     return out
 
 
-def _partition(plan: Plan) -> list[CatalogEntry]:
+def partition(plan: Plan) -> list[CatalogEntry]:
     p = plan.partition
 
     def manager(path: str, line: str) -> bool:
@@ -183,21 +183,4 @@ def _partition(plan: Plan) -> list[CatalogEntry]:
             _any(*(_token(m.mechanism) for m in plan.isolation if m.mechanism != "irqaffinity")),
             (isolated_file(plan), "/sys/devices/system/cpu/nohz_full"),
         ),
-    ]
-
-
-def settings(plan: Plan) -> list[CatalogEntry]:
-    """Every named setting, in `hostc plan`'s order: the partition, kernel arguments,
-    sysctls, limits, workloads, then the runtime settings."""
-    from hostc.report.catalog_kubelet import kubelet
-    from hostc.report.catalog_runtime import runtime
-
-    return [
-        *_partition(plan),
-        *_kernel(plan),
-        *_sysctls(plan),
-        *_limits(plan),
-        *_workloads(plan),
-        *runtime(plan),
-        *kubelet(plan),
     ]

@@ -18,7 +18,9 @@ from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, error
 from hostc.plan.model import Plan
 from hostc.record import Record
-from hostc.report.catalog import CatalogEntry, settings
+from hostc.report.catalog import CatalogEntry, kernel, limits, partition, sysctls, workloads
+from hostc.report.catalog_kubelet import kubelet
+from hostc.report.catalog_runtime import runtime
 from hostc.report.origin import ShownOrigin, origin
 from hostc.settings.model import Setting
 from hostc.settings.table import SETTINGS
@@ -86,6 +88,20 @@ class Explanation(Record):
 #: artifacts that check settings rather than carry them: the boot-time verifier's lines
 #: are how a host observes a value (`observe`), not where it is set
 CHECKERS = frozenset({"/usr/local/sbin/hostc-verify"})
+
+
+def settings(plan: Plan) -> list[CatalogEntry]:
+    """Every named setting, in `hostc plan`'s order: the partition, kernel arguments,
+    sysctls, limits, workloads, then the runtime settings."""
+    return [
+        *partition(plan),
+        *kernel(plan),
+        *sysctls(plan),
+        *limits(plan),
+        *workloads(plan),
+        *runtime(plan),
+        *kubelet(plan),
+    ]
 
 
 def _lines(s: CatalogEntry, arts: list[Artifact]) -> tuple[Carried, ...]:

@@ -147,8 +147,7 @@ def test_explain_json_and_unknown_what_exits_2_with_close_matches() -> None:
 def test_every_setting_of_the_examples_is_found_in_the_artifacts(example: str) -> None:
     """The spellings follow the targets: a target that renames a key breaks this test,
     not `explain` silently.  Only a partition with nothing isolated has no line."""
-    from hostc.report.catalog import settings
-    from hostc.report.explain import _lines
+    from hostc.report.explain import _lines, settings
 
     plan, _ = api.compile_file(ROOT / "examples" / example / "node.toml")
     arts = api.emit(plan)

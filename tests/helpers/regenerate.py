@@ -111,7 +111,7 @@ def generated() -> dict[Path, tuple[bytes, int]]:
         files[ROOT / "examples" / name / "topology.toml"] = (snapshot.dumps(topo).encode(), 0o644)
     for which in schema.SCHEMAS:
         files[ROOT / "schemas" / f"{which}.schema.json"] = (schema.dumps(which).encode(), 0o644)
-    from hostc.settings import docs
+    from hostc.report import settings_page as docs
 
     files[ROOT / "docs" / "settings.md"] = (docs.render().encode(), 0o644)
     return files

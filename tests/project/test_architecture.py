@@ -22,98 +22,52 @@ from conftest import ROOT
 
 SOURCES = sorted([*(ROOT / "compiler").rglob("*.py"), *(ROOT / "targets").rglob("*.py")])
 
-#: Layer rank → the modules and packages in it (a package stands for all it holds).
+#: Layer rank → the packages (and top-level modules) in it; a package stands for all
+#: it holds, and a longer name wins (`hostc.delivery.activation` below the rest of
+#: `hostc.delivery`).
 LAYERS: dict[int, tuple[str, ...]] = {
-    # values and knowledge every stage may read
-    0: (
+    # values and knowledge every stage may read: the top-level modules, nothing else
+    0: ("hostc", "hostc.knowledge", "hostc.settings"),
+    # the two inputs, what the operator asks for and what the machine is, and their
+    # one converter from TOML data
+    1: ("hostc.spec", "hostc.topology"),
+    # the IR and its spelling as kernel arguments
+    2: ("hostc.plan",),
+    3: ("hostc.resolve",),
+    4: ("hostc.check", "hostc.lower"),
+    # readers of the Plan: the targets, how their files are activated, the audit of a host
+    5: ("hostc.targets", "hostc.delivery.activation", "hostc.audit"),
+    # what is done with a Plan and its artifacts: files written and owned, what a change
+    # costs, and the reports and views of a Plan
+    6: ("hostc.delivery", "hostc.report"),
+    # the one surface a script, a test and the command line share
+    7: ("hostc.api",),
+    8: ("hostc.cli", "hostc.__main__"),
+}
+
+#: The top-level modules: values every stage shares.  Anything else belongs in the
+#: package of its stage (issue 33: 38 prefix-named siblings became packages).
+TOP_LEVEL = frozenset(
+    {
         "hostc",
+        "hostc.__main__",
         "hostc.artifact",
         "hostc.cpuset",
         "hostc.diagnostics",
         "hostc.fielddoc",
         "hostc.inputs",
-        "hostc.knowledge",
         "hostc.locate",
         "hostc.patharg",
         "hostc.provenance",
         "hostc.record",
-        "hostc.settings",
-        "hostc.check.topology_hints",
         "hostc.units",
         "hostc.vocab",
-    ),
-    # the two inputs, what the operator asks for and what the machine is, and their
-    # one converter from TOML data
-    1: ("hostc.spec", "hostc.topology", "hostc.spec.structure", "hostc.spec.structure_errors"),
-    # the IR and its spelling as kernel arguments
-    2: (
-        "hostc.plan.model",
-        "hostc.plan.base",
-        "hostc.plan.kubelet",
-        "hostc.plan.runtime",
-        "hostc.plan.kernelargs",
-    ),
-    3: ("hostc.resolve",),
-    4: ("hostc.check", "hostc.lower"),
-    # readers of the Plan: the targets, how their files are activated, the audit of a host
-    5: ("hostc.targets", "hostc.delivery.activation", "hostc.audit"),
-    # what is done with a Plan and its artifacts: files written, reports and views
-    6: (
-        "hostc.delivery.output",
-        # what a build left in --out (its record), and what a change costs a running host
-        "hostc.delivery.owned",
-        "hostc.delivery.disruption",
-        "hostc.delivery.compare",
-        "hostc.report",
-        "hostc.report.plan_view",
-        "hostc.report.kubelet_view",
-        "hostc.api.schemas",
-        # `hostc init`'s starting spec, from a snapshot
-        "hostc.api.init",
-        # the settings reference page, written from the table and the presets
-        "hostc.settings.docs",
-    ),
-    7: (
-        "hostc.api",
-        "hostc.api.build",
-        "hostc.api.compile",
-        "hostc.api.report",
-        "hostc.api.topology",
-        # `hostc diff`'s two sides and the review page over them, each side compiled
-        # through the API
-        "hostc.api.diffinputs",
-        "hostc.api.html",
-        "hostc.api.review",
-        "hostc.api.fleet",
-        "hostc.cli.fleet_view",
-    ),
-    8: (
-        "hostc.cli.main",
-        "hostc.cli.base",
-        "hostc.cli.build",
-        "hostc.cli.change",
-        "hostc.cli.fleet",
-        "hostc.cli.init",
-        "hostc.cli.text",
-        "hostc.cli.topology",
-        "hostc.__main__",
-    ),
-}
-
-#: What the CLI modules may import beyond each other: the API, and the error type
-#: and terminal-safe text every command prints.
-CLI = frozenset(LAYERS[8])
-#: `hostc.api.fleet` is the API for many hosts (embedders call `fleet.select`/`fleet.run`
-#: too) and `fleet_view` renders its results, as `api.plan_text` renders a Plan;
-#: `hostc.inputs` is the bounded reader that shows a diagnostic's source line.
-CLI_MAY_IMPORT = frozenset(
-    {"hostc.api", "hostc.diagnostics", "hostc.inputs", "hostc.api.fleet", "hostc.cli.fleet_view"}
+    }
 )
 
-#: Wrong-way imports in files other helpers of issue 18 are changing at the same time:
-#: each entry names its owner, and the test fails once an entry is no longer needed,
-#: so the list only shrinks (empty it after merging their branches).
-KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset({})
+#: What the CLI modules may import beyond each other: the API, and the error type
+#: and the bounded reader every command uses to show a diagnostic's source line.
+CLI_MAY_IMPORT = frozenset({"hostc.api", "hostc.diagnostics", "hostc.inputs"})
 
 
 def module_name(path: Path) -> str:
@@ -130,7 +84,10 @@ MODULES = {module_name(p): p for p in SOURCES}
 
 
 def layer_of(module: str) -> int | None:
-    """The rank of the longest LAYERS entry that is `module` or a package holding it."""
+    """The rank of the longest LAYERS entry that is `module` or a package holding it
+    (a top-level module is in `hostc`'s rank: the shared values)."""
+    if module in TOP_LEVEL and module != "hostc.__main__":
+        return 0
     best: tuple[int, int] | None = None
     for rank, names in LAYERS.items():
         for name in names:
@@ -188,18 +145,19 @@ def _violations() -> set[tuple[str, str]]:
             there = layer_of(name)
             if there is not None and there > here:
                 found.add((module, name))
-            if module in CLI and not type_only and name not in CLI | CLI_MAY_IMPORT:
+            cli = module.startswith("hostc.cli")
+            allowed = name.startswith(("hostc.cli", "hostc.api")) or name in CLI_MAY_IMPORT
+            if cli and not type_only and not allowed:
                 found.add((module, name))
     return found
 
 
 def test_imports_point_down_the_layers() -> None:
-    """No import climbs the table; the CLI imports only the API (KNOWN_VIOLATIONS aside)."""
-    found = _violations()
-    new = sorted(found - KNOWN_VIOLATIONS)
-    assert not new, "imports against the layer table:\n" + "\n".join(f"{a} -> {b}" for a, b in new)
-    fixed = sorted(KNOWN_VIOLATIONS - found)
-    assert not fixed, "no longer needed, drop from KNOWN_VIOLATIONS: " + ", ".join(map(str, fixed))
+    """No import climbs the table; the CLI imports only the API."""
+    found = sorted(_violations())
+    assert not found, "imports against the layer table:\n" + "\n".join(
+        f"{a} -> {b}" for a, b in found
+    )
 
 
 def test_check_never_imports_lower() -> None:
@@ -213,3 +171,99 @@ def test_check_never_imports_lower() -> None:
 def test_the_table_sees_lazy_imports() -> None:
     """A function-level import counts: api_compile imports check only inside compile_plan."""
     assert ("hostc.check", False) in set(imports(MODULES["hostc.api.compile"]))
+
+
+def _graph() -> dict[str, set[str]]:
+    """Every hostc import between modules: top-level, function-level (lazy) and
+    `if TYPE_CHECKING:` ones alike (a lazy import is a dependency, only a later one)."""
+    return {m: {n for n, _ in imports(p) if n in MODULES and n != m} for m, p in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, edges = work[-1]
+            nxt = next(edges, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycle_counting_every_import() -> None:
+    """No two modules import each other, however indirectly and however lazily: same
+    layer (sideways) included.  A split that makes a cycle is worse than a long module."""
+    graph = _graph()
+    assert graph["hostc.api.report"], "the graph is empty"
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The check above can fail: a lazy import back closes a circle it reports."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def _room(module: str) -> str:
+    """The package a module lives in (a top-level module is its own room)."""
+    parts = module.split(".")
+    if MODULES[module].name == "__init__.py":
+        return module if len(parts) <= 2 else ".".join(parts[:2])
+    return ".".join(parts[:2]) if len(parts) > 2 else module
+
+
+def test_packages_import_each_other_one_way() -> None:
+    """Between packages too the arrows run one way (what `farm-studio look` draws as
+    rooms): no package imports a package that imports it back."""
+    graph = _graph()
+    rooms: dict[str, set[str]] = {}
+    for m, targets in graph.items():
+        for n in targets:
+            if _room(m) != _room(n):
+                rooms.setdefault(_room(m), set()).add(_room(n))
+    rooms = {r: rooms.get(r, set()) for r in {_room(m) for m in MODULES}}
+    cycles = _cycles(rooms)
+    assert not cycles, "packages in a circle:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_top_level_modules_are_the_shared_values_only() -> None:
+    """A stage's modules live in its package; prefix families (`api_*`, `cli_*`,
+    `plan_*`) are packages, not siblings."""
+    top = {m for m, p in MODULES.items() if p.parent == ROOT / "compiler"}
+    assert top == TOP_LEVEL, f"new: {sorted(top - TOP_LEVEL)}, gone: {sorted(TOP_LEVEL - top)}"
+    names = [m.removeprefix("hostc.") for m in top if m != "hostc"]
+    stems = [n.split("_")[0] for n in names if "_" in n.strip("_")]
+    families = {s for s in stems if stems.count(s) > 1 and s}
+    assert not families, f"prefix families to make packages of: {sorted(families)}"

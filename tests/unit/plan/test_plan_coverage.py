@@ -28,16 +28,6 @@ from regenerate import COMMAND
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/node.toml"))
 
 
-#: Defaults that no preset entry produced but that plan.json shows as `preset:base`
-#: (the housekeeping and isolation defaults of lower/cpu.py): changing their source
-#: would change plan.json's bytes, so they stay, named here, until a format change.
-LEGACY_BASE = (
-    "core(s) per NUMA node with SMT siblings, the boot CPU's core first",
-    "nothing is isolated: every online CPU does housekeeping",
-    "isolation is off unless cpu.isolate asks for it",
-)
-
-
 #: Values derived from a preset setting keep that setting's layer: (holder path → setting).
 DERIVED = {
     "plan.runtime.services_off": "runtime_owner",  # tuned.service stops for hostc-tuning
@@ -76,7 +66,7 @@ def table_values(plan: Plan) -> list[tuple[str, Any, Reason]]:
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_a_preset_source_names_a_layer_with_an_entry_for_that_setting(example: Path) -> None:
     """A value attributed to a preset layer came from that layer's entry for it; a
-    `preset:base` elsewhere is a known legacy default (LEGACY_BASE) or a LEFT_OUT row."""
+    preset layer elsewhere is a LEFT_OUT row or a value derived from a preset setting."""
     plan, _ = api.compile_file(example / "node.toml")
     module_names = {s.example: s.name for s in SETTINGS if s.family is Family.MODULE_LOAD}
     for name, _, r in table_values(plan):
@@ -88,10 +78,8 @@ def test_a_preset_source_names_a_layer_with_an_entry_for_that_setting(example: P
     for path, r in reasons(plan):
         if isinstance(r.source, PresetLayer) and id(r) not in table_reasons:
             derived = DERIVED.get(path.rsplit(".", 1)[0].split("[")[0])
-            assert (
-                r.why in left_out
-                or r.why.startswith(LEGACY_BASE)
-                or (derived is not None and presets.entries_for(derived, r.source.layer))
+            assert r.why in left_out or (
+                derived is not None and presets.entries_for(derived, r.source.layer)
             ), (path, str(r))
 
 

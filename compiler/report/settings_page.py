@@ -1,12 +1,12 @@
 """docs/settings.md, generated from the settings table (TuneD keeps the manual on the
-plugin; here it is the row).  Regenerated with everything else by `python -m pytest
---regen`; tests/unit/plan/test_settings_table.py fails when the file is stale.
+plugin; here it is the row).  The checkout's `python -m pytest --regen` writes it
+(tests/helpers/regenerate.py); tests/unit/plan/test_settings_table.py fails when the
+file is stale.  The installed package only renders the text: it never writes into a
+source tree.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 from hostc.settings.model import (
@@ -20,8 +20,7 @@ from hostc.settings.model import (
     UnitProperty,
 )
 from hostc.settings.table import SETTINGS
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+from hostc.spec.presets import ENTRIES
 
 _HEAD = """# Settings
 
@@ -69,8 +68,6 @@ def observed(o: Observe) -> str:
 
 
 def _presets(s: Setting[Any]) -> list[str]:
-    from hostc.spec.presets import ENTRIES
-
     return [f"{e.layer}: `{e.value}`" for e in ENTRIES if e.setting is s]
 
 
@@ -95,17 +92,3 @@ def render() -> str:
     for s in SETTINGS:
         lines += section(s)
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str]) -> int:
-    if argv == ["--write"]:
-        from hostc.delivery.output import write_text
-
-        write_text(DOC, render())  # atomic; a device, FIFO or socket there is refused
-        return 0
-    sys.stdout.write(render())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+../../compiler/__main__.py
