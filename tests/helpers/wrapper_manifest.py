@@ -30,7 +30,7 @@ import stat
 import tarfile
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -116,7 +116,7 @@ def _encoded(value: str) -> bytes | None:
     """The body a string scalar carries (a data URL, base64, a multi-line text), if any."""
     if value.startswith("data:"):
         return _data_url(value)
-    if len(value) % 4 == 0 and _BASE64.fullmatch(value):
+    if _b64(value):
         return base64.b64decode(value, validate=True)
     if "\n" in value:
         return value.encode("utf-8")
@@ -126,6 +126,13 @@ def _encoded(value: str) -> bytes | None:
 def _walk(value: Any, shown: Shown, key: str = "") -> Any:
     """The parsed document with data URLs decoded and known bodies named."""
     if isinstance(value, dict):
+        # a sha256 of a body this mapping carries (Ansible's hostc_manifest_sha256) is named
+        inner = {
+            _sha256(body): str(k)
+            for k, v in value.items()
+            if isinstance(v, str) and (body := _encoded(v)) is not None
+        }
+        shown = attrs.evolve(shown, hashes={**inner, **shown.hashes})
         return {k: _walk(v, shown, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_walk(v, shown, key) for v in value]
@@ -191,15 +198,35 @@ def _scalars(node: yaml.Node) -> Iterator[yaml.ScalarNode]:
 
 
 def _text_frame(text: str, shown: Shown) -> str:
-    """A JSON or YAML document with every scalar that carries a shown body cut out."""
+    """A JSON or YAML document with every scalar that carries a shown body cut out, and
+    every quoted sha256 of a shown body or of a body the document carries itself (the
+    manifest an Ansible play checks) cut out, in base64 too: such a scalar stands as its
+    decoded body with the hashes cut, when it is the canonical base64 of that body."""
     node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    spans = [
-        (s.start_mark.index, s.end_mark.index)
+    carried = [
+        (s.start_mark.index, s.end_mark.index, s.value, body)
         for s in (_scalars(node) if node is not None else ())
-        if s.tag == "tag:yaml.org,2002:str" and _encoded(s.value) in shown.bodies
+        if s.tag == "tag:yaml.org,2002:str" and (body := _encoded(s.value)) is not None
     ]
-    for start, end in sorted(spans, reverse=True):
-        text = text[:start] + _CUT + text[end:]
+    hashes = {*shown.hashes, *(_sha256(body) for *_, body in carried)}
+    for start, end, value, body in sorted(carried, reverse=True):
+        if body in shown.bodies:
+            text = text[:start] + _CUT + text[end:]
+        elif _b64(value) and base64.b64encode(body).decode() == value:
+            plain = _cut_hashes(body.decode("utf-8", "surrogateescape"), hashes)
+            text = text[:start] + _CUT + json.dumps(plain) + text[end:]
+    return _cut_hashes(text, hashes)
+
+
+def _b64(value: str) -> bool:
+    return not value.startswith("data:") and len(value) % 4 == 0 and bool(_BASE64.fullmatch(value))
+
+
+def _cut_hashes(text: str, hashes: Iterable[str]) -> str:
+    """Each of these sha256s cut out wherever it stands (in a percent-encoded data URL
+    too, where the hex digits of `%20` run into it)."""
+    for h in hashes:
+        text = text.replace(h, _CUT)
     return text
 
 
@@ -229,8 +256,8 @@ def frame(a: api.Artifact, shown: Shown) -> bytes:
     except UnicodeDecodeError:
         return a.data
     if a.relpath.endswith(".ign") or _is_yaml(a.relpath):
-        text = _text_frame(text, shown)
-    return _HEX.sub(lambda m: _CUT if m[0] in shown.hashes else m[0], text).encode()
+        return _text_frame(text, shown).encode()
+    return _cut_hashes(text, shown.hashes).encode()
 
 
 def _entry(a: api.Artifact, known: Shown) -> dict[str, Any]:
