@@ -8,10 +8,12 @@ Regenerate after an intended change, then read the diff as a reviewer would:
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import attrs
 import pytest
+import yaml
 
 from hostc import api, fleet
 from hostc.owned import RECORD
@@ -22,7 +24,9 @@ from regenerate import (
     COMMAND,
     FLEET_TWIN,
     GOLDEN,
+    WRAPPERS,
     build,
+    compile_data,
     fleet_specs,
     golden_tree,
     read_tree,
@@ -59,6 +63,49 @@ def test_a_changed_wrapper_byte_shows_in_the_decoded_view() -> None:
     )
     changed = [line for line in delta.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"]
     assert [line.split(":")[0] for line in changed] == ["-    frame_sha256", "+    frame_sha256"]
+
+
+#: the longest line a golden file may hold, so that its diff stays readable
+MAX_LINE = 2000
+
+
+def test_golden_is_text_with_short_lines() -> None:
+    """No binary golden (a tar), no line a reviewer cannot read (a config.ign on one line)."""
+    bad = []
+    for path in sorted(p for p in GOLDEN.rglob("*") if p.is_file()):
+        raw = path.read_bytes()
+        try:
+            longest = max(map(len, raw.decode("utf-8").splitlines()), default=0)
+        except UnicodeDecodeError:
+            bad.append(f"{path.relative_to(GOLDEN)}: binary")
+            continue
+        if b"\0" in raw or longest > MAX_LINE:
+            bad.append(f"{path.relative_to(GOLDEN)}: a line of {longest} characters or a NUL")
+    assert bad == []
+
+
+def test_wrappers_yaml_hashes_no_body_it_names() -> None:
+    """A body shown as `<same as X>` carries no size or sha256: X's golden pins it, and a
+    hash here would change with every change X's own diff shows (hash-only churn)."""
+    for name in EXAMPLE_NAMES:
+        doc = yaml.load((GOLDEN / name / "wrappers.yaml").read_text(), Loader=yaml.CSafeLoader)
+        for target, rows in doc.items():
+            for path, row in rows.items():
+                if str(row.get("content", "")).startswith("<same as "):
+                    assert set(row) <= {"mode", "activation", "content"}, (name, target, path)
+
+
+def test_a_changed_setting_changes_no_wrappers_yaml() -> None:
+    """A new sysctl value changes the file targets that carry it, and not the decoded view
+    of the wrappers that carry those files (no hash or size of them churns there)."""
+    spec = SPECS["h100-kubeadm"]  # every wrapper: cloud-init, Ignition, rootfs, tar, Ansible
+    data = tomllib.loads(spec.read_text())
+    data.setdefault("sysctl", {})["vm.swappiness"] = 17
+    changed = api.emit(compile_data(spec, data), ["all", *WRAPPERS])
+    _, arts = build(spec)
+    moved = {a.path for a, b in zip(arts, changed, strict=True) if a.data != b.data}
+    assert "/etc/sysctl.d/90-hostc.conf" in moved and "config.ign" in moved
+    assert manifest(changed) == manifest(arts)
 
 
 @pytest.mark.parametrize("name", EXAMPLE_NAMES)

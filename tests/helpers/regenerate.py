@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from hostc import api, plan_view, schema
 from hostc.output import write_bytes
@@ -100,14 +101,20 @@ def disruption_golden(spec: Path, plan: api.Plan, arts: list[api.Artifact]) -> s
     data.setdefault("sysctl", {})["vm.swappiness"] = 7
     if len(data.get("workload", [])) > 1:
         data["workload"] = data["workload"][:-1]
-    topo = api.read_topology(spec.parent / data["host"]["topology"])
-    new, _ = api.compile_plan(api.spec_from_data(data, str(spec)), topo, spec_file=str(spec))
+    new = compile_data(spec, data)
     cost = disruption.compute(
         disruption.state(plan_view.plan_json(plan), arts),
         disruption.state(plan_view.plan_json(new), api.emit(new)),
     )
     doc = json.dumps({"disruption": cost.to_json()}, indent=2)
     return f"# {REPRESENTATIVE}\n{cost.line()}\n{doc}\n"
+
+
+def compile_data(spec: Path, data: dict[str, Any]) -> api.Plan:
+    """The plan of `spec` as if its file held `data` (a changed copy of its TOML)."""
+    topo = api.read_topology(spec.parent / data["host"]["topology"])
+    plan, _ = api.compile_plan(api.spec_from_data(data, str(spec)), topo, spec_file=str(spec))
+    return plan
 
 
 def generated() -> dict[Path, tuple[bytes, int]]:
