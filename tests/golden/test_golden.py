@@ -8,14 +8,17 @@ Regenerate after an intended change, then read the diff as a reviewer would:
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from pathlib import Path
 
 import attrs
 import pytest
 import yaml
+from plan_delta import ABSENT, leaves
 
-from hostc import api, fleet
+from hostc import api, fleet, plan_view
 from hostc.owned import RECORD
 from hostc.topology import snapshot
 
@@ -37,6 +40,8 @@ from wrapper_manifest import is_wrapper, manifest
 
 #: golden folder → spec, for the single-file examples and every host of the example fleet
 SPECS = dict(specs())
+#: golden folder → spec, for the hosts of the example fleet
+FLEET = dict(fleet_specs())
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -122,6 +127,27 @@ def test_no_stray_golden_dirs() -> None:
     assert hosts == [name for name, _ in fleet_specs()]
 
 
+def test_a_plan_delta_gives_back_every_value_of_its_host() -> None:
+    """golden/fleet/<host>/plan-delta.txt with its class's first plan.json is the host's
+    plan: every leaf of the host's plan.json, and nothing else."""
+    deltas = sorted((GOLDEN / "fleet").glob("*/plan-delta.txt"))
+    assert len(deltas) >= 2
+    for path in deltas:
+        lines = path.read_text().splitlines()
+        first = re.match(r"# \S+ plan\.json is fleet/(\S+)/plan\.json", lines[0])
+        assert first, lines[0]
+        have = dict(leaves(json.loads((GOLDEN / "fleet" / first[1] / "plan.json").read_text())))
+        body = [line for line in lines if not line.startswith("#")]
+        for key, _, here in zip(body[::3], body[1::3], body[2::3], strict=True):
+            if here == f"  + {ABSENT}":
+                del have[key]
+            else:
+                have[key] = here.removeprefix("  + ")
+        host = FLEET[f"fleet/{path.parent.name}"]
+        plan, _ = api.compile_file(host)
+        assert have == dict(leaves(json.loads(plan_view.dumps(plan)))), path
+
+
 def test_a_fleet_build_writes_what_each_host_builds_alone(tmp_path: Path) -> None:
     """`hostc build examples/fleet/hosts/ --out DIR` writes, per host, exactly the
     artifacts of that host's own build (whose plan.json test_golden_is_current checks),
@@ -132,7 +158,7 @@ def test_a_fleet_build_writes_what_each_host_builds_alone(tmp_path: Path) -> Non
     results = fleet.run(hosts, job, 1, lambda done, total: None)
     assert all(r.ok for r in results)
     for h in hosts:
-        _, arts = build(dict(fleet_specs())[f"fleet/{h.name}"])
+        _, arts = build(FLEET[f"fleet/{h.name}"])
         out = tmp_path / "out" / h.name
         assert api.diff(arts, out) == "", h.name
         written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}

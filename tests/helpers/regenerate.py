@@ -5,13 +5,14 @@ rewrites them all: `python -m pytest --regen` (then review `git diff`).
 - schemas/<which>.schema.json: `hostc schema <which>`;
 - golden/<example>/: every applicable file target in full, plan.json (`hostc plan --json`),
   plan.svg (the partition picture) and wrappers.yaml, the wrapper targets' output decoded
-  (wrapper_manifest);
-- golden/fleet/<host>/plan.json: what each host of the example fleet gets.  Its files
-  are not kept again: targets read only the Plan, the single-host golden checks the
-  targets, and test_golden builds the fleet once and compares its twin of a single-host
-  example (FLEET_TWIN) with that example's golden byte for byte.  No wrapper's raw output: it
-  repeats the file targets' bodies (a binary tar, a 36k-character line of config.ign), and
-  wrappers.yaml pins every byte of it already (the bodies by name, the rest by its frame).
+  (wrapper_manifest).  No wrapper's raw output: it repeats the file targets' bodies (a
+  binary tar, a 36k-character line of config.ign), and wrappers.yaml pins every byte of it
+  already (the bodies by name, the rest by its frame);
+- golden/fleet/<host>/: what each host of the example fleet gets, as its plan: in full
+  (plan.json) for the first host of each class, as plan-delta.txt (plan_delta) for the
+  others.  Its files are not kept again: targets read only the Plan, the single-host
+  golden checks the targets, and test_golden builds the fleet once and compares its twin
+  of a single-host example (FLEET_TWIN) with that example's golden byte for byte.
 
 The staleness tests compare the same trees, so what they check and what this writes
 cannot drift apart.
@@ -20,9 +21,13 @@ cannot drift apart.
 from __future__ import annotations
 
 import difflib
+import functools
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from plan_delta import delta
 
 from hostc import api, plan_view, schema
 from hostc.output import write_bytes
@@ -44,6 +49,20 @@ def fleet_specs() -> list[tuple[str, Path]]:
     """The example fleet's hosts: (golden folder under golden/, spec)."""
     hosts = sorted((ROOT / "examples" / "fleet" / "hosts").glob("*.toml"))
     return [(f"fleet/{spec.stem}", spec) for spec in hosts]
+
+
+def class_first(spec: Path) -> Path:
+    """The first fleet host (by name) that extends what `spec` extends: its class."""
+    extends = tomllib.loads(spec.read_text()).get("extends")
+    return next(
+        s for _, s in fleet_specs() if tomllib.loads(s.read_text()).get("extends") == extends
+    )
+
+
+@functools.cache
+def _plan_json(spec: Path) -> str:
+    plan, _ = api.compile_file(spec)
+    return plan_view.dumps(plan)
 
 
 def specs() -> list[tuple[str, Path]]:
@@ -70,8 +89,11 @@ FLEET_TWIN = ("epyc-t-01", "epyc-1s-training")
 def golden_tree(name: str, spec: Path) -> Tree:
     """What golden/<name>/ holds."""
     if name.startswith("fleet/"):
-        plan, _ = api.compile_file(spec)
-        return {"plan.json": (plan_view.dumps(plan).encode(), 0o644)}
+        first = class_first(spec)
+        if first == spec:
+            return {"plan.json": (_plan_json(spec).encode(), 0o644)}
+        text = delta(_plan_json(first), _plan_json(spec), first.stem, spec.stem)
+        return {"plan-delta.txt": (text.encode(), 0o644)}
     plan, arts = build(spec)
     tree: Tree = {
         f"{a.target}/{a.relpath}": (a.data, a.mode) for a in arts if not is_wrapper(a.target)
