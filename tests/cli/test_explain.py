@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,16 +32,16 @@ iommu = pt  [takes effect: boot]
   source   spec key kernel.iommu, inherited ({fleet_class}:48)
            as force.kernel.iommu
   plan     kernel.iommu: set by the spec (preset had pt)
-  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
-  emitted  /etc/default/grub.d/90-hostc.cfg:39  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
+  emitted  kernel-cmdline:@  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
+  emitted  /etc/default/grub.d/90-hostc.cfg:@  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
   observe  /proc/cmdline (cat /proc/cmdline)
 
 pci = disable_acs_redir=pci:0:0  [takes effect: boot]
   source   spec key kernel.iommu, inherited ({fleet_class}:48)
            as force.kernel.iommu
   plan     kernel.iommu: VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on PCIe switches itself (NCCL issue #304); the kernel clears redirect even where it did not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's H100 profiles include nvidia-acs-disable on every host): the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), which sends GPU-NIC peer traffic through the root complex; NVIDIA's nvidia-acs-disable turns it off on every device (this merges IOMMU groups)
-  emitted  kernel-cmdline:1  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
-  emitted  /etc/default/grub.d/90-hostc.cfg:42  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}pci=disable_acs_redir=pci:0:0"
+  emitted  kernel-cmdline:@  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
+  emitted  /etc/default/grub.d/90-hostc.cfg:@  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}pci=disable_acs_redir=pci:0:0"
   observe  /proc/cmdline (cat /proc/cmdline)
 """,
     ),
@@ -52,7 +54,7 @@ vm.swappiness = 1  [takes effect: sysctl]
   source   preset layer `base` ({dgx} does not set it)
            condition: every host (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
   plan     preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort
-  emitted  /etc/sysctl.d/90-hostc.conf:8  vm.swappiness = 1
+  emitted  /etc/sysctl.d/90-hostc.conf:@  vm.swappiness = 1
   observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
 """,
     ),
@@ -64,8 +66,8 @@ vm.swappiness = 1  [takes effect: sysctl]
 vm.swappiness = 10  [takes effect: sysctl]
   source   spec key sysctl."vm.swappiness" ({epyc}:11)
   plan     sysctl."vm.swappiness": set by the spec (preset had 1)
-  emitted  /etc/sysctl.d/90-hostc.conf:8  vm.swappiness = 10
-  emitted  /etc/tuned/hostc/tuned.conf:23  vm.swappiness=10
+  emitted  /etc/sysctl.d/90-hostc.conf:@  vm.swappiness = 10
+  emitted  /etc/tuned/hostc/tuned.conf:@  vm.swappiness=10
   observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
 """,
     ),
@@ -75,43 +77,78 @@ vm.swappiness = 10  [takes effect: sysctl]
         "irq.mlx5_0",
         """\
 irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
-  source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:101)
+  source   hardware fact `mlx5_0` in the topology snapshot ({dgx_topo}:{mlx5_0})
   plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
-  emitted  /usr/local/sbin/hostc-tuning:132  nic_channels 0000:18:00.0 8
-  emitted  /usr/local/sbin/hostc-tuning:237  pin_device 0000:18:00.0 0-3,112-115
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:11  ACTION=="add", SUBSYSTEM=="net", NAME=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:12  ACTION=="add", SUBSYSTEM=="net", KERNEL=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:13  ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="mlx5_0|mlx5_1|mlx5_2|mlx5_3|mlx5_4|mlx5_5|mlx5_6|mlx5_7", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
+  emitted  /usr/local/sbin/hostc-tuning:@  nic_channels 0000:18:00.0 8
+  emitted  /usr/local/sbin/hostc-tuning:@  pin_device 0000:18:00.0 0-3,112-115
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", NAME=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", KERNEL=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="mlx5_0|mlx5_1|mlx5_2|mlx5_3|mlx5_4|mlx5_5|mlx5_6|mlx5_7", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
   observe  /proc/irq/<n>/smp_affinity_list for each IRQ in /sys/bus/pci/devices/0000:18:00.0/msi_irqs
 """,
     ),
     (
         "artifact-line",
         DGX,
-        "/etc/sysctl.d/90-hostc.conf:23",
+        "/etc/sysctl.d/90-hostc.conf:@vm.overcommit_memory = 1",
         """\
 vm.overcommit_memory = 1  [takes effect: sysctl]
   source   preset layer `inference` ({dgx} does not set it)
            condition: role inference (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
   plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap; anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not; 1 never refuses
-  emitted  /etc/sysctl.d/90-hostc.conf:23  vm.overcommit_memory = 1
+  emitted  /etc/sysctl.d/90-hostc.conf:@  vm.overcommit_memory = 1
   observe  /proc/sys/vm/overcommit_memory (sysctl -n vm.overcommit_memory)
 """,
     ),
 ]
 
 
-def _fill(text: str) -> str:
-    return text.format(
-        dgx=DGX, epyc=EPYC, dgx_topo=DGX.parent / "topology.toml", fleet_class=FLEET_CLASS
+@functools.cache
+def _artifacts(spec: Path) -> dict[str, list[str]]:
+    plan, _ = api.compile_file(spec)
+    return {a.path: a.data.decode().splitlines() for a in api.emit(plan)}
+
+
+def _line(spec: Path, path: str, text: str) -> int:
+    """The number of the one line of artifact `path` (as explain names it) that reads
+    `text` (less its indent), in what the spec builds: the expected output reads its line
+    numbers from the artifact, so a line added above them changes the golden, not this test."""
+    found = [n for n, line in enumerate(_artifacts(spec)[path], 1) if line.strip() == text]
+    assert len(found) == 1, f"{path} has {len(found)} lines reading {text!r}"
+    return found[0]
+
+
+def _topology_line(text: str) -> int:
+    lines = (DGX.parent / "topology.toml").read_text().splitlines()
+    (n,) = [n for n, line in enumerate(lines, 1) if line == text]
+    return n
+
+
+def _fill(text: str, spec: Path) -> str:
+    """The expected text: `{…}` names a file; `PATH:@  TEXT` is the line of PATH that reads
+    TEXT, and `PATH:@TEXT` (a WHAT) that line's `PATH:N`."""
+    text = text.format(
+        dgx=DGX,
+        epyc=EPYC,
+        dgx_topo=DGX.parent / "topology.toml",
+        fleet_class=FLEET_CLASS,
+        mlx5_0=_topology_line('name = "mlx5_0"'),
     )
+    text = re.sub(
+        r"^(  emitted  (\S+)):@(  (.*))$",
+        lambda m: f"{m[1]}:{_line(spec, m[2], m[4])}{m[3]}",
+        text,
+        flags=re.M,
+    )
+    path, at, line = text.partition(":@")
+    return f"{path}:{_line(spec, path, line)}" if at and "\n" not in text else text
 
 
 @pytest.mark.parametrize(
     ("spec", "what", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
 def test_explain_shows_the_whole_chain(spec: Path, what: str, want: str) -> None:
-    assert api.explain(spec, what).render() == _fill(want)
+    assert api.explain(spec, _fill(what, spec)).render() == _fill(want, spec)
 
 
 def test_explain_a_spec_key_the_spec_leaves_to_a_preset() -> None:
@@ -119,9 +156,11 @@ def test_explain_a_spec_key_the_spec_leaves_to_a_preset() -> None:
     assert found.how == "spec key"
     (f,) = found.found
     assert (f.name, f.value, f.origin.kind) == ("transparent_hugepage", "madvise", "preset")
+    grub = "/etc/default/grub.d/90-hostc.cfg"
+    thp = 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }transparent_hugepage=madvise"'
     assert [(c.path, c.line) for c in f.lines] == [
         ("kernel-cmdline", 1),
-        ("/etc/default/grub.d/90-hostc.cfg", 36),
+        (grub, _line(DGX, grub, thp)),
     ]
     assert "/sys/kernel/mm/transparent_hugepage/enabled" in f.observe
 
@@ -132,7 +171,8 @@ def test_explain_json_and_unknown_what_exits_2_with_close_matches() -> None:
     doc = json.loads(r.stdout)
     assert doc["matched_as"] == "setting"
     (s,) = doc["settings"]
-    assert s["origin"]["kind"] == "preset" and s["lines"][0]["line"] == 8
+    line = _line(DGX, "/etc/sysctl.d/90-hostc.conf", "vm.swappiness = 1")
+    assert s["origin"]["kind"] == "preset" and s["lines"][0]["line"] == line
     bad = run_hostc("explain", DGX, "vm.swapines")
     assert bad.returncode == 2 and bad.stdout == ""
     assert f"{DGX}: WHAT: 'vm.swapines' is no setting" in bad.stderr

@@ -12,6 +12,9 @@ import yaml
 
 from conftest import ROOT, run_hostc
 
+#: where the recipe's fleet repository commits what hostc makes from its hosts
+COMMITTED = "examples/fleet/output"
+
 
 def _workflow() -> dict[str, object]:
     text = (ROOT / "docs" / "ci.md").read_text()
@@ -28,6 +31,12 @@ def test_the_documented_ci_steps_pass(tmp_path: Path) -> None:
     steps = [s for job in jobs.values() for s in job["steps"] if "run" in s]
     commands = [s["run"] for s in steps if not s["run"].startswith("pip install")]
     assert len(commands) >= 3
+    # the fleet repository's committed output, which this repository does not keep
+    committed = tmp_path / "output"
+    built = run_hostc("build", ROOT / "examples/fleet/hosts", "-t", "all", "--out", committed)
+    assert built.returncode == 0, built.stderr
+    commands = [c.replace(f" {COMMITTED} ", f" {committed} ") for c in commands]
+    assert any(str(committed) in c for c in commands), f"a step checks {COMMITTED}"
     env = {
         **os.environ,
         "CI": "true",

@@ -3,10 +3,16 @@ rewrites them all: `python -m pytest --regen` (then review `git diff`).
 
 - examples/<name>/topology.toml: the synthetic example machines (example_topologies);
 - schemas/<which>.schema.json: `hostc schema <which>`;
-- golden/<example>/ and golden/fleet/<host>/: every applicable file target in full,
-  plan.json (`hostc plan --json`), plan.svg (the partition picture) and wrappers.yaml,
-  the wrapper targets' output decoded (wrapper_manifest).  FULL_EXAMPLE also keeps the
-  wrappers' raw output, so the real bytes of each format stay reviewable once.
+- golden/<example>/: every applicable file target in full, plan.json (`hostc plan --json`),
+  plan.svg (the partition picture) and wrappers.yaml, the wrapper targets' output decoded
+  (wrapper_manifest).  No wrapper's raw output: it repeats the file targets' bodies (a
+  binary tar, a 36k-character line of config.ign), and wrappers.yaml pins every byte of it
+  already (the bodies by name, the rest by its frame);
+- golden/fleet/<host>/: what each host of the example fleet gets, as its plan: in full
+  (plan.json) for the first host of each class, as plan-delta.txt (plan_delta) for the
+  others.  Its files are not kept again: targets read only the Plan, the single-host
+  golden checks the targets, and test_golden builds the fleet once and compares its twin
+  of a single-host example (FLEET_TWIN) with that example's golden byte for byte.
 
 The staleness tests compare the same trees, so what they check and what this writes
 cannot drift apart.
@@ -15,8 +21,13 @@ cannot drift apart.
 from __future__ import annotations
 
 import difflib
+import functools
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
+
+from plan_delta import delta
 
 from hostc import api
 from hostc.api import schemas as schema
@@ -31,8 +42,6 @@ from wrapper_manifest import is_wrapper, manifest
 GOLDEN = ROOT / "golden"
 #: what a test that finds a generated file stale tells the reader to run
 COMMAND = "python -m pytest --regen"
-#: the example whose golden keeps every wrapper's raw output next to its decoded view
-FULL_EXAMPLE = "dgx-h100-inference"
 
 #: relative path → (bytes, mode)
 Tree = dict[str, tuple[bytes, int]]
@@ -42,6 +51,20 @@ def fleet_specs() -> list[tuple[str, Path]]:
     """The example fleet's hosts: (golden folder under golden/, spec)."""
     hosts = sorted((ROOT / "examples" / "fleet" / "hosts").glob("*.toml"))
     return [(f"fleet/{spec.stem}", spec) for spec in hosts]
+
+
+def class_first(spec: Path) -> Path:
+    """The first fleet host (by name) that extends what `spec` extends: its class."""
+    extends = tomllib.loads(spec.read_text()).get("extends")
+    return next(
+        s for _, s in fleet_specs() if tomllib.loads(s.read_text()).get("extends") == extends
+    )
+
+
+@functools.cache
+def _plan_json(spec: Path) -> str:
+    plan, _ = api.compile_file(spec)
+    return plan_view.dumps(plan)
 
 
 def specs() -> list[tuple[str, Path]]:
@@ -60,19 +83,27 @@ def build(spec: Path) -> tuple[api.Plan, list[api.Artifact]]:
     return plan, api.emit(plan, ["all", *WRAPPERS])
 
 
+#: (fleet host, single-host example): the host is the example under another host name
+#: (examples/fleet/classes/epyc-training.toml is examples/epyc-1s-training/node.toml)
+FLEET_TWIN = ("epyc-t-01", "epyc-1s-training")
+
+
 def golden_tree(name: str, spec: Path) -> Tree:
     """What golden/<name>/ holds."""
+    if name.startswith("fleet/"):
+        first = class_first(spec)
+        if first == spec:
+            return {"plan.json": (_plan_json(spec).encode(), 0o644)}
+        text = delta(_plan_json(first), _plan_json(spec), first.stem, spec.stem)
+        return {"plan-delta.txt": (text.encode(), 0o644)}
     plan, arts = build(spec)
     tree: Tree = {
-        f"{a.target}/{a.relpath}": (a.data, a.mode)
-        for a in arts
-        if name == FULL_EXAMPLE or not is_wrapper(a.target)
+        f"{a.target}/{a.relpath}": (a.data, a.mode) for a in arts if not is_wrapper(a.target)
     }
     tree["wrappers.yaml"] = (manifest(arts).encode(), 0o644)
     tree["plan.json"] = (plan_view.dumps(plan).encode(), 0o644)
     tree["plan.svg"] = (api.render_svg(plan).encode(), 0o644)
-    if not name.startswith("fleet/"):
-        tree["disruption.txt"] = (disruption_golden(spec, plan, arts).encode(), 0o644)
+    tree["disruption.txt"] = (disruption_golden(spec, plan, arts).encode(), 0o644)
     return tree
 
 
@@ -94,14 +125,20 @@ def disruption_golden(spec: Path, plan: api.Plan, arts: list[api.Artifact]) -> s
     data.setdefault("sysctl", {})["vm.swappiness"] = 7
     if len(data.get("workload", [])) > 1:
         data["workload"] = data["workload"][:-1]
-    topo = api.read_topology(spec.parent / data["host"]["topology"])
-    new, _ = api.compile_plan(api.spec_from_data(data, str(spec)), topo, spec_file=str(spec))
+    new = compile_data(spec, data)
     cost = disruption.compute(
         disruption.state(plan_view.plan_json(plan), arts),
         disruption.state(plan_view.plan_json(new), api.emit(new)),
     )
     doc = json.dumps({"disruption": cost.to_json()}, indent=2)
     return f"# {REPRESENTATIVE}\n{cost.line()}\n{doc}\n"
+
+
+def compile_data(spec: Path, data: dict[str, Any]) -> api.Plan:
+    """The plan of `spec` as if its file held `data` (a changed copy of its TOML)."""
+    topo = api.read_topology(spec.parent / data["host"]["topology"])
+    plan, _ = api.compile_plan(api.spec_from_data(data, str(spec)), topo, spec_file=str(spec))
+    return plan
 
 
 def generated() -> dict[Path, tuple[bytes, int]]:
