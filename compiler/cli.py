@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, cast
 
 import typer
 
+from hostc import cli_json
 from hostc.cli_base import (
     JobsOpt,
     PruneOpt,
@@ -33,6 +34,7 @@ from hostc.cli_base import (
 )
 from hostc.cli_base import _show as _show  # the printed form of a diagnostic, for tests
 from hostc.cli_build import compare, need_compared, to_stdout, write_out
+from hostc.cli_json import JsonOpt
 from hostc.cli_text import TARGET_HELP as TARGET_HELP
 from hostc.cli_text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
@@ -189,13 +191,19 @@ def pre_commit_cmd(
 
 @app.command("check")
 def check_cmd(
-    spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False, jobs: JobsOpt = None
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    strict: StrictOpt = False,
+    jobs: JobsOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Validate SPEC against its topology; print every problem."""
     if _is_fleet(spec):
         from hostc.fleet import Job
 
-        _fleet(spec, Job("check", strict=strict, topology=topology), jobs)
+        _fleet(spec, Job("check", strict=strict, topology=topology), jobs, as_json=as_json)
+    if as_json:
+        cli_json.check(spec, topology, strict)
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
@@ -283,10 +291,12 @@ def diff_cmd(
 
 
 @app.command("targets")
-def targets_cmd() -> None:
+def targets_cmd(as_json: JsonOpt = False) -> None:
     """List the targets `--target` accepts."""
     from hostc import api
 
+    if as_json:
+        return cli_json.targets()
     reg = api.targets()
     width = max(len(n) for n in reg)
     for name, t in reg.items():
@@ -382,7 +392,8 @@ def main() -> None:
     sys.exit(run())
 
 
-# probe, import and changed register themselves on the same app
+# probe, import, changed, init and completion register themselves on the same app
 import hostc.cli_change  # noqa: E402
+import hostc.cli_completion  # noqa: E402
 import hostc.cli_init  # noqa: E402
 import hostc.cli_topology  # noqa: E402, F401
