@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO, cast
 
 import typer
 
+from hostc.cli import report_json
 from hostc.cli.base import (
     JobsOpt,
     PruneOpt,
@@ -34,6 +35,7 @@ from hostc.cli.base import (
 )
 from hostc.cli.base import _show as _show  # the printed form of a diagnostic, for tests
 from hostc.cli.build import compare, need_compared, to_stdout, write_out
+from hostc.cli.report_json import JsonOpt
 from hostc.cli.text import TARGET_HELP as TARGET_HELP
 from hostc.cli.text import TerminalSafe, flagged
 from hostc.diagnostics import HostcError
@@ -166,14 +168,20 @@ def pre_commit_cmd(
 
 @app.command("check")
 def check_cmd(
-    spec: SpecArg, topology: TopologyOpt = None, strict: StrictOpt = False, jobs: JobsOpt = None
+    spec: SpecArg,
+    topology: TopologyOpt = None,
+    strict: StrictOpt = False,
+    jobs: JobsOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Validate SPEC against its topology; print every problem."""
     if is_fleet(spec):
         from hostc.api.fleet import Job
         from hostc.cli.fleet import many
 
-        many(spec, Job("check", strict=strict, topology=topology), jobs)
+        many(spec, Job("check", strict=strict, topology=topology), jobs, as_json=as_json)
+    if as_json:
+        report_json.check(spec, topology, strict)
     _, warnings = _guard(lambda: _compile(spec, topology))
     _strict(warnings, strict)
     _warn(warnings)
@@ -263,10 +271,12 @@ def diff_cmd(
 
 
 @app.command("targets")
-def targets_cmd() -> None:
+def targets_cmd(as_json: JsonOpt = False) -> None:
     """List the targets `--target` accepts."""
     from hostc import api
 
+    if as_json:
+        return report_json.targets()
     reg = api.targets()
     width = max(len(n) for n in reg)
     for name, t in reg.items():
@@ -362,7 +372,8 @@ def main() -> None:
     sys.exit(run())
 
 
-# probe, import and changed register themselves on the same app
+# probe, import, changed, init and completion register themselves on the same app
 import hostc.cli.change  # noqa: E402
+import hostc.cli.completion  # noqa: E402
 import hostc.cli.init  # noqa: E402
 import hostc.cli.topology  # noqa: E402, F401

@@ -32,6 +32,8 @@ COMMANDS = (
     "probe",
     "pre-commit",
     "import",
+    "init",
+    "completion",
 )
 
 
