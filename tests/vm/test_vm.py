@@ -147,8 +147,8 @@ def test_vm_mce_poll_is_the_plans_or_the_kernel_has_none(
     """Review N4: v1 stops the tick (nohz_full), so the plan writes check_interval=0 and
     never ignore_ce.  Where the guest's kernel has machinecheck devices each shows the
     plan's value and ignore_ce 0; Debian's cloud kernel has none (CONFIG_X86_MCE is not
-    set), and then hostc-verify says it skipped the check (neither ok nor DRIFT) and no
-    mce= argument is on the command line."""
+    set), and then hostc-verify and hostc audit say they could not observe it (neither
+    ok nor DRIFT) and no mce= argument is on the command line."""
     summary, results = lifecycle_vm
     plan, _ = api.compile_file(HERE / "v1.toml")
     (write,) = (w for w in plan.runtime.sysfs if w.name == "mce_check_interval")
@@ -159,9 +159,13 @@ def test_vm_mce_poll_is_the_plans_or_the_kernel_has_none(
         for line in _read(results, "verify-v1.log").splitlines()
         if "mce check_interval" in line
     ]
+    audit = json.loads(_read(results, "audit-v1.json"))["findings"]
+    (found,) = (f for f in audit if f["setting"] == "mce check_interval")
     if rows == [["absent"]]:
         assert mce == [f"hostc-verify: skip mce check_interval: no {write.glob} here"], mce
+        assert found["status"] == "not-observable", found
         return
+    assert found["status"] == "applied", found
     assert rows and all(r[1:] == [write.value, "0"] for r in rows), rows
     assert mce and all(" ok mce check_interval " in f" {line}" for line in mce), mce
 
