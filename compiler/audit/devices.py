@@ -54,14 +54,22 @@ def each_value(host: HostReader, e: Expect) -> Seen:
     return Seen(",".join(sorted(values)), values == {e.expected})
 
 
+def queue_pairs(names: list[str]) -> int:
+    """A netdev's channels as sysfs bounds them: each combined channel has one
+    `queues/rx-K` and one `queues/tx-K`, so the smaller count.  Queues that are no
+    channel add to one side only: mlx5 before Linux 6.1 shows a second receive group
+    for AF_XDP (real_num_rx_queues = 2 x channels, MLX5E_NUM_RQ_GROUPS(XSK), until
+    commit 3db4c85cde7a), and a PTP receive queue where ptp_rx is on."""
+    rx = sum(q.startswith("rx-") for q in names)
+    tx = sum(q.startswith("tx-") for q in names)
+    return min(rx, tx) if tx else rx
+
+
 def nic_channels(host: HostReader, e: Expect) -> Seen:
-    """The most receive queues any netdev of the PCI function has (real_num_rx_queues,
-    one `queues/rx-N` per channel); hostc-tuning only lowers them."""
+    """The most channels any netdev of the PCI function has (`queue_pairs`);
+    hostc-tuning only lowers them."""
     base = f"{PCI}/{e.args[0]}/net"
-    counts = [
-        sum(q.startswith("rx-") for q in host.listdir(f"{base}/{n}/queues"))
-        for n in host.listdir(base)
-    ]
+    counts = [queue_pairs(host.listdir(f"{base}/{n}/queues")) for n in host.listdir(base)]
     counts = [c for c in counts if c]
     if not counts:
         return absent(f"no netdev of {e.args[0]} shows its queues here")

@@ -85,6 +85,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     runtime.nohz_full_with_intel_pstate,
     runtime.tuned_keeps_pinned_servers,
     boot.iommu_on_merges_groups,
+    boot.arm_passthrough_keeps_cuda,
     boot.init_on_alloc_known,
     kubelet_rules.reserved_cpus_leave_pods_room,
     kubelet_rules.pods_keep_memory,

@@ -41,6 +41,26 @@ def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
         )
 
 
+def arm_passthrough_keeps_cuda(plan: Plan) -> Iterator[Diagnostic]:
+    """Off x86 the IOMMU setting is `iommu.passthrough=1`; on an arm64 GPU host whose
+    kernel predates 6.11 (or is unknown) it breaks nvidia_uvm's ATS bind: say so."""
+    io, kernel = plan.runtime.iommu, plan.host.kernel_version
+    since = kernelfacts.ARM_SMMU_IDENTITY_PASID_SINCE
+    if io is None or plan.host.x86 or not any(n.gpus for n in plan.nodes):
+        return
+    if kernel is not None and kernel >= since:
+        return
+    which = "an unknown kernel" if kernel is None else f"kernel {_fmt(kernel)}"
+    yield warning(
+        "kernel.iommu",
+        f"iommu.passthrough=1 on {which}: arm-smmu-v3 before Linux {_fmt(since)} cannot "
+        "give a pass-through device a PASID, so nvidia_uvm's ATS/SVA bind fails and no "
+        "CUDA context can be created on Grace (NVIDIA's nvidia-tuned sets "
+        "iommu.passthrough=0 there)",
+        hint=f"boot Linux ≥ {_fmt(since)}, or leave kernel.iommu out on this host",
+    )
+
+
 def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
     """An opt-in the target kernel would ignore does nothing: say so."""
     kernel = plan.host.kernel_version

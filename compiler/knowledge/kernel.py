@@ -225,6 +225,14 @@ ACS_REDIR_OFF_SINCE: Release = (4, 19)
 #: (dmar_disabled = !CONFIG_INTEL_IOMMU_DEFAULT_ON, drivers/iommu/intel/iommu.c); with it,
 #: detect_intel_iommu() requests ACS (drivers/iommu/intel/dmar.c), `iommu=pt` or not.
 INTEL_IOMMU_DEFAULT_ON_CONFIG = "CONFIG_INTEL_IOMMU_DEFAULT_ON"
+#: `iommu.passthrough=1` ([ARM64, X86]): "Bypass the IOMMU for DMA" by default, an identity
+#: default domain (Documentation/admin-guide/kernel-parameters.txt, iommu.passthrough=).
+#: arm-smmu-v3 attaches a PASID to an identity domain only from Linux 6.11 (6.10 made the
+#: context-descriptor table allocate on demand, 6.11 added STRTAB_STE_1_S1DSS_BYPASS):
+#: before it, under passthrough nvidia_uvm's ATS/SVA bind on Grace fails (-E2BIG) and no
+#: CUDA context can be created; NVIDIA's nvidia-tuned sets iommu.passthrough=0 on those
+#: arm64 kernels (NVIDIA/nodewright-packages PR #122, merged).
+ARM_SMMU_IDENTITY_PASID_SINCE: Release = (6, 11)
 ACS_ALL_DEVICES = "pci:0:0"
 #: Where a post-boot check reads ACS: the device's extended capability list in its
 #: sysfs `config` (from offset 0x100; readable past 64 bytes by root only,

@@ -64,6 +64,12 @@ class KernelArg(Record):
         return self.key if self.value is None else f"{self.key}={self.value}"
 
 
+#: what `iommu.passthrough=1` does (kernel-parameters.txt: "Bypass the IOMMU for DMA")
+_PASSTHROUGH = (
+    "; iommu.passthrough=1 makes DMA bypass the IOMMU by default (an identity default "
+    "domain; kernel-parameters.txt), which arm-smmu-v3 before Linux "
+    "{}.{} cannot combine with nvidia_uvm's ATS/SVA bind (hostc check warns there)"
+).format(*kernelfacts.ARM_SMMU_IDENTITY_PASID_SINCE)
 _NO_INTEL_IDLE = (
     "; the kernel is built without intel_idle (CONFIG_INTEL_IDLE off), so acpi_idle "
     "runs and honours processor.max_cstate"
@@ -128,7 +134,10 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
         out.append(KernelArg(ps.driver, ps.mode, ps.reason))
     io = plan.runtime.iommu
     if io is not None:
-        out += [KernelArg(k, v, io.reason) for k, v in iommu_args(plan)]
+        why = io.reason
+        if not plan.host.x86:
+            why = Reason(why.source, why.why + _PASSTHROUGH)
+        out += [KernelArg(k, v, why) for k, v in iommu_args(plan)]
         out += acs_args(plan)
     return out
 

@@ -70,13 +70,17 @@ def _each(root: Path, e: Expect) -> None:
         put(root, e.args[0].replace("*", str(i)), e.expected + "\n")
 
 
+def channel_queues(root: Path, pci: str, rx: int, tx: int) -> None:
+    """The netdev of PCI function `pci` with `rx` receive and `tx` transmit queues."""
+    base = f"/sys/bus/pci/devices/{pci}/net/eth{pci[5:7]}/queues"
+    for q in range(rx):
+        put(root, f"{base}/rx-{q}/rps_cpus", "0\n")
+    for q in range(tx):
+        put(root, f"{base}/tx-{q}/xps_cpus", "0\n")
+
+
 def _channels(root: Path, e: Expect) -> None:
-    for q in range(int(e.args[1])):
-        put(
-            root,
-            f"/sys/bus/pci/devices/{e.args[0]}/net/eth{e.args[0][5:7]}/queues/rx-{q}/rps_cpus",
-            "0\n",
-        )
+    channel_queues(root, e.args[0], int(e.args[1]), int(e.args[1]))
 
 
 def acs_config(ctrl: int) -> bytes:

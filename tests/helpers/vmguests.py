@@ -45,6 +45,27 @@ BOOTS = {"ansible": 2, "lifecycle": 6, "cloud-init": 2}
 #: a sysctl-only update (live), one workload moved (restarts it alone) and v2 (a kernel
 #: argument: one reboot, no restart before it); the TuneD owner after the revert
 LIFECYCLE_SPECS = ("v1", "v1-sysctl", "v1-place", "v2", "tuned")
+#: The lifecycle guest has no GPU and no RDMA NIC, so v1 loads no module; the one module
+#: hostc loads through modules-load.d (ib_umad, on hosts with NVIDIA GPUs and RDMA NICs)
+#: is in Debian's kernel, and loads without the hardware.  v1's modprobe target for
+#: tests/vm/topology.toml with these two devices is installed beside v1, so that boot 2's
+#: systemd-modules-load reads hostc's file (tests/vm/steps/step1.sh).
+RDMA_DEVICES = """
+[[gpus]]
+name = "GPU0"
+pci = "0000:17:00.0"
+node = 0
+vendor = "NVIDIA"
+model = "NVIDIA H100 80GB HBM3"
+
+[[nics]]
+name = "mlx5_0"
+pci = "0000:18:00.0"
+node = 0
+netdev = "ibp24s0"
+rdma = "mlx5_0"
+vendor = "Mellanox"
+"""
 #: ansible-core and the distributions its controller imports, as this venv holds them
 #: (CPython 3.11, x86_64 glibc: the guest's python3.11 loads the same compiled modules)
 ANSIBLE_DISTS = ("ansible-core", "jinja2", "MarkupSafe", "PyYAML", "cryptography", "cffi",
@@ -132,6 +153,15 @@ def spec_dir(dest: Path, spec: Path, topology: Path) -> Path:
     return dest / "node.toml"
 
 
+def rdma_topology(dest: Path) -> Path:
+    """tests/vm/topology.toml with an NVIDIA GPU and an RDMA NIC (RDMA_DEVICES), as
+    `dest`/topology.toml: the snapshot v1's modules-load.d file is built for."""
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "topology.toml"
+    path.write_text((HERE / "topology.toml").read_text() + RDMA_DEVICES)
+    return path
+
+
 def boot(out: Path, shape: list[str], *args: str | Path, boots: int, limit: int) -> dict[str, Any]:
     """vm-boot run; its summary.json (vm-boot's own exit status is in it as `ok`)."""
     argv = [str(VM_BOOT), "run", str(out), *shape, "--boots", str(boots), "--timeout",
@@ -174,6 +204,8 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     for version in LIFECYCLE_SPECS:
         spec = spec_dir(vmtest / version, HERE / f"{version}.toml", HERE / "topology.toml")
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
+    spec = spec_dir(vmtest / "modules", HERE / "v1.toml", rdma_topology(work / "rdma"))
+    _hostc("build", spec, "--target", "modprobe", "--out", vmtest / "modules", "-q")
     summary = boot(work / "out", SHAPE, "--rootfs", tree, "--run", "true", "--collect",
                    "/root/results", boots=BOOTS["lifecycle"], limit=BOOT_TIMEOUT)  # fmt: skip
     return summary, work / f"out/boot{BOOTS['lifecycle']}/collect/root/results"

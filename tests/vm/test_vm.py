@@ -22,6 +22,7 @@ reused for every check that does not disturb the next:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from pathlib import Path
@@ -32,6 +33,7 @@ import pytest
 from hostc import api
 from hostc.plan.kernelargs import cmdline
 
+import vmguests
 import vmlane
 from conftest import IN_CI, ROOT, run_hostc
 
@@ -138,6 +140,68 @@ def test_vm_pm_qos_latency_on_the_isolated_cpus_only(
             assert latency == "0", rows
         elif state1 == "state1":
             assert latency.isdigit() and int(latency) >= 1, rows
+
+
+def test_vm_mce_poll_is_the_plans_or_the_kernel_has_none(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """Review N4: v1 stops the tick (nohz_full), so the plan writes check_interval=0 and
+    never ignore_ce.  Where the guest's kernel has machinecheck devices each shows the
+    plan's value and ignore_ce 0; Debian's cloud kernel has none (CONFIG_X86_MCE is not
+    set), and then hostc-verify and hostc audit say they could not observe it (neither
+    ok nor DRIFT) and no mce= argument is on the command line."""
+    summary, results = lifecycle_vm
+    plan, _ = api.compile_file(HERE / "v1.toml")
+    (write,) = (w for w in plan.runtime.sysfs if w.name == "mce_check_interval")
+    assert not [w for w in summary["boots"][1]["cmdline"].split() if w.startswith("mce=")]
+    rows = [line.split() for line in _read(results, "mce-v1").splitlines()]
+    mce = [
+        line
+        for line in _read(results, "verify-v1.log").splitlines()
+        if "mce check_interval" in line
+    ]
+    audit = json.loads(_read(results, "audit-v1.json"))["findings"]
+    (found,) = (f for f in audit if f["setting"] == "mce check_interval")
+    if rows == [["absent"]]:
+        assert mce == [f"hostc-verify: skip mce check_interval: no {write.glob} here"], mce
+        assert found["status"] == "not-observable", found
+        return
+    assert found["status"] == "applied", found
+    assert rows and all(r[1:] == [write.value, "0"] for r in rows), rows
+    assert mce and all(" ok mce check_interval " in f" {line}" for line in mce), mce
+
+
+def test_vm_the_installed_files_are_the_builds_byte_for_byte(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """After v1's apply.sh and a boot, every host file of v1's build is on the guest with
+    the bytes hostc emitted (no kubelet in this spec: its drop-ins, the GRUB drop-in,
+    sysctl.d, limits.d and hostc's own scripts stand for every installed config file)."""
+    _, results = lifecycle_vm
+    plan, _ = api.compile_file(HERE / "v1.toml")
+    built = {
+        a.path: hashlib.sha256(a.data).hexdigest()
+        for a in api.emit(plan)
+        if a.kind == "file"  # not the cmdline target's deliverable
+    }
+    rows = [line.split() for line in _read(results, "installed-v1.sha").splitlines()]
+    installed = {r[1]: r[0] for r in rows if len(r) == 2}  # not sha256sum's complaints
+    assert built and {p: installed.get(p) for p in built} == built, rows
+
+
+def test_vm_modules_load_d_loads_the_plans_modules_at_boot(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+    tmp_path: Path,
+) -> None:
+    """Review N5's file: v1's modules-load.d file for the guest's host with an NVIDIA GPU
+    and an RDMA NIC (vmguests.RDMA_DEVICES), installed before boot 2: Debian's
+    systemd-modules-load reads it at boot and loads every module the plan names."""
+    _, results = lifecycle_vm
+    plan, _ = api.compile_file(HERE / "v1.toml", vmguests.rdma_topology(tmp_path))
+    names = [m.name for m in plan.modules_load]
+    assert names, "the plan loads no module: the guest's check proves nothing"
+    assert _read(results, "modules-load-v1").strip() == "active"
+    assert _read(results, "modules-v1").splitlines() == [f"{n} loaded" for n in names]
 
 
 def test_vm_a_repeated_apply_and_hostc_tuning_reruns_reload_and_restart_nothing(

@@ -76,6 +76,27 @@ def test_rdma_workload_gets_iommu_pass_through_on_both_vendors(vendor: str) -> N
     assert "GPUDirect RDMA" in plan.runtime.iommu.reason.why
 
 
+@pytest.mark.parametrize(
+    ("kernel", "warned"), [("6.8.0-1013-nvidia-64k", True), (None, True), ("6.11.0-1", False)]
+)
+def test_grace_iommu_passthrough_says_what_it_does_and_warns_before_linux_6_11(
+    kernel: str | None, warned: bool
+) -> None:
+    """Review §2 (Grace): off x86 the spec's IOMMU choice is iommu.passthrough=1; its
+    reason says what the kernel does with it, and hostc check warns where arm-smmu-v3
+    cannot give a pass-through GPU a PASID (NVIDIA's nvidia-tuned sets 0 there)."""
+    grace = attrs.evolve(h100(), arch="aarch64", cpu_vendor="arm", kernel=kernel)
+    s = spec(kernel=m.Kernel(iommu=m.IommuMode.PT))
+    plan = compile_(s, grace)
+    (arg,) = (a for a in kernel_args(plan) if a.key.startswith("iommu"))
+    assert (arg.key, arg.value) == ("iommu.passthrough", "1")
+    assert "makes DMA bypass the IOMMU by default" in arg.reason.why
+    warnings = [w for w in _warnings(s, grace) if "nvidia_uvm" in w]
+    assert bool(warnings) is warned, warnings
+    on_x86 = _warnings(s, attrs.evolve(h100(), kernel=kernel))
+    assert not [w for w in on_x86 if "nvidia_uvm" in w]
+
+
 def test_no_iommu_preset_without_rdma_nics() -> None:
     plan = compile_(spec(), h100(nics_per_node=0))
     assert plan.runtime.iommu is None and "iommu=pt" not in _args(plan)

@@ -8,11 +8,12 @@ turn exit 0 into exit 1 with a DRIFT line naming it.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from audit_host import perfect_host, put, show
+from audit_host import channel_queues, perfect_host, put, show
 
 from hostc.artifact import Artifact
 from hostc.audit.host import CAPTURED
@@ -183,7 +184,7 @@ def test_verifier_and_audit_read_back_pm_qos_channels_iommu_and_acs(tmp_path: Pa
     cpu = plan.cstates.cpus.min()  # type: ignore[union-attr]
     put(root, f"/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us", "0\n")
     nic = next(e.args[0] for e in verify_expects(plan, "nic-channels"))
-    put(root, f"/sys/bus/pci/devices/{nic}/net/eth{nic[5:7]}/queues/rx-4/rps_cpus", "0\n")
+    channel_queues(root, nic, 5, 5)  # a fifth channel: one more queue each way
     put(root, "/sys/kernel/iommu_groups/7/type", "DMA-FQ\n")
     bridge = root / "sys/bus/pci/devices/0000:00:02.0/config"
     bridge.parent.mkdir(parents=True)
@@ -206,6 +207,38 @@ def test_verifier_and_audit_read_back_pm_qos_channels_iommu_and_acs(tmp_path: Pa
         "IOMMU mode": "translated in group 7",
         "PCIe ACS redirect": "on at 0000:00:02.0",
     }
+
+
+@pytest.mark.parametrize(
+    ("rx", "tx", "drift"),
+    [(8, 4, None), (9, 4, None), (4, 5, None), (10, 5, "5 queues"), (5, 0, "5 queues")],
+)
+def test_channels_count_queue_pairs_not_mlx5s_af_xdp_or_ptp_receive_queues(
+    tmp_path: Path, rx: int, tx: int, drift: str | None
+) -> None:
+    """mlx5 before Linux 6.1 shows 2 receive queues per channel (its AF_XDP group) and
+    one more with PTP receive on; a PTP transmit queue adds one transmit queue.  4
+    channels are 4 however many queues of one side there are beyond them; a fifth
+    channel (a queue each way), or receive queues alone above 4, is drift."""
+    from hostc import api
+
+    plan = example_plan("h100-kubeadm")
+    root = perfect_host(plan, tmp_path / "root")
+    nic = next(e.args[0] for e in verify_expects(plan, "nic-channels"))
+    base = root / f"sys/bus/pci/devices/{nic}/net/eth{nic[5:7]}/queues"
+    shutil.rmtree(base)
+    channel_queues(root, nic, rx, tx)
+    done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
+    seen = [ln for ln in done.stdout.splitlines() if "mlx5_0 channels" in ln]
+    audit = {f.setting: f.found for f in api.audit(plan, root) if f.status.name == "DIFFERS"}
+    if drift is None:
+        assert seen == ["hostc-verify: ok mlx5_0 channels = at most 4 queues"], seen
+        assert "mlx5_0 channels" not in audit
+    else:
+        assert seen == [
+            f"hostc-verify: DRIFT mlx5_0 channels: expected at most 4 queues, found {drift}"
+        ]
+        assert audit["mlx5_0 channels"] == drift
 
 
 def verify_expects(plan: Plan, kind: str) -> list[object]:

@@ -6,4 +6,7 @@ find /etc /usr/local /var/lib/hostc -xdev -type f 2>/dev/null | grep -v -e ^/etc
 grep -E '^\s*linux\s' /boot/grub/grub.cfg | head -1 >$R/pristine-grub
 cat /proc/cmdline >$R/pristine-cmdline
 sh /root/vmtest/v1/rootfs/apply.sh >$R/apply-v1.log 2>&1; echo $? >$R/apply-v1.rc
+# v1's modules-load.d file for the same host with a GPU and an RDMA NIC (vmguests.py
+# RDMA_DEVICES): boot 2's systemd-modules-load reads it; step2.sh removes it again
+install -D -m 0644 /root/vmtest/modules/modprobe/etc/modules-load.d/90-hostc.conf /etc/modules-load.d/90-hostc.conf
 systemctl --no-block reboot

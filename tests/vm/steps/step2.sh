@@ -9,13 +9,26 @@ pid=$(systemctl show -p MainPID --value demo.service)
 grep -E '^(Cpus|Mems)_allowed_list' /proc/$pid/status >$R/demo-v1 2>&1
 grep -E 'bind|interleave|prefer' /proc/$pid/numa_maps | head -3 >$R/demo-numa-v1 2>&1
 # What hostc-tuning wrote that the kernel shows: every CPU's PM QoS resume latency beside
-# whether it has cpuidle state 1.  (The corrected-error poll, check_interval, cannot be
-# shown here: the TCG guest has no /sys/devices/system/machinecheck.)
+# whether it has cpuidle state 1.
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
     s1=-
     [ -e "$d/cpuidle/state1" ] && s1=state1
     printf '%s %s %s\n' "${d##*/cpu}" "$(cat "$d/power/pm_qos_resume_latency_us" 2>/dev/null || echo absent)" "$s1"
 done >$R/pmqos-v1
+# The corrected-error poll: each machinecheck device's check_interval and ignore_ce, or
+# "absent" (Debian's cloud kernel is built without CONFIG_X86_MCE: no machinecheck)
+for d in /sys/devices/system/machinecheck/machinecheck[0-9]*; do
+    [ -e "$d" ] && echo "${d##*/} $(cat $d/check_interval) $(cat $d/ignore_ce)"
+done >$R/mce-v1
+[ -s $R/mce-v1 ] || echo absent >$R/mce-v1
+# Every file v1 installed, as the guest has it (the test compares with the build)
+awk '$1 == "file" {print $3}' /var/lib/hostc/manifest | xargs sha256sum >$R/installed-v1.sha 2>&1
+# The modules of the modules-load.d file step1.sh installed: loaded at this boot?
+systemctl is-active systemd-modules-load.service >$R/modules-load-v1 2>&1
+for m in $(grep -v -e '^#' -e '^$' /etc/modules-load.d/90-hostc.conf); do
+    if [ -d /sys/module/$(echo $m | tr - _) ]; then echo "$m loaded"; else echo "$m absent"; fi
+done >$R/modules-v1
+rm -f /etc/modules-load.d/90-hostc.conf
 # v1's apply.sh again (nothing changed) and hostc-tuning run twice: no manager reload
 # (PID 1 logs "Reloading" for each) and the workload keeps its process (issue 30)
 reloads() { journalctl -b _PID=1 -o cat --no-pager | grep -c '^Reloading'; }
