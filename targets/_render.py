@@ -21,7 +21,6 @@ A refused value raises `UnsafeValue`: it is a bug in the checks, never output.
 
 from __future__ import annotations
 
-import builtins
 import functools
 import hashlib
 import os
@@ -122,18 +121,10 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             pass
 
 
-class _Environment(jinja2.Environment):
-    """Templates print the Plan's typed values, so `a.b` is Python's own attribute
-    access (a C call; no fallback to `a["b"]`) and a missing attribute fails at once,
-    as StrictUndefined would on use."""
-
-    getattr = staticmethod(builtins.getattr)  # type: ignore[assignment]
-
-
 @functools.cache
 def env() -> jinja2.Environment:
     templates = Path(__file__).resolve().parent / "templates"
-    e = _Environment(
+    e = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates)),
         bytecode_cache=_CompiledTemplates(templates),
         auto_reload=False,  # templates ship with the package: no stat per get_template

@@ -331,8 +331,6 @@ def run(argv: list[str] | None = None) -> int:
 
     The file system's refusals (a name past NAME_MAX, a path past PATH_MAX, EACCES,
     ELOOP) are bad input, exit 2 naming the path; any other exception is a bug, exit 3.
-    (A `hostc` process starts in `hostc.__main__`, which turns the garbage collector
-    off first and skips the interpreter's finalization; this is the in-process entry.)
     """
     args = sys.argv[1:] if argv is None else argv
     stdout, stderr = sys.stdout, sys.stderr
