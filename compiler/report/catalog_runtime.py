@@ -40,7 +40,8 @@ def _cpu(plan: Plan) -> list[CatalogSetting]:
     """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group),
     where the settings table says a host shows them."""
     out = []
-    tunables = [(s, (f.path.rsplit("/", 1)[1],)) for s in SYSFS_ROWS if (f := s.sysfs)]
+    # the whole path: `khugepaged/defrag` and THP's `defrag` share their last word
+    tunables = [(s, (f.path,)) for s in SYSFS_ROWS if (f := s.sysfs)]
     for s, words in (*_CARRIED_AS, *tunables):
         v = s.get(plan)
         if v is not None:

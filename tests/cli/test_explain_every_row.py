@@ -102,3 +102,28 @@ def test_every_writing_line_of_hostc_tuning_is_explainable(tmp_path: Path) -> No
         assert found.found, (n, lines[n - 1])
     r = run_hostc("explain", str(spec), f"{art.path}:{writing[0] + 0}")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_sysfs_row_is_carried_by_its_whole_path_not_its_last_word(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The knob experiment's finding: a sysfs row `…/khugepaged/defrag` was matched, by
+    its last word, to THP's own `…/transparent_hugepage/defrag` line in hostc-tuning."""
+    import attrs
+
+    from hostc.provenance import Value
+    from hostc.report import catalog_runtime
+    from hostc.settings.model import Family, Setting, Sysfs, When
+
+    row: Setting[int] = Setting(
+        "khugepaged_defrag", Family.SYSFS, int, When.RUNTIME, "test row", "0",
+        observe=(Sysfs("/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"),),
+    )  # fmt: skip
+    monkeypatch.setattr(catalog_runtime, "SYSFS_ROWS", (row,))
+    plan, _ = api.compile_file(EXAMPLES / "dgx-h100-inference" / "node.toml")
+    value = Value(row, 0, plan.runtime.owner_reason)
+    plan = attrs.evolve(plan, runtime=attrs.evolve(plan.runtime, tunables=(value,)))
+    entry = next(e for e in catalog_runtime.runtime(plan) if e.name == "khugepaged_defrag")
+    tuning = "/usr/local/sbin/hostc-tuning"
+    assert entry.carries(tuning, "put 0 /sys/kernel/mm/transparent_hugepage/khugepaged/defrag")
+    assert not entry.carries(tuning, "put madvise /sys/kernel/mm/transparent_hugepage/defrag")

@@ -232,7 +232,10 @@ def _cut_hashes(text: str, hashes: Iterable[str]) -> str:
 
 def _tar_frame(raw: bytes, shown: Shown) -> bytes:
     """The tar with each shown member's body cut out, and its header's size and checksum
-    (which follow from the body) blanked."""
+    (which follow from the body) blanked.  The zeros after the last member (the
+    end-of-archive blocks and the padding to tar's 10 KiB record) are cut too: their
+    length follows from the bodies' lengths, so a body that grows a block would
+    otherwise change a frame that holds nothing of it."""
     frame, end = bytearray(), 0
     for m, body in _members(raw):
         header = bytearray(raw[m.offset : m.offset_data])
@@ -244,7 +247,7 @@ def _tar_frame(raw: bytes, shown: Shown) -> bytes:
             frame += header
         else:
             frame += raw[m.offset : end]
-    return bytes(frame + raw[end:])
+    return bytes(frame + raw[end:].rstrip(b"\0"))
 
 
 def frame(a: api.Artifact, shown: Shown) -> bytes:
