@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hostc.plan.kernelargs import cmdline, kernel_args
-from hostc.plan.model import IrqOwner, Placement, Plan, Reason, Value
+from hostc.plan.model import IN_PLAN_JSON, IrqOwner, Placement, Plan, Reason, Value
 from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
 from hostc.report import kubelet_view
 from hostc.settings.table import REPORTED
@@ -210,7 +210,11 @@ def to_data(v: Any) -> Any:
     if isinstance(v, enum.Enum):
         return v.value
     if attrs.has(type(v)):
-        return {f.name: to_data(getattr(v, f.name)) for f in attrs.fields(type(v))}
+        return {
+            f.name: to_data(getattr(v, f.name))
+            for f in attrs.fields(type(v))
+            if f.metadata.get(IN_PLAN_JSON, True)
+        }
     if isinstance(v, tuple | list):
         return [to_data(x) for x in v]
     if isinstance(v, dict):
