@@ -22,6 +22,7 @@ from hostc.knowledge.family import BootCarrier as BootCarrier
 from hostc.knowledge.runtime import kernel_keeps_affinity
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import UNLIMITED as UNLIMITED
+from hostc.plan.base import Distro as Distro
 from hostc.plan.base import OsFamily as OsFamily
 from hostc.plan.base import Reason as Reason
 from hostc.plan.base import Value as Value
@@ -87,7 +88,7 @@ class HostFacts(Record):
     cpu_vendor: Vendor | None  # intel, amd, … (None: the snapshot does not say)
     kernel: str | None  # release the host boots
     kernel_version: tuple[int, int] | None
-    os: str | None  # os-release ID-VERSION_ID, e.g. ubuntu-22.04
+    os: Distro | None  # os-release ID and VERSION_ID, shown as ubuntu-22.04
     os_family: OsFamily
     cmdline_budget: int  # bytes of kernel command line hostc may use on this arch
     reason: Reason
