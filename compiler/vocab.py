@@ -84,6 +84,13 @@ class PstateMode(enum.StrEnum):
     DISABLE = "disable"
 
 
+class PstateDriverName(enum.StrEnum):
+    """The P-state driver whose command-line parameter carries the mode, by CPU vendor."""
+
+    INTEL_PSTATE = "intel_pstate"
+    AMD_PSTATE = "amd_pstate"
+
+
 class IommuMode(enum.StrEnum):
     PT = "pt"
     ON = "on"

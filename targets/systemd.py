@@ -30,6 +30,7 @@ from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
 from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value
 from hostc.targets.limits import manager_reread
+from hostc.vocab import DeviceKind
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
 UNIT = "hostc-tuning.service"
@@ -129,7 +130,7 @@ def udev_rules(plan: Plan) -> str | None:
         return None
     pcis = {c.pci for c in rt.nic_channels}
     if rt.irq is not None and hostc_irq:
-        pcis |= {d.pci for d in rt.irq.devices if d.kind == "nic"}
+        pcis |= {d.pci for d in rt.irq.devices if d.kind is DeviceKind.NIC}
     if not pcis:
         return None
     devices = rt.irq.devices if rt.irq is not None and hostc_irq else ()

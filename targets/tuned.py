@@ -21,9 +21,9 @@ import re
 from typing import Any
 
 from hostc.artifact import Action, Activation
-from hostc.knowledge import distro as osfacts
+from hostc.knowledge.vendor import Vendor
 from hostc.plan.kernelargs import cmdline
-from hostc.plan.model import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.plan.model import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner, TunedFacts
 from hostc.settings import table as t
 from hostc.settings.model import Setting
 from hostc.targets._emitter import Emitter
@@ -37,15 +37,14 @@ def paths(plan: Plan) -> list[str]:
     return [f"{d}/{PROFILE}/tuned.conf" for d in plan.host.tuned_profile_dirs]
 
 
-def force_latency(max_cstate: int, os: str | None = None) -> str:
+def force_latency(max_cstate: int, tuned: TunedFacts) -> str:
     """`cstate.id_no_zero:N|3`: PM QoS latency = the exit latency of cpuidle state N (C1
     for N = 1), so no deeper state is entered; `no_zero` keeps a zero latency from meaning
     polling; 3 µs when the states cannot be read.  TuneD holds /dev/cpu_dma_latency open
     while it runs.  A TuneD known to predate `id_no_zero` (2.18) gets `cstate.id` (2.13)."""
     if max_cstate <= 0:
         return "0"
-    ver = osfacts.tuned_version(os)
-    if ver is not None and ver < osfacts.TUNED_OPTION_SINCE["cpu.force_latency.cstate.id_no_zero"]:
+    if tuned.predates_cstate_id_no_zero:
         return f"cstate.id:{max_cstate}|3"
     return f"cstate.id_no_zero:{max_cstate}|3"
 
@@ -68,7 +67,7 @@ def scheduler_left_out(plan: Plan) -> str | None:
     """Why the profile has no `[scheduler]` (None: it has one)."""
     if plan.kubelet is not None:
         return KUBELET_NO_SCHEDULER
-    if not osfacts.tuned_reads(plan.host.os, "scheduler.cgroup_ps_blacklist"):
+    if not plan.host.tuned.cgroup_ps_blacklist:
         return (
             "[scheduler] isolated_cores left out: its cgroup_ps_blacklist needs TuneD 2.17.0 "
             f"({tuned_known(plan)}), and without it TuneD would move the pinned servers onto "
@@ -80,7 +79,7 @@ def scheduler_left_out(plan: Plan) -> str | None:
 
 def tuned_known(plan: Plan) -> str:
     os = plan.host.os
-    known = osfacts.tuned_version(os)
+    known = plan.host.tuned.version
     if known:
         return f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))}"
     return f"hostc does not know the TuneD {os or 'this OS'} ships"
@@ -116,7 +115,7 @@ _EPB = {"performance": "performance", "power": "powersave"}
 def energy_perf_bias(plan: Plan) -> str | None:
     """EPB beside EPP, for older Intel CPUs whose HWP lacks EPP; None where it is not taken."""
     epp = plan.runtime.epp
-    if epp is None or plan.host.cpu_vendor != "intel":
+    if epp is None or plan.host.cpu_vendor is not Vendor.INTEL:
         return None
     return _EPB.get(epp.value)
 
@@ -152,7 +151,7 @@ def applies(plan: Plan) -> str | None:
 
 def emit(plan: Plan, out: Emitter) -> None:
     irq = plan.runtime.irq
-    os = plan.host.os
+    tuned = plan.host.tuned
     text = render(
         "tuned.conf.j2",
         host=header(plan),
@@ -162,17 +161,17 @@ def emit(plan: Plan, out: Emitter) -> None:
         vm=options(plan, "vm"),
         sysfs=options(plan, "sysfs"),
         cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
-        force_latency=force_latency(plan.cstates.max_cstate, os) if plan.cstates else None,
+        force_latency=force_latency(plan.cstates.max_cstate, tuned) if plan.cstates else None,
         epb=energy_perf_bias(plan),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
         tuned=tuned_known(plan),
-        epp_option=osfacts.tuned_reads(os, "cpu.energy_performance_preference"),
+        epp_option=tuned.epp,
         no_scheduler=scheduler_left_out(plan),
         blacklist=cgroup_blacklist(plan),
-        channels=channels(plan) if osfacts.tuned_reads(os, "net.channels") else None,
-        channels_known=osfacts.tuned_reads(os, "net.channels"),
+        channels=channels(plan) if tuned.net_channels else None,
+        channels_known=tuned.net_channels,
     )
-    perf = osfacts.tuned_perf_package(os)
+    perf = tuned.perf_package
     needs = (
         [Activation(Action.PYTHON_MODULE, f"perf {perf}")]
         if perf is not None and re.search(r"^\[(scheduler|irqbalance)\]$", text, re.M)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, error
-from hostc.knowledge.arch import Arch
 from hostc.knowledge.kernel import NR_OPEN_MAX
 from hostc.plan.kernelargs import BOOTLOADER_RESERVE, OWNED, cmdline, kernel_args
 from hostc.plan.model import Plan, RuntimeOwner
@@ -117,7 +116,7 @@ def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
             hint=(
                 "the snapshot does not say its arch, so the generic 512-byte limit applies; "
                 "re-import with --arch x86_64 (or the right one)"
-                if not Arch.from_uname(plan.host.arch).command_line_size_known
+                if not plan.host.arch.command_line_size_known
                 else "shorten kernel.extra_args or use fewer isolation mechanisms"
             ),
         )

@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import charsets
-from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
-from hostc.knowledge.arch import Arch
+from hostc.knowledge.vendor import Vendor
 from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
 from hostc.resolve import Resolved
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
+from hostc.vocab import PstateMode
 
 #: modprobe.d(5) module names (`-` and `_` are the same to modprobe).
 MODULE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -158,16 +158,16 @@ def pstate_spelled(r: Resolved) -> Iterator[Diagnostic]:
     mode = spec.cpufreq.pstate
     if mode is None:
         return
-    x86 = Arch.from_uname(topo.arch).is_x86
-    if not x86 or topo.cpu_vendor not in ("intel", "amd"):
+    vendor = r.host.cpu_vendor
+    if not r.host.arch.is_x86 or vendor not in (Vendor.INTEL, Vendor.AMD):
         yield warning(
             "cpufreq.pstate",
             f"left out: the P-state mode is spelled intel_pstate= or amd_pstate=, and this "
             f"host is {topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}",
         )
-    elif topo.cpu_vendor == "intel" and mode.value == "guided":
+    elif vendor is Vendor.INTEL and mode == PstateMode.GUIDED:
         yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
-    elif topo.cpu_vendor == "amd":
+    elif vendor is Vendor.AMD:
         release = r.host.amd_pstate
         since = kernelfacts.AMD_PSTATE_SINCE.get(mode.value)
         if release is not None and since is not None and release < since:
@@ -184,12 +184,12 @@ def epp_taken(r: Resolved) -> Iterator[Diagnostic]:
     spec, topo = r.spec, r.topo
     if spec.cpufreq.energy_performance_preference is None:
         return
-    x86 = Arch.from_uname(topo.arch).is_x86
+    vendor = r.host.cpu_vendor
     release = r.host.amd_pstate
     since = kernelfacts.AMD_PSTATE_SINCE["active"]
-    if not x86 or topo.cpu_vendor not in (None, "intel", "amd"):
+    if not r.host.arch.is_x86 or vendor not in (None, Vendor.INTEL, Vendor.AMD):
         where = f"{topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}"
-    elif topo.cpu_vendor == "amd" and release is not None and release < since:
+    elif vendor is Vendor.AMD and release is not None and release < since:
         where = f"AMD on Linux {release[0]}.{release[1]} (amd-pstate-epp arrived in 6.3)"
     else:
         return
@@ -277,7 +277,7 @@ def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
     nohz_full on, x86 CPU that is Intel (or unknown), governor not `performance`."""
     if plan.isolation_by("nohz_full") is None or not plan.host.x86:
         return
-    if plan.host.cpu_vendor not in ("intel", None):
+    if plan.host.cpu_vendor not in (Vendor.INTEL, None):
         return
     gov = plan.runtime.governor
     if gov is None or gov.value != "performance":
@@ -298,7 +298,7 @@ def tuned_keeps_pinned_servers(plan: Plan) -> Iterator[Diagnostic]:
         return
     if plan.kubelet is not None:  # no [scheduler] on kubelet nodes whatever the version
         return
-    if osfacts.tuned_reads(plan.host.os, "scheduler.cgroup_ps_blacklist"):
+    if plan.host.tuned.cgroup_ps_blacklist:
         return
     yield warning(
         "runtime.owner",

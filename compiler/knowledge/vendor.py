@@ -8,11 +8,37 @@ from hostc.knowledge.table import Table
 
 
 class Vendor(enum.StrEnum):
-    """The CPU vendors whose settings differ (C-state driver, P-state driver, IOMMU)."""
+    """A CPU vendor as hostc names it: the x86 vendors whose settings differ (C-state
+    driver, P-state driver, IOMMU), the arm64 implementers, and OTHER for a name hostc
+    has no row for.  A snapshot spells vendors as an open set (`cpu_vendor` below keeps
+    an unknown name as it is); the Plan holds this closed set (`Vendor.of`)."""
 
     INTEL = "intel"
     AMD = "amd"
     HYGON = "hygon"
+    ARM = "arm"
+    BROADCOM = "broadcom"
+    CAVIUM = "cavium"
+    FUJITSU = "fujitsu"
+    HISILICON = "hisilicon"
+    NVIDIA = "nvidia"
+    APM = "apm"
+    QUALCOMM = "qualcomm"
+    APPLE = "apple"
+    MICROSOFT = "microsoft"
+    AMPERE = "ampere"
+    OTHER = "other"  # a name hostc has no facts for
+
+    @staticmethod
+    def of(name: str | None) -> Vendor | None:
+        """The member for a snapshot's (normalised) vendor; OTHER for a name hostc does
+        not know; None where the snapshot does not say."""
+        if name is None:
+            return None
+        try:
+            return Vendor(name)
+        except ValueError:
+            return Vendor.OTHER
 
 
 _CPUID = "x86 CPUID leaf 0 vendor string (Intel SDM vol. 2A CPUID; AMD APM vol. 3)"

@@ -15,6 +15,7 @@ from hostc.plan.model import (
     Boot,
     BootCarrier,
     CpuPartition,
+    Distro,
     HostFacts,
     HugepagePool,
     Limit,
@@ -26,6 +27,7 @@ from hostc.plan.model import (
     Reason,
     RuntimeOwner,
     Sysctl,
+    TunedFacts,
 )
 from hostc.provenance import HOST, SpecKey, key
 from hostc.resolve import Resolved
@@ -55,8 +57,8 @@ def context(r: Resolved, pins: list[Placement]) -> presets.Context:
     spec, topo, h = r.spec, r.topo, r.host
     return presets.Context(
         role=spec.host.role,
-        arch=topo.arch,
-        cpu_vendor=topo.cpu_vendor,
+        arch=h.arch,
+        cpu_vendor=h.cpu_vendor,
         kernel=h.kernel,
         pinned=bool(pins),
         multi_node=len(topo.nodes) > 1,
@@ -73,13 +75,13 @@ def host_facts(r: Resolved) -> HostFacts:
     return HostFacts(
         name=spec.host.name,
         role=spec.host.role,
-        arch=topo.arch,
+        arch=h.arch,
         cpu_vendor=h.cpu_vendor,
         kernel=h.kernel_release,
         kernel_version=h.kernel,
-        os=h.os_id,
+        os=Distro(h.os.id, h.os.version_id) if h.os is not None else None,
         os_family=h.os_family,
-        cmdline_budget=budget(topo.arch),
+        cmdline_budget=budget(h.arch),
         reason=Reason(HOST, "the host as the spec and its topology snapshot describe it"),
         tuned_profile_dirs=tuned_profile_dirs(h.os_id),
         intel_idle=built_with(topo, kernelfacts.INTEL_IDLE_CONFIG),
@@ -87,6 +89,23 @@ def host_facts(r: Resolved) -> HostFacts:
         systemd=h.systemd,
         unified_cgroup=h.unified_cgroup,
         raises_nr_open=h.raises_nr_open,
+        tuned=tuned_facts(h.os_id),
+    )
+
+
+def tuned_facts(os: str | None) -> TunedFacts:
+    """What the TuneD of release `os` (ID-VERSION_ID) reads, from the distribution tables."""
+    version = osfacts.tuned_version(os)
+    since = osfacts.TUNED_OPTION_SINCE
+    return TunedFacts(
+        version=version,
+        perf_package=osfacts.tuned_perf_package(os),
+        epp=osfacts.tuned_reads(os, "cpu.energy_performance_preference"),
+        cgroup_ps_blacklist=osfacts.tuned_reads(os, "scheduler.cgroup_ps_blacklist"),
+        net_channels=osfacts.tuned_reads(os, "net.channels"),
+        predates_cstate_id_no_zero=(
+            version is not None and version < since["cpu.force_latency.cstate.id_no_zero"]
+        ),
     )
 
 

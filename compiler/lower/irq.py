@@ -90,7 +90,7 @@ def irq_plan(
         else Reason(default("irq_owner"), "irqbalance stays, with the isolated CPUs banned")
     )
     src = key("host", "os") if spec.host.os is not None else topology("os")
-    variable, var_reason = irqbalance_variable(host.os, src)
+    variable, var_reason = irqbalance_variable(str(host.os) if host.os else None, src)
     devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
     return IrqPlan(
         owner=owner,

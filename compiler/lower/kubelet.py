@@ -268,7 +268,7 @@ def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> Runtime
     AllowedCPUs= where the release's systemd has it."""
     if not part.isolated:
         return None
-    os_id, _, version = (host.os or "").partition("-")
+    os_id, _, version = str(host.os or "").partition("-")
     systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
     allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
     return RuntimeAffinity(

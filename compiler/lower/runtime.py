@@ -16,6 +16,7 @@ from typing import Any
 from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
+from hostc.knowledge.vendor import Vendor
 from hostc.lower.irq import irq_plan, nic_channels
 from hostc.plan.model import (
     CpuMask,
@@ -44,7 +45,7 @@ from hostc.settings.model import Family, Setting
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, GpuDirect, HostSpec
 from hostc.topology.model import Topology
-from hostc.vocab import CpuMaskName
+from hostc.vocab import CpuMaskName, IommuMode, PstateDriverName, PstateMode
 
 SYSFS = Family.SYSFS
 
@@ -65,12 +66,19 @@ CPUMASKS = (
 )
 
 
+#: The P-state driver each vendor's mode is spelled for (none for other vendors).
+_PSTATE_DRIVER = {
+    Vendor.INTEL: PstateDriverName.INTEL_PSTATE,
+    Vendor.AMD: PstateDriverName.AMD_PSTATE,
+}
+
+
 def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateDriver | None:
     """The mode by vendor: intel_pstate or amd_pstate; none elsewhere (check says so)."""
     if r is None or not host.x86:
         return None
-    driver = {"intel": "intel_pstate", "amd": "amd_pstate"}.get(host.cpu_vendor or "")
-    if driver is None or (driver == "intel_pstate" and r.value == "guided"):
+    driver = _PSTATE_DRIVER.get(host.cpu_vendor) if host.cpu_vendor is not None else None
+    if driver is None or (driver is PstateDriverName.INTEL_PSTATE and r.value == PstateMode.GUIDED):
         return None
     return PstateDriver(driver, r.value, r.reason)
 
@@ -242,7 +250,7 @@ def acs_note(topo: Topology, host: HostFacts, io: Iommu | None) -> Reason | None
         tail = "; hostc leaves the IOMMU as the kernel has it"
     elif io.acs_off is not None:
         tail = "; hostc turns redirect off (pci=disable_acs_redir)"
-    elif io.mode == "on" or host.x86:
+    elif io.mode is IommuMode.ON or host.x86:
         tail = "; this kernel predates pci=disable_acs_redir: redirect stays on"
     else:
         tail = "; hostc does not turn ACS redirect off on this architecture"
@@ -278,9 +286,9 @@ def iommu_on_anyway(host: HostFacts) -> str | None:
     judge arm64's SMMU here)."""
     if not host.x86:
         return None
-    if host.cpu_vendor == "amd":
+    if host.cpu_vendor is Vendor.AMD:
         return _AMD_IOMMU_ON
-    if host.cpu_vendor == "intel" and host.intel_iommu_default_on:
+    if host.cpu_vendor is Vendor.INTEL and host.intel_iommu_default_on:
         return _INTEL_IOMMU_ON
     return _INTEL_MAY_BE_ON
 
@@ -294,10 +302,10 @@ def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
     kernel = host.kernel_version
     anyway = iommu_on_anyway(host)
     acs_off = None
-    if (r.value == "on" or anyway) and (
+    if (r.value == IommuMode.ON or anyway) and (
         kernel is None or kernel >= kernelfacts.ACS_REDIR_OFF_SINCE
     ):
-        why = _ACS_OFF_WHY if r.value == "on" else (anyway or "") + _ACS_OFF_WHY
+        why = _ACS_OFF_WHY if r.value == IommuMode.ON else (anyway or "") + _ACS_OFF_WHY
         acs_off = Reason(r.reason.source, why)
     return Iommu(r.value, r.reason, acs_off=acs_off)
 

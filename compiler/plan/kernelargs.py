@@ -16,9 +16,11 @@ import attrs
 
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
+from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import Reason
 from hostc.record import Record
 from hostc.units import format_kib
+from hostc.vocab import IommuMode
 
 if TYPE_CHECKING:
     from hostc.plan.model import Plan
@@ -49,9 +51,9 @@ OWNED = (
 )
 
 
-def budget(arch: str) -> int:
+def budget(arch: Arch) -> int:
     """Bytes of the command line hostc may fill on `arch`."""
-    return Arch.from_uname(arch).command_line_size - BOOTLOADER_RESERVE
+    return arch.command_line_size - BOOTLOADER_RESERVE
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -88,7 +90,7 @@ def cstate_args(plan: Plan) -> list[KernelArg]:
         return []
     n = str(lim.max_cstate)
     acpi = KernelArg("processor.max_cstate", n, lim.reason)
-    if plan.host.cpu_vendor not in ("intel", None):  # unknown vendor: both (inert elsewhere)
+    if plan.host.cpu_vendor not in (Vendor.INTEL, None):  # unknown vendor: both (inert elsewhere)
         return [acpi]
     if plan.host.intel_idle is False:
         why = Reason(lim.reason.source, lim.reason.why + _NO_INTEL_IDLE)
@@ -111,7 +113,7 @@ def iommu_args(plan: Plan) -> list[tuple[str, str]]:
     if not plan.host.x86:
         return [("iommu.passthrough", "1")]
     out = [("iommu", "pt")]
-    if io.mode == "on" and plan.host.cpu_vendor in ("intel", None):
+    if io.mode is IommuMode.ON and plan.host.cpu_vendor in (Vendor.INTEL, None):
         out.append(("intel_iommu", "on"))
     return out
 

@@ -20,7 +20,9 @@ from hostc.knowledge.arch import Arch
 from hostc.knowledge.distro import ALLOWED_CPUS_SINCE
 from hostc.knowledge.family import BootCarrier as BootCarrier
 from hostc.knowledge.runtime import kernel_keeps_affinity
+from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import UNLIMITED as UNLIMITED
+from hostc.plan.base import Distro as Distro
 from hostc.plan.base import OsFamily as OsFamily
 from hostc.plan.base import Reason as Reason
 from hostc.plan.base import Value as Value
@@ -53,6 +55,28 @@ from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import RuntimeOwner as RuntimeOwner
 
+#: Field metadata: plan.json leaves the field out.  For facts derived from a field it
+#: shows already (the TuneD release's options follow `host.os`), so the file says each
+#: fact once and a table row added in knowledge changes no plan.json.
+IN_PLAN_JSON = "plan_json"
+NOT_IN_PLAN_JSON = {IN_PLAN_JSON: False}
+
+
+@attrs.frozen(repr=False, eq=False)
+class TunedFacts(Record):
+    """What the TuneD of the host's release reads, resolved once in lower from
+    `hostc.knowledge.distro` (TUNED, TUNED_OPTION_SINCE, TUNED_PERF_PACKAGE).  The
+    defaults are an unknown release: no version, and none of the newer options."""
+
+    version: tuple[int, int, int] | None = None  # None: hostc does not know the release's
+    #: the package TuneD's perf-using plugins ([scheduler], [irqbalance]) need beside it
+    perf_package: str | None = None
+    epp: bool = False  # reads [cpu] energy_performance_preference (2.20)
+    cgroup_ps_blacklist: bool = False  # reads [scheduler] cgroup_ps_blacklist (2.17)
+    net_channels: bool = False  # reads [net] channels (2.16)
+    #: known to predate force_latency's `cstate.id_no_zero` (2.18): it gets `cstate.id`
+    predates_cstate_id_no_zero: bool = False
+
 
 @attrs.frozen(repr=False, eq=False)
 class HostFacts(Record):
@@ -60,11 +84,11 @@ class HostFacts(Record):
 
     name: str
     role: Role
-    arch: str  # as the snapshot spells it (uname -m, an open set); `machine` types it
-    cpu_vendor: str | None  # intel, amd, … (None: the snapshot does not say)
+    arch: Arch  # the snapshot's uname -m, typed (OTHER: a spelling hostc does not know)
+    cpu_vendor: Vendor | None  # intel, amd, … (None: the snapshot does not say)
     kernel: str | None  # release the host boots
     kernel_version: tuple[int, int] | None
-    os: str | None  # os-release ID-VERSION_ID, e.g. ubuntu-22.04
+    os: Distro | None  # os-release ID and VERSION_ID, shown as ubuntu-22.04
     os_family: OsFamily
     cmdline_budget: int  # bytes of kernel command line hostc may use on this arch
     reason: Reason
@@ -82,6 +106,8 @@ class HostFacts(Record):
     unified_cgroup: bool | None = None
     #: whether its systemd raises fs.nr_open to the kernel's maximum at boot (None: unknown)
     raises_nr_open: bool | None = None
+    #: the release's TuneD (derived from `os`, so not in plan.json)
+    tuned: TunedFacts = attrs.field(factory=TunedFacts, metadata=NOT_IN_PLAN_JSON)
 
     @property
     def cpuset_ignored(self) -> bool:
@@ -97,12 +123,8 @@ class HostFacts(Record):
         return kernel_keeps_affinity(self.kernel_version) is not True
 
     @property
-    def machine(self) -> Arch:
-        return Arch.from_uname(self.arch)
-
-    @property
     def x86(self) -> bool:
-        return self.machine.is_x86
+        return self.arch.is_x86
 
 
 @attrs.frozen(repr=False, eq=False)

@@ -16,8 +16,11 @@ from hostc.vocab import (
     DeviceKind,
     Epp,
     Governor,
+    IommuMode,
     IrqbalanceVariable,
     IrqOwner,
+    PstateDriverName,
+    PstateMode,
     RuntimeOwner,
     ThpDefrag,
 )
@@ -27,8 +30,8 @@ from hostc.vocab import (
 class PstateDriver(Record):
     """The P-state driver's mode on the command line (`amd_pstate=active`)."""
 
-    driver: str  # intel_pstate | amd_pstate
-    mode: str
+    driver: PstateDriverName
+    mode: PstateMode
     reason: Reason
     when: When = When.BOOT
 
@@ -42,7 +45,7 @@ class Iommu(Record):
     """IOMMU pass-through: `iommu=pt` (`iommu.passthrough=1` off x86).  Mode `on` also
     forces the Intel IOMMU on and turns PCIe ACS redirect off again (`acs_off`)."""
 
-    mode: str  # pt | on
+    mode: IommuMode
     reason: Reason
     when: When = When.BOOT
     #: why `pci=disable_acs_redir=pci:0:0` is emitted (mode `on`, kernel ≥ 4.19); None: not

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hostc.plan.kernelargs import cmdline, kernel_args
-from hostc.plan.model import IrqOwner, Placement, Plan, Reason, Value
+from hostc.plan.model import IN_PLAN_JSON, Distro, IrqOwner, Placement, Plan, Reason, Value
 from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
 from hostc.report import kubelet_view
 from hostc.settings.table import REPORTED
@@ -193,7 +193,7 @@ def to_data(v: Any) -> Any:
 
     from hostc.cpuset import CpuSet
 
-    if isinstance(v, (CpuSet, *SOURCE_TYPES)):
+    if isinstance(v, (CpuSet, Distro, *SOURCE_TYPES)):
         return str(v)  # a source as `hostc plan` shows it
     if isinstance(v, Value):  # named and timed by its setting, as its record was
         named = {"setting": v.name} if v.setting.plan_attr is None else {}  # a tunable
@@ -210,7 +210,11 @@ def to_data(v: Any) -> Any:
     if isinstance(v, enum.Enum):
         return v.value
     if attrs.has(type(v)):
-        return {f.name: to_data(getattr(v, f.name)) for f in attrs.fields(type(v))}
+        return {
+            f.name: to_data(getattr(v, f.name))
+            for f in attrs.fields(type(v))
+            if f.metadata.get(IN_PLAN_JSON, True)
+        }
     if isinstance(v, tuple | list):
         return [to_data(x) for x in v]
     if isinstance(v, dict):

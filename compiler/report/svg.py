@@ -68,8 +68,9 @@ def _header(g: ET.Element, plan: Plan) -> int:
         font_weight="bold",
         fill=P.INK,
     )
+    release = str(h.os) if h.os else None
     facts = " · ".join(
-        x for x in (h.arch, h.cpu_vendor, h.kernel and f"kernel {h.kernel}", h.os) if x
+        x for x in (h.arch, h.cpu_vendor, h.kernel and f"kernel {h.kernel}", release) if x
     )
     el(g, "text", fit(facts, INNER, 12), x=P.MARGIN, y=P.MARGIN + 34, font_size=12, fill=P.MUTED)
     counts = (

@@ -1,5 +1,7 @@
 """The host's facts, resolved once from the spec and its snapshot: arch, CPU vendor,
-kernel release, distribution and what the distribution's release ships.
+kernel release, distribution and what the distribution's release ships.  Arch and
+vendor are typed here (`Arch`, `Vendor`): the snapshot spells open sets, everything
+after resolve compares members.
 
 The spec's `host.kernel` and `host.os` win over the snapshot's `uname -r` and
 os-release; a value that cannot be read is unknown here (None) and the one
@@ -15,6 +17,8 @@ import attrs
 
 from hostc.diagnostics import Diagnostic, error
 from hostc.knowledge import distro as osfacts
+from hostc.knowledge.arch import Arch
+from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import OsFamily
 from hostc.record import Record
 from hostc.spec.model import HostSpec
@@ -27,8 +31,8 @@ _VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
 class ResolvedHost(Record):
     """What the host is, as check and lower both read it (None: not known)."""
 
-    arch: str
-    cpu_vendor: str | None
+    arch: Arch  # the snapshot's `uname -m` spelling typed (OTHER: a name hostc does not know)
+    cpu_vendor: Vendor | None  # the snapshot's vendor typed (None: it does not say)
     kernel_release: str | None  # as given: host.kernel, else the snapshot's uname -r
     kernel: tuple[int, int] | None  # its (major, minor)
     os: OsRelease | None  # host.os (ID-VERSION_ID), else the snapshot's os-release
@@ -100,8 +104,8 @@ def resolve_host(spec: HostSpec, topo: Topology) -> tuple[ResolvedHost, list[Dia
     os_id, family = os_of(rel)
     systemd, unified, raises = systemd_facts(rel)
     host = ResolvedHost(
-        arch=topo.arch,
-        cpu_vendor=topo.cpu_vendor,
+        arch=Arch.from_uname(topo.arch),
+        cpu_vendor=Vendor.of(topo.cpu_vendor),
         kernel_release=release,
         kernel=kernel,
         os=rel,

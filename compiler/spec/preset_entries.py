@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from hostc.knowledge.arch import X86_FAMILY
+from hostc.knowledge.vendor import Vendor
 from hostc.provenance import Layer, LeftOut, PresetLayer, Reason
 from hostc.settings import table as t
 from hostc.settings.model import Setting
@@ -200,7 +201,7 @@ ENTRIES: tuple[Entry[Any], ...] = (
             Epp.PERFORMANCE,
             "the hardware P-state hint (HWP EPP) biased to speed, as the governor",
             arch=X86,
-            vendor=("intel",),
+            vendor=(Vendor.INTEL,),
         )
         for role in (Layer.INFERENCE, Layer.TRAINING)
     ),
@@ -212,7 +213,7 @@ ENTRIES: tuple[Entry[Any], ...] = (
             "the hardware P-state hint (CPPC EPP of amd-pstate-epp) biased to speed, as "
             "the governor",
             arch=X86,
-            vendor=("amd",),
+            vendor=(Vendor.AMD,),
             kernel_min=(6, 3),
             feature="amd_pstate",
         )
@@ -226,7 +227,7 @@ ENTRIES: tuple[Entry[Any], ...] = (
             "amd_pstate=active (amd-pstate-epp, Linux 6.3, commit ffa5096a7c33; RHEL from 9.3) "
             "is the mode with EPP; before 6.5 the kernel does not pick amd-pstate by itself",
             arch=X86,
-            vendor=("amd",),
+            vendor=(Vendor.AMD,),
             kernel_min=(6, 3),
             feature="amd_pstate",
         )

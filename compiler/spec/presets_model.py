@@ -6,6 +6,8 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from hostc.knowledge.arch import Arch
+from hostc.knowledge.vendor import Vendor
 from hostc.provenance import Layer
 from hostc.record import Record
 from hostc.settings.model import Setting
@@ -18,8 +20,8 @@ class Context(Record):
     """What presets may depend on: facts about the host and the spec."""
 
     role: str
-    arch: str
-    cpu_vendor: str | None
+    arch: Arch
+    cpu_vendor: Vendor | None
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
     multi_node: bool = True  # more than one NUMA node (False: a single-node host)
@@ -36,8 +38,8 @@ class Cond(Record):
     """Empty tuples mean any.  Kernel bounds: `kernel_min <= release < kernel_below`;
     an unknown kernel release satisfies no bound (a preset must not guess)."""
 
-    arch: tuple[str, ...] = ()
-    vendor: tuple[str, ...] = ()
+    arch: tuple[Arch, ...] = ()
+    vendor: tuple[Vendor, ...] = ()
     roles: tuple[str, ...] = ()
     pinned: bool | None = None
     rdma: bool | None = None

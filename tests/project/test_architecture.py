@@ -267,3 +267,49 @@ def test_top_level_modules_are_the_shared_values_only() -> None:
     stems = [n.split("_")[0] for n in names if "_" in n.strip("_")]
     families = {s for s in stems if stems.count(s) > 1 and s}
     assert not families, f"prefix families to make packages of: {sorted(families)}"
+
+
+def test_targets_read_host_facts_from_the_plan() -> None:
+    """A target reads what the host's release ships from `plan.host` (resolved once in
+    lower, as `HostFacts.tuned`), never from the distribution tables again."""
+    found = sorted(
+        module
+        for module, path in MODULES.items()
+        if module.startswith("hostc.targets")
+        for name, _ in imports(path)
+        if name == "hostc.knowledge.distro"
+    )
+    assert not found, f"targets reading hostc.knowledge.distro: {found}"
+
+
+#: Attributes that hold a closed set typed as an enum from resolve on (`Vendor`).
+CLOSED_SETS = frozenset({"cpu_vendor"})
+
+
+def _strings(node: ast.expr) -> bool:
+    """A string literal, or a tuple, list or set holding one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_strings(x) for x in node.elts)
+    return False
+
+
+def _names(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def test_closed_sets_are_compared_as_enum_members() -> None:
+    """`cpu_vendor == "amd"` compares a string that a typo keeps silently false; the
+    Plan's vendor is a `Vendor`, so comparisons name its members (`Vendor.AMD`)."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            if any(_names(x) in CLOSED_SETS for x in sides) and any(_strings(x) for x in sides):
+                found.append(f"{module}:{node.lineno}")
+    assert not found, "string comparisons of a closed set: " + ", ".join(sorted(found))

@@ -19,6 +19,13 @@ import hostc.knowledge
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.family import OsFamily
 from hostc.knowledge.table import Table
+from hostc.knowledge.vendor import (
+    ARM_IMPLEMENTERS,
+    MODEL_PREFIXES,
+    X86_VENDORS,
+    Vendor,
+    cpu_vendor,
+)
 
 MODULES = sorted(m.name for m in pkgutil.iter_modules(hostc.knowledge.__path__, "hostc.knowledge."))
 
@@ -96,6 +103,17 @@ def test_facts_hang_off_the_typed_value() -> None:
     assert OsFamily.from_os_release("rocky", ["rhel", "centos", "fedora"]) is OsFamily.RHEL
     assert OsFamily.RHEL.bootloader_argv is None
     assert OsFamily.DEBIAN.initramfs_argv == ("update-initramfs", "-u", "-k", "all")
+
+
+def test_every_vendor_the_tables_name_is_a_member() -> None:
+    """The Plan holds a `Vendor`: a name the importers normalise to must be a member, or
+    `Vendor.of` would turn a known implementer (Grace's `nvidia`) into OTHER in plan.json."""
+    named = {*X86_VENDORS.values(), *ARM_IMPLEMENTERS.values(), *MODEL_PREFIXES.values()}
+    assert {Vendor.of(v) for v in named} == {Vendor(v) for v in named}
+    assert Vendor.OTHER not in {Vendor.of(v) for v in named}
+    assert Vendor.of(cpu_vendor("GenuineIntel")) is Vendor.INTEL
+    assert Vendor.of(cpu_vendor("CentaurHauls")) is Vendor.OTHER  # kept as spelled, no facts
+    assert Vendor.of(None) is None
 
 
 def test_the_knowledge_package_imports_no_other_stage() -> None:

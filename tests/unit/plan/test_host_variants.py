@@ -18,7 +18,7 @@ from hostc import api
 from hostc.diagnostics import HostcError, Severity
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan.kernelargs import cmdline
-from hostc.plan.model import OsFamily, Plan
+from hostc.plan.model import Distro, OsFamily, Plan
 from hostc.report import plan_view
 from hostc.settings import Family
 from hostc.spec import model as m
@@ -174,7 +174,7 @@ def test_debian_gets_the_grub_dropin_and_no_grubby() -> None:
 def test_spec_os_overrides_the_snapshot() -> None:
     s = attrs.evolve(isolating(), host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4"))
     plan, _ = plan_of(s, host(os=UBUNTU))
-    assert plan.host.os == "rhel-9.4" and plan.host.os_family is OsFamily.RHEL
+    assert plan.host.os == Distro("rhel", "9.4") and plan.host.os_family is OsFamily.RHEL
 
 
 def _grubby_run(tmp_path: Path, script: str) -> tuple[list[str], str]:

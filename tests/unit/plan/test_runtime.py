@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
+from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
-from hostc.plan.model import BootCarrier, IrqOwner, Plan, RuntimeOwner
+from hostc.plan.model import BootCarrier, Distro, IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
 
@@ -654,7 +655,9 @@ def test_placement_and_artifacts_agree_with_the_plan(case: tuple[Topology, m.Hos
     if irq.owner is IrqOwner.IRQBALANCE:
         tplan = attrs.evolve(
             plan,
-            host=attrs.evolve(plan.host, os="debian-12"),  # a TuneD with cgroup_ps_blacklist
+            host=attrs.evolve(
+                plan.host, os=Distro("debian", "12"), tuned=tuned_facts("debian-12")
+            ),  # a TuneD with cgroup_ps_blacklist
             runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
         )
         ini = tuned_ini(tplan)

@@ -26,8 +26,9 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.lower import runtime as lower_runtime
+from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
-from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
+from hostc.plan.model import Distro, IrqOwner, Plan, RuntimeOwner
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
@@ -83,7 +84,9 @@ def test_tuned_leaves_the_container_runtime_alone_on_kubelet_nodes() -> None:
     plan = example("dgx-h100-rke2")
     plan = attrs.evolve(
         plan,
-        host=attrs.evolve(plan.host, os="debian-12"),  # TuneD 2.20: has the blacklist
+        host=attrs.evolve(
+            plan.host, os=Distro("debian", "12"), tuned=tuned_facts("debian-12")
+        ),  # TuneD 2.20: has the blacklist
         runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
     )
     text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
@@ -109,7 +112,7 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
     plan = example("dgx-h100-inference")
     plan = attrs.evolve(
         plan,
-        host=attrs.evolve(plan.host, os="debian-12"),
+        host=attrs.evolve(plan.host, os=Distro("debian", "12"), tuned=tuned_facts("debian-12")),
         runtime=attrs.evolve(plan.runtime, owner=RuntimeOwner.TUNED),
     )
     text = {a.path: a.text for a in api.emit(plan, ["tuned"])}[TUNED]
