@@ -71,6 +71,12 @@ def select(arg: str) -> list[FleetHost]:
         specs = [Path(p) for p in sorted(glob.glob(arg))]
     if not specs:
         raise HostcError([file_error(arg, "names no spec (no *.toml, */node.toml or match)")])
+    return named(specs)
+
+
+def named(specs: list[Path]) -> list[FleetHost]:
+    """Each spec's host, sorted by name; HostcError when a name is not one word or two
+    collide."""
     seen: dict[str, Path] = {}
     problems = []
     for spec in specs:

@@ -115,3 +115,18 @@ def many_hosts(
     as_json: bool = False,
 ) -> NoReturn:
     report(hosts, job, jobs, lambda diags: _warn(list(diags)), quiet=quiet, as_json=as_json)
+
+
+def fleet_diff(old: str, new: str, fmt: str) -> NoReturn:
+    """`hostc diff DIR@REV DIR`: the grouped review on stdout, each host that failed to
+    compile with its diagnostics on stderr; exit 2 when a host failed, 1 on a change."""
+    from hostc import api
+    from hostc.cli.base import _usage
+
+    if fmt == "html":
+        _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
+    found = _guard(lambda: api.fleet_diff(old, new))
+    for _, diags in found.failed:
+        _warn(list(diags))
+    sys.stdout.write(api.fleet_review_text(found, fmt))
+    raise typer.Exit(2 if found.failed else 1 if found.changed else 0)

@@ -251,11 +251,17 @@ def diff_cmd(
     ] = "markdown",
 ) -> None:
     """Show what changes between two specs or Plans: CPUs, settings with both reasons,
-    artifacts.  Exit 0 without a change, 1 with one (like diff(1)), 2 on bad input."""
+    artifacts.  Two folders of hosts (`hostc diff hosts/@main hosts/`): each host's
+    change, hosts with identical changes grouped.  Exit 0 without a change, 1 with one
+    (like diff(1)), 2 on bad input (a host that fails to compile, the others shown)."""
     from hostc import api
 
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    if _guard(lambda: api.is_fleet_diff(old, new)):
+        from hostc.cli.fleet import fleet_diff
+
+        fleet_diff(old, new, "json" if as_json else fmt)
     found = _guard(lambda: api.plan_diff(old, new))
     sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
     if found.changed:
