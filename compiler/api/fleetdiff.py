@@ -180,7 +180,7 @@ def fleet_json(f: FleetReview) -> dict[str, Any]:
 
 
 #: the changed lines one file shows per group in `pre-commit`'s summary
-SHOWN_LINES = 12
+SHOWN_LINES = 6
 
 
 def _file_key(rel: str, text: str) -> tuple[str, ...]:
@@ -196,7 +196,8 @@ def _file_key(rel: str, text: str) -> tuple[str, ...]:
         return (f"{rel}: new file ({len(body)} lines)",)
     if len(lines) > 1 and lines[1].startswith("+++ /dev/null"):
         return (f"{rel}: removed ({len(body)} lines)",)
-    return (f"{rel}:", *body)
+    plus = sum(ln.startswith("+") for ln in body)
+    return (f"{rel} (+{plus} −{len(body) - plus}):", *body)
 
 
 def stale_summary(found: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> str:
@@ -212,5 +213,10 @@ def stale_summary(found: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> str
             out.append(f"  {printable(first)}")
             out += [f"    {printable(ln)}" for ln in changed[:SHOWN_LINES]]
             if len(changed) > SHOWN_LINES:
-                out.append(f"    … {len(changed) - SHOWN_LINES} more changed line(s) (--diff)")
+                out.append(f"    … {len(changed) - SHOWN_LINES} more changed line(s)")
+    if out:
+        out.append(
+            "each file's unified diff: --diff; to update: hostc build HOSTS --out OUT; "
+            "the Plan-level change: hostc diff HOSTS@REV HOSTS"
+        )
     return "\n".join(out) + "\n" if out else ""

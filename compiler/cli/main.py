@@ -148,9 +148,14 @@ def pre_commit_cmd(
         list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
     ] = None,
     jobs: JobsOpt = None,
+    show_diff: Annotated[
+        bool, typer.Option("--diff", help="also print each stale file's unified diff")
+    ] = False,
 ) -> None:
     """`hostc build --check` for the hosts whose inputs (the spec, a file it extends, its
-    topology snapshot) or committed output (OUT/<host>/) changed."""
+    topology snapshot) or committed output (OUT/<host>/) changed.  Prints the stale hosts
+    grouped by identical changes (each file's changed lines), with --diff every file's
+    unified diff too.  Exit 0 when current, 1 when a host is stale, 2 on bad input."""
     from hostc.api import fleet
 
     selected = _guard(lambda: fleet.select(hosts))
@@ -161,7 +166,7 @@ def pre_commit_cmd(
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     from hostc.cli.fleet import many_hosts
 
-    many_hosts(chosen, job, jobs)
+    many_hosts(chosen, job, jobs, grouped=True, diffs=show_diff)
 
 
 @app.command("check")
