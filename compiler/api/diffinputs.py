@@ -195,7 +195,7 @@ def hosts_at(arg: str) -> dict[str, str]:
     """A fleet side of `hostc diff`: host name → its spec as `load` takes it.  `DIR@REV`
     is the folder's hosts (`*.toml`, `*/node.toml`, as `hostc build DIR/` selects them)
     as git has them at REV; anything else is a selection of the working tree."""
-    from hostc.api.fleet import named, select
+    from hostc.api.selection import named, select
 
     path = Path(arg)
     if "@" not in arg or arg.startswith("@") or path.exists():
