@@ -63,24 +63,60 @@ def _key(r: Review) -> Hashable:
     )
 
 
-def fleet_review(old: str, new: str) -> FleetReview:
+def _one(pair: tuple[str, str, str]) -> tuple[str, Review | tuple[Diagnostic, ...]]:
+    """One host's Review, its sides cut to their labels (what the fleet review shows),
+    or the diagnostics of a side that fails."""
+    from hostc.api.diffinputs import Side
+    from hostc.api.review import review
+
+    host, old, new = pair
+    try:
+        r = review(old, new)
+    except HostcError as e:
+        return host, e.diagnostics
+    return host, attrs.evolve(r, old=Side(r.old.label, {}), new=Side(r.new.label, {}))
+
+
+def _each(
+    pairs: list[tuple[str, str, str]], jobs: int | None
+) -> list[tuple[str, Review | tuple[Diagnostic, ...]]]:
+    """Every host's review, in `pairs` order: in `jobs` processes (default: one per CPU;
+    forked where the platform can, so each starts with hostc imported)."""
+    import os
+
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if jobs == 1 or len(pairs) < 2:
+        return [_one(p) for p in pairs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from hostc.api.compile import compile_file  # noqa: F401  (imported before the fork)
+
+    ctx = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
+    with ProcessPoolExecutor(max_workers=min(jobs, len(pairs)), mp_context=ctx) as pool:
+        return list(pool.map(_one, pairs))
+
+
+def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
     """Each host of OLD against the same-named host of NEW (`hostc.api.review`), each side
     a folder at a revision (`DIR@REV`) or a selection of the working tree.  A host that
     fails to compile on a side is reported with its diagnostics; the others still are."""
     from hostc.api.diffinputs import hosts_at
-    from hostc.api.review import review
 
     a, b = hosts_at(old), hosts_at(new)
     reviews: list[tuple[str, Review]] = []
     unchanged: list[str] = []
     failed: list[tuple[str, tuple[Diagnostic, ...]]] = []
-    for host in sorted(set(a) & set(b)):
-        try:
-            r = review(a[host], b[host])
-        except HostcError as e:
-            failed.append((host, e.diagnostics))
-            continue
-        (reviews.append((host, r)) if r.changed else unchanged.append(host))
+    both = [(h, a[h], b[h]) for h in sorted(set(a) & set(b))]
+    for host, r in _each(both, jobs):
+        if not isinstance(r, Review):
+            failed.append((host, r))
+        elif r.changed:
+            reviews.append((host, r))
+        else:
+            unchanged.append(host)
     first = dict(reversed(reviews))  # a group's Review: its first host's
     groups = [
         FleetGroup(hosts, first[hosts[0]]) for _, hosts in grouped((h, _key(r)) for h, r in reviews)

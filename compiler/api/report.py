@@ -116,12 +116,13 @@ def is_fleet_diff(old: str, new: str) -> bool:
     return a
 
 
-def fleet_diff(old: str, new: str) -> FleetReview:
-    """`hostc diff DIR@REV DIR`: each host's Plan diff (`plan_diff`), hosts with identical
-    changes grouped; hosts only one side has are added or removed."""
+def fleet_diff(old: str, new: str, jobs: int | None = None) -> FleetReview:
+    """`hostc diff DIR@REV DIR`: each host's Plan diff (`plan_diff`, in `jobs` processes,
+    default one per CPU), hosts with identical changes grouped; hosts only one side has
+    are added or removed."""
     from hostc.api.fleetdiff import fleet_review
 
-    return fleet_review(old, new)
+    return fleet_review(old, new, jobs)
 
 
 def fleet_review_text(review: FleetReview, fmt: str) -> str:

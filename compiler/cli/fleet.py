@@ -136,7 +136,7 @@ def many_hosts(
     )
 
 
-def fleet_diff(old: str, new: str, fmt: str) -> NoReturn:
+def fleet_diff(old: str, new: str, fmt: str, jobs: int | None) -> NoReturn:
     """`hostc diff DIR@REV DIR`: the grouped review on stdout, each host that failed to
     compile with its diagnostics on stderr; exit 2 when a host failed, 1 on a change."""
     from hostc import api
@@ -144,7 +144,7 @@ def fleet_diff(old: str, new: str, fmt: str) -> NoReturn:
 
     if fmt == "html":
         _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
-    found = _guard(lambda: api.fleet_diff(old, new))
+    found = _guard(lambda: api.fleet_diff(old, new, jobs))
     for _, diags in found.failed:
         _warn(list(diags))
     sys.stdout.write(api.fleet_review_text(found, fmt))

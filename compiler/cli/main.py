@@ -254,6 +254,7 @@ def diff_cmd(
     fmt: Annotated[
         str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
     ] = "markdown",
+    jobs: JobsOpt = None,
 ) -> None:
     """Show what changes between two specs or Plans: CPUs, settings with both reasons,
     artifacts.  Two folders of hosts (`hostc diff hosts/@main hosts/`): each host's
@@ -266,7 +267,7 @@ def diff_cmd(
     if _guard(lambda: api.is_fleet_diff(old, new)):
         from hostc.cli.fleet import fleet_diff
 
-        fleet_diff(old, new, "json" if as_json else fmt)
+        fleet_diff(old, new, "json" if as_json else fmt, jobs)
     found = _guard(lambda: api.plan_diff(old, new))
     sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
     if found.changed:

@@ -68,7 +68,7 @@ def test_a_folder_at_a_revision_groups_hosts_with_identical_changes(fleet: Path)
     assert "**unchanged (1):** dgx-r1-02" in out
     assert out.count("workloads[serve-a]") == 1, "one entry for the group, not one per host"
 
-    r = run_hostc("diff", "hosts@HEAD", "hosts", "--json", cwd=fleet)
+    r = run_hostc("diff", "hosts@HEAD", "hosts", "--json", "--jobs", "1", cwd=fleet)
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
     (group,) = doc["groups"]
