@@ -9,7 +9,7 @@ a file's changed lines.  Reasons are left out of the key (they name each host's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -117,7 +117,7 @@ def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
             reviews.append((host, r))
         else:
             unchanged.append(host)
-    first = dict(reversed(reviews))  # a group's Review: its first host's
+    first = dict(reviews)  # a group's Review: its first host's
     groups = [
         FleetGroup(hosts, first[hosts[0]]) for _, hosts in grouped((h, _key(r)) for h, r in reviews)
     ]
@@ -136,9 +136,9 @@ def _hosts(n: int) -> str:
     return f"{n} host" if n == 1 else f"{n} hosts"
 
 
-def _change_lines(
-    r: Review, text: Callable[[object], str], code: Callable[[str | None], str]
-) -> list[str]:
+def _change_lines(r: Review) -> list[str]:
+    """A group's change in Markdown, one item per line; every input text escaped."""
+    text, code = md_text, md_code
     out = [
         f"- node {text(m.node)}: CPUs {text(m.cpus)}: {text(m.old)} → {text(m.new)}"
         for m in r.plan.moves
@@ -174,7 +174,7 @@ def fleet_markdown(f: FleetReview) -> str:
     for g in f.groups:
         names = ", ".join(md_text(h) for h in g.hosts)
         out += ["", f"**{_hosts(len(g.hosts))}:** {names}", ""]
-        out += _change_lines(g.review, md_text, md_code)
+        out += _change_lines(g.review)
     for what, hosts in (("added", f.added), ("removed", f.removed), ("unchanged", f.unchanged)):
         if hosts:
             out += ["", f"**{what} ({len(hosts)}):** " + ", ".join(md_text(h) for h in hosts)]
