@@ -25,11 +25,14 @@ class Side(Record):
     artifacts: tuple[Artifact, ...] | None = None
 
 
-def _git(path: Path, rev: str, *args: str, stdin: bytes | None = None) -> bytes:
-    """`git ARGS` run in the file's own directory (any repository layout); its stdout."""
+def _git(
+    path: Path, rev: str, *args: str, stdin: bytes | None = None, cwd: Path | None = None
+) -> bytes:
+    """`git ARGS` run in the file's own directory (any repository layout), or in `cwd`;
+    its stdout."""
     try:
         r = subprocess.run(
-            ["git", "-C", str(path.parent or "."), *args],
+            ["git", "-C", str(cwd or path.parent or "."), *args],
             input=stdin,
             capture_output=True,
             timeout=60,
@@ -173,3 +176,45 @@ def load(arg: str) -> Side:
         return Side(arg, _plan_json(path, arg))
     plan, _ = compile_file(path)
     return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+
+
+def names_fleet(arg: str) -> bool:
+    """Whether a side of `hostc diff` is many hosts: a selection of the working tree (a
+    directory, glob or @list), or `DIR@REV` where DIR is a folder here or ends in `/`."""
+    from hostc.inputs import is_selection
+
+    if is_selection(arg):
+        return True
+    if "@" not in arg or Path(arg).exists():
+        return False
+    name = arg.rsplit("@", 1)[0]
+    return name in ("", ".") or name.endswith("/") or Path(name).is_dir()
+
+
+def hosts_at(arg: str) -> dict[str, str]:
+    """A fleet side of `hostc diff`: host name → its spec as `load` takes it.  `DIR@REV`
+    is the folder's hosts (`*.toml`, `*/node.toml`, as `hostc build DIR/` selects them)
+    as git has them at REV; anything else is a selection of the working tree."""
+    from hostc.api.selection import named, select
+
+    path = Path(arg)
+    if "@" not in arg or arg.startswith("@") or path.exists():
+        return {h.name: str(h.spec) for h in select(arg)}
+    name, rev = arg.rsplit("@", 1)
+    if not rev or rev.startswith("-"):
+        raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
+    folder = Path(name or ".")
+    inside = folder.is_dir()  # listed from inside (the repository's root works too), or
+    tree = f"{rev}:./" if inside else f"{rev}:./{folder.name}"  # from its parent when gone
+    ls = ("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree)
+    listing = _git(folder, rev, *ls, cwd=folder if inside else None)
+    names = listing.decode("utf-8", "replace").split("\0")
+    specs = [
+        folder / n
+        for n in sorted(names)
+        if ("/" not in n and n.endswith(".toml"))
+        or (n.count("/") == 1 and n.endswith("/node.toml"))
+    ]
+    if not specs:
+        raise HostcError([file_error(arg, f"names no spec at {rev} (no *.toml or */node.toml)")])
+    return {h.name: f"{h.spec}@{rev}" for h in named(specs)}

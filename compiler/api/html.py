@@ -40,12 +40,12 @@ def page(r: Review) -> str:
         f"<h1>{markup(title)}</h1>",
         f"<p>{_verdict(r)}</p>",
         *([f"<p><b>On a running host:</b> {markup(disruption_line(r))}</p>"] if r.changed else []),
-        "<h2>Partition</h2>",
-        '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r)) + "</div>",
-        "<h2>CPUs that change role</h2>",
-        _moves(r),
         "<h2>Settings</h2>",
         _settings(r),
+        "<h2>CPUs that change role</h2>",
+        _moves(r),
+        "<h2>Partition</h2>",
+        _pictures(r),
         "<h2>Artifacts</h2>",
         _files(r),
     ]
@@ -75,6 +75,16 @@ def _moved(r: Review) -> CpuSet:
     return out
 
 
+def _pictures(r: Review) -> str:
+    """Both pictures side by side; folded when no CPU changes its role."""
+    pics = '<div class="pics">' + _picture(r.old, _moved(r)) + _picture(r.new, _moved(r))
+    if r.plan.moves:
+        return pics + "</div>"
+    return (
+        f"<details><summary>unchanged: the partition of both sides</summary>{pics}</div></details>"
+    )
+
+
 def _picture(side: Side, changed: CpuSet) -> str:
     caption = f"<figcaption>{markup(side.label)}</figcaption>"
     if side.plan is None:
@@ -97,11 +107,37 @@ def _moves(r: Review) -> str:
 
 
 def _settings(r: Review) -> str:
-    """Every setting of both sides; the changed ones highlighted, with both reasons."""
+    """Every setting of both sides: the changed ones first, highlighted, with both
+    reasons; the unchanged ones after them, folded (`<details>`), each in Plan order."""
     a, b = with_partition(r.old.data), with_partition(r.new.data)
     changes = {s.name: s.change for s in r.plan.settings}
+    names = [*a, *(k for k in b if k not in a)]
+    changed = [n for n in names if n in changes]
+    same = [n for n in names if n not in changes]
+    head = "".join(
+        f"<th>{h}</th>" for h in ("setting", "change", "old", "new", "old reason", "new reason")
+    )
+    out = (
+        f"<table><tr>{head}</tr>{_rows(changed, a, b, changes)}</table>"
+        if changed
+        else '<p class="none">No setting changes.</p>'
+    )
+    if same:
+        out += (
+            f"<details><summary>{len(same)} unchanged setting(s)</summary>"
+            f"<table><tr>{head}</tr>{_rows(same, a, b, changes)}</table></details>"
+        )
+    return out
+
+
+def _rows(
+    names: list[str],
+    a: dict[str, tuple[dict[str, str], str | None]],
+    b: dict[str, tuple[dict[str, str], str | None]],
+    changes: dict[str, str],
+) -> str:
     rows = []
-    for name in [*a, *(k for k in b if k not in a)]:
+    for name in names:
         x, y = a.get(name), b.get(name)
         change = changes.get(name, "")
         cells = [
@@ -117,10 +153,7 @@ def _settings(r: Review) -> str:
             for i, c in enumerate(cells)
         )
         rows.append(f'<tr class="{change or "same"}">{tds}</tr>')
-    head = "".join(
-        f"<th>{h}</th>" for h in ("setting", "change", "old", "new", "old reason", "new reason")
-    )
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return "".join(rows)
 
 
 def _line(text: str) -> str:

@@ -14,6 +14,7 @@ from hostc.patharg import as_path, of_type
 from hostc.plan.model import Plan
 
 if TYPE_CHECKING:
+    from hostc.api.fleetdiff import FleetReview
     from hostc.api.review import Review
     from hostc.audit import Finding
     from hostc.report.explain import Explanation
@@ -91,6 +92,50 @@ def plan_diff(old: str, new: str) -> Review:
     from hostc.api.review import review
 
     return review(old, new)
+
+
+def is_fleet_diff(old: str, new: str) -> bool:
+    """Whether `hostc diff OLD NEW` compares folders of hosts (`fleet_diff`): both sides
+    name many hosts; one side only is a HostcError."""
+    from hostc.api.diffinputs import names_fleet
+    from hostc.diagnostics import file_error
+
+    a, b = names_fleet(old), names_fleet(new)
+    if a != b:
+        one = old if a else new
+        raise HostcError(
+            [
+                file_error(
+                    one,
+                    "names many hosts, the other side one spec",
+                    hint="compare a folder with a folder (hostc diff hosts/@main hosts/) or "
+                    "a spec with a spec (hostc diff hosts/a.toml@main hosts/a.toml)",
+                )
+            ]
+        )
+    return a
+
+
+def fleet_diff(old: str, new: str, jobs: int | None = None) -> FleetReview:
+    """`hostc diff DIR@REV DIR`: each host's Plan diff (`plan_diff`, in `jobs` processes,
+    default one per CPU), hosts with identical changes grouped; hosts only one side has
+    are added or removed."""
+    from hostc.api.fleetdiff import fleet_review
+
+    return fleet_review(old, new, jobs)
+
+
+def fleet_review_text(review: FleetReview, fmt: str) -> str:
+    """`hostc diff DIR@REV DIR --format markdown|json`."""
+    if fmt == "json":
+        import json
+
+        from hostc.api.fleetdiff import fleet_json
+
+        return json.dumps(fleet_json(review), indent=2, ensure_ascii=False) + "\n"
+    from hostc.api.fleetdiff import fleet_markdown
+
+    return fleet_markdown(review)
 
 
 def audit(plan: Plan, root: str | os.PathLike[str] = Path("/")) -> list[Finding]:

@@ -119,7 +119,7 @@ def md_text(text: object) -> str:
     return "".join("\\" + c if c in _MD_PUNCT else c for c in s)
 
 
-def _code(text: str | None) -> str:
+def md_code(text: str | None) -> str:
     """Inline Markdown code for any value: one line, terminal-unsafe characters escaped,
     fenced by one backtick more than its longest backtick run (code spans take no HTML)."""
     if text is None or text == "":
@@ -147,21 +147,21 @@ def to_markdown(r: Review) -> str:
     out += ["", "**Settings**", ""]
     for s in r.plan.settings:
         if s.change == "changed" and not (s.old or s.new):
-            out.append(f"- reason changed for {_code(s.name)}")
+            out.append(f"- reason changed for {md_code(s.name)}")
             out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
             out.append(f"  - now: {md_text(s.new_reason or '(no reason)')}")
         elif s.change == "changed":
-            out.append(f"- changed {_code(s.name)}: {_code(s.old)} → {_code(s.new)}")
+            out.append(f"- changed {md_code(s.name)}: {md_code(s.old)} → {md_code(s.new)}")
             if s.old_reason == s.new_reason:
                 out.append(f"  - why (both): {md_text(s.new_reason or '(no reason)')}")
             else:
                 out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
                 out.append(f"  - now: {md_text(s.new_reason or '(no reason)')}")
         elif s.change == "added":
-            out.append(f"- added {_code(s.name)}: {_code(s.new)}")
+            out.append(f"- added {md_code(s.name)}: {md_code(s.new)}")
             out.append(f"  - why: {md_text(s.new_reason or '(no reason)')}")
         else:
-            out.append(f"- removed {_code(s.name)}: {_code(s.old)}")
+            out.append(f"- removed {md_code(s.name)}: {md_code(s.old)}")
             out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
     if not r.plan.settings:
         out.append("- no setting changes")

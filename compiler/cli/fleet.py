@@ -26,9 +26,12 @@ def report(
     *,
     quiet: bool = False,
     as_json: bool = False,
+    grouped: bool = False,
+    diffs: bool = True,
 ) -> NoReturn:
     """Run every host, print, and exit: 2 when a host failed (the others are still
-    written), 1 when `--check` found a difference, else 0."""
+    written), 1 when `--check` found a difference, else 0.  `grouped` (pre-commit): the
+    stale hosts grouped by identical changes first, the unified diffs only with `diffs`."""
     from hostc.api import fleet
     from hostc.cli import fleet_view
     from hostc.cli.text import unescaped
@@ -54,7 +57,12 @@ def report(
     elif as_json:
         typer.echo(json.dumps({"hosts": [row(r) for r in results]}, indent=2))
     elif job.compare:
-        sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
+        if grouped:
+            from hostc.api.fleetdiff import stale_summary
+
+            sys.stdout.write(stale_summary([(r.host, r.differences) for r in results]))
+        if diffs:
+            sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
     if not quiet:
         typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
     if any(not r.ok for r in results):
@@ -113,5 +121,31 @@ def many_hosts(
     jobs: int | None,
     quiet: bool = False,
     as_json: bool = False,
+    grouped: bool = False,
+    diffs: bool = True,
 ) -> NoReturn:
-    report(hosts, job, jobs, lambda diags: _warn(list(diags)), quiet=quiet, as_json=as_json)
+    report(
+        hosts,
+        job,
+        jobs,
+        lambda diags: _warn(list(diags)),
+        quiet=quiet,
+        as_json=as_json,
+        grouped=grouped,
+        diffs=diffs,
+    )
+
+
+def fleet_diff(old: str, new: str, fmt: str, jobs: int | None) -> NoReturn:
+    """`hostc diff DIR@REV DIR`: the grouped review on stdout, each host that failed to
+    compile with its diagnostics on stderr; exit 2 when a host failed, 1 on a change."""
+    from hostc import api
+    from hostc.cli.base import _usage
+
+    if fmt == "html":
+        _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
+    found = _guard(lambda: api.fleet_diff(old, new, jobs))
+    for _, diags in found.failed:
+        _warn(list(diags))
+    sys.stdout.write(api.fleet_review_text(found, fmt))
+    raise typer.Exit(2 if found.failed else 1 if found.changed else 0)

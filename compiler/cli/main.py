@@ -150,9 +150,14 @@ def pre_commit_cmd(
         list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
     ] = None,
     jobs: JobsOpt = None,
+    show_diff: Annotated[
+        bool, typer.Option("--diff", help="also print each stale file's unified diff")
+    ] = False,
 ) -> None:
     """`hostc build --check` for the hosts whose inputs (the spec, a file it extends, its
-    topology snapshot) or committed output (OUT/<host>/) changed."""
+    topology snapshot) or committed output (OUT/<host>/) changed.  Prints the stale hosts
+    grouped by identical changes (each file's changed lines), with --diff every file's
+    unified diff too.  Exit 0 when current, 1 when a host is stale, 2 on bad input."""
     from hostc.api import fleet
 
     selected = _guard(lambda: fleet.select(hosts))
@@ -163,7 +168,7 @@ def pre_commit_cmd(
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     from hostc.cli.fleet import many_hosts
 
-    many_hosts(chosen, job, jobs)
+    many_hosts(chosen, job, jobs, grouped=True, diffs=show_diff)
 
 
 @app.command("check")
@@ -257,13 +262,20 @@ def diff_cmd(
     fmt: Annotated[
         str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
     ] = "markdown",
+    jobs: JobsOpt = None,
 ) -> None:
     """Show what changes between two specs or Plans: CPUs, settings with both reasons,
-    artifacts.  Exit 0 without a change, 1 with one (like diff(1)), 2 on bad input."""
+    artifacts.  Two folders of hosts (`hostc diff hosts/@main hosts/`): each host's
+    change, hosts with identical changes grouped.  Exit 0 without a change, 1 with one
+    (like diff(1)), 2 on bad input (a host that fails to compile, the others shown)."""
     from hostc import api
 
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    if _guard(lambda: api.is_fleet_diff(old, new)):
+        from hostc.cli.fleet import fleet_diff
+
+        fleet_diff(old, new, "json" if as_json else fmt, jobs)
     found = _guard(lambda: api.plan_diff(old, new))
     sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
     if found.changed:

@@ -75,3 +75,15 @@ def test_review_page_is_self_contained_well_nested_and_escaped(tmp_path: Path) -
 def test_browser_draws_the_review_page(tmp_path: Path) -> None:
     page, _ = _page(tmp_path)
     browser_check(page, 1400, 1000, tmp_path)
+
+
+def test_review_page_leads_with_the_change_and_folds_what_did_not(tmp_path: Path) -> None:
+    _, text = _page(tmp_path)
+    settings = text.index("<h2>Settings</h2>")
+    assert settings < text.index("<h2>Partition</h2>"), "the change comes before the pictures"
+    changed, folded = text.index('class="changed"', settings), text.index("<details>", settings)
+    assert changed < folded, "changed settings first"
+    unchanged = text[folded : text.index("</details>", folded)]
+    assert "unchanged setting(s)</summary>" in unchanged
+    assert 'class="same"' in unchanged and 'class="changed"' not in unchanged
+    assert 'class="same"' not in text[settings:folded], "every unchanged row is folded"

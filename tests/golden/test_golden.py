@@ -3,7 +3,7 @@
 File targets and plan.json are kept in full; the wrapper targets as a decoded view
 (wrappers.yaml: a body a file target shows is named, the rest pinned by its frame's sha256).
 Regenerate after an intended change, then read the diff as a reviewer would:
-    python -m pytest --regen && git diff golden/
+    python -m pytest --regen tests/golden && git diff golden/
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from plan_delta import ABSENT, leaves
 from hostc import api
 from hostc.api import fleet
 from hostc.delivery.owned import RECORD
+from hostc.diagnostics import HostcError
 from hostc.report import plan_view
 from hostc.topology import snapshot
 
@@ -53,7 +54,28 @@ def test_golden_is_current(name: str) -> None:
         applicable = {n for n, t in api.targets().items() if t.applies(plan) is None}
         assert {a.target for a in arts} == applicable, "every target has golden output"
     delta = tree_diff(golden_tree(name, SPECS[name]), read_tree(GOLDEN / name))
-    assert delta == "", f"golden/{name} is stale; run `{COMMAND}`:\n{delta}"
+    if delta:
+        pytest.fail(stale_message(name, delta), pytrace=False)  # whole, not truncated
+
+
+def stale_message(name: str, delta: str) -> str:
+    """A stale golden tree's failure: the command, the Plan-level change as `hostc diff`
+    shows it (golden plan.json → the spec now), then every file's diff."""
+    saved = GOLDEN / name / "plan.json"
+    try:
+        summary = api.review_text(api.plan_diff(str(saved), str(SPECS[name])), "markdown")
+    except HostcError as e:
+        summary = f"(no Plan-level summary: {e})\n"
+    head = f"golden/{name} is stale; run `{COMMAND}` and review `git diff golden/`"
+    return f"{head}\n\n{summary}\n{delta}"
+
+
+def test_a_stale_golden_message_shows_the_command_and_the_plan_change() -> None:
+    name = "dgx-h100-inference"
+    message = stale_message(name, "--- a/x\n+++ b/x\n")
+    assert "`python -m pytest --regen tests/golden`" in message
+    assert f"### hostc diff: {GOLDEN / name / 'plan.json'}" in message
+    assert message.endswith("--- a/x\n+++ b/x\n")
 
 
 def test_a_changed_wrapper_byte_shows_in_the_decoded_view() -> None:

@@ -1,5 +1,5 @@
 """Issue 32, class 4: text is escaped where it leaves hostc, one function per medium
-(terminal: `diagnostics.terminal`, Markdown: `review.md_text`/`_code`), and spec and
+(terminal: `diagnostics.terminal`, Markdown: `review.md_text`/`md_code`), and spec and
 snapshot strings refuse the bidi and zero-width characters as they refuse controls."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from hostc.api.review import _code, md_text
+from hostc.api.review import md_code, md_text
 from hostc.cli.text import TerminalSafe
 from hostc.diagnostics import terminal
 from hostc.knowledge import charsets
@@ -91,7 +91,7 @@ def test_markdown_text_renders_literally(s: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(HOSTILE.filter(lambda s: s.strip() != ""))
 def test_markdown_code_is_one_code_span(s: str) -> None:
-    md = f"- changed {_code(s)}: x"
+    md = f"- changed {md_code(s)}: x"
     kinds = _inline_tokens(md)
     assert kinds.count("code_inline") == 1
     assert not {"html_inline", "html_block"} & set(kinds)
