@@ -17,14 +17,16 @@ base.  attrs would otherwise write and compile these three methods anew for each
 
 A class that needs other semantics (`order=True`, identity `eq=False`, methods of
 its own) keeps plain `@attrs.frozen`.
+
+`FrozenMap` is the table such a value holds where a dict would let it change.
 """
 
 from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -87,3 +89,37 @@ class Record:
             return f"{name}({', '.join(parts)})"
         finally:
             seen.discard(id(self))
+
+
+K = TypeVar("K")
+V_co = TypeVar("V_co", covariant=True)
+
+
+class FrozenMap(Mapping[K, V_co]):
+    """A table that cannot change: what a loaded spec holds where node.toml has a table
+    (`[sysctl]`, `modules.options` …), as it holds tuples where node.toml has an array.
+    Equal to any mapping with the same items (a dict included), hashable when its values
+    are, and it pickles; `dict(m)` is a mutable copy."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[K, V_co] | Iterable[tuple[K, V_co]] = ()) -> None:
+        self._items: dict[K, V_co] = dict(items)
+
+    def __getitem__(self, key: K) -> V_co:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenMap[K, V_co]], tuple[dict[K, V_co]]]:
+        return (self.__class__, (self._items,))

@@ -100,13 +100,14 @@ def compile_plan(
 
 
 def _typed(spec: object, file: str) -> HostSpec:
-    """`spec` with every field of its declared type: a loaded spec as it is, any other
-    one rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
-    from hostc.spec.load import LOADED, from_data, to_data
+    """`spec` with every field of its declared type: one the loader's converter made as
+    it is (it cannot have changed since), any other one, `attrs.evolve`d or built in
+    Python, rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
+    from hostc.spec.load import converted, from_data, to_data
 
     if not isinstance(spec, HostSpec):
         raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
-    if LOADED.get(id(spec)) is spec:
+    if converted(spec):
         return spec
     try:
         data = to_data(spec)

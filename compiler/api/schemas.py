@@ -6,6 +6,7 @@ are stale.  Field metadata gives each property its description and example.
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 import json
 import types
@@ -32,9 +33,9 @@ def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     if origin in (typing.Union, types.UnionType):
         options = [_type(a, defs) for a in args if a is not type(None)]
         return options[0] if len(options) == 1 else {"anyOf": options}
-    if origin is list:
+    if origin in (list, tuple):  # a spec's arrays are `tuple[X, ...]`
         return {"type": "array", "items": _type(args[0], defs)}
-    if origin is dict:
+    if origin in (dict, collections.abc.Mapping):  # a spec's tables are `Mapping[K, V]`
         schema: dict[str, Any] = {"type": "object", "additionalProperties": _type(args[1], defs)}
         if args[0] is int:
             schema["propertyNames"] = {"pattern": "^[0-9]+$"}

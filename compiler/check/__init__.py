@@ -21,7 +21,6 @@ from hostc.resolve import Resolved
 Rule = Callable[[Resolved], Iterable[Diagnostic]]
 
 RULES: tuple[Rule, ...] = (
-    host.names_valid,
     host.systemd_binds_memory,
     host.systemd_contains_workloads,
     release.sysctls_exist,
@@ -46,7 +45,7 @@ RULES: tuple[Rule, ...] = (
     memory.hugepages_fit,
     memory.hugepages_kernel,
     kernel.extra_args_safe,
-    kernel.sysctls_valid,
+    kernel.sysctls_tuned_writes,
     kernel.limits_valid,
     kernel.preset_excludes_known,
     kubelet_rules.version_supported,

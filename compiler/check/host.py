@@ -1,28 +1,14 @@
-"""Host rules: names are plain words, and what the release's systemd can do for the workloads."""
+"""Host rules: what the release's systemd can do for the workloads (names are the
+converter's: `spec.text.Name`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, warning
 from hostc.knowledge import distro as osfacts
 from hostc.resolve import Resolved
 from hostc.topology.model import OsRelease
-
-
-def names_valid(r: Resolved) -> Iterator[Diagnostic]:
-    """Names go into comments, file names and `hostc plan` lines: one plain word each.
-
-    The loader refuses bad names already; a HostSpec built in Python gets the same rule.
-    """
-    from hostc.spec.text import name_problem
-
-    spec = r.spec
-    named = [("host.name", spec.host.name)]
-    named += [(f"workload[{i}].name", w.name) for i, w in enumerate(spec.workload)]
-    for path, name in named:
-        if (problem := name_problem(name)) is not None:
-            yield error(path, problem)
 
 
 def _workload_release(r: Resolved) -> OsRelease | None:

@@ -7,7 +7,6 @@ error about it echoes its content.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,12 +28,6 @@ if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
 
 SPEC_VERSION = 1
-
-
-#: Specs this converter made, by id (HostSpec holds lists, so it is not hashable):
-#: typed by construction, so `api.compile_plan` need not rebuild them.  Weak values,
-#: so an entry goes with its spec and an id is never taken for a later object's.
-LOADED: weakref.WeakValueDictionary[int, HostSpec] = weakref.WeakValueDictionary()
 
 
 def loads(text: str, file: str = "node.toml") -> HostSpec:
@@ -76,8 +69,14 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
         raise HostcError(with_file(diagnostics(e), file, text)) from None
-    LOADED[id(spec)] = spec
+    object.__setattr__(spec, "_converted", True)  # see `Converted`
     return spec
+
+
+def converted(spec: HostSpec) -> bool:
+    """Whether `from_data` made this very spec (`model.Converted`): typed and immutable,
+    so it need not be structured again."""
+    return getattr(spec, "_converted", False) is True
 
 
 def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Layered]:
@@ -131,6 +130,6 @@ def to_data(value: Any) -> Any:
         }
     if isinstance(value, list | tuple):
         return [to_data(v) for v in value]
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {str(k): to_data(v) for k, v in value.items()}
     raise TypeError(f"{type(value).__name__} is no node.toml value")

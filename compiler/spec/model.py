@@ -9,13 +9,14 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import Literal
 
 import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
-from hostc.record import Record
+from hostc.record import FrozenMap, Record
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
 from hostc.spec.model_runtime import Cpufreq as Cpufreq
@@ -119,7 +120,7 @@ class Cpu(Record):
             "workload",
         ),
     )
-    mechanisms: list[Mechanism] | None = attrs.field(
+    mechanisms: tuple[Mechanism, ...] | None = attrs.field(
         default=None,
         metadata=doc(
             "how isolated CPUs are isolated (default: isolcpus, rcu_nocbs, irqaffinity, "
@@ -128,7 +129,7 @@ class Cpu(Record):
             ["isolcpus", "rcu_nocbs", "irqaffinity"],
         ),
     )
-    isolcpus_flags: list[IsolcpusFlag] | None = attrs.field(
+    isolcpus_flags: tuple[IsolcpusFlag, ...] | None = attrs.field(
         default=None,
         metadata=doc(
             "isolcpus= flags (default: managed_irq only; `domain` also takes the CPUs out of "
@@ -150,14 +151,14 @@ class Cpu(Record):
 @attrs.frozen(repr=False, eq=False)
 class Workload(Record):
     name: Name = attrs.field(metadata=doc("service name", "vllm"))
-    gpus: list[str] = attrs.field(
-        factory=list, metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
+    gpus: tuple[str, ...] = attrs.field(
+        default=(), metadata=doc("GPUs it serves on, by snapshot name", ["GPU0", "GPU1"])
     )
     unit: str | None = attrs.field(
         default=None,
         metadata=doc("its systemd unit (default `<name>.service`)", "vllm.service"),
     )
-    nodes: list[int] | None = attrs.field(
+    nodes: tuple[int, ...] | None = attrs.field(
         default=None,
         metadata=doc("NUMA nodes to run on, for a service without GPUs (instead of gpus)", [0]),
     )
@@ -190,7 +191,7 @@ class Hugepages(Record):
         default=None,
         metadata=doc("default_hugepagesz (default: `size`)", "1G"),
     )
-    per_node: dict[int, int] | None = attrs.field(
+    per_node: Mapping[int, int] | None = attrs.field(
         default=None, metadata=doc("pages per NUMA node", {"0": 8, "1": 8})
     )
     total: int | None = attrs.field(
@@ -225,8 +226,8 @@ class Kernel(Record):
             "runtime",
         ),
     )
-    extra_args: list[KernelArgText] = attrs.field(
-        factory=list, metadata=doc("further kernel arguments, verbatim", ["nosoftlockup"])
+    extra_args: tuple[KernelArgText, ...] = attrs.field(
+        default=(), metadata=doc("further kernel arguments, verbatim", ["nosoftlockup"])
     )
     transparent_hugepage_defrag: ThpDefrag | None = attrs.field(
         default=None,
@@ -263,8 +264,8 @@ class Kernel(Record):
 
 @attrs.frozen(repr=False, eq=False)
 class Preset(Record):
-    exclude: list[str] = attrs.field(
-        factory=list,
+    exclude: tuple[str, ...] = attrs.field(
+        default=(),
         metadata=doc(
             "preset settings to leave out, by key (sysctl name, kernel argument or limit)",
             ["net.core.somaxconn"],
@@ -272,19 +273,30 @@ class Preset(Record):
     )
 
 
+class Converted:
+    """The mark of a HostSpec that `spec.load.from_data`'s converter made: one slot, no
+    attrs field.  Such a spec has every value of its declared type and cannot change
+    (tuples and FrozenMaps all the way down), so `api.compile_plan` takes it as it is.
+    Being no field, the mark is in no `__init__`, equality, repr, copy or pickle, and
+    `attrs.evolve` makes a new spec without it: a spec changed that way, or built in
+    Python, goes through the converter again.  `spec.load` sets and reads it."""
+
+    __slots__ = ("_converted",)
+
+
 @attrs.frozen(repr=False, eq=False)
-class HostSpec(Record):
+class HostSpec(Record, Converted):
     host: Host = attrs.field(metadata=doc("what the node is"))
     version: int = attrs.field(default=1, metadata=doc("node.toml format version", 1))
     cpu: Cpu = attrs.field(factory=Cpu, metadata=doc("CPU partition and isolation"))
-    workload: list[Workload] = attrs.field(
-        factory=list, metadata=doc("services pinned to their GPUs' NUMA nodes")
+    workload: tuple[Workload, ...] = attrs.field(
+        default=(), metadata=doc("services pinned to their GPUs' NUMA nodes")
     )
     hugepages: Hugepages | None = attrs.field(
         default=None, metadata=doc("boot-time hugepage reservation (off unless asked)")
     )
-    sysctl: dict[str, int | str] = attrs.field(
-        factory=dict, metadata=doc("sysctl overrides", {"vm.swappiness": 1})
+    sysctl: Mapping[str, int | str] = attrs.field(
+        factory=FrozenMap, metadata=doc("sysctl overrides", {"vm.swappiness": 1})
     )
     limits: Limits = attrs.field(factory=Limits, metadata=doc("resource limits"))
     kernel: Kernel = attrs.field(factory=Kernel, metadata=doc("kernel command line"))

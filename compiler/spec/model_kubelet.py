@@ -3,11 +3,13 @@ version, as attrs classes whose names are the TOML keys (see `hostc.spec.model`)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from hostc.fielddoc import doc
 from hostc.knowledge.kubelet import KubeVersion, Quantity
-from hostc.record import Record
+from hostc.record import FrozenMap, Record
 from hostc.vocab import (
     ContainerRuntime,
     CpuManagerPolicy,
@@ -66,8 +68,8 @@ class Kubelet(Record):
             "CPU manager policy (default static: Guaranteed pods get whole CPUs)", "static"
         ),
     )
-    cpu_manager_policy_options: list[str] = attrs.field(
-        factory=list,
+    cpu_manager_policy_options: tuple[str, ...] = attrs.field(
+        default=(),
         metadata=doc("static-policy options, checked against `version`", ["full-pcpus-only"]),
     )
     strict_cpu_reservation: bool | None = attrs.field(
@@ -95,8 +97,8 @@ class Kubelet(Record):
         default=None,
         metadata=doc("topology manager scope: container or pod", "pod"),
     )
-    topology_manager_policy_options: dict[str, str] = attrs.field(
-        factory=dict,
+    topology_manager_policy_options: Mapping[str, str] = attrs.field(
+        factory=FrozenMap,
         metadata=doc(
             "topology-manager options, checked against `version`: prefer-closest-numa-nodes "
             '("true") and max-allowable-numa-nodes (a count above 8, for hosts with more '
@@ -114,15 +116,15 @@ class Kubelet(Record):
     system_reserved: KubeletReserved | None = attrs.field(
         default=None, metadata=doc("systemReserved: for the OS daemons")
     )
-    eviction_hard: dict[str, str] = attrs.field(
-        factory=dict,
+    eviction_hard: Mapping[str, str] = attrs.field(
+        factory=FrozenMap,
         metadata=doc(
             "hard eviction thresholds by signal (memory.available defaults to 100Mi; the "
             "kubelet's other defaults are kept unless set)",
             {"memory.available": "500Mi"},
         ),
     )
-    reserved_memory: dict[int, Quantity] | None = attrs.field(
+    reserved_memory: Mapping[int, Quantity] | None = attrs.field(
         default=None,
         metadata=doc(
             "memory reserved per NUMA node (default: derived so it adds up); must add up to "

@@ -4,10 +4,12 @@ are the TOML keys (see `hostc.spec.model`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 from hostc.fielddoc import doc
-from hostc.record import Record
+from hostc.record import FrozenMap, Record
 from hostc.spec.text import IfName
 from hostc.vocab import (
     Epp,
@@ -68,15 +70,15 @@ class Irq(Record):
 
 @attrs.frozen(repr=False, eq=False)
 class Modules(Record):
-    blacklist: list[str] = attrs.field(
-        factory=list, metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
+    blacklist: tuple[str, ...] = attrs.field(
+        default=(), metadata=doc("modules to blacklist", ["bluetooth", "btusb"])
     )
     hard_block: bool = attrs.field(
         default=False,
         metadata=doc("also `install <module> /bin/false`: explicit loads fail too", False),
     )
-    options: dict[str, str] = attrs.field(
-        factory=dict, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
+    options: Mapping[str, str] = attrs.field(
+        factory=FrozenMap, metadata=doc("module options", {"nvidia": "NVreg_EnableGpuFirmware=0"})
     )
     gpudirect: GpuDirect | None = attrs.field(
         default=None,
@@ -92,8 +94,8 @@ class Modules(Record):
 
 @attrs.frozen(repr=False, eq=False)
 class Services(Record):
-    disable: list[str] = attrs.field(
-        factory=list,
+    disable: tuple[str, ...] = attrs.field(
+        default=(),
         metadata=doc("systemd units to disable and stop", ["cups.service", "avahi-daemon.service"]),
     )
 

@@ -26,7 +26,8 @@ hostc's TOML dialect:
 * `limits.memlock` is KiB or `"unlimited"` (`"infinity"` and -1 read as unlimited);
 * `[sysctl]` keys are dotted or slashed (`vm/swappiness` is `vm.swappiness`), two
   spellings of one key are an error naming both, values are one line each;
-* an optional value (`X | None`) is absent or an `X`: TOML has no null.
+* an optional value (`X | None`) is absent or an `X`: TOML has no null;
+* a spec's arrays are tuples, its tables FrozenMaps: a loaded spec cannot change.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import functools
 import operator
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 import attrs
@@ -45,7 +46,7 @@ from cattrs.errors import IterableValidationError, IterableValidationNote
 
 from hostc.cpuset import CpuSet
 from hostc.knowledge.kubelet import KubeVersion, Quantity
-from hostc.record import Record
+from hostc.record import FrozenMap, Record
 from hostc.spec.structure_errors import diagnostics as diagnostics
 from hostc.spec.text import shown
 from hostc.units import PageSize
@@ -283,17 +284,25 @@ def _sysctls(v: Any, _: Any) -> dict[str, int | str]:
 
 
 def _strict_list(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
-    """cattrs would split a string into characters; TOML arrays only."""
+    """cattrs would split a string into characters; TOML arrays only (a spec's as tuples)."""
     from cattrs.cols import list_structure_factory
 
-    inner = list_structure_factory(t, conv)
+    items: Any = types.GenericAlias(list, typing.get_args(t)[:1])
+    inner, frozen = list_structure_factory(items, conv), typing.get_origin(t) is tuple
 
     def hook(v: Any, _: Any) -> Any:
         if not isinstance(v, list):
             raise TypeError(f"expected an array, got {_kind(v)}")
-        return inner(v, t)
+        return tuple(inner(v, items)) if frozen else inner(v, items)
 
     return hook
+
+
+def _frozen_table(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    """A spec's table (`Mapping[K, V]`): read by the `dict[K, V]` hook, held as a FrozenMap."""
+    table: Any = types.GenericAlias(dict, typing.get_args(t))
+    inner = conv.get_structure_hook(table)
+    return lambda v, _: FrozenMap(inner(v, table))
 
 
 def _table(cl: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
@@ -327,7 +336,8 @@ def _optional_union(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]
 
 
 def _is_list(t: Any) -> bool:
-    return typing.get_origin(t) is list
+    origin, args = typing.get_origin(t), typing.get_args(t)
+    return origin is list or (origin is tuple and len(args) == 2 and args[1] is Ellipsis)
 
 
 class _Converters:
@@ -362,6 +372,9 @@ def make_converter(detailed: bool) -> cattrs.Converter:
     c.register_structure_hook(enum.StrEnum, _enum)
     c.register_structure_hook(enum.Enum, _enum)
     c.register_structure_hook_factory(_is_list, _strict_list)
+    c.register_structure_hook_factory(
+        lambda t: getattr(t, "__origin__", None) is Mapping, _frozen_table
+    )
     c.register_structure_hook_factory(attrs.has, _table)
     # after attrs.has: these attrs value types are TOML scalars, not tables
     for syntax in SCALARS:
