@@ -155,6 +155,8 @@ def load(arg: str) -> Side:
     path = Path(arg)
     if "@" in arg and not path.exists():
         name, rev = arg.rsplit("@", 1)
+        if not rev or rev.startswith("-"):  # never an option to git
+            raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
         spec_path = Path(name)
         from hostc.api.compile import compile_layered
         from hostc.spec.load import loads

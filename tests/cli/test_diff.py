@@ -190,3 +190,11 @@ def test_a_broken_plan_json_is_one_error_naming_the_file(tmp_path: Path, content
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith(f"error: {bad}: not ") and "Traceback" not in r.stderr
     assert r.stdout == ""
+
+
+def test_a_spec_at_a_revision_that_reads_as_an_option_is_refused(tmp_path: Path) -> None:
+    """`SPEC@REV` hands REV to git: a REV starting with `-` would be read as an option."""
+    r = run_hostc("diff", "node.toml@--output=x", DGX / "node.toml", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "'--output=x' is not a revision" in r.stderr
+    assert "Traceback" not in r.stderr
