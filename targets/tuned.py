@@ -114,28 +114,47 @@ _EPB = {"performance": "performance", "power": "powersave"}
 
 def energy_perf_bias(plan: Plan) -> str | None:
     """EPB beside EPP, for older Intel CPUs whose HWP lacks EPP; None where it is not taken."""
-    epp = plan.runtime.epp
+    epp = plan.runtime.tunable(t.EPP)
     if epp is None or plan.host.cpu_vendor is not Vendor.INTEL:
         return None
     return _EPB.get(epp.value)
 
 
-#: How the profile spells each setting of the table it carries (TuneD's @command_set):
-#: (setting, section, option); in section `sysfs` the option is the row's sysfs path.
-#: EPP and the C-state limit have rules of their own (energy_perf_bias, force_latency).
-SPELLING: tuple[tuple[Setting[Any], str, str], ...] = (
-    (t.GOVERNOR, "cpu", "governor"),
-    (t.THP, "vm", "transparent_hugepages"),
-    (t.THP_DEFRAG, "vm", "transparent_hugepage.defrag"),
-)
+#: How the profile spells the sysfs rows TuneD has an option for (its @command_set):
+#: setting → (section, option).  Every other row of `plan.runtime.tunables` goes to
+#: `[sysfs]` under its row's path, so a new sysfs knob needs no line here.  EPP's
+#: `[cpu]` option needs TuneD 2.20 (`plan.host.tuned.epp`): before, `[sysfs]` too; its
+#: `[cpu]` lines (with energy_perf_bias) are the template's.
+OPTION: dict[Setting[Any], tuple[str, str]] = {
+    t.GOVERNOR: ("cpu", "governor"),
+    t.EPP: ("cpu", "energy_performance_preference"),
+    t.THP_DEFRAG: ("vm", "transparent_hugepage.defrag"),
+}
+#: Other words the profile writes for a row (`hostc explain` finds its lines by them).
+ALSO: dict[Setting[Any], tuple[str, ...]] = {t.EPP: ("energy_perf_bias",)}
+#: The boot setting THP, which TuneD also applies at runtime.
+THP_OPTION = "transparent_hugepages"
+
+
+def spelled(plan: Plan, s: Setting[Any]) -> tuple[str, str]:
+    """(section, option) of a sysfs row in this host's profile."""
+    f = s.sysfs
+    assert f is not None, s.name  # a sysfs row names its file
+    where = OPTION.get(s)
+    if where is None or (s is t.EPP and not plan.host.tuned.epp):
+        return "sysfs", f.path
+    return where
 
 
 def options(plan: Plan, section: str) -> list[tuple[Reason, str, str]]:
-    """(reason, option, value) of the table settings the profile sets in `section`."""
+    """(reason, option, value) of the table settings the profile sets in `section`, in
+    the table's order (EPP's `[cpu]` option is the template's)."""
     out = []
-    for s, where, option in SPELLING:
-        v = s.get(plan)
-        if where == section and v is not None:
+    if section == "vm" and plan.thp is not None:
+        out.append((plan.thp.reason, THP_OPTION, plan.thp.shown))
+    for v in plan.runtime.tunables:
+        where, option = spelled(plan, v.setting)
+        if where == section and not (where == "cpu" and v.setting is t.EPP):
             out.append((v.reason, option, v.shown))
     return out
 
@@ -163,6 +182,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
         force_latency=force_latency(plan.cstates.max_cstate, tuned) if plan.cstates else None,
         epb=energy_perf_bias(plan),
+        epp=plan.runtime.tunable(t.EPP),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
         tuned=tuned_known(plan),
         epp_option=tuned.epp,

@@ -26,10 +26,13 @@ class Family(enum.StrEnum):
     SYSCTL = "sysctl"  # one Sysctl in plan.sysctls (any dotted name)
     LIMIT = "limit"  # one Limit in plan.limits
     MODULE_LOAD = "module_load"  # one ModuleLoad in plan.modules_load
-    ONE = "one"  # one value of its own in the Plan (`plan_attr`)
+    #: one value a rule of lowering turns into a record of its own, which the Plan names
+    #: (`plan.thp`, `plan.cstates`, `runtime.pstate`, `runtime.iommu`, `runtime.irq`)
+    ONE = "one"
     DERIVED = "derived"  # lowered from its spec keys by a rule of its own, never merged
-    #: a runtime value written to the row's sysfs file, held in `plan.runtime.tunables`
-    #: (a new knob needs no Plan field, lowering or report code of its own)
+    #: a runtime value written to the row's sysfs file, held by its row in
+    #: `plan.runtime.tunables`: the row is the whole declaration (a new knob needs no Plan
+    #: field, lowering, report, audit or target code of its own)
     SYSFS = "sysfs"
 
 
@@ -124,12 +127,6 @@ class Setting(Generic[T]):
     merge: Merge = Merge.LAST
     observe: tuple[Observe, ...] = ()
     from_spec: FromSpec | None = attrs.field(default=None, repr=False)
-    #: where the Plan holds the value (`runtime.governor`), for family ONE
-    plan_attr: str | None = None
-    #: the value's key in plan.json (each record kept its own name: `name`, `mode`)
-    field: str = "value"
-    #: how `hostc plan` lists it among the runtime settings (`{}`: the value)
-    label: str | None = None
 
     def spec_value(self, spec: object) -> tuple[bool, Any]:
         """(given, value) of this setting's spec key; value None turns the setting off."""
@@ -141,16 +138,6 @@ class Setting(Generic[T]):
         if v is None:
             return False, None
         return True, self.from_spec(v) if self.from_spec is not None else v
-
-    def get(self, plan: Any) -> Any:
-        """The Plan's value of this setting (None: the Plan has none)."""
-        if self.family is Family.SYSFS:
-            return next((v for v in plan.runtime.tunables if v.setting is self), None)
-        assert self.plan_attr is not None, self.name
-        v: Any = plan
-        for part in self.plan_attr.split("."):
-            v = getattr(v, part)
-        return v
 
     @property
     def sysfs(self) -> Sysfs | None:

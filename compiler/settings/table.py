@@ -110,8 +110,6 @@ DEFAULT_HUGEPAGESZ: Setting[int] = Setting(
     "1G",
     ("hugepages", "default_size"),
     observe=(Cmdline("default_hugepagesz"), Sysfs("/proc/meminfo (Hugepagesize)")),
-    plan_attr="default_hugepagesz",
-    field="size_kib",
 )
 THP: Setting[ThpMode] = Setting(
     "transparent_hugepage",
@@ -122,8 +120,6 @@ THP: Setting[ThpMode] = Setting(
     "madvise",
     ("kernel", "transparent_hugepage"),
     observe=(Cmdline("transparent_hugepage"), Sysfs(THP_DIR + "enabled", choice=True)),
-    plan_attr="thp",
-    field="mode",
 )
 MAX_CSTATE: Setting[int] = Setting(
     "max_cstate",
@@ -136,32 +132,26 @@ MAX_CSTATE: Setting[int] = Setting(
     ("kernel", "limit_cstates"),
     observe=(Sysfs("/sys/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us", Per.CPU),),
     from_spec=lambda on: 1 if on else None,
-    plan_attr="cstates",
 )
 GOVERNOR: Setting[Governor] = Setting(
     "cpu_governor",
-    Family.ONE,
+    Family.SYSFS,
     Governor,
     When.RUNTIME,
     "cpufreq scaling governor of every CPU",
     "performance",
     ("cpufreq", "governor"),
     observe=(Sysfs(CPUFREQ + "scaling_governor", Per.POLICY),),
-    plan_attr="runtime.governor",
-    field="name",
-    label="cpufreq governor {}",
 )
 EPP: Setting[Epp] = Setting(
     "energy_performance_preference",
-    Family.ONE,
+    Family.SYSFS,
     Epp,
     When.RUNTIME,
     "the hardware P-state hint (HWP or CPPC EPP) of intel_pstate and amd-pstate-epp",
     "performance",
     ("cpufreq", "energy_performance_preference"),
     observe=(Sysfs(CPUFREQ + "energy_performance_preference", Per.POLICY),),
-    plan_attr="runtime.epp",
-    label="energy_performance_preference {}",
 )
 PSTATE: Setting[PstateMode] = Setting(
     "pstate",
@@ -172,21 +162,16 @@ PSTATE: Setting[PstateMode] = Setting(
     "active",
     ("cpufreq", "pstate"),
     observe=(Cmdline("amd_pstate"), Cmdline("intel_pstate")),
-    plan_attr="runtime.pstate",
-    label="{} (command line)",
 )
 THP_DEFRAG: Setting[ThpDefrag] = Setting(
     "transparent_hugepage_defrag",
-    Family.ONE,
+    Family.SYSFS,
     ThpDefrag,
     When.RUNTIME,
     "when a THP allocation may stall on compaction",
     "defer+madvise",
     ("kernel", "transparent_hugepage_defrag"),
     observe=(Sysfs(THP_DIR + "defrag", choice=True),),
-    plan_attr="runtime.thp_defrag",
-    field="mode",
-    label="transparent_hugepage defrag {}",
 )
 IOMMU: Setting[IommuMode] = Setting(
     "iommu",
@@ -198,8 +183,6 @@ IOMMU: Setting[IommuMode] = Setting(
     "pt",
     ("kernel", "iommu"),
     observe=(Cmdline("iommu"),),
-    plan_attr="runtime.iommu",
-    label="iommu {} (command line)",
 )
 IRQ_OWNER: Setting[IrqOwner] = Setting(
     "irq_owner",
@@ -210,7 +193,6 @@ IRQ_OWNER: Setting[IrqOwner] = Setting(
     "irqbalance",
     ("irq", "owner"),
     observe=(UnitProperty("ActiveState", "irqbalance.service"),),
-    plan_attr="runtime.irq",
 )
 RUNTIME_OWNER: Setting[RuntimeOwner] = Setting(
     "runtime_owner",
@@ -221,7 +203,6 @@ RUNTIME_OWNER: Setting[RuntimeOwner] = Setting(
     "systemd",
     ("runtime", "owner"),
     observe=(Sysfs("/etc/tuned/active_profile"),),
-    plan_attr="runtime.owner",
 )
 
 
@@ -271,6 +252,3 @@ SETTINGS: tuple[Setting[Any], ...] = (
 
 #: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
 SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
-
-#: The runtime settings `hostc plan` lists one line each, in its order.
-REPORTED = tuple(s for s in SETTINGS if s.label is not None)

@@ -27,6 +27,7 @@ from hostc.diagnostics import HostcError
 from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import BootCarrier, Distro, IrqOwner, Plan, RuntimeOwner
+from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
 
@@ -83,31 +84,33 @@ def tuned_ini(plan: Plan) -> configparser.ConfigParser:
 
 def test_governor_preset_spec_and_exclude() -> None:
     plan = compile_(spec())
-    assert plan.runtime.governor is not None
-    assert plan.runtime.governor.value == "performance"
-    assert str(plan.runtime.governor.reason.source) == "preset:inference"
+    gov = plan.runtime.tunable(t.GOVERNOR)
+    assert gov is not None and gov.value == "performance"
+    assert str(gov.reason.source) == "preset:inference"
     assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     tplan = compile_(spec(**TUNED_OWNED))
     assert tuned_ini(tplan)["cpu"]["governor"] == "performance"
     mine = compile_(spec(cpufreq=m.Cpufreq(governor=m.Governor.SCHEDUTIL)))
-    assert mine.runtime.governor is not None
-    assert (mine.runtime.governor.value, str(mine.runtime.governor.reason.source)) == (
+    gov = mine.runtime.tunable(t.GOVERNOR)
+    assert gov is not None
+    assert (gov.value, str(gov.reason.source)) == (
         "schedutil",
         "cpufreq.governor",
     )
     gone = compile_(spec(preset=m.Preset(exclude=["cpu_governor"])))
-    assert gone.runtime.governor is None
+    assert gone.runtime.tunable(t.GOVERNOR) is None
     assert "scaling_governor" not in files(gone, "systemd")[SCRIPT]
 
 
 def test_general_role_gets_no_governor() -> None:
     plan = compile_(spec(role=m.Role.GENERAL))
-    assert plan.runtime.governor is None and plan.runtime.epp is None
+    assert plan.runtime.tunable(t.GOVERNOR) is None and plan.runtime.tunable(t.EPP) is None
 
 
 def test_epp() -> None:
     plan = compile_(spec())
-    assert plan.runtime.epp is not None and plan.runtime.epp.value == "performance"
+    epp = plan.runtime.tunable(t.EPP)
+    assert epp is not None and epp.value == "performance"
     assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     assert "energy_performance_preference" in files(plan, "systemd")[SCRIPT]
     ini = tuned_ini(compile_(spec(**TUNED_OWNED)))  # ubuntu-22.04: TuneD version unknown
@@ -125,7 +128,7 @@ def test_epp() -> None:
 ])  # fmt: skip
 def test_epp_only_where_a_driver_has_it(vendor: str, kernel: str, preset: bool) -> None:
     topo = h100(cpu_vendor=vendor, kernel=kernel)
-    assert (compile_(spec(), topo).runtime.epp is not None) is preset
+    assert (compile_(spec(), topo).runtime.tunable(t.EPP) is not None) is preset
     asked = spec(cpufreq=m.Cpufreq(energy_performance_preference=m.Epp.PERFORMANCE))
     _, warnings = api.compile_plan(asked, topo, spec_file="t.toml")
     said = [w for w in warnings if w.path == "cpufreq.energy_performance_preference"]
@@ -162,8 +165,8 @@ def test_pstate_from_the_spec_is_spelled_by_vendor() -> None:
 
 def test_thp_defrag() -> None:
     plan = compile_(spec())
-    assert plan.runtime.thp_defrag is not None
-    assert plan.runtime.thp_defrag.value == "defer+madvise"
+    defrag = plan.runtime.tunable(t.THP_DEFRAG)
+    assert defrag is not None and defrag.value == "defer+madvise"
     assert (
         "put defer+madvise /sys/kernel/mm/transparent_hugepage/defrag"
         in (files(plan, "systemd")[SCRIPT])
@@ -172,8 +175,9 @@ def test_thp_defrag() -> None:
     assert vm["transparent_hugepage.defrag"] == "defer+madvise"
     assert vm["transparent_hugepages"] == "madvise"
     never = compile_(spec(kernel=m.Kernel(transparent_hugepage_defrag=m.ThpDefrag.NEVER)))
-    assert never.runtime.thp_defrag is not None
-    assert str(never.runtime.thp_defrag.reason.source) == "kernel.transparent_hugepage_defrag"
+    never_defrag = never.runtime.tunable(t.THP_DEFRAG)
+    assert never_defrag is not None
+    assert str(never_defrag.reason.source) == "kernel.transparent_hugepage_defrag"
 
 
 def test_irqbalance_owner_bans_isolated_cpus_with_the_shipped_variable() -> None:
@@ -532,7 +536,8 @@ def _value(plan: Plan, setting: str) -> str | None:
         args = dict(a.partition("=")[::2] for a in cmdline(plan).split())
         return args.get(setting.removeprefix("cmdline:"))
     if setting == "governor":
-        return plan.runtime.governor.value if plan.runtime.governor else None
+        gov = plan.runtime.tunable(t.GOVERNOR)
+        return gov.value if gov else None
     if setting == "irqbalance":
         irq = plan.runtime.irq
         if irq is None:
