@@ -120,38 +120,24 @@ def energy_perf_bias(plan: Plan) -> str | None:
     return _EPB.get(epp.value)
 
 
-#: How the profile spells the sysfs rows TuneD has an option for (its @command_set):
-#: setting → (section, option).  Every other row of `plan.runtime.tunables` goes to
-#: `[sysfs]` under its row's path, so a new sysfs knob needs no line here.  EPP's
-#: `[cpu]` option needs TuneD 2.20 (`plan.host.tuned.epp`): before, `[sysfs]` too; its
-#: `[cpu]` lines (with energy_perf_bias) are the template's.
-OPTION: dict[Setting[Any], tuple[str, str]] = {
-    t.GOVERNOR: ("cpu", "governor"),
-    t.EPP: ("cpu", "energy_performance_preference"),
-    t.THP_DEFRAG: ("vm", "transparent_hugepage.defrag"),
-}
-#: Other words the profile writes for a row (`hostc explain` finds its lines by them).
-ALSO: dict[Setting[Any], tuple[str, ...]] = {t.EPP: ("energy_perf_bias",)}
-#: The boot setting THP, which TuneD also applies at runtime.
-THP_OPTION = "transparent_hugepages"
-
-
 def spelled(plan: Plan, s: Setting[Any]) -> tuple[str, str]:
-    """(section, option) of a sysfs row in this host's profile."""
+    """(section, option) of a sysfs row in this host's profile: TuneD's own option where
+    its row names one (`Setting.tuned`), else `[sysfs]` under the row's file.  EPP's
+    `[cpu]` option needs TuneD 2.20 (`plan.host.tuned.epp`); its `[cpu]` lines (with
+    energy_perf_bias) are the template's."""
     f = s.sysfs
     assert f is not None, s.name  # a sysfs row names its file
-    where = OPTION.get(s)
-    if where is None or (s is t.EPP and not plan.host.tuned.epp):
+    if s.tuned is None or (s is t.EPP and not plan.host.tuned.epp):
         return "sysfs", f.path
-    return where
+    return s.tuned
 
 
 def options(plan: Plan, section: str) -> list[tuple[Reason, str, str]]:
     """(reason, option, value) of the table settings the profile sets in `section`, in
     the table's order (EPP's `[cpu]` option is the template's)."""
     out = []
-    if section == "vm" and plan.thp is not None:
-        out.append((plan.thp.reason, THP_OPTION, plan.thp.shown))
+    if t.THP.tuned is not None and section == t.THP.tuned[0] and plan.thp is not None:
+        out.append((plan.thp.reason, t.THP.tuned[1], plan.thp.shown))  # the boot mode
     for v in plan.runtime.tunables:
         where, option = spelled(plan, v.setting)
         if where == section and not (where == "cpu" and v.setting is t.EPP):

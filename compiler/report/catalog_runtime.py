@@ -11,7 +11,6 @@ from hostc.report.catalog import Carrier
 from hostc.report.catalog import CatalogEntry as CatalogSetting
 from hostc.settings import table as t
 from hostc.settings.model import Per, Setting, Sysfs
-from hostc.targets import tuned
 
 
 def _has(*words: str) -> Carrier:
@@ -27,19 +26,23 @@ def _either(carriers: list[Carrier]) -> Carrier:
     return lambda path, line: any(c(path, line) for c in carriers)
 
 
-def carried_as(plan: Plan, s: Setting[Any]) -> tuple[str, ...]:
-    """The words that mark a sysfs row's lines, from the targets' own spellings: its file
-    (hostc-tuning writes it, TuneD's `[sysfs]` names it; hostc-verify names a per-policy
-    file by its last word) and TuneD's option for it."""
+#: The profile sets Intel's energy_perf_bias beside EPP (targets/tuned.py
+#: energy_perf_bias): those lines carry EPP too.
+_ALSO = {t.EPP: ("energy_perf_bias",)}
+
+
+def carried_as(s: Setting[Any]) -> tuple[str, ...]:
+    """The words that mark a sysfs row's lines, from the spellings its row declares: its
+    file (hostc-tuning writes it, TuneD's `[sysfs]` names it; hostc-verify names a
+    per-policy file by its last word) and TuneD's option for it."""
     f = s.sysfs
     assert f is not None, s.name
     words = [f.path]  # the whole path: `khugepaged/defrag` and THP's `defrag` share a word
     if f.per is Per.POLICY:
         words.append(f.path.rsplit("/", 1)[1])
-    section, option = tuned.spelled(plan, s)
-    if section != "sysfs":
-        words.append(f"{option}=")
-    return (*words, *tuned.ALSO.get(s, ()))
+    if s.tuned is not None:
+        words.append(f"{s.tuned[1]}=")
+    return (*words, *_ALSO.get(s, ()))
 
 
 def _cpu(plan: Plan) -> list[CatalogSetting]:
@@ -49,7 +52,7 @@ def _cpu(plan: Plan) -> list[CatalogSetting]:
     for v in plan.runtime.tunables:
         s = v.setting
         where = tuple(o.path for o in s.observe if isinstance(o, Sysfs))
-        has = _has(*carried_as(plan, s))
+        has = _has(*carried_as(s))
         out.append(CatalogSetting(s.name, v.shown, v.reason, str(s.when), has, where))
     return out
 

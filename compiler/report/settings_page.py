@@ -36,8 +36,8 @@ Adding a runtime knob written to a sysfs file takes two places: its row in
 file a host shows it in) and its name in `SETTINGS`; and its preset entry in
 `compiler/spec/preset_entries.py`, if a role sets it by default.  The Plan holds the
 value by its row (`runtime.tunables`); `hostc plan`, plan.json, hostc-tuning (which
-writes the row's file), the TuneD profile (`[sysfs]` under the row's file, or the
-option in `OPTION` of `targets/tuned.py` where TuneD has one of its own),
+writes the row's file), the TuneD profile (the row's `tuned` option where TuneD has
+one of its own, else `[sysfs]` under the row's file),
 hostc-verify, `hostc explain` and `hostc audit` then read it from the row.  A knob the spec may
 also set needs its node.toml field in `compiler/spec/model*.py` too (the input's
 shape and the schema come from there).  Then `python -m pytest --regen` and review

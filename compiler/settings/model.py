@@ -14,10 +14,13 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from hostc.knowledge.kernel import Release
 from hostc.record import Record
 from hostc.vocab import When
 
 T = TypeVar("T")
+#: a kernel default since the first release: `((ANY, (65530,)),)`
+ANY: Release = (0, 0)
 
 
 class Family(enum.StrEnum):
@@ -127,6 +130,32 @@ class Setting(Generic[T]):
     merge: Merge = Merge.LAST
     observe: tuple[Observe, ...] = ()
     from_spec: FromSpec | None = attrs.field(default=None, repr=False)
+    #: How a TuneD profile spells a sysfs row where TuneD has an option of its own
+    #: (section, option), as TuneD's plugins bind one option to one knob; None: TuneD
+    #: writes the row's file under `[sysfs]`.  hostc-tuning always writes the file.
+    tuned: tuple[str, str] | None = None
+    #: What the kernel says about it (sysctl rows; `source` names where that is written,
+    #: a kernel commit or documentation file a reviewer can check without this repo).
+    #: `kernel_defaults`: ((since, value), …) ascending; the last row whose `since` ≤
+    #: the release applies; multi-value keys hold all values.
+    kernel_defaults: tuple[tuple[Release, tuple[int, ...]], ...] = ()
+    #: a larger value only permits more (a limit or a buffer size): a preset may raise it,
+    #: never lower it below the kernel's default (how layers merge is `merge`'s business)
+    limit: bool = False
+    added: Release | None = None  # the first release that has it
+    removed: Release | None = None  # the first release that no longer has it
+    source: str = ""
+
+    def kernel_default(self, release: Release | None) -> tuple[int, ...] | None:
+        """The kernel's default at `release` (the newest row when the release is unknown)."""
+        rows = [v for since, v in self.kernel_defaults if release is None or since <= release]
+        return rows[-1] if rows else None
+
+    def exists(self, release: Release) -> bool:
+        """Whether a kernel of `release` has it (True where hostc knows nothing else)."""
+        if self.added is not None and release < self.added:
+            return False
+        return self.removed is None or release < self.removed
 
     def spec_value(self, spec: object) -> tuple[bool, Any]:
         """(given, value) of this setting's spec key; value None turns the setting off."""
