@@ -27,6 +27,7 @@ from hostc.diagnostics import HostcError
 from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import BootCarrier, Distro, IrqOwner, Plan, RuntimeOwner
+from hostc.settings import Family
 from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
@@ -813,3 +814,37 @@ def test_dgx_example_pins_each_gpu_pair_to_its_own_pix_nics() -> None:
     for w in plan.workloads:
         assert dict(w.env)["NCCL_IB_HCA"] == "=" + ",".join(w.nics)
         assert w.cpus <= plan.partition.isolated
+
+
+@pytest.mark.parametrize("owner", [m.RuntimeOwner.SYSTEMD, m.RuntimeOwner.TUNED])
+def test_every_sysfs_row_is_carried_observed_and_explained_from_its_row_alone(
+    owner: m.RuntimeOwner,
+) -> None:
+    """Issue 33 §5.1: a sysfs knob is its row.  Whatever rows the Plan holds in
+    `runtime.tunables`, the runtime owner's file writes each (hostc-tuning into the row's
+    file; TuneD by the row's option or under [sysfs] by its file), hostc-verify and audit
+    observe each by its row's name, and explain finds its line, with no code naming it."""
+    from hostc.audit.observe import expectations
+    from hostc.report.explain import settings as catalog
+
+    plan = compile_(
+        spec(runtime=m.Runtime(owner), host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4"))
+    )
+    assert {v.setting for v in plan.runtime.tunables} >= {t.GOVERNOR, t.EPP, t.THP_DEFRAG}
+    out = files(plan, "systemd", *(["tuned"] if owner is m.RuntimeOwner.TUNED else []))
+    carrier = SCRIPT if owner is m.RuntimeOwner.SYSTEMD else next(p for p in out if "tuned" in p)
+    text = out[carrier]
+    observed = {e.setting for e in expectations(plan)}
+    entries = {e.name: e for e in catalog(plan)}
+    for v in plan.runtime.tunables:
+        s, f = v.setting, v.setting.sysfs
+        assert f is not None and s.family is Family.SYSFS
+        if owner is m.RuntimeOwner.SYSTEMD:
+            assert f"put {v.shown} {f.path}" in text or f.path in text, s.name
+        else:
+            spelled = (s.tuned[1] if s.tuned else f.path) + f"={v.shown}"
+            assert spelled in text or f"{f.path}={v.shown}" in text, s.name
+        assert s.name in observed and f"{s.name} " in out.get(VERIFY, "") + " ", s.name
+        lines = [ln for ln in text.splitlines() if entries[s.name].carries(carrier, ln)]
+        assert lines, s.name  # hostc-tuning's loop names the file, its body the value
+        assert owner is m.RuntimeOwner.SYSTEMD or any(v.shown in ln for ln in lines), lines
