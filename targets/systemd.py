@@ -157,15 +157,16 @@ def udev_rules(plan: Plan) -> str | None:
     )
 
 
-#: How hostc-tuning spells each setting of the table it carries (TuneD's @command_set):
-#: its name in the unit's description; the script writes the value to the row's sysfs
-#: file.  Two groups, before and after the C-state block, in the script's order.
-SPELLING: tuple[tuple[Setting[Any], str], ...] = (
-    (t.GOVERNOR, "governor"),
-    (t.EPP, "EPP"),
-    (t.THP_DEFRAG, "THP defrag"),
-)
+#: hostc-tuning writes every sysfs row of the Plan (`plan.runtime.tunables`) into its
+#: row's file; these rows go before the C-state block (the CPU frequency policy), the
+#: others after it.  The unit's description names each row by its setting name, or by
+#: the shorter word here.
 _BEFORE_CSTATES = (t.GOVERNOR, t.EPP)
+SHORT_NAME: dict[Setting[Any], str] = {
+    t.GOVERNOR: "governor",
+    t.EPP: "EPP",
+    t.THP_DEFRAG: "THP defrag",
+}
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -181,9 +182,9 @@ class Write(Record):
 def writes(plan: Plan, before_cstates: bool) -> list[Write]:
     """The table settings hostc-tuning writes, in the script's order."""
     out = []
-    for s, _ in SPELLING if _owned(plan) else ():
-        v, f = s.get(plan), s.sysfs
-        if v is not None and f is not None and (s in _BEFORE_CSTATES) == before_cstates:
+    for v in plan.runtime.tunables if _owned(plan) else ():
+        s, f = v.setting, v.setting.sysfs
+        if f is not None and (s in _BEFORE_CSTATES) == before_cstates:
             if not _GLOB.fullmatch(f.path):
                 raise UnsafeValue(f"sysfs path {f.path[:80]!r} is not safe unquoted")
             out.append(Write(v.reason, v.shown, f.path, f.per is not Per.ONE))
@@ -195,7 +196,7 @@ def tuning_parts(plan: Plan) -> list[str]:
     rt = plan.runtime
     parts = []
     if _owned(plan):
-        parts += [name for s, name in SPELLING if s.get(plan) is not None]
+        parts += [SHORT_NAME.get(v.setting, v.name) for v in rt.tunables]
         if rt.cpumasks:
             parts.append("workqueue masks")
         if rt.irq is not None and rt.irq.owner is IrqOwner.HOSTC:

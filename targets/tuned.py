@@ -114,28 +114,33 @@ _EPB = {"performance": "performance", "power": "powersave"}
 
 def energy_perf_bias(plan: Plan) -> str | None:
     """EPB beside EPP, for older Intel CPUs whose HWP lacks EPP; None where it is not taken."""
-    epp = plan.runtime.epp
+    epp = plan.runtime.tunable(t.EPP)
     if epp is None or plan.host.cpu_vendor is not Vendor.INTEL:
         return None
     return _EPB.get(epp.value)
 
 
-#: How the profile spells each setting of the table it carries (TuneD's @command_set):
-#: (setting, section, option); in section `sysfs` the option is the row's sysfs path.
-#: EPP and the C-state limit have rules of their own (energy_perf_bias, force_latency).
-SPELLING: tuple[tuple[Setting[Any], str, str], ...] = (
-    (t.GOVERNOR, "cpu", "governor"),
-    (t.THP, "vm", "transparent_hugepages"),
-    (t.THP_DEFRAG, "vm", "transparent_hugepage.defrag"),
-)
+def spelled(plan: Plan, s: Setting[Any]) -> tuple[str, str]:
+    """(section, option) of a sysfs row in this host's profile: TuneD's own option where
+    its row names one (`Setting.tuned`), else `[sysfs]` under the row's file.  EPP's
+    `[cpu]` option needs TuneD 2.20 (`plan.host.tuned.epp`); its `[cpu]` lines (with
+    energy_perf_bias) are the template's."""
+    f = s.sysfs
+    assert f is not None, s.name  # a sysfs row names its file
+    if s.tuned is None or (s is t.EPP and not plan.host.tuned.epp):
+        return "sysfs", f.path
+    return s.tuned
 
 
 def options(plan: Plan, section: str) -> list[tuple[Reason, str, str]]:
-    """(reason, option, value) of the table settings the profile sets in `section`."""
+    """(reason, option, value) of the table settings the profile sets in `section`, in
+    the table's order (EPP's `[cpu]` option is the template's)."""
     out = []
-    for s, where, option in SPELLING:
-        v = s.get(plan)
-        if where == section and v is not None:
+    if t.THP.tuned is not None and section == t.THP.tuned[0] and plan.thp is not None:
+        out.append((plan.thp.reason, t.THP.tuned[1], plan.thp.shown))  # the boot mode
+    for v in plan.runtime.tunables:
+        where, option = spelled(plan, v.setting)
+        if where == section and not (where == "cpu" and v.setting is t.EPP):
             out.append((v.reason, option, v.shown))
     return out
 
@@ -163,6 +168,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         cmdline=cmdline(plan) if plan.boot.carrier is BootCarrier.TUNED else "",
         force_latency=force_latency(plan.cstates.max_cstate, tuned) if plan.cstates else None,
         epb=energy_perf_bias(plan),
+        epp=plan.runtime.tunable(t.EPP),
         banned=irq.banned if irq is not None and irq.owner is IrqOwner.IRQBALANCE else None,
         tuned=tuned_known(plan),
         epp_option=tuned.epp,

@@ -14,10 +14,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import hypothesis
 import pytest
 
 from hostc import api
 from hostc.plan.model import Plan
+
+# Hypothesis's per-example deadline is wall time: beside the VM lane and another xdist
+# worker on 2 cores an example can take 10x its quiet time, and a deadline failure then
+# says nothing about the code.  Examples stay bounded by `max_examples`.
+hypothesis.settings.register_profile("hostc", deadline=None)
+hypothesis.settings.load_profile("hostc")
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -126,6 +127,7 @@ def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
     from hostc.cpuset import CpuListError
     from hostc.inputs import loads_json, read_text_bounded
+    from hostc.report import plan_view
     from hostc.report.plandiff import flatten, roles_of
 
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
@@ -143,6 +145,19 @@ def _plan_json(path: Path, arg: str) -> dict[str, Any]:
                 )
             ]
         ) from None
+    found = data.get("format", 1)  # format 1, from an earlier hostc, says none
+    if found != plan_view.PLAN_JSON_FORMAT:
+        found = json.dumps(found, ensure_ascii=True)[:40]  # input: shown escaped
+        raise HostcError(
+            [
+                file_error(
+                    arg,
+                    f"plan.json format {found}, this hostc writes and compares format "
+                    f"{plan_view.PLAN_JSON_FORMAT}",
+                    hint="rebuild it with this hostc: `hostc plan SPEC --json`",
+                )
+            ]
+        )
     return data  # type: ignore[no-any-return]
 
 

@@ -25,10 +25,10 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.plan.kernelargs import kernel_args
-from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner
+from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner, Value
 from hostc.record import Record
 from hostc.settings import table as t
-from hostc.settings.model import Cmdline, Per, Setting, Sysfs, UnitProperty
+from hostc.settings.model import Cmdline, Per, UnitProperty
 from hostc.units import format_kib
 
 #: Files that carry the next boot's command line: one holding a token /proc/cmdline
@@ -110,22 +110,23 @@ def _hugepages(plan: Plan) -> Iterator[Expect]:
             yield Expect("value", name, str(count), pool.reason, (path,), _boot(token))
 
 
-def _sysfs(name: str, s: Setting[Any], plan: Plan) -> Iterator[Expect]:
-    """A table setting a host shows in a sysfs file: read where its row says."""
-    v = s.get(plan)
-    if v is None:
+def _sysfs(v: Value[Any]) -> Iterator[Expect]:
+    """A table setting a host shows in a sysfs file: read where its row says, named by
+    its row (the name `hostc explain` and `preset.exclude` know)."""
+    s = v.setting
+    f = s.sysfs
+    if f is None:
         return
-    f = next(o for o in s.observe if isinstance(o, Sysfs))
     args = (f.path.rsplit("/", 1)[1],) if f.per is Per.POLICY else (f.path,)
     kind = "per-cpu" if f.per is Per.POLICY else "selected" if f.choice else "value"
     arg = next((o.arg for o in s.observe if isinstance(o, Cmdline)), None)
     pending = _boot(f"{arg}={v.shown}") if arg is not None else None
-    yield Expect(kind, name, v.shown, v.reason, args, pending)
+    yield Expect(kind, s.name, v.shown, v.reason, args, pending)
 
 
 def _thp(plan: Plan) -> Iterator[Expect]:
-    yield from _sysfs("THP", t.THP, plan)
-    yield from _sysfs("THP defrag", t.THP_DEFRAG, plan)
+    if plan.thp is not None:
+        yield from _sysfs(plan.thp)
 
 
 def _sysctls(plan: Plan) -> Iterator[Expect]:
@@ -179,15 +180,11 @@ def _workloads(plan: Plan) -> Iterator[Expect]:
         yield Expect("unit-numa", f"{w.unit} memory policy", policy, w.reason, (w.unit,))
 
 
-def _cpufreq(plan: Plan) -> Iterator[Expect]:
-    yield from _sysfs("CPU governor", t.GOVERNOR, plan)
-    yield from _sysfs("CPU EPP", t.EPP, plan)
-
-
 def _tunables(plan: Plan) -> Iterator[Expect]:
-    """Every sysfs-only runtime setting of the table, where its row says a host shows it."""
-    for s in t.SYSFS_ROWS:
-        yield from _sysfs(s.name, s, plan)
+    """Every sysfs row of the Plan (governor, EPP, THP defrag, …), where its row says a
+    host shows it."""
+    for v in plan.runtime.tunables:
+        yield from _sysfs(v)
 
 
 def _cpumasks(plan: Plan) -> Iterator[Expect]:
@@ -317,7 +314,6 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("limits", _limits),
     ("service manager CPUs", _manager_cpus),
     ("workload placement", _workloads),
-    ("cpufreq", _cpufreq),
     ("sysfs settings", _tunables),
     ("kernel cpumasks", _cpumasks),
     ("interrupts", _irqs),

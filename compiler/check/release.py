@@ -1,12 +1,14 @@
 """Rules that need the target's kernel release: what this kernel has, ignores or rejects.
 
-Facts come from `hostc.knowledge.kernel` (one table, a source per row).
+Facts come from `hostc.knowledge.kernel` (one table, a source per row) and, for a
+sysctl, from its row in the settings table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hostc import settings
 from hostc.diagnostics import Diagnostic, error, warning
 from hostc.knowledge import kernel as kernelfacts
 from hostc.resolve import Resolved
@@ -23,8 +25,8 @@ def sysctls_exist(r: Resolved) -> Iterator[Diagnostic]:
     if release is None:
         return
     for key in spec.sysctl:
-        fact = kernelfacts.BY_KEY.get(key)
-        if fact is None or fact.exists(release):
+        fact = settings.sysctl(key)  # its row: what the kernel says about it
+        if fact.exists(release):
             continue
         when = (
             f"left /proc/sys in Linux {_fmt(fact.removed)}"

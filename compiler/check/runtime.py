@@ -13,6 +13,7 @@ from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
 from hostc.resolve import Resolved
+from hostc.settings import table as t
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
 from hostc.vocab import PstateMode
@@ -279,7 +280,7 @@ def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
         return
     if plan.host.cpu_vendor not in (Vendor.INTEL, None):
         return
-    gov = plan.runtime.governor
+    gov = plan.runtime.tunable(t.GOVERNOR)
     if gov is None or gov.value != "performance":
         yield warning(
             "cpufreq.governor",

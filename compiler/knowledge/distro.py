@@ -385,11 +385,11 @@ IRQBALANCE: Table[tuple[str, str], tuple[int, int, int]] = Table(
 IRQBALANCE_CPULIST_SINCE = (1, 8, 0)
 
 
-def irqbalance_version(os: str | None) -> tuple[int, int, int] | None:
-    """The irqbalance the OS ships, by os-release `ID-VERSION_ID` (None: unknown)."""
-    if os is None:
+def irqbalance_version(name: str, version: str | None) -> tuple[int, int, int] | None:
+    """The irqbalance the OS ships, by os-release `ID` and `VERSION_ID` (None: unknown).
+    Taken apart by the caller: an ID may hold a dash (`fedora-coreos`)."""
+    if version is None:
         return None
-    name, _, version = os.partition("-")
     if name in RHEL_LIKE:
         name, version = "rhel", version.split(".")[0]
     if name == "debian":

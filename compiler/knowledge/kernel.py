@@ -2,159 +2,17 @@
 
 One row per fact, each citing where it comes from (a kernel commit or the
 documentation file, named in place, so a reviewer can check it without this
-repo).  Check consults it to warn about sysctls the target kernel does not
-have; the preset tests consult it so that no preset lowers a kernel default.
+repo).  A sysctl's own facts (its default per release, when it arrived or left) are
+on its row in the settings table (`hostc.settings.table`), where it is declared once.
 Releases are (major, minor); `None` means "every release hostc supports".
 """
 
 from __future__ import annotations
 
-import attrs
-
 from hostc.knowledge.table import Table
-from hostc.record import Record
 
 Release = tuple[int, int]
 
-
-@attrs.frozen(repr=False, eq=False)
-class SysctlFact(Record):
-    key: str
-    #: default per release range: ((since, value), …) in ascending order; the last
-    #: row whose `since` ≤ the release applies.  Multi-value keys hold all values.
-    defaults: tuple[tuple[Release, tuple[int, ...]], ...] = ()
-    #: True when a larger value only permits more (a limit or a buffer size), so a
-    #: preset may raise it but must never lower it.
-    limit: bool = True
-    added: Release | None = None
-    removed: Release | None = None
-    source: str = ""
-
-    def default(self, release: Release | None) -> tuple[int, ...] | None:
-        """The kernel's default at `release` (the newest row when the release is unknown)."""
-        rows = [v for since, v in self.defaults if release is None or since <= release]
-        return rows[-1] if rows else None
-
-    def exists(self, release: Release) -> bool:
-        if self.added is not None and release < self.added:
-            return False
-        return self.removed is None or release < self.removed
-
-
-_ANY: Release = (0, 0)
-
-SYSCTLS: tuple[SysctlFact, ...] = (
-    SysctlFact(
-        "vm.max_map_count",
-        ((_ANY, (65530,)),),
-        source="Documentation/admin-guide/sysctl/vm.rst: DEFAULT_MAX_MAP_COUNT 65530",
-    ),
-    SysctlFact(
-        "vm.swappiness",
-        ((_ANY, (60,)),),
-        limit=False,
-        source="Documentation/admin-guide/sysctl/vm.rst: default 60",
-    ),
-    SysctlFact(
-        "vm.overcommit_memory",
-        ((_ANY, (0,)),),
-        limit=False,
-        source="Documentation/mm/overcommit-accounting.rst: 0 heuristic (default)",
-    ),
-    SysctlFact(
-        "kernel.numa_balancing",
-        limit=False,
-        added=(3, 8),
-        source="Documentation/admin-guide/sysctl/kernel.rst (NUMA balancing, Linux 3.8)",
-    ),
-    SysctlFact(
-        "fs.aio-max-nr",
-        ((_ANY, (65536,)),),
-        source="Documentation/admin-guide/sysctl/fs.rst: aio-max-nr default 65536",
-    ),
-    SysctlFact(
-        "fs.nr_open",
-        ((_ANY, (1048576,)),),
-        source="Documentation/admin-guide/sysctl/fs.rst: nr_open defaults to 1024*1024",
-    ),
-    SysctlFact(
-        "fs.inotify.max_user_watches",
-        # Since Linux 5.11 the default scales with RAM (1 % of it, in watches),
-        # capped at 1048576, which hosts with more than about 128 GiB reach.
-        ((_ANY, (8192,)), ((5, 11), (1048576,))),
-        source="fs/notify/inotify/inotify_user.c (RAM-scaled default since Linux 5.11)",
-    ),
-    SysctlFact(
-        "net.core.rmem_max",
-        ((_ANY, (212992,)),),
-        source="net/core/sock.c: SK_RMEM_MAX (212992 on 64-bit)",
-    ),
-    SysctlFact(
-        "net.core.wmem_max",
-        ((_ANY, (212992,)),),
-        source="net/core/sock.c: SK_WMEM_MAX (212992 on 64-bit)",
-    ),
-    SysctlFact(
-        "net.ipv4.tcp_rmem",
-        # Linux 4.20 raised the initial receive buffer from 87380 to 131072 bytes
-        # ("tcp: up initial rmem to 128KB"); the maximum scales with memory.
-        ((_ANY, (4096, 87380, 6291456)), ((4, 20), (4096, 131072, 6291456))),
-        source="Documentation/networking/ip-sysctl.rst tcp_rmem: default 131072 bytes",
-    ),
-    SysctlFact(
-        "net.ipv4.tcp_wmem",
-        ((_ANY, (4096, 16384, 4194304)),),
-        source="Documentation/networking/ip-sysctl.rst tcp_wmem",
-    ),
-    SysctlFact(
-        "net.core.netdev_max_backlog",
-        ((_ANY, (1000,)),),
-        source="Documentation/admin-guide/sysctl/net.rst: netdev_max_backlog 1000",
-    ),
-    SysctlFact(
-        "net.core.somaxconn",
-        ((_ANY, (128,)), ((5, 4), (4096,))),
-        source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
-    ),
-    # The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset
-    # writes `all` and `default`; 0 is each one's default.
-    *(
-        SysctlFact(
-            f"net.ipv4.conf.{scope}.{key}",
-            ((_ANY, (0,)),),
-            limit=False,
-            source=f"Documentation/networking/ip-sysctl.rst {key}: 0 (default)",
-        )
-        for scope in ("all", "default")
-        for key in ("arp_announce", "arp_ignore")
-    ),
-    # Moved from /proc/sys to debugfs (/sys/kernel/debug/sched/) in Linux 5.13:
-    # sysctl --system then logs "cannot stat" for each.
-    *(
-        SysctlFact(
-            f"kernel.{name}",
-            limit=False,
-            removed=(5, 13),
-            source="Linux 5.13 moved the CFS tunables to debugfs (sched/debug)",
-        )
-        for name in (
-            "sched_min_granularity_ns",
-            "sched_latency_ns",
-            "sched_wakeup_granularity_ns",
-            "sched_migration_cost_ns",
-            "sched_nr_migrate",
-            "sched_tunable_scaling",
-        )
-    ),
-    SysctlFact(
-        "net.ipv4.tcp_tw_recycle",
-        limit=False,
-        removed=(4, 12),
-        source="Linux 4.12 removed tcp_tw_recycle (broken behind NAT)",
-    ),
-)
-
-BY_KEY = {f.key: f for f in SYSCTLS}
 
 #: The first release whose isolcpus= knows the `managed_irq` flag (Linux 5.6).
 #: Older kernels reject the whole parameter on an unknown flag: no isolation at all.

@@ -9,6 +9,7 @@ from hostc.knowledge import distro
 from hostc.plan.model import (
     CpuPartition,
     DeviceIrq,
+    Distro,
     HostFacts,
     IrqOwner,
     IrqPlan,
@@ -22,9 +23,10 @@ from hostc.topology.model import Topology
 from hostc.vocab import DeviceKind, IrqbalanceVariable, NicChannelChoice
 
 
-def irqbalance_variable(os_id: str | None, src: Source) -> tuple[IrqbalanceVariable, Reason]:
+def irqbalance_variable(os: Distro | None, src: Source) -> tuple[IrqbalanceVariable, Reason]:
     """`src`: where the OS came from (`host.os` or the snapshot's os-release)."""
-    ver = distro.irqbalance_version(os_id)
+    ver = distro.irqbalance_version(os.id, os.version) if os is not None else None
+    os_id = str(os) if os is not None else None
     if ver is not None and ver >= distro.IRQBALANCE_CPULIST_SINCE:
         shown = ".".join(map(str, ver))
         return IrqbalanceVariable.CPULIST, Reason(
@@ -90,7 +92,7 @@ def irq_plan(
         else Reason(default("irq_owner"), "irqbalance stays, with the isolated CPUs banned")
     )
     src = key("host", "os") if spec.host.os is not None else topology("os")
-    variable, var_reason = irqbalance_variable(str(host.os) if host.os else None, src)
+    variable, var_reason = irqbalance_variable(host.os, src)
     devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
     return IrqPlan(
         owner=owner,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from hostc import vocab
 from hostc.cpuset import CpuSet
-from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge import runtime as runtimefacts
 from hostc.knowledge.kubelet import Quantity
@@ -268,8 +267,7 @@ def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> Runtime
     AllowedCPUs= where the release's systemd has it."""
     if not part.isolated:
         return None
-    os_id, _, version = str(host.os or "").partition("-")
-    systemd = osfacts.systemd_version(os_id, version or None) if os_id else None
+    systemd = host.systemd  # the release's, resolved once in lower (None: unknown)
     allowed = systemd is not None and systemd >= runtimefacts.ALLOWED_CPUS_SINCE
     return RuntimeAffinity(
         unit=ko.runtime_unit(k.flavor, k.role, k.runtime),

@@ -1,5 +1,6 @@
-"""Runtime settings: CPU frequency, THP defrag, IOMMU, interrupts, kernel cpumasks,
-modules and services (issue 10).
+"""Runtime settings: P-state driver, IOMMU, interrupts, kernel cpumasks, modules and
+services (issue 10), and the settings table's sysfs values (governor, EPP, THP
+defrag, …), which the Plan holds by their row as the merge gives them.
 
 They come out of the one preset merge (setting names `cpu_governor`,
 `energy_performance_preference`, `pstate`, `transparent_hugepage_defrag`,
@@ -41,13 +42,11 @@ from hostc.plan.model import (
 )
 from hostc.provenance import Source, default, key, topology
 from hostc.settings import table as t
-from hostc.settings.model import Family, Setting
+from hostc.settings.model import Setting
 from hostc.spec import presets
 from hostc.spec.model import CStatesAt, GpuDirect, HostSpec
 from hostc.topology.model import Topology
 from hostc.vocab import CpuMaskName, IommuMode, PstateDriverName, PstateMode
-
-SYSFS = Family.SYSFS
 
 #: The merge's one-value settings by row (lowering reads them by `t.GOVERNOR`, …).
 One = Mapping[Setting[Any], presets.Resolved]
@@ -338,10 +337,7 @@ def runtime(
     return RuntimeTuning(
         owner=rt_owner,
         owner_reason=owner_reason,
-        governor=one.get(t.GOVERNOR),
-        epp=one.get(t.EPP),
         pstate=pstate(host, one.get(t.PSTATE)),
-        thp_defrag=one.get(t.THP_DEFRAG),
         iommu=io,
         acs=acs_note(topo, host, io),
         irq=irq,
@@ -351,5 +347,5 @@ def runtime(
         sysfs=sysfs_writes(host, tick),
         nic_channels=nic_channels(topo, part, spec.irq.nic_channels),
         gpudirect=gpudirect(spec, topo),
-        tunables=tuple(r for s, r in one.items() if s.family is SYSFS),
+        tunables=tuple(one[s] for s in t.SYSFS_ROWS if s in one),  # in the table's order
     )

@@ -1,29 +1,30 @@
 """Runtime tuning in the Plan: settings the command line and sysctl cannot carry
-(governor, EPP, IRQ ownership, workqueue masks, modules, services, sysfs writes,
-NIC channels), and who owns them on the host."""
+(the settings table's sysfs values, such as governor and EPP, held by their row; IRQ
+ownership, workqueue masks, modules, services, sysfs writes, NIC channels), and who
+owns them on the host."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan.base import Reason, Value, When
 from hostc.record import Record
+from hostc.settings.model import Setting
 from hostc.vocab import (
     CpuMaskName,
     DeviceKind,
-    Epp,
-    Governor,
     IommuMode,
     IrqbalanceVariable,
     IrqOwner,
     PstateDriverName,
     PstateMode,
     RuntimeOwner,
-    ThpDefrag,
 )
+
+T = TypeVar("T")
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -184,10 +185,7 @@ class NicChannels(Record):
 class RuntimeTuning(Record):
     owner: RuntimeOwner = attrs.field(kw_only=True)
     owner_reason: Reason = attrs.field(kw_only=True)
-    governor: Value[Governor] | None = None
-    epp: Value[Epp] | None = None
     pstate: PstateDriver | None = None
-    thp_defrag: Value[ThpDefrag] | None = None
     iommu: Iommu | None = None
     #: GPU+NIC hosts: why PCIe ACS decides GPUDirect RDMA bandwidth (`hostc plan` says it)
     acs: Reason | None = None
@@ -198,9 +196,13 @@ class RuntimeTuning(Record):
     sysfs: tuple[SysfsWrite, ...] = ()
     nic_channels: tuple[NicChannels, ...] = ()
     gpudirect: GpuDirectPath | None = None
-    #: runtime values of the settings table written to their sysfs file (family SYSFS);
-    #: plan.json lists them only when there are some
+    #: the settings table's runtime values written to their sysfs file (family SYSFS:
+    #: governor, EPP, THP defrag, …), each held by its row, in the table's order
     tunables: tuple[Value[Any], ...] = ()
+
+    def tunable(self, setting: Setting[T]) -> Value[T] | None:
+        """The value of a sysfs row (None: this host does not get it)."""
+        return next((v for v in self.tunables if v.setting is setting), None)
 
     @property
     def hostc_owned(self) -> bool:

@@ -10,8 +10,7 @@ from hostc.plan.model import Plan
 from hostc.report.catalog import Carrier
 from hostc.report.catalog import CatalogEntry as CatalogSetting
 from hostc.settings import table as t
-from hostc.settings.model import Setting, Sysfs
-from hostc.settings.table import SYSFS_ROWS
+from hostc.settings.model import Per, Setting, Sysfs
 
 
 def _has(*words: str) -> Carrier:
@@ -27,26 +26,34 @@ def _either(carriers: list[Carrier]) -> Carrier:
     return lambda path, line: any(c(path, line) for c in carriers)
 
 
-#: How the artifacts spell each runtime setting of the table: hostc-tuning's sysfs
-#: file, TuneD's option (the catalog finds the lines that carry it).
-_CARRIED_AS: tuple[tuple[Setting[Any], tuple[str, ...]], ...] = (
-    (t.GOVERNOR, ("scaling_governor", "governor=")),
-    (t.EPP, ("energy_performance_preference", "energy_perf_bias")),
-    (t.THP_DEFRAG, ("transparent_hugepage/defrag", "transparent_hugepage.defrag=")),
-)
+#: The profile sets Intel's energy_perf_bias beside EPP (targets/tuned.py
+#: energy_perf_bias): those lines carry EPP too.
+_ALSO = {t.EPP: ("energy_perf_bias",)}
+
+
+def carried_as(s: Setting[Any]) -> tuple[str, ...]:
+    """The words that mark a sysfs row's lines, from the spellings its row declares: its
+    file (hostc-tuning writes it, TuneD's `[sysfs]` names it; hostc-verify names a
+    per-policy file by its last word) and TuneD's option for it."""
+    f = s.sysfs
+    assert f is not None, s.name
+    words = [f.path]  # the whole path: `khugepaged/defrag` and THP's `defrag` share a word
+    if f.per is Per.POLICY:
+        words.append(f.path.rsplit("/", 1)[1])
+    if s.tuned is not None:
+        words.append(f"{s.tuned[1]}=")
+    return (*words, *_ALSO.get(s, ()))
 
 
 def _cpu(plan: Plan) -> list[CatalogSetting]:
-    """Governor, EPP and THP defrag: one sysfs file each (the policy files per CPU group),
-    where the settings table says a host shows them."""
+    """The sysfs rows of the Plan (governor, EPP, THP defrag, …): one sysfs file each
+    (the policy files per CPU group), where the settings table says a host shows them."""
     out = []
-    # the whole path: `khugepaged/defrag` and THP's `defrag` share their last word
-    tunables = [(s, (f.path,)) for s in SYSFS_ROWS if (f := s.sysfs)]
-    for s, words in (*_CARRIED_AS, *tunables):
-        v = s.get(plan)
-        if v is not None:
-            where = tuple(o.path for o in s.observe if isinstance(o, Sysfs))
-            out.append(CatalogSetting(s.name, v.shown, v.reason, str(s.when), _has(*words), where))
+    for v in plan.runtime.tunables:
+        s = v.setting
+        where = tuple(o.path for o in s.observe if isinstance(o, Sysfs))
+        has = _has(*carried_as(s))
+        out.append(CatalogSetting(s.name, v.shown, v.reason, str(s.when), has, where))
     return out
 
 

@@ -11,7 +11,7 @@ from hostc.plan.kernelargs import cmdline, kernel_args
 from hostc.plan.model import IN_PLAN_JSON, Distro, IrqOwner, Placement, Plan, Reason, Value
 from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
 from hostc.report import kubelet_view
-from hostc.settings.table import REPORTED
+from hostc.settings import table as t
 from hostc.units import format_kib
 
 
@@ -62,11 +62,13 @@ def runtime_lines(plan: Plan) -> list[str]:
     rt = plan.runtime
     lines = ["", f"runtime settings (applied by {rt.owner}):", _why(rt.owner_reason)]
     items: list[tuple[str, Reason, str]] = []
-    for s in REPORTED:  # the table's runtime settings, in its order
-        v = s.get(plan)
-        if v is not None:
-            assert s.label is not None
-            items.append((s.label.format(v.shown), v.reason, s.name))
+    for v in rt.tunables:  # the table's sysfs rows, in its order: each where it is written
+        f = v.setting.sysfs
+        items.append((f"{f.path if f else v.name} = {v.shown}", v.reason, v.name))
+    if rt.pstate is not None:
+        items.append((f"{rt.pstate.shown} (command line)", rt.pstate.reason, t.PSTATE.name))
+    if rt.iommu is not None:
+        items.append((f"iommu {rt.iommu.shown} (command line)", rt.iommu.reason, t.IOMMU.name))
     if rt.acs:
         items.append(("PCIe ACS", rt.acs, "acs"))
     for m in rt.cpumasks:
@@ -195,11 +197,10 @@ def to_data(v: Any) -> Any:
 
     if isinstance(v, (CpuSet, Distro, *SOURCE_TYPES)):
         return str(v)  # a source as `hostc plan` shows it
-    if isinstance(v, Value):  # named and timed by its setting, as its record was
-        named = {"setting": v.name} if v.setting.plan_attr is None else {}  # a tunable
+    if isinstance(v, Value):  # named and timed by its setting's row
         return {
-            **named,
-            v.setting.field: to_data(v.value),
+            "setting": v.name,
+            "value": to_data(v.value),
             "reason": to_data(v.reason),
             "when": v.when.value,
         }
@@ -222,20 +223,24 @@ def to_data(v: Any) -> Any:
     return v
 
 
+#: plan.json's format (its `format` key; format 1 had none).  2: every value of a
+#: settings row is `{setting, value, reason, when}`, and the sysfs rows (governor,
+#: EPP, THP defrag, …) are listed under `runtime.tunables` instead of named fields.
+PLAN_JSON_FORMAT = 2
+
+
 def plan_json(plan: Plan) -> dict[str, Any]:
     """The Plan as plain data: CPU sets as cpulists, every setting with its reason.
 
     Derived spellings (`cmdline`, the `numactl` lines) are added under `views`,
     apart from the Plan itself, so a reviewer sees both in one file.
     """
-    data: dict[str, Any] = to_data(plan)
+    data: dict[str, Any] = {"format": PLAN_JSON_FORMAT, **to_data(plan)}
     data["partition"]["cores"] = " ".join(data["partition"]["cores"])  # one line per PR diff
     if data.get("kubelet") is None:
         data.pop("kubelet", None)  # only Kubernetes nodes have one
     if not plan.provenance:
         data.pop("provenance", None)  # only specs built from layers (`extends`) have it
-    if not plan.runtime.tunables:
-        data["runtime"].pop("tunables")  # only hosts with a sysfs-only runtime setting
     data["views"] = {
         "cmdline": cmdline(plan),
         "numactl": {w.name: numactl(w) for w in plan.workloads},

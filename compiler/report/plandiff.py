@@ -15,7 +15,8 @@ from hostc.record import Record
 
 #: fields that name a list entry, so an entry keeps its name when the list reorders
 NAME_FIELDS = ("key", "item", "name", "mechanism", "unit", "device", "size_kib", "node", "setting")
-SKIP = ("views", "nodes", "hardware", "partition")  # pictures and views, or diffed as CPUs
+#: pictures and views, diffed as CPUs, or the file's format
+SKIP = ("views", "nodes", "hardware", "partition", "format")
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -103,12 +104,14 @@ def _reason(r: Any) -> str | None:
 
 
 def _fields(d: dict[str, Any], label: str | None) -> dict[str, str]:
-    """The setting's own fields, compact: its name, reasons, `when` and nested settings
-    left out."""
+    """The setting's own fields, compact: its name (its row's `setting` too), reasons,
+    `when` and nested settings left out."""
     return {
         k: v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(",", ":"))
         for k, v in d.items()
-        if not (k in ("reason", "when", label) or k.endswith("_reason") or _has_settings(v))
+        if not (
+            k in ("reason", "when", "setting", label) or k.endswith("_reason") or _has_settings(v)
+        )
     }
 
 

@@ -31,13 +31,14 @@ layers merge it (the spec always wins over every layer), the preset entries that
 it, and where a live host shows it.  Any other dotted name under `[sysctl]` is a
 sysctl too.
 
-Adding a runtime knob (a sysfs file, a sysctl) takes three places: its row in
-`compiler/settings/table.py` (name, family, type, when, help, example, how a host
-shows it) and its name in `SETTINGS`; its preset entry in
-`compiler/spec/preset_entries.py`, if a role sets it by default; and one line in
-the `SPELLING` map of each target that carries it (`targets/systemd.py`,
-`targets/tuned.py`).  `hostc plan`, plan.json, hostc-tuning, hostc-verify,
-`hostc explain` and `hostc audit` then read it from the row.  A knob the spec may
+Adding a runtime knob written to a sysfs file takes two places: its row in
+`compiler/settings/table.py` (name, family `sysfs`, type, when, help, example, the
+file a host shows it in) and its name in `SETTINGS`; and its preset entry in
+`compiler/spec/preset_entries.py`, if a role sets it by default.  The Plan holds the
+value by its row (`runtime.tunables`); `hostc plan`, plan.json, hostc-tuning (which
+writes the row's file), the TuneD profile (the row's `tuned` option where TuneD has
+one of its own, else `[sysfs]` under the row's file),
+hostc-verify, `hostc explain` and `hostc audit` then read it from the row.  A knob the spec may
 also set needs its node.toml field in `compiler/spec/model*.py` too (the input's
 shape and the schema come from there).  Then `python -m pytest --regen` and review
 `git diff`.

@@ -9,9 +9,10 @@ from hostc.settings.model import Family as Family
 from hostc.settings.model import Merge as Merge
 from hostc.settings.model import Setting as Setting
 from hostc.settings.model import sysctl_setting
+from hostc.settings.table import KNOWN_SYSCTLS
 from hostc.settings.table import SETTINGS as SETTINGS
 
-BY_NAME: dict[str, Setting[Any]] = {s.name: s for s in SETTINGS}
+BY_NAME: dict[str, Setting[Any]] = {s.name: s for s in (*SETTINGS, *KNOWN_SYSCTLS)}
 
 
 @functools.cache

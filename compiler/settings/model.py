@@ -14,10 +14,13 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from hostc.knowledge.kernel import Release
 from hostc.record import Record
 from hostc.vocab import When
 
 T = TypeVar("T")
+#: a kernel default since the first release: `((ANY, (65530,)),)`
+ANY: Release = (0, 0)
 
 
 class Family(enum.StrEnum):
@@ -26,10 +29,13 @@ class Family(enum.StrEnum):
     SYSCTL = "sysctl"  # one Sysctl in plan.sysctls (any dotted name)
     LIMIT = "limit"  # one Limit in plan.limits
     MODULE_LOAD = "module_load"  # one ModuleLoad in plan.modules_load
-    ONE = "one"  # one value of its own in the Plan (`plan_attr`)
+    #: one value a rule of lowering turns into a record of its own, which the Plan names
+    #: (`plan.thp`, `plan.cstates`, `runtime.pstate`, `runtime.iommu`, `runtime.irq`)
+    ONE = "one"
     DERIVED = "derived"  # lowered from its spec keys by a rule of its own, never merged
-    #: a runtime value written to the row's sysfs file, held in `plan.runtime.tunables`
-    #: (a new knob needs no Plan field, lowering or report code of its own)
+    #: a runtime value written to the row's sysfs file, held by its row in
+    #: `plan.runtime.tunables`: the row is the whole declaration (a new knob needs no Plan
+    #: field, lowering, report, audit or target code of its own)
     SYSFS = "sysfs"
 
 
@@ -124,12 +130,32 @@ class Setting(Generic[T]):
     merge: Merge = Merge.LAST
     observe: tuple[Observe, ...] = ()
     from_spec: FromSpec | None = attrs.field(default=None, repr=False)
-    #: where the Plan holds the value (`runtime.governor`), for family ONE
-    plan_attr: str | None = None
-    #: the value's key in plan.json (each record kept its own name: `name`, `mode`)
-    field: str = "value"
-    #: how `hostc plan` lists it among the runtime settings (`{}`: the value)
-    label: str | None = None
+    #: How a TuneD profile spells a sysfs row where TuneD has an option of its own
+    #: (section, option), as TuneD's plugins bind one option to one knob; None: TuneD
+    #: writes the row's file under `[sysfs]`.  hostc-tuning always writes the file.
+    tuned: tuple[str, str] | None = None
+    #: What the kernel says about it (sysctl rows; `source` names where that is written,
+    #: a kernel commit or documentation file a reviewer can check without this repo).
+    #: `kernel_defaults`: ((since, value), …) ascending; the last row whose `since` ≤
+    #: the release applies; multi-value keys hold all values.
+    kernel_defaults: tuple[tuple[Release, tuple[int, ...]], ...] = ()
+    #: a larger value only permits more (a limit or a buffer size): a preset may raise it,
+    #: never lower it below the kernel's default (how layers merge is `merge`'s business)
+    limit: bool = False
+    added: Release | None = None  # the first release that has it
+    removed: Release | None = None  # the first release that no longer has it
+    source: str = ""
+
+    def kernel_default(self, release: Release | None) -> tuple[int, ...] | None:
+        """The kernel's default at `release` (the newest row when the release is unknown)."""
+        rows = [v for since, v in self.kernel_defaults if release is None or since <= release]
+        return rows[-1] if rows else None
+
+    def exists(self, release: Release) -> bool:
+        """Whether a kernel of `release` has it (True where hostc knows nothing else)."""
+        if self.added is not None and release < self.added:
+            return False
+        return self.removed is None or release < self.removed
 
     def spec_value(self, spec: object) -> tuple[bool, Any]:
         """(given, value) of this setting's spec key; value None turns the setting off."""
@@ -141,16 +167,6 @@ class Setting(Generic[T]):
         if v is None:
             return False, None
         return True, self.from_spec(v) if self.from_spec is not None else v
-
-    def get(self, plan: Any) -> Any:
-        """The Plan's value of this setting (None: the Plan has none)."""
-        if self.family is Family.SYSFS:
-            return next((v for v in plan.runtime.tunables if v.setting is self), None)
-        assert self.plan_attr is not None, self.name
-        v: Any = plan
-        for part in self.plan_attr.split("."):
-            v = getattr(v, part)
-        return v
 
     @property
     def sysfs(self) -> Sysfs | None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hostc.knowledge.kernel import NR_OPEN_DEFAULT
 from hostc.settings.model import (
+    ANY,
     Cmdline,
     Family,
     Merge,
@@ -34,49 +36,162 @@ from hostc.vocab import (
 CPUFREQ = "/sys/devices/system/cpu/cpufreq/policy*/"
 THP_DIR = "/sys/kernel/mm/transparent_hugepage/"
 
-# Sysctls the presets set (the spec may set any other: `sysctl."<key>"`).
-MAX_MAP_COUNT = sysctl_setting("vm.max_map_count", "memory map areas a process may have", "1048576")
-SWAPPINESS = sysctl_setting("vm.swappiness", "how eagerly the kernel swaps anonymous memory", "1")
-OVERCOMMIT = sysctl_setting(
-    "vm.overcommit_memory", "0 heuristic, 1 always allow, 2 strict accounting", "1"
+# Sysctls the presets set (the spec may set any other: `sysctl."<key>"`), each with
+# what the kernel says about it: its default per release and where that is written.
+MAX_MAP_COUNT = sysctl_setting(
+    "vm.max_map_count",
+    "memory map areas a process may have",
+    "1048576",
+    kernel_defaults=((ANY, (65530,)),),
+    limit=True,
+    source="Documentation/admin-guide/sysctl/vm.rst: DEFAULT_MAX_MAP_COUNT 65530",
 )
-AIO_MAX = sysctl_setting("fs.aio-max-nr", "system-wide limit of async I/O requests", "1048576")
+SWAPPINESS = sysctl_setting(
+    "vm.swappiness",
+    "how eagerly the kernel swaps anonymous memory",
+    "1",
+    kernel_defaults=((ANY, (60,)),),
+    source="Documentation/admin-guide/sysctl/vm.rst: default 60",
+)
+OVERCOMMIT = sysctl_setting(
+    "vm.overcommit_memory",
+    "0 heuristic, 1 always allow, 2 strict accounting",
+    "1",
+    kernel_defaults=((ANY, (0,)),),
+    source="Documentation/mm/overcommit-accounting.rst: 0 heuristic (default)",
+)
+AIO_MAX = sysctl_setting(
+    "fs.aio-max-nr",
+    "system-wide limit of async I/O requests",
+    "1048576",
+    kernel_defaults=((ANY, (65536,)),),
+    limit=True,
+    source="Documentation/admin-guide/sysctl/fs.rst: aio-max-nr default 65536",
+)
 INOTIFY_WATCHES = sysctl_setting(
-    "fs.inotify.max_user_watches", "inotify watches per user", "524288"
+    "fs.inotify.max_user_watches",
+    "inotify watches per user",
+    "524288",
+    # Since Linux 5.11 the default scales with RAM (1 % of it, in watches), capped at
+    # 1048576, which hosts with more than about 128 GiB reach.
+    kernel_defaults=((ANY, (8192,)), ((5, 11), (1048576,))),
+    limit=True,
+    source="fs/notify/inotify/inotify_user.c (RAM-scaled default since Linux 5.11)",
 )
 NUMA_BALANCING = sysctl_setting(
-    "kernel.numa_balancing", "automatic NUMA page migration (1 on, 0 off)", "0"
+    "kernel.numa_balancing",
+    "automatic NUMA page migration (1 on, 0 off)",
+    "0",
+    added=(3, 8),
+    source="Documentation/admin-guide/sysctl/kernel.rst (NUMA balancing, Linux 3.8)",
 )
 RMEM_MAX = sysctl_setting(
     "net.core.rmem_max",
     "largest socket receive buffer a program may ask for; layers take the largest",
     "268435456",
     merge=Merge.MAX,
+    kernel_defaults=((ANY, (212992,)),),
+    limit=True,
+    source="net/core/sock.c: SK_RMEM_MAX (212992 on 64-bit)",
 )
 WMEM_MAX = sysctl_setting(
     "net.core.wmem_max",
     "largest socket send buffer a program may ask for; layers take the largest",
     "268435456",
     merge=Merge.MAX,
+    kernel_defaults=((ANY, (212992,)),),
+    limit=True,
+    source="net/core/sock.c: SK_WMEM_MAX (212992 on 64-bit)",
 )
 TCP_RMEM = sysctl_setting(
-    "net.ipv4.tcp_rmem", "TCP receive buffer: min, initial, max bytes", "4096 131072 268435456", str
+    "net.ipv4.tcp_rmem",
+    "TCP receive buffer: min, initial, max bytes",
+    "4096 131072 268435456",
+    str,
+    # Linux 4.20 raised the initial receive buffer from 87380 to 131072 bytes ("tcp: up
+    # initial rmem to 128KB"); the maximum scales with memory.
+    kernel_defaults=((ANY, (4096, 87380, 6291456)), ((4, 20), (4096, 131072, 6291456))),
+    limit=True,
+    source="Documentation/networking/ip-sysctl.rst tcp_rmem: default 131072 bytes",
 )
 TCP_WMEM = sysctl_setting(
-    "net.ipv4.tcp_wmem", "TCP send buffer: min, initial, max bytes", "4096 65536 268435456", str
+    "net.ipv4.tcp_wmem",
+    "TCP send buffer: min, initial, max bytes",
+    "4096 65536 268435456",
+    str,
+    kernel_defaults=((ANY, (4096, 16384, 4194304)),),
+    limit=True,
+    source="Documentation/networking/ip-sysctl.rst tcp_wmem",
 )
 NETDEV_BACKLOG = sysctl_setting(
-    "net.core.netdev_max_backlog", "packets queued per CPU before the stack drops", "250000"
+    "net.core.netdev_max_backlog",
+    "packets queued per CPU before the stack drops",
+    "250000",
+    kernel_defaults=((ANY, (1000,)),),
+    limit=True,
+    source="Documentation/admin-guide/sysctl/net.rst: netdev_max_backlog 1000",
 )
-SOMAXCONN = sysctl_setting("net.core.somaxconn", "listen() backlog ceiling", "65535")
+SOMAXCONN = sysctl_setting(
+    "net.core.somaxconn",
+    "listen() backlog ceiling",
+    "65535",
+    kernel_defaults=((ANY, (128,)), ((5, 4), (4096,))),
+    limit=True,
+    source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
+)
+# The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset writes
+# `all` and `default`; 0 is each one's default.
 ARP = {
-    (scope, k): sysctl_setting(f"net.ipv4.conf.{scope}.{k}", why, example)
+    (scope, k): sysctl_setting(
+        f"net.ipv4.conf.{scope}.{k}",
+        why,
+        example,
+        kernel_defaults=((ANY, (0,)),),
+        source=f"Documentation/networking/ip-sysctl.rst {k}: 0 (default)",
+    )
     for scope in ("all", "default")
     for k, why, example in (
         ("arp_announce", "which local address ARP requests name (2: the outgoing NIC's)", "2"),
         ("arp_ignore", "which ARP requests a NIC answers (1: for its own address only)", "1"),
     )
 }
+
+#: Sysctls no preset sets whose kernel facts hostc knows: lower raises fs.nr_open for a
+#: high nofile; check warns on the others where the spec names them on a kernel that
+#: no longer has them (`sysctl --system` then logs "cannot stat" for each).
+KNOWN_SYSCTLS: tuple[Setting[Any], ...] = (
+    sysctl_setting(
+        "fs.nr_open",
+        "the most file descriptors a process may have (the ceiling of nofile)",
+        "1048576",
+        kernel_defaults=((ANY, (NR_OPEN_DEFAULT,)),),
+        limit=True,
+        source="Documentation/admin-guide/sysctl/fs.rst: nr_open defaults to 1024*1024",
+    ),
+    # Moved from /proc/sys to debugfs (/sys/kernel/debug/sched/) in Linux 5.13.
+    *(
+        sysctl_setting(
+            f"kernel.{name}",
+            "a CFS scheduler tunable",
+            removed=(5, 13),
+            source="Linux 5.13 moved the CFS tunables to debugfs (sched/debug)",
+        )
+        for name in (
+            "sched_min_granularity_ns",
+            "sched_latency_ns",
+            "sched_wakeup_granularity_ns",
+            "sched_migration_cost_ns",
+            "sched_nr_migrate",
+            "sched_tunable_scaling",
+        )
+    ),
+    sysctl_setting(
+        "net.ipv4.tcp_tw_recycle",
+        "recycle TIME-WAIT sockets fast",
+        removed=(4, 12),
+        source="Linux 4.12 removed tcp_tw_recycle (broken behind NAT)",
+    ),
+)
 
 NOFILE: Setting[int] = Setting(
     "nofile",
@@ -110,8 +225,6 @@ DEFAULT_HUGEPAGESZ: Setting[int] = Setting(
     "1G",
     ("hugepages", "default_size"),
     observe=(Cmdline("default_hugepagesz"), Sysfs("/proc/meminfo (Hugepagesize)")),
-    plan_attr="default_hugepagesz",
-    field="size_kib",
 )
 THP: Setting[ThpMode] = Setting(
     "transparent_hugepage",
@@ -122,8 +235,7 @@ THP: Setting[ThpMode] = Setting(
     "madvise",
     ("kernel", "transparent_hugepage"),
     observe=(Cmdline("transparent_hugepage"), Sysfs(THP_DIR + "enabled", choice=True)),
-    plan_attr="thp",
-    field="mode",
+    tuned=("vm", "transparent_hugepages"),  # TuneD applies it at runtime too
 )
 MAX_CSTATE: Setting[int] = Setting(
     "max_cstate",
@@ -136,32 +248,28 @@ MAX_CSTATE: Setting[int] = Setting(
     ("kernel", "limit_cstates"),
     observe=(Sysfs("/sys/devices/system/cpu/cpu*/power/pm_qos_resume_latency_us", Per.CPU),),
     from_spec=lambda on: 1 if on else None,
-    plan_attr="cstates",
 )
 GOVERNOR: Setting[Governor] = Setting(
     "cpu_governor",
-    Family.ONE,
+    Family.SYSFS,
     Governor,
     When.RUNTIME,
     "cpufreq scaling governor of every CPU",
     "performance",
     ("cpufreq", "governor"),
     observe=(Sysfs(CPUFREQ + "scaling_governor", Per.POLICY),),
-    plan_attr="runtime.governor",
-    field="name",
-    label="cpufreq governor {}",
+    tuned=("cpu", "governor"),
 )
 EPP: Setting[Epp] = Setting(
     "energy_performance_preference",
-    Family.ONE,
+    Family.SYSFS,
     Epp,
     When.RUNTIME,
     "the hardware P-state hint (HWP or CPPC EPP) of intel_pstate and amd-pstate-epp",
     "performance",
     ("cpufreq", "energy_performance_preference"),
     observe=(Sysfs(CPUFREQ + "energy_performance_preference", Per.POLICY),),
-    plan_attr="runtime.epp",
-    label="energy_performance_preference {}",
+    tuned=("cpu", "energy_performance_preference"),  # TuneD 2.20 (TunedFacts.epp)
 )
 PSTATE: Setting[PstateMode] = Setting(
     "pstate",
@@ -172,21 +280,17 @@ PSTATE: Setting[PstateMode] = Setting(
     "active",
     ("cpufreq", "pstate"),
     observe=(Cmdline("amd_pstate"), Cmdline("intel_pstate")),
-    plan_attr="runtime.pstate",
-    label="{} (command line)",
 )
 THP_DEFRAG: Setting[ThpDefrag] = Setting(
     "transparent_hugepage_defrag",
-    Family.ONE,
+    Family.SYSFS,
     ThpDefrag,
     When.RUNTIME,
     "when a THP allocation may stall on compaction",
     "defer+madvise",
     ("kernel", "transparent_hugepage_defrag"),
     observe=(Sysfs(THP_DIR + "defrag", choice=True),),
-    plan_attr="runtime.thp_defrag",
-    field="mode",
-    label="transparent_hugepage defrag {}",
+    tuned=("vm", "transparent_hugepage.defrag"),
 )
 IOMMU: Setting[IommuMode] = Setting(
     "iommu",
@@ -198,8 +302,6 @@ IOMMU: Setting[IommuMode] = Setting(
     "pt",
     ("kernel", "iommu"),
     observe=(Cmdline("iommu"),),
-    plan_attr="runtime.iommu",
-    label="iommu {} (command line)",
 )
 IRQ_OWNER: Setting[IrqOwner] = Setting(
     "irq_owner",
@@ -210,7 +312,6 @@ IRQ_OWNER: Setting[IrqOwner] = Setting(
     "irqbalance",
     ("irq", "owner"),
     observe=(UnitProperty("ActiveState", "irqbalance.service"),),
-    plan_attr="runtime.irq",
 )
 RUNTIME_OWNER: Setting[RuntimeOwner] = Setting(
     "runtime_owner",
@@ -221,7 +322,6 @@ RUNTIME_OWNER: Setting[RuntimeOwner] = Setting(
     "systemd",
     ("runtime", "owner"),
     observe=(Sysfs("/etc/tuned/active_profile"),),
-    plan_attr="runtime.owner",
 )
 
 
@@ -271,6 +371,3 @@ SETTINGS: tuple[Setting[Any], ...] = (
 
 #: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
 SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
-
-#: The runtime settings `hostc plan` lists one line each, in its order.
-REPORTED = tuple(s for s in SETTINGS if s.label is not None)

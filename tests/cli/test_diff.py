@@ -192,6 +192,21 @@ def test_a_broken_plan_json_is_one_error_naming_the_file(tmp_path: Path, content
     assert r.stdout == ""
 
 
+def test_a_plan_json_of_another_format_is_refused_not_misread(tmp_path: Path) -> None:
+    """Format 1 (no `format` key) held the governor in `runtime.governor`: compared with
+    format 2 it would read as the governor removed and a tunable added."""
+    plan = json.loads(run_hostc("plan", DGX / "node.toml", "--json").stdout)
+    assert plan["format"] == 2
+    del plan["format"]
+    old = tmp_path / "plan.json"
+    old.write_text(json.dumps(plan))
+    r = run_hostc("diff", old, DGX / "node.toml")
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert f"error: {old}: plan.json format 1, this hostc writes and compares format 2" in (
+        r.stderr
+    )
+
+
 def test_a_spec_at_a_revision_that_reads_as_an_option_is_refused(tmp_path: Path) -> None:
     """`SPEC@REV` hands REV to git: a REV starting with `-` would be read as an option."""
     r = run_hostc("diff", "node.toml@--output=x", DGX / "node.toml", cwd=tmp_path)

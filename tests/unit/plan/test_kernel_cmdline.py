@@ -20,6 +20,7 @@ from hostc.diagnostics import HostcError
 from hostc.plan.kernelargs import KernelArg, cmdline, kernel_args
 from hostc.plan.model import BootCarrier
 from hostc.report import plan_view
+from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
@@ -201,9 +202,9 @@ def test_rhel_9_3_epyc_gets_amd_pstate_active_and_epp() -> None:
     amd = {"cpu_vendor": "amd", "kernel": "5.14.0-427.13.1.el9_4.x86_64"}
     plan = compile_(spec(host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4")), h100(**amd))
     assert "amd_pstate=active" in _args(plan)
-    assert plan.runtime.epp is not None
+    assert plan.runtime.tunable(t.EPP) is not None
     old = compile_(spec(host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.2")), h100(**amd))
-    assert "amd_pstate=active" not in _args(old) and old.runtime.epp is None
+    assert "amd_pstate=active" not in _args(old) and old.runtime.tunable(t.EPP) is None
     ok = spec(
         host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4"),
         cpufreq=m.Cpufreq(pstate=m.PstateMode("guided")),

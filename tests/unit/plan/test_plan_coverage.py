@@ -18,7 +18,8 @@ from hostc.locate import locate
 from hostc.plan.model import Plan, Reason
 from hostc.provenance import Fact, FactKind, Layer, PresetLayer, SpecKey, SpecKeys
 from hostc.report import plan_view
-from hostc.settings import SETTINGS, Family
+from hostc.settings import SETTINGS, Family, Setting
+from hostc.settings import table as t
 from hostc.spec import presets
 
 from conftest import ROOT
@@ -50,11 +51,34 @@ def source_resolves(r: Reason, spec_text: str) -> bool:
     return False
 
 
+def held(plan: Plan) -> dict[Setting[Any], Any]:
+    """Where the Plan holds each row of family ONE or DERIVED: a record a rule of lowering
+    made (the sysfs rows are held by their row in `plan.runtime.tunables`)."""
+    rt = plan.runtime
+    return {
+        t.DEFAULT_HUGEPAGESZ: plan.default_hugepagesz,
+        t.THP: plan.thp,
+        t.MAX_CSTATE: plan.cstates,
+        t.PSTATE: rt.pstate,
+        t.IOMMU: rt.iommu,
+        t.IRQ_OWNER: rt.irq,
+        t.RUNTIME_OWNER: rt.owner,
+    }
+
+
+def test_every_one_value_row_is_held_by_the_plan() -> None:
+    """A new row of family ONE or DERIVED must say here where the Plan holds it, or the
+    coverage tests below would not see its values."""
+    rows = {s for s in SETTINGS if s.family in (Family.ONE, Family.DERIVED)}
+    plan, _ = api.compile_file(EXAMPLES[0] / "node.toml")
+    assert rows == set(held(plan))
+
+
 def table_values(plan: Plan) -> list[tuple[str, Any, Reason]]:
     """(setting, value, reason) of every value the settings table puts in the Plan."""
-    out: list[tuple[str, Any, Reason]] = []
-    for s in SETTINGS:
-        if s.plan_attr is not None and (v := s.get(plan)) is not None:
+    out: list[tuple[str, Any, Reason]] = [(v.name, v, v.reason) for v in plan.runtime.tunables]
+    for s, v in held(plan).items():
+        if v is not None:
             reason = v.reason if hasattr(v, "reason") else plan.runtime.owner_reason
             out.append((s.name, v, reason))
     out += [(x.key, x.value, x.reason) for x in plan.sysctls]

@@ -27,6 +27,8 @@ from hostc.diagnostics import HostcError
 from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import BootCarrier, Distro, IrqOwner, Plan, RuntimeOwner
+from hostc.settings import Family
+from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease, Topology
 
@@ -83,31 +85,33 @@ def tuned_ini(plan: Plan) -> configparser.ConfigParser:
 
 def test_governor_preset_spec_and_exclude() -> None:
     plan = compile_(spec())
-    assert plan.runtime.governor is not None
-    assert plan.runtime.governor.value == "performance"
-    assert str(plan.runtime.governor.reason.source) == "preset:inference"
+    gov = plan.runtime.tunable(t.GOVERNOR)
+    assert gov is not None and gov.value == "performance"
+    assert str(gov.reason.source) == "preset:inference"
     assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     tplan = compile_(spec(**TUNED_OWNED))
     assert tuned_ini(tplan)["cpu"]["governor"] == "performance"
     mine = compile_(spec(cpufreq=m.Cpufreq(governor=m.Governor.SCHEDUTIL)))
-    assert mine.runtime.governor is not None
-    assert (mine.runtime.governor.value, str(mine.runtime.governor.reason.source)) == (
+    gov = mine.runtime.tunable(t.GOVERNOR)
+    assert gov is not None
+    assert (gov.value, str(gov.reason.source)) == (
         "schedutil",
         "cpufreq.governor",
     )
     gone = compile_(spec(preset=m.Preset(exclude=["cpu_governor"])))
-    assert gone.runtime.governor is None
+    assert gone.runtime.tunable(t.GOVERNOR) is None
     assert "scaling_governor" not in files(gone, "systemd")[SCRIPT]
 
 
 def test_general_role_gets_no_governor() -> None:
     plan = compile_(spec(role=m.Role.GENERAL))
-    assert plan.runtime.governor is None and plan.runtime.epp is None
+    assert plan.runtime.tunable(t.GOVERNOR) is None and plan.runtime.tunable(t.EPP) is None
 
 
 def test_epp() -> None:
     plan = compile_(spec())
-    assert plan.runtime.epp is not None and plan.runtime.epp.value == "performance"
+    epp = plan.runtime.tunable(t.EPP)
+    assert epp is not None and epp.value == "performance"
     assert 'put performance "$f"' in files(plan, "systemd")[SCRIPT]
     assert "energy_performance_preference" in files(plan, "systemd")[SCRIPT]
     ini = tuned_ini(compile_(spec(**TUNED_OWNED)))  # ubuntu-22.04: TuneD version unknown
@@ -125,7 +129,7 @@ def test_epp() -> None:
 ])  # fmt: skip
 def test_epp_only_where_a_driver_has_it(vendor: str, kernel: str, preset: bool) -> None:
     topo = h100(cpu_vendor=vendor, kernel=kernel)
-    assert (compile_(spec(), topo).runtime.epp is not None) is preset
+    assert (compile_(spec(), topo).runtime.tunable(t.EPP) is not None) is preset
     asked = spec(cpufreq=m.Cpufreq(energy_performance_preference=m.Epp.PERFORMANCE))
     _, warnings = api.compile_plan(asked, topo, spec_file="t.toml")
     said = [w for w in warnings if w.path == "cpufreq.energy_performance_preference"]
@@ -162,8 +166,8 @@ def test_pstate_from_the_spec_is_spelled_by_vendor() -> None:
 
 def test_thp_defrag() -> None:
     plan = compile_(spec())
-    assert plan.runtime.thp_defrag is not None
-    assert plan.runtime.thp_defrag.value == "defer+madvise"
+    defrag = plan.runtime.tunable(t.THP_DEFRAG)
+    assert defrag is not None and defrag.value == "defer+madvise"
     assert (
         "put defer+madvise /sys/kernel/mm/transparent_hugepage/defrag"
         in (files(plan, "systemd")[SCRIPT])
@@ -172,8 +176,9 @@ def test_thp_defrag() -> None:
     assert vm["transparent_hugepage.defrag"] == "defer+madvise"
     assert vm["transparent_hugepages"] == "madvise"
     never = compile_(spec(kernel=m.Kernel(transparent_hugepage_defrag=m.ThpDefrag.NEVER)))
-    assert never.runtime.thp_defrag is not None
-    assert str(never.runtime.thp_defrag.reason.source) == "kernel.transparent_hugepage_defrag"
+    never_defrag = never.runtime.tunable(t.THP_DEFRAG)
+    assert never_defrag is not None
+    assert str(never_defrag.reason.source) == "kernel.transparent_hugepage_defrag"
 
 
 def test_irqbalance_owner_bans_isolated_cpus_with_the_shipped_variable() -> None:
@@ -532,7 +537,8 @@ def _value(plan: Plan, setting: str) -> str | None:
         args = dict(a.partition("=")[::2] for a in cmdline(plan).split())
         return args.get(setting.removeprefix("cmdline:"))
     if setting == "governor":
-        return plan.runtime.governor.value if plan.runtime.governor else None
+        gov = plan.runtime.tunable(t.GOVERNOR)
+        return gov.value if gov else None
     if setting == "irqbalance":
         irq = plan.runtime.irq
         if irq is None:
@@ -808,3 +814,37 @@ def test_dgx_example_pins_each_gpu_pair_to_its_own_pix_nics() -> None:
     for w in plan.workloads:
         assert dict(w.env)["NCCL_IB_HCA"] == "=" + ",".join(w.nics)
         assert w.cpus <= plan.partition.isolated
+
+
+@pytest.mark.parametrize("owner", [m.RuntimeOwner.SYSTEMD, m.RuntimeOwner.TUNED])
+def test_every_sysfs_row_is_carried_observed_and_explained_from_its_row_alone(
+    owner: m.RuntimeOwner,
+) -> None:
+    """Issue 33 §5.1: a sysfs knob is its row.  Whatever rows the Plan holds in
+    `runtime.tunables`, the runtime owner's file writes each (hostc-tuning into the row's
+    file; TuneD by the row's option or under [sysfs] by its file), hostc-verify and audit
+    observe each by its row's name, and explain finds its line, with no code naming it."""
+    from hostc.audit.observe import expectations
+    from hostc.report.explain import settings as catalog
+
+    plan = compile_(
+        spec(runtime=m.Runtime(owner), host=m.Host(name="t", role=m.Role.INFERENCE, os="rhel-9.4"))
+    )
+    assert {v.setting for v in plan.runtime.tunables} >= {t.GOVERNOR, t.EPP, t.THP_DEFRAG}
+    out = files(plan, "systemd", *(["tuned"] if owner is m.RuntimeOwner.TUNED else []))
+    carrier = SCRIPT if owner is m.RuntimeOwner.SYSTEMD else next(p for p in out if "tuned" in p)
+    text = out[carrier]
+    observed = {e.setting for e in expectations(plan)}
+    entries = {e.name: e for e in catalog(plan)}
+    for v in plan.runtime.tunables:
+        s, f = v.setting, v.setting.sysfs
+        assert f is not None and s.family is Family.SYSFS
+        if owner is m.RuntimeOwner.SYSTEMD:
+            assert f"put {v.shown} {f.path}" in text or f.path in text, s.name
+        else:
+            spelled = (s.tuned[1] if s.tuned else f.path) + f"={v.shown}"
+            assert spelled in text or f"{f.path}={v.shown}" in text, s.name
+        assert s.name in observed and f"{s.name} " in out.get(VERIFY, "") + " ", s.name
+        lines = [ln for ln in text.splitlines() if entries[s.name].carries(carrier, ln)]
+        assert lines, s.name  # hostc-tuning's loop names the file, its body the value
+        assert owner is m.RuntimeOwner.SYSTEMD or any(v.shown in ln for ln in lines), lines

@@ -29,6 +29,7 @@ from hostc.lower import runtime as lower_runtime
 from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import Distro, IrqOwner, Plan, RuntimeOwner
+from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
 
@@ -565,9 +566,11 @@ def test_numa_balancing_only_on_multi_node_hosts() -> None:
 def test_reasons_say_what_the_setting_does_for_the_role() -> None:
     inf = compile_(spec()).runtime
     train = compile_(spec(role=m.Role.TRAINING, cpu=m.Cpu(), workload=[])).runtime
-    assert inf.governor is not None and train.governor is not None
-    assert "token" not in train.governor.reason.why
-    assert inf.thp_defrag is not None and "kcompactd" not in inf.thp_defrag.reason.why
+    inf_gov, train_gov = inf.tunable(t.GOVERNOR), train.tunable(t.GOVERNOR)
+    assert inf_gov is not None and train_gov is not None
+    assert "token" not in train_gov.reason.why
+    defrag = inf.tunable(t.THP_DEFRAG)
+    assert defrag is not None and "kcompactd" not in defrag.reason.why
 
 
 def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:

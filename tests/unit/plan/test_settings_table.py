@@ -62,10 +62,12 @@ def test_a_preset_value_has_its_settings_type(e: Any) -> None:
         assert isinstance(e.value, t), e
 
 
-def test_a_one_value_setting_says_where_the_plan_holds_it() -> None:
+def test_a_sysfs_row_names_the_file_a_host_shows_it_in() -> None:
+    """The row is the whole declaration of a sysfs knob: hostc-tuning, TuneD, audit and
+    explain all read its file from the row."""
     for s in SETTINGS:
-        if s.family in (Family.ONE, Family.DERIVED):
-            assert s.plan_attr is not None, s.name
+        if s.family is Family.SYSFS:
+            assert s.sysfs is not None, s.name
 
 
 def test_a_max_merge_takes_the_largest_layer() -> None:

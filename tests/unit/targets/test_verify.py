@@ -105,7 +105,7 @@ def test_verifier_skips_what_the_host_cannot_show(tmp_path: Path) -> None:
         f.unlink()
     done = run_verify(script_of(plan, tmp_path / "hostc-verify"), root, tmp_path)
     assert done.returncode == 0, done.stdout
-    assert "hostc-verify: skip CPU governor: no CPU exposes scaling_governor" in done.stdout
+    assert "hostc-verify: skip cpu_governor: no CPU exposes scaling_governor" in done.stdout
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
