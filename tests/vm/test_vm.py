@@ -6,10 +6,11 @@ reused for every check that does not disturb the next:
 
 - lifecycle VM, 6 boots driven by tests/vm/steps: (1) `hostc probe` (its output is the
   committed tests/vm/topology.toml), the pristine guest recorded, the v1 rootfs tree +
-  apply.sh (the image-builder path); (2) v1 in effect: audit, verifier, dmesg, the
-  workload's running process; v2 applied over v1; (3) v2 in effect: audit, no v1-only
-  file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier failed;
-  hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
+  apply.sh (the image-builder path), v1's modules-load.d and kubelet files built for
+  variants of the host; (2) v1 in effect: audit, verifier, dmesg, the workload's running
+  process, what the variants' files did at boot; v2 applied over v1; (3) v2 in effect:
+  audit, no v1-only file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier
+  failed; hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
   (6) TuneD's profile in effect (tests/vm/test_vm_tuned.py).
 - cloud-init VM, small (one node, 2 CPUs), 2 boots: `hostc probe` in the guest (its
   output is the committed tests/vm/topology-small.toml), the spec for that topology
