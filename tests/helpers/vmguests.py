@@ -190,10 +190,12 @@ def boot(out: Path, shape: list[str], *args: str | Path, boots: int, limit: int)
 
 def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     """6 boots driven by tests/vm/steps: (1) `hostc probe`, the pristine guest recorded,
-    the v1 rootfs tree + apply.sh; (2) v1 in effect, v2 applied over it; (3) v2 in
-    effect, drift; (4) tampered, hostc-revert; (5) the guest as before hostc, then the
-    rootfs tree of tuned.toml (`[runtime] owner = "tuned"`) + its apply.sh; (6) TuneD's
-    profile in effect (results under tuned/)."""
+    the v1 rootfs tree + apply.sh, beside v1's modules-load.d file for the host with a
+    GPU and an RDMA NIC and its kubelet files as a kubeadm node (tests/vm/v1-kubelet.toml);
+    (2) v1 in effect, v2 applied over it; (3) v2 in effect, drift; (4) tampered,
+    hostc-revert; (5) the guest as before hostc, then the rootfs tree of tuned.toml
+    (`[runtime] owner = "tuned"`) + its apply.sh; (6) TuneD's profile in effect (results
+    under tuned/)."""
     if not PERF.is_file():
         raise Unavailable(f"no {PERF}: install linux-perf (Debian 12) for the guest's TuneD")
     tree = guest_tree(work / "rootfs", lib, driver=True)
@@ -206,6 +208,9 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     spec = spec_dir(vmtest / "modules", HERE / "v1.toml", rdma_topology(work / "rdma"))
     _hostc("build", spec, "--target", "modprobe", "--out", vmtest / "modules", "-q")
+    spec = spec_dir(vmtest / "kubelet", HERE / "v1-kubelet.toml", HERE / "topology.toml")
+    _hostc("build", spec, "--target", "kubelet", "--out", vmtest / "kubelet", "-q")
+    shutil.copytree(HERE / "kubeadm", vmtest / "kubeadm")
     summary = boot(work / "out", SHAPE, "--rootfs", tree, "--run", "true", "--collect",
                    "/root/results", boots=BOOTS["lifecycle"], limit=BOOT_TIMEOUT)  # fmt: skip
     return summary, work / f"out/boot{BOOTS['lifecycle']}/collect/root/results"

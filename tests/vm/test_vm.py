@@ -6,10 +6,11 @@ reused for every check that does not disturb the next:
 
 - lifecycle VM, 6 boots driven by tests/vm/steps: (1) `hostc probe` (its output is the
   committed tests/vm/topology.toml), the pristine guest recorded, the v1 rootfs tree +
-  apply.sh (the image-builder path); (2) v1 in effect: audit, verifier, dmesg, the
-  workload's running process; v2 applied over v1; (3) v2 in effect: audit, no v1-only
-  file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier failed;
-  hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
+  apply.sh (the image-builder path), v1's modules-load.d and kubelet files built for
+  variants of the host; (2) v1 in effect: audit, verifier, dmesg, the workload's running
+  process, what the variants' files did at boot; v2 applied over v1; (3) v2 in effect:
+  audit, no v1-only file, `sysctl -w` drift; a tampering sysctl.d file; (4) the verifier
+  failed; hostc-revert; (5) the guest as before hostc, then the TuneD owner's tree + apply.sh;
   (6) TuneD's profile in effect (tests/vm/test_vm_tuned.py).
 - cloud-init VM, small (one node, 2 CPUs), 2 boots: `hostc probe` in the guest (its
   output is the committed tests/vm/topology-small.toml), the spec for that topology
@@ -33,6 +34,7 @@ import pytest
 from hostc import api
 from hostc.plan.kernelargs import cmdline
 
+import kubelet_readback
 import vmguests
 import vmlane
 from conftest import IN_CI, ROOT, run_hostc
@@ -202,6 +204,23 @@ def test_vm_modules_load_d_loads_the_plans_modules_at_boot(
     assert names, "the plan loads no module: the guest's check proves nothing"
     assert _read(results, "modules-load-v1").strip() == "active"
     assert _read(results, "modules-v1").splitlines() == [f"{n} loaded" for n in names]
+
+
+def test_vm_kubelet_drop_in_on_the_booted_host_is_the_plans_eviction_config(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """Issue 31: tests/vm/v1-kubelet.toml's kubelet files (kubeadm, kubelet 1.33),
+    installed before boot 2 beside stand-ins for the kubelet package's unit and binary and
+    kubeadm's 10-kubeadm.conf (tests/vm/kubeadm): at boot 2 the kubelet's drop-in folder
+    holds the build's bytes, which parse as a KubeletConfiguration with the Plan's
+    evictionHard (imagefs.inodesFree included, review N6) and reserved CPUs, and systemd
+    starts the kubelet with --config-dir on that folder (hostc's drop-in overriding
+    kubeadm's KUBELET_CONFIG_ARGS).  No real kubelet runs in the guest;
+    tests/unit/targets/test_kubelet_readback.py shows the check failing without the file."""
+    _, results = lifecycle_vm
+    plan, _ = api.compile_file(HERE / "v1-kubelet.toml")
+    read = [_read(results, f"kubelet-v1.{n}") for n in ("conf", "unit", "args")]
+    assert kubelet_readback.problems(plan, *read) == []
 
 
 def test_vm_a_repeated_apply_and_hostc_tuning_reruns_reload_and_restart_nothing(

@@ -9,4 +9,13 @@ sh /root/vmtest/v1/rootfs/apply.sh >$R/apply-v1.log 2>&1; echo $? >$R/apply-v1.r
 # v1's modules-load.d file for the same host with a GPU and an RDMA NIC (vmguests.py
 # RDMA_DEVICES): boot 2's systemd-modules-load reads it; step2.sh removes it again
 install -D -m 0644 /root/vmtest/modules/modprobe/etc/modules-load.d/90-hostc.conf /etc/modules-load.d/90-hostc.conf
+# v1's kubelet files as a kubeadm node (tests/vm/v1-kubelet.toml) beside stand-ins for
+# the kubelet package's unit and kubeadm's drop-in (tests/vm/kubeadm): no kubelet runs;
+# boot 2 reads back what the kubelet would be started with and read; step2.sh removes them again
+K=/root/vmtest/kubelet/kubelet
+install -D -m 0644 $K/etc/kubernetes/kubelet.conf.d/90-hostc.conf /etc/kubernetes/kubelet.conf.d/90-hostc.conf
+install -D -m 0644 $K/etc/systemd/system/kubelet.service.d/90-hostc.conf /etc/systemd/system/kubelet.service.d/90-hostc.conf
+install -D -m 0644 /root/vmtest/kubeadm/kubelet.service /usr/lib/systemd/system/kubelet.service
+install -D -m 0644 /root/vmtest/kubeadm/10-kubeadm.conf /usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf
+install -m 0755 /root/vmtest/kubeadm/kubelet /usr/bin/kubelet
 systemctl --no-block reboot

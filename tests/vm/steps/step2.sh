@@ -29,6 +29,12 @@ for m in $(grep -v -e '^#' -e '^$' /etc/modules-load.d/90-hostc.conf); do
     if [ -d /sys/module/$(echo $m | tr - _) ]; then echo "$m loaded"; else echo "$m absent"; fi
 done >$R/modules-v1
 rm -f /etc/modules-load.d/90-hostc.conf
+# The kubelet files step1.sh installed: the config drop-in in the folder the kubelet
+# reads (--config-dir), the unit's drop-ins, and the arguments the stand-in kubelet got
+cat /etc/kubernetes/kubelet.conf.d/*.conf >$R/kubelet-v1.conf 2>&1
+systemctl show -p DropInPaths kubelet.service >$R/kubelet-v1.unit 2>&1
+{ systemctl start kubelet.service && cat /run/vmtest-kubelet.args; } >$R/kubelet-v1.args 2>&1
+rm -rf /etc/kubernetes /etc/systemd/system/kubelet.service.d /usr/lib/systemd/system/kubelet.service /usr/lib/systemd/system/kubelet.service.d /usr/bin/kubelet /run/vmtest-kubelet.args
 # v1's apply.sh again (nothing changed) and hostc-tuning run twice: no manager reload
 # (PID 1 logs "Reloading" for each) and the workload keeps its process (issue 30)
 reloads() { journalctl -b _PID=1 -o cat --no-pager | grep -c '^Reloading'; }
