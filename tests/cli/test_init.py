@@ -41,7 +41,7 @@ def test_init_on_a_small_vm_warns_and_leaves_out_what_has_no_effect(tmp_path: Pa
     assert run_hostc("check", spec).returncode == 0
     plan = run_hostc("plan", spec).stdout
     assert "isolated - (0)" in plan
-    for absent in ("cpufreq governor", "energy_performance_preference", "pstate=", "idle states"):
+    for absent in ("scaling_governor", "energy_performance_preference", "pstate=", "idle states"):
         assert absent not in plan, absent
 
 
