@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from hostc.plan.model import Plan
 
 RECORD = ".hostc-build.json"
+#: a fleet host's folder whose last build failed: the files beside it are an earlier
+#: build's, not rebuilt (first-day-3 F11).  Removed by the host's next successful build
+#: (or --prune); `--check` compares only the target folders, so it never sees it.
+FAILED = ".hostc-failed"
 #: a record larger than this is not hostc's
 RECORD_LIMIT = 16 << 20
 FORMAT = 1
@@ -284,6 +288,7 @@ def write(
         }
         tmp = _stage_at(root, RECORD, _dump(doc), 0o644)
         os.replace(tmp, RECORD, src_dir_fd=root, dst_dir_fd=root)
+        _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
     written = write(arts, out, protect, after, host)
@@ -308,11 +313,39 @@ def prune(out: Path) -> Written:
             _rmdirs(root, made, d)
         if not kept:
             os.unlink(RECORD, dir_fd=root)
+            _unmark(root)
     finally:
         os.close(root)
     with contextlib.suppress(OSError):
         out.rmdir()  # empty once everything was hostc's; else kept
     return Written((), tuple(removed), tuple(kept))
+
+
+def _unmark(root: int) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(FAILED, dir_fd=root)
+
+
+def mark_failed(folder: Path, why: str) -> bool:
+    """Mark `folder` (an earlier build of a host that failed now) with FAILED, naming
+    the errors; False where there is no such folder (nothing was kept).  Never through
+    a link; written like every output (staged, then renamed)."""
+    from hostc.delivery.output import _stage_at
+
+    try:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        text = (
+            "hostc: the last build of this host failed; the files here are from an earlier "
+            "build, not rebuilt.  The next successful build removes this file.\n" + why
+        )
+        tmp = _stage_at(root, FAILED, text.encode(), 0o644)
+        os.replace(tmp, FAILED, src_dir_fd=root, dst_dir_fd=root)
+    finally:
+        os.close(root)
+    return True
 
 
 def is_fleet_host(folder: Path) -> bool:
