@@ -6,6 +6,7 @@ plan.json be one side."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import attrs
@@ -166,7 +167,15 @@ def settings(old: dict[str, Any], new: dict[str, Any]) -> tuple[SettingChange, .
             out.append(SettingChange(name, "added", None, show(b[name][0]), None, b[name][1]))
         elif a[name] != b[name]:
             x, y = a[name][0], b[name][0]
-            keys = [k for k in [*x, *(k for k in y if k not in x)] if x.get(k) != y.get(k)]
+            # a field that held a setting is left out of its parent; gone, it is `null`:
+            # the same nothing (the setting's own row says it was removed)
+            keys = [
+                k
+                for k in [*x, *(k for k in y if k not in x)]
+                if x.get(k, "null") != y.get(k, "null")
+            ]
+            if not keys and a[name][1] == b[name][1]:
+                continue
             was = show({k: x[k] for k in keys if k in x})
             now = show({k: y[k] for k in keys if k in y})
             out.append(SettingChange(name, "changed", was, now, a[name][1], b[name][1]))
@@ -175,3 +184,17 @@ def settings(old: dict[str, Any], new: dict[str, Any]) -> tuple[SettingChange, .
 
 def diff(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
     return PlanDiff(moves(old, new), settings(old, new))
+
+
+_LISTED = re.compile(r"sysctls\[(.+)\]")
+
+
+def setting_name(flat: str) -> str | None:
+    """The settings-table name (what `preset.exclude` takes) of a flattened plan path:
+    `sysctls[vm.swappiness]` → vm.swappiness, `runtime.governor` → cpu_governor."""
+    from hostc.settings import SETTINGS
+
+    m = _LISTED.fullmatch(flat)
+    if m is not None:
+        return m.group(1)
+    return next((s.name for s in SETTINGS if s.plan_attr == flat), None)

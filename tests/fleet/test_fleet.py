@@ -186,9 +186,9 @@ def test_a_failed_host_keeps_its_previous_output_marked(tmp_path: Path) -> None:
     r = run_hostc("build", fleet_dir / "hosts", "--out", out, "--jobs", "2")
     assert r.returncode == 2
     folder = out / "dgx-r1-02"
-    assert (
-        f"previous output kept in {folder}/ (not rebuilt; marked .hostc-failed)" in r.stderr
-    ), r.stderr
+    assert f"previous output kept in {folder}/ (not rebuilt; marked .hostc-failed)" in r.stderr, (
+        r.stderr
+    )
     marker = (folder / ".hostc-failed").read_text()
     assert "the last build of this host failed" in marker
     assert f"error: {bad}:8: cpu.housekeeping_per_node: expected an integer" in marker
