@@ -60,17 +60,30 @@ def drivers(r: Reader, *, live: bool) -> tuple[str | None, str | None]:
     cpufreq: cpu0/cpufreq/scaling_driver exists only with a driver, while the
     cpu/cpufreq directory exists whenever the kernel is built with CONFIG_CPU_FREQ;
     cpuidle: cpu/cpuidle/current_driver itself says `none`.  Where the directories
-    are missing too, a live host has neither (the kernel is built without it); a
-    capture or tree may just predate them, so it says nothing (None)."""
-    freq = r.text(f"{CPU_DIR}/cpu0/cpufreq/scaling_driver")
-    cpufreq = freq.strip() if freq is not None and freq.strip() else None
-    if cpufreq is None and (live or r.is_dir(f"{CPU_DIR}/cpufreq")):
-        cpufreq = NO_DRIVER
-    idle = r.text(f"{CPU_DIR}/cpuidle/current_driver")
-    cpuidle = idle.strip() if idle is not None and idle.strip() else None
-    if cpuidle is None and live:
-        cpuidle = NO_DRIVER
-    return cpufreq, cpuidle
+    are missing too, a live host has neither (its kernel is built without them), and
+    a capture of it says so in `hostc/<name>` (a tree without that file may just
+    predate these facts, so it says nothing: None)."""
+    freq = _driver(r, f"{CPU_DIR}/cpu0/cpufreq/scaling_driver")
+    if freq is None and r.is_dir(f"{CPU_DIR}/cpufreq"):
+        freq = NO_DRIVER
+    idle = _driver(r, f"{CPU_DIR}/cpuidle/current_driver")
+    return _absent(r, "cpufreq_driver", freq, live), _absent(r, "cpuidle_driver", idle, live)
+
+
+def _driver(r: Reader, rel: str) -> str | None:
+    text = r.text(rel)
+    return text.strip() or None if text is not None else None
+
+
+def _absent(r: Reader, name: str, found: str | None, live: bool) -> str | None:
+    """`found`, or for a live host `none`, kept in the capture as `hostc/<name>`."""
+    if found is not None:
+        return found
+    rel = f"hostc/{name}"
+    if live:
+        r.files[rel] = f"{NO_DRIVER}\n".encode()
+        return NO_DRIVER
+    return _driver(r, rel)
 
 
 def read_cpus(r: Reader) -> tuple[list[LogicalCpu], list[str]]:
