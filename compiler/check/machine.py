@@ -23,18 +23,19 @@ from hostc.vocab import Role
 
 
 def _why_idle(r: Resolved) -> str | None:
-    topo = r.topo
-    if topo.cpuidle_driver == NO_DRIVER:
-        return "no cpuidle driver (cpuidle/current_driver is `none`)"
+    if r.topo.cpuidle_driver == NO_DRIVER:
+        return "no cpuidle driver (the snapshot's cpuidle_driver is `none`)"
     return None
 
 
 def _why_freq(r: Resolved) -> str | None:
     topo = r.topo
+    vm = "a virtual machine (the hypervisor CPU flag)"
     if topo.cpufreq_driver == NO_DRIVER:
-        return "no cpufreq driver (the snapshot's cpufreq_driver is `none`)"
+        none = "no cpufreq driver (the snapshot's cpufreq_driver is `none`)"
+        return f"{vm} with {none}" if topo.hypervisor else none
     if topo.hypervisor and topo.cpufreq_driver is None:
-        return "a virtual machine (the hypervisor CPU flag): the host sets its CPUs' frequency"
+        return f"{vm}: the host sets its CPUs' frequency"
     return None
 
 

@@ -88,7 +88,8 @@ def test_check_and_plan_warn_on_a_driverless_vm(tmp_path: Path) -> None:
         assert r.returncode == 0, r.stderr
         err = " ".join(r.stderr.split())
         assert (
-            "host.topology: no cpufreq driver (the snapshot's cpufreq_driver is `none`): "
+            "host.topology: a virtual machine (the hypervisor CPU flag) with no cpufreq driver "
+            "(the snapshot's cpufreq_driver is `none`): "
             "cpu_governor, energy_performance_preference, pstate have no effect here" in err
         ), err
         assert (
