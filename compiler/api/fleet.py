@@ -23,6 +23,7 @@ from hostc.api.selection import FleetHost as FleetHost
 from hostc.api.selection import host_name as host_name
 from hostc.api.selection import named as named
 from hostc.api.selection import select as select
+from hostc.delivery.owned import FAILED as FAILED
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection

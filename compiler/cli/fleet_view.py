@@ -39,7 +39,8 @@ def summary(results: Sequence[Result], compare: bool = False, checked: bool = Fa
     (`hostc check HOSTS/`): nothing is written, so no files column and `checked`, not
     `built`; `compare` (`--check`, pre-commit): compared, so `current` and `stale`."""
     head = ("host", "status", "files", "warnings", "errors")
-    rows = [head] + [
+    rows: list[tuple[str, ...]] = [head]
+    rows += [
         (r.host, status(r, compare), str(r.files), str(len(r.warnings)), str(len(r.errors)))
         for r in results
     ]
@@ -64,7 +65,7 @@ def summary(results: Sequence[Result], compare: bool = False, checked: bool = Fa
 
 def owned(results: Sequence[Result]) -> list[str]:
     """What a build removed of an earlier one, and what it kept (with why)."""
-    from hostc.delivery.owned import FAILED
+    from hostc.api.fleet import FAILED
     from hostc.diagnostics import printable
 
     out = [

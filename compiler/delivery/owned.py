@@ -39,9 +39,8 @@ if TYPE_CHECKING:
     from hostc.plan.model import Plan
 
 RECORD = ".hostc-build.json"
-#: a fleet host's folder whose last build failed: the files beside it are an earlier
-#: build's, not rebuilt (first-day-3 F11).  Removed by the host's next successful build
-#: (or --prune); `--check` compares only the target folders, so it never sees it.
+#: marks a fleet host's folder whose last build failed (first-day-3 F11); its next build
+#: or --prune removes it, and `--check` compares only target folders, never seeing it
 FAILED = ".hostc-failed"
 #: a record larger than this is not hostc's
 RECORD_LIMIT = 16 << 20
@@ -327,20 +326,16 @@ def _unmark(root: int) -> None:
 
 
 def mark_failed(folder: Path, why: str) -> bool:
-    """Mark `folder` (an earlier build of a host that failed now) with FAILED, naming
-    the errors; False where there is no such folder (nothing was kept).  Never through
-    a link; written like every output (staged, then renamed)."""
+    """Mark `folder` (an earlier build of a host that failed now) with FAILED, naming the
+    errors (staged, then renamed; never through a link); False: no folder, nothing kept."""
     from hostc.delivery.output import _stage_at
 
     try:
         root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return False
+    text = f"hostc: the last build of this host failed; these files are an earlier build's\n{why}"
     try:
-        text = (
-            "hostc: the last build of this host failed; the files here are from an earlier "
-            "build, not rebuilt.  The next successful build removes this file.\n" + why
-        )
         tmp = _stage_at(root, FAILED, text.encode(), 0o644)
         os.replace(tmp, FAILED, src_dir_fd=root, dst_dir_fd=root)
     finally:

@@ -180,6 +180,15 @@ _WHAT = {True: "PCI address", False: "device name"}
 _PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 
 
+def _drivers(topo: Topology, out: list[Diagnostic]) -> None:
+    for name in ("cpufreq_driver", "cpuidle_driver"):
+        driver = getattr(topo, name)
+        if driver is not None and not valid_driver(driver):
+            out.append(
+                error(name, f"{driver[:40]!r} is not a driver name (a-z, 0-9, `_.-`) or none")
+            )
+
+
 def validate(topo: Topology) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     if not topo.cpus:
@@ -223,12 +232,7 @@ def validate(topo: Topology) -> list[Diagnostic]:
         ]:
             if not valid_os_id(value):
                 out.append(error(path, f"{value[:40]!r} is not an os-release ID (a-z, 0-9, `._-`)"))
-    for name in ("cpufreq_driver", "cpuidle_driver"):
-        driver = getattr(topo, name)
-        if driver is not None and not valid_driver(driver):
-            out.append(
-                error(name, f"{driver[:40]!r} is not a driver name (a-z, 0-9, `_.-`) or none")
-            )
+    _drivers(topo, out)
     for key, value in topo.kernel_config.items():
         if _CONFIG_KEY.fullmatch(key) is None:
             out.append(error("kernel_config", f"{key[:40]!r} is not a CONFIG_ option name"))
