@@ -8,7 +8,7 @@ no warning.  The facts and their sources: `hostc.knowledge.machine`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from hostc.diagnostics import Diagnostic, warning
@@ -39,7 +39,7 @@ def _why_freq(r: Resolved) -> str | None:
     return None
 
 
-def _set(plan: Plan, names: tuple[str, ...]) -> list[tuple[str, Any]]:
+def _set(plan: Plan, names: Iterable[str]) -> list[tuple[str, Any]]:
     """The settings of `names` the plan gives, each with its value (and reason)."""
     out = []
     for name in names:

@@ -16,10 +16,23 @@ the settings hostc gives (`hostc check`/`plan` warn; `hostc init` leaves them ou
 
 from __future__ import annotations
 
+from hostc.knowledge.table import Table
+
 #: the settings that need a cpufreq driver (scaling_governor, EPP, the P-state mode)
-CPUFREQ_SETTINGS = ("cpu_governor", "energy_performance_preference", "pstate")
+CPUFREQ_SETTINGS: Table[str, bool] = Table.members(
+    ("cpu_governor", "energy_performance_preference", "pstate"),
+    "drivers/cpufreq/cpufreq.c: the policies (scaling_governor, "
+    "energy_performance_preference) exist once a driver registers; "
+    "Documentation/admin-guide/pm/intel_pstate.rst, amd-pstate.rst: the P-state argument "
+    "picks that driver's mode",
+)
 #: the setting that needs a cpuidle driver (PM QoS at runtime, max_cstate at boot)
-CPUIDLE_SETTINGS = ("max_cstate",)
+CPUIDLE_SETTINGS: Table[str, bool] = Table.members(
+    ("max_cstate",),
+    "kernel/sched/idle.c: cpuidle_idle_call falls back to default_idle_call without a "
+    "cpuidle driver; PM QoS resume latency and max_cstate are read by the driver and "
+    "its governor",
+)
 #: fewer housekeeping CPUs than this and `check` warns: housekeeping runs every IRQ
 #: kept off the isolated CPUs, every unbound kernel thread and workqueue, the isolated
 #: CPUs' RCU callbacks (rcu_nocbs offloads them here) and every system service; on one
