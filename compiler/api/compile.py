@@ -83,7 +83,7 @@ def compile_plan(
 
     A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
     goes through the loader's converter first, so it gets the same types and rules."""
-    from hostc.check import check, check_plan
+    from hostc.check import check, check_machine, check_plan
     from hostc.lower import lower
     from hostc.resolve import resolve
 
@@ -95,7 +95,7 @@ def compile_plan(
     found = with_file(unresolved + check(resolved), spec_file, spec_source)
     raise_if_errors(found)
     plan = lower(resolved)
-    found += with_file(check_plan(plan), spec_file, spec_source)
+    found += with_file(check_plan(plan) + check_machine(resolved, plan), spec_file, spec_source)
     return plan, raise_if_errors(found)
 
 

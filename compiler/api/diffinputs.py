@@ -16,6 +16,7 @@ from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import SNAPSHOT_LIMIT
 from hostc.plan.model import Plan
 from hostc.record import Record
+from hostc.spec.model import HostSpec
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -24,6 +25,28 @@ class Side(Record):
     data: dict[str, Any]  # plan.json's data
     plan: Plan | None = None  # None for a saved plan.json
     artifacts: tuple[Artifact, ...] | None = None
+    #: each setting `preset.exclude` leaves out, with where it says so (`node.toml:31`)
+    excluded: tuple[tuple[str, str], ...] = ()
+
+
+def _excluded(
+    spec: HostSpec, file: str, text: str | None, plan: Plan
+) -> tuple[tuple[str, str], ...]:
+    """`preset.exclude`'s names with their file and line: from the plan's provenance for a
+    layered spec, else located in the spec's text (the file alone where neither says)."""
+    from hostc.locate import locate
+
+    names = spec.preset.exclude
+    origin = next((p for p in plan.provenance if p.key == "preset.exclude"), None)
+    out = []
+    for i, name in enumerate(names):
+        if origin is not None:
+            where = origin.file + (f":{origin.line}" if origin.line is not None else "")
+        else:
+            line = locate(f"preset.exclude[{i}]", text) if text is not None else None
+            where = file + (f":{line}" if line is not None else "")
+        out.append((name, where))
+    return tuple(out)
 
 
 def _git(
@@ -120,7 +143,8 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
     plan, _ = compile_plan(
         spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
     )
-    return Side(label, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+    excluded = _excluded(spec, spec_file, text, plan)
+    return Side(label, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded)
 
 
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
@@ -174,14 +198,17 @@ def load(arg: str) -> Side:
             raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
         spec_path = Path(name)
         from hostc.api.compile import compile_layered
-        from hostc.spec.load import loads
+        from hostc.spec.load import load_layered, loads
         from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
 
         text = _git_show(spec_path, rev, SPEC_LIMIT)
 
         if declares_layers(parse(text, arg)):
-            plan, _ = compile_layered(spec_path, _Revision(rev, {str(spec_path): text}))
-            return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+            files = _Revision(rev, {str(spec_path): text})
+            plan, _ = compile_layered(spec_path, files)
+            merged = load_layered(spec_path, files)[0]
+            excluded = _excluded(merged, arg, None, plan)
+            return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded)
         spec = loads(text, arg)
         if spec.host.topology is None:
             raise HostcError(
@@ -192,7 +219,18 @@ def load(arg: str) -> Side:
     if path.suffix == ".json":
         return Side(arg, _plan_json(path, arg))
     plan, _ = compile_file(path)
-    return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)))
+    return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), _excluded_here(path, plan))
+
+
+def _excluded_here(path: Path, plan: Plan) -> tuple[tuple[str, str], ...]:
+    """`_excluded` for a spec on disk (read again through compile's cache)."""
+    from hostc.api.compile import _read_spec
+    from hostc.spec.load import load_layered
+
+    spec, text = _read_spec(path)
+    if spec is None:
+        return _excluded(load_layered(path)[0], str(path), None, plan)
+    return _excluded(spec, str(path), text, plan)
 
 
 def names_fleet(arg: str) -> bool:

@@ -23,6 +23,7 @@ from hostc.api.selection import FleetHost as FleetHost
 from hostc.api.selection import host_name as host_name
 from hostc.api.selection import named as named
 from hostc.api.selection import select as select
+from hostc.delivery.owned import FAILED as FAILED
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
@@ -80,6 +81,8 @@ class Result(Record):
     disruption: Disruption | None = None  # `hostc changed`: what the new build costs
     #: a folder of `out` whose host is no longer selected (kept, or removed by --prune)
     gone: bool = False
+    #: a failed build: the folder of out/ that still holds the previous build (marked)
+    previous: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -87,7 +90,23 @@ class Result(Record):
 
 
 def run_one(host: FleetHost, job: Job) -> Result:
-    """Compile one host; every input problem becomes the Result's errors, never a raise."""
+    """Compile one host; every input problem becomes the Result's errors, never a raise.
+    A build that fails marks the host's earlier output in `out/<host>/` (`.hostc-failed`)."""
+    result = _attempt(host, job)
+    if result.ok or job.mode != "build" or job.compare or job.out is None:
+        return result
+    from hostc.delivery.owned import mark_failed
+
+    folder = job.out / host.name
+    try:
+        kept = mark_failed(folder, "".join(d.render() + "\n" for d in result.errors))
+    except OSError as e:
+        err = file_error(str(folder), f"cannot mark the failed build: {e.strerror or e}")
+        return attrs.evolve(result, errors=(*result.errors, err), previous=str(folder))
+    return attrs.evolve(result, previous=str(folder)) if kept else result
+
+
+def _attempt(host: FleetHost, job: Job) -> Result:
     try:
         return _run(host, job)
     except HostcError as e:

@@ -12,16 +12,14 @@ from pathlib import Path
 import attrs
 import tomli_w
 
+from hostc.knowledge.machine import CPUFREQ_SETTINGS
 from hostc.record import Record
-from hostc.topology.model import Topology
+from hostc.topology.model import NO_DRIVER, Topology
 from hostc.vocab import Role
 
 #: fewer online CPUs than this and isolation is left off: with two housekeeping cores
 #: (their SMT siblings included) the OS would keep too few CPUs, or the workload none
 ISOLATE_MIN_CPUS = 8
-#: the settings that need a cpufreq driver (scaling_governor, EPP, the P-state mode):
-#: /sys/devices/system/cpu/cpufreq holds a policy per CPU group only with one
-CPUFREQ_SETTINGS = ("cpu_governor", "energy_performance_preference", "pstate")
 #: a host name as node.toml takes it
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
@@ -29,10 +27,19 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 @attrs.frozen(repr=False, eq=False)
 class Machine(Record):
     """What the probe of a live root says beyond the snapshot (None: not known, as
-    for a snapshot file, whose format records neither)."""
+    for a snapshot file written before the snapshot recorded them)."""
 
     virtual: str | None = None  # why it is a VM ("hypervisor CPU flag"), "" if not
     cpufreq: bool | None = None  # whether a cpufreq driver is loaded
+
+
+def recorded(topo: Topology) -> Machine:
+    """What a snapshot records of it (`hostc probe` writes both; older ones neither)."""
+    virtual = None
+    if topo.hypervisor is not None:
+        virtual = "the hypervisor CPU flag" if topo.hypervisor else ""
+    cpufreq = None if topo.cpufreq_driver is None else topo.cpufreq_driver != NO_DRIVER
+    return Machine(virtual, cpufreq)
 
 
 def look(root: Path) -> Machine:
@@ -155,7 +162,7 @@ def _exclusions(m: Machine, warn: list[str]) -> list[str]:
         return [*CPUFREQ_SETTINGS, *out]
     if m.cpufreq is None:
         warn.append(
-            "a snapshot file records neither a hypervisor nor a cpufreq driver: check that "
+            "the snapshot records neither a hypervisor nor a cpufreq driver: check that "
             "the machine is not a VM and has a cpufreq driver, or run `hostc init` on it"
         )
     return out

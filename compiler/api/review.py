@@ -14,7 +14,7 @@ from hostc.artifact import Artifact
 from hostc.delivery.disruption import Disruption
 from hostc.diagnostics import printable
 from hostc.record import Record
-from hostc.report.plandiff import PlanDiff, diff
+from hostc.report.plandiff import PlanDiff, diff, setting_name
 from hostc.targets._escape import oneline
 
 
@@ -80,7 +80,22 @@ def review(old_arg: str, new_arg: str) -> Review:
 
         changes = files(old.artifacts, new.artifacts)
         cost = compute(state(old.data, old.artifacts), state(new.data, new.artifacts))
-    return Review(old, new, diff(old.data, new.data), changes, cost)
+    return Review(old, new, _why_removed(diff(old.data, new.data), old, new), changes, cost)
+
+
+def _why_removed(d: PlanDiff, old: Side, new: Side) -> PlanDiff:
+    """A removed setting that the new side's `preset.exclude` names says so, where."""
+    if not new.excluded:
+        return d
+    where = dict(new.excluded)
+    out = []
+    for s in d.settings:
+        name = setting_name(s.name, old.data) if s.change == "removed" else None
+        if name in where:
+            why = f"preset.exclude ({where[name]}): {name} is left out"
+            s = attrs.evolve(s, new_reason=why)
+        out.append(s)
+    return attrs.evolve(d, settings=tuple(out))
 
 
 def to_json(r: Review) -> dict[str, Any]:
@@ -163,6 +178,8 @@ def to_markdown(r: Review) -> str:
         else:
             out.append(f"- removed {md_code(s.name)}: {md_code(s.old)}")
             out.append(f"  - was: {md_text(s.old_reason or '(no reason)')}")
+            if s.new_reason:
+                out.append(f"  - now: {md_text(s.new_reason)}")
     if not r.plan.settings:
         out.append("- no setting changes")
     out += ["", "**Artifacts**", ""]

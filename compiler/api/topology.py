@@ -173,9 +173,9 @@ def start_spec(
 ) -> tuple[str, tuple[str, ...]]:
     """`hostc init`: (the text of a commented starting spec for `topo`, referred to as
     `topology_ref`, and its warnings).  `root`: the live root the snapshot was probed
-    from, read for the hypervisor flag and a cpufreq driver (None: a snapshot file,
-    which records neither)."""
-    from hostc.api.init import Machine, host_name, look, start
+    from, read for the hypervisor flag and a cpufreq driver (None: what the snapshot
+    records of them)."""
+    from hostc.api.init import host_name, look, recorded, start
     from hostc.vocab import Role
 
     try:
@@ -183,6 +183,6 @@ def start_spec(
     except ValueError:
         choices = ", ".join(r.value for r in Role)
         raise HostcError([error("role", f"{role!r} is no role; choose from {choices}")]) from None
-    machine = Machine() if root is None else look(as_path(root, "root"))
+    machine = recorded(topo) if root is None else look(as_path(root, "root"))
     started = start(topo, topology_ref, host_name(name), chosen, machine)
     return started.text, started.warnings

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from hostc.check import boot, cpu, host, kernel, memory, plan_rules, release, runtime, workload
+from hostc.check import (
+    boot,
+    cpu,
+    host,
+    kernel,
+    machine,
+    memory,
+    plan_rules,
+    release,
+    runtime,
+    workload,
+)
 from hostc.check import kubelet as kubelet_rules
 from hostc.check.plan_rules import PlanInvariantError
 from hostc.diagnostics import Diagnostic
@@ -34,6 +45,8 @@ RULES: tuple[Rule, ...] = (
     cpu.snapshot_caveats,
     cpu.partition_sound,
     cpu.isolation_has_users,
+    machine.housekeeping_enough,
+    machine.gpu_role_has_gpus,
     workload.gpus_exist,
     runtime.names_valid,
     runtime.units_valid,
@@ -91,7 +104,22 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
 )
 
 
-__all__ = ["INVARIANTS", "PLAN_RULES", "RULES", "PlanInvariantError", "check", "check_plan"]
+#: Rules that judge the Plan against the machine it is for (the snapshot's drivers).
+MACHINE_RULES: tuple[Callable[[Resolved, Plan], Iterable[Diagnostic]], ...] = (
+    machine.drivers_present,
+)
+
+
+__all__ = [
+    "INVARIANTS",
+    "MACHINE_RULES",
+    "PLAN_RULES",
+    "RULES",
+    "PlanInvariantError",
+    "check",
+    "check_machine",
+    "check_plan",
+]
 
 
 def check(resolved: Resolved) -> list[Diagnostic]:
@@ -110,3 +138,8 @@ def check_plan(plan: Plan) -> list[Diagnostic]:
     for rule in PLAN_RULES:
         out.extend(rule(plan))
     return out
+
+
+def check_machine(resolved: Resolved, plan: Plan) -> list[Diagnostic]:
+    """The warnings about what the machine makes of a sound Plan."""
+    return [d for rule in MACHINE_RULES for d in rule(resolved, plan)]

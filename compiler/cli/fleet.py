@@ -64,7 +64,8 @@ def report(
         if diffs:
             sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
     if not quiet:
-        typer.echo(fleet_view.summary(results, job.compare), err=True, nl=False)
+        summary = fleet_view.summary(results, job.compare, checked=job.mode == "check")
+        typer.echo(summary, err=True, nl=False)
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
@@ -102,6 +103,7 @@ def row(r: Result) -> dict[str, object]:
         "removed": list(r.removed),
         "kept": [{"path": p, "why": why} for p, why in r.kept],
         "gone": r.gone,
+        "previous_kept": r.previous,
     }
 
 

@@ -34,29 +34,38 @@ def status(r: Result, compare: bool) -> str:
     return "ok"
 
 
-def summary(results: Sequence[Result], compare: bool = False) -> str:
-    """One row per host (status, files, warnings, errors), then the totals."""
+def summary(results: Sequence[Result], compare: bool = False, checked: bool = False) -> str:
+    """One row per host (status, files, warnings, errors), then the totals.  `checked`
+    (`hostc check HOSTS/`): nothing is written, so no files column and `checked`, not
+    `built`; `compare` (`--check`, pre-commit): compared, so `current` and `stale`."""
     head = ("host", "status", "files", "warnings", "errors")
-    rows = [head] + [
+    rows: list[tuple[str, ...]] = [head]
+    rows += [
         (r.host, status(r, compare), str(r.files), str(len(r.warnings)), str(len(r.errors)))
         for r in results
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    if checked:
+        rows = [(h, st, w, e) for h, st, _, w, e in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
     ]
     hosts = [r for r in results if not r.fleetwide and not r.gone]
     failed = sum(not r.ok for r in hosts)
     warned = sum(len(r.warnings) for r in hosts)
-    built = len(hosts) - failed
-    tail = f"{len(hosts)} hosts: {built} built, {failed} failed, {warned} warning(s)"
+    done = len(hosts) - failed
     if compare:
-        tail += f", {sum(bool(r.differences) for r in hosts)} stale"
+        stale = sum(bool(r.differences) for r in hosts)
+        counts = f"{done - stale} current, {stale} stale, {failed} failed"
+    else:
+        counts = f"{done} {'checked' if checked else 'built'}, {failed} failed"
+    tail = f"{len(hosts)} hosts: {counts}, {warned} warning(s)"
     return "\n".join([*lines, *owned(results), tail]) + "\n"
 
 
 def owned(results: Sequence[Result]) -> list[str]:
     """What a build removed of an earlier one, and what it kept (with why)."""
+    from hostc.api.fleet import FAILED
     from hostc.diagnostics import printable
 
     out = [
@@ -65,6 +74,11 @@ def owned(results: Sequence[Result]) -> list[str]:
         for p in r.removed
     ]
     out += [f"kept {printable(p)}: {why}" for r in results for p, why in r.kept]
+    out += [
+        f"previous output kept in {printable(r.previous)}/ (not rebuilt; marked {FAILED})"
+        for r in results
+        if r.previous is not None
+    ]
     return out
 
 

@@ -291,8 +291,18 @@ def targets_cmd(as_json: JsonOpt = False) -> None:
         return report_json.targets()
     reg = api.targets()
     width = max(len(n) for n in reg)
-    for name, t in reg.items():
-        typer.echo(f"{name.ljust(width)}  {t.summary}")
+    for head, role in (
+        ("file targets: `--target all` (the default) builds each that applies to the host", "file"),
+        (
+            "wrappers: never in `all`; each carries the file targets' files for one way of "
+            "delivery, made only when named (`-t all -t cloud-init`, `-t ansible`)",
+            "wrapper",
+        ),
+    ):
+        typer.echo(head)
+        for name, t in reg.items():
+            if str(t.role) == role:
+                typer.echo(f"  {name.ljust(width)}  {t.summary}")
 
 
 @app.command("schema")

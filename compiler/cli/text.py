@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 TARGET_HELP = (
     "target name, repeatable (`hostc targets` lists them); `all` (the default) is every "
     "file target that applies to the host: grub or grubby, cmdline, sysctl, limits, "
-    "systemd, modprobe, kubelet, tuned; the wrappers cloud-init, ignition, rootfs, "
-    "rootfs-tar and ansible are made only when named"
+    "systemd, modprobe, kubelet, tuned.  The wrappers cloud-init, ignition, rootfs, "
+    "rootfs-tar and ansible are never in `all`: name them, alone or beside it "
+    "(`-t all -t cloud-init`)"
 )
 
 

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from hostc.plan.model import Plan
 
 RECORD = ".hostc-build.json"
+#: marks a fleet host's folder whose last build failed (first-day-3 F11); its next build
+#: or --prune removes it, and `--check` compares only target folders, never seeing it
+FAILED = ".hostc-failed"
 #: a record larger than this is not hostc's
 RECORD_LIMIT = 16 << 20
 FORMAT = 1
@@ -284,6 +287,7 @@ def write(
         }
         tmp = _stage_at(root, RECORD, _dump(doc), 0o644)
         os.replace(tmp, RECORD, src_dir_fd=root, dst_dir_fd=root)
+        _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
     written = write(arts, out, protect, after, host)
@@ -308,11 +312,35 @@ def prune(out: Path) -> Written:
             _rmdirs(root, made, d)
         if not kept:
             os.unlink(RECORD, dir_fd=root)
+            _unmark(root)
     finally:
         os.close(root)
     with contextlib.suppress(OSError):
         out.rmdir()  # empty once everything was hostc's; else kept
     return Written((), tuple(removed), tuple(kept))
+
+
+def _unmark(root: int) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(FAILED, dir_fd=root)
+
+
+def mark_failed(folder: Path, why: str) -> bool:
+    """Mark `folder` (an earlier build of a host that failed now) with FAILED, naming the
+    errors (staged, then renamed; never through a link); False: no folder, nothing kept."""
+    from hostc.delivery.output import _stage_at
+
+    try:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    text = f"hostc: the last build of this host failed; these files are an earlier build's\n{why}"
+    try:
+        tmp = _stage_at(root, FAILED, text.encode(), 0o644)
+        os.replace(tmp, FAILED, src_dir_fd=root, dst_dir_fd=root)
+    finally:
+        os.close(root)
+    return True
 
 
 def is_fleet_host(folder: Path) -> bool:

@@ -6,6 +6,7 @@ plan.json be one side."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import attrs
@@ -169,7 +170,15 @@ def settings(old: dict[str, Any], new: dict[str, Any]) -> tuple[SettingChange, .
             out.append(SettingChange(name, "added", None, show(b[name][0]), None, b[name][1]))
         elif a[name] != b[name]:
             x, y = a[name][0], b[name][0]
-            keys = [k for k in [*x, *(k for k in y if k not in x)] if x.get(k) != y.get(k)]
+            # a field that held a setting is left out of its parent; gone, it is `null`:
+            # the same nothing (the setting's own row says it was removed)
+            keys = [
+                k
+                for k in [*x, *(k for k in y if k not in x)]
+                if x.get(k, "null") != y.get(k, "null")
+            ]
+            if not keys and a[name][1] == b[name][1]:
+                continue
             was = show({k: x[k] for k in keys if k in x})
             now = show({k: y[k] for k in keys if k in y})
             out.append(SettingChange(name, "changed", was, now, a[name][1], b[name][1]))
@@ -178,3 +187,34 @@ def settings(old: dict[str, Any], new: dict[str, Any]) -> tuple[SettingChange, .
 
 def diff(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
     return PlanDiff(moves(old, new), settings(old, new))
+
+
+_LISTED = re.compile(r"sysctls\[(.+)\]")
+
+
+def named(data: Any, path: str = "") -> dict[str, str]:
+    """Flattened plan path → the settings-table name its value carries (`setting` in
+    plan.json format 2: `thp` → transparent_hugepage, `runtime.tunables[cpu_governor]`
+    → cpu_governor); sysctls by their key (`sysctls[vm.swappiness]` → vm.swappiness)."""
+    out: dict[str, str] = {}
+    if isinstance(data, dict):
+        if path and isinstance(data.get("setting"), str):
+            out[path] = data["setting"]
+        for k, v in data.items():
+            if path or k not in SKIP:
+                out.update(named(v, f"{path}.{k}" if path else k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            field = _label_field(v) if isinstance(v, dict) else None
+            name = str(v[field]) if field and isinstance(v, dict) else str(i)
+            out.update(named(v, f"{path}[{name}]"))
+    return out
+
+
+def setting_name(flat: str, data: dict[str, Any]) -> str | None:
+    """The settings-table name (what `preset.exclude` takes) of a flattened path of the
+    plan.json `data` it came from (None: not a row's value, such as a workload)."""
+    m = _LISTED.fullmatch(flat)
+    if m is not None:
+        return m.group(1)
+    return named(data).get(flat)

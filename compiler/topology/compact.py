@@ -26,7 +26,16 @@ from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
 from hostc.inputs import is_number
 from hostc.record import Record
-from hostc.topology.model import Gpu, Link, Nic, OsRelease, Topology
+from hostc.topology.model import (
+    CPUFREQ_DOC,
+    CPUIDLE_DOC,
+    HYPERVISOR_DOC,
+    Gpu,
+    Link,
+    Nic,
+    OsRelease,
+    Topology,
+)
 
 VERSION = 2
 
@@ -80,6 +89,11 @@ class SnapshotFile(Record):
         default=None, metadata=doc("CPU vendor: intel, amd, hygon; arm64 implementer", "intel")
     )
     cpu_model: str | None = attrs.field(default=None, metadata=doc("CPU model name"))
+    hypervisor: bool | None = attrs.field(default=None, metadata=doc(HYPERVISOR_DOC, False))
+    cpufreq_driver: str | None = attrs.field(
+        default=None, metadata=doc(CPUFREQ_DOC, "intel_pstate")
+    )
+    cpuidle_driver: str | None = attrs.field(default=None, metadata=doc(CPUIDLE_DOC, "intel_idle"))
     kernel_config: dict[str, str] = attrs.field(
         factory=dict,
         metadata=doc(
@@ -199,6 +213,9 @@ def to_file(topo: Topology) -> SnapshotFile:
         kernel=topo.kernel,
         cpu_vendor=topo.cpu_vendor,
         cpu_model=topo.cpu_model,
+        hypervisor=topo.hypervisor,
+        cpufreq_driver=topo.cpufreq_driver,
+        cpuidle_driver=topo.cpuidle_driver,
         kernel_config=dict(topo.kernel_config),
         cmdline=topo.cmdline,
         hugepage_sizes=list(topo.hugepage_sizes),

@@ -14,7 +14,7 @@ import re
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, error
 from hostc.topology.compact import GROUPS, VERSION, SnapshotFile
-from hostc.topology.model import Link, LogicalCpu, NumaNode, Topology
+from hostc.topology.model import Link, LogicalCpu, NumaNode, Topology, known_cluster
 
 _DIGITS = re.compile(r"[0-9]{1,9}")
 # A core group is almost always plain ids ("0,112"); those skip the cpulist parser.
@@ -142,7 +142,7 @@ def _cpus(f: SnapshotFile, p: _Problems) -> list[LogicalCpu]:
             _num(packages, cpu),
             node.get(cpu),
             _num(dies, cpu),
-            _num(clusters, cpu),
+            known_cluster(_num(clusters, cpu)),
             kinds.get(cpu),
         )
         for cpu in ids
@@ -173,6 +173,9 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
         hidden_cpus=p.cpulist(f.hidden_cpus, "hidden_cpus"),
         disallowed_cpus=p.cpulist(f.disallowed_cpus, "disallowed_cpus"),
         notes=list(f.notes),
+        hypervisor=f.hypervisor,
+        cpufreq_driver=f.cpufreq_driver,
+        cpuidle_driver=f.cpuidle_driver,
     )
     return topo, p.out
 

@@ -164,6 +164,9 @@ def merge(base: Topology, new: Topology, *, base_file: str, new_file: str) -> To
         hidden_cpus=base.hidden_cpus | new.hidden_cpus,
         disallowed_cpus=base.disallowed_cpus | new.disallowed_cpus,
         notes=base.notes + [n for n in new.notes if n not in base.notes],
+        hypervisor=m.pick("hypervisor flag", base.hypervisor, new.hypervisor),
+        cpufreq_driver=m.pick("cpufreq driver", base.cpufreq_driver, new.cpufreq_driver),
+        cpuidle_driver=m.pick("cpuidle driver", base.cpuidle_driver, new.cpuidle_driver),
     )
     if m.problems:
         raise HostcError(m.problems)

@@ -114,6 +114,40 @@ def valid_os_id(value: str) -> bool:
     return _OS_ID.fullmatch(value) is not None
 
 
+#: x86 writes BAD_APICID (0xFFFF) as cluster_id where the CPU reports no L2 cluster
+#: (arch/x86: `topo.l2c_id = BAD_APICID`, a u16); other architectures write -1
+#: (include/linux/topology.h's default).  Either is "no cluster", never a cluster's id.
+NO_CLUSTER = 0xFFFF
+
+
+def known_cluster(value: int | None) -> int | None:
+    """`value` as a cluster id, None where the kernel meant "no cluster"."""
+    return None if value is None or value < 0 or value == NO_CLUSTER else value
+
+
+#: The machine facts `hostc probe` reads beyond the topology (absent: not known, as in a
+#: snapshot written before them or by an importer that cannot tell; `check` then says
+#: nothing).  A driver named `none` is none loaded.
+HYPERVISOR_DOC = (
+    "whether /proc/cpuinfo's flags carry `hypervisor` (x86): the machine is a virtual machine"
+)
+CPUFREQ_DOC = (
+    "cpufreq scaling driver of CPU 0 (cpu0/cpufreq/scaling_driver); `none`: no driver is "
+    "loaded, so governor, EPP and P-state settings do nothing"
+)
+CPUIDLE_DOC = (
+    "cpuidle driver (cpu/cpuidle/current_driver); `none`: no driver is loaded, so C-state "
+    "limits (PM QoS, max_cstate) do nothing"
+)
+#: How a driver name is spelled (sysfs writes module-like names: intel_pstate, acpi-cpufreq)
+_DRIVER = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+NO_DRIVER = "none"
+
+
+def valid_driver(value: str) -> bool:
+    return _DRIVER.fullmatch(value) is not None
+
+
 @attrs.frozen(repr=False, eq=False)
 class Topology(Record):
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
@@ -174,6 +208,11 @@ class Topology(Record):
             "what the source said with reservations (device locality spans, sizes left out)"
         ),
     )
+    hypervisor: bool | None = attrs.field(default=None, metadata=doc(HYPERVISOR_DOC, False))
+    cpufreq_driver: str | None = attrs.field(
+        default=None, metadata=doc(CPUFREQ_DOC, "intel_pstate")
+    )
+    cpuidle_driver: str | None = attrs.field(default=None, metadata=doc(CPUIDLE_DOC, "intel_idle"))
 
     # Derived views of the frozen snapshot: computed on first use, kept in the instance's
     # own slots (attrs ≥ 23.2 gives frozen slotted classes cached_property), so a stage

@@ -18,7 +18,7 @@ from hostc.cpuset import CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, loads_toml, read_text_bounded
 from hostc.topology import compact, compact_read
-from hostc.topology.model import Topology
+from hostc.topology.model import Topology, known_cluster
 from hostc.topology.validate import validate
 
 SNAPSHOT_VERSION = compact.VERSION
@@ -154,6 +154,14 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
     return topo, problems
 
 
+def _no_cluster(topo: Topology) -> Topology:
+    """Version 1 wrote a CPU's cluster as read: the kernel's "no cluster" id becomes none."""
+    if all(known_cluster(c.cluster) == c.cluster for c in topo.cpus):
+        return topo
+    cpus = [attrs.evolve(c, cluster=known_cluster(c.cluster)) for c in topo.cpus]
+    return attrs.evolve(topo, cpus=cpus)
+
+
 def loads(text: str, file: str = "<snapshot>") -> Topology:
     """Parse and validate a snapshot; every problem is raised as one HostcError."""
     from hostc.spec.structure import diagnostics, structure
@@ -184,6 +192,7 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
             v1 = dict(data)
             v1["version"] = 1
             topo, problems = _legacy_unknown(structure(v1, Topology))
+            topo = _no_cluster(topo)
             f = None
         else:
             f = structure(data, compact.SnapshotFile)

@@ -14,7 +14,7 @@ from collections import Counter
 from hostc.cpuset import MAX_CPU, CpuSet
 from hostc.diagnostics import Diagnostic, error
 from hostc.knowledge.arch import known_hugepage_size
-from hostc.topology.model import Topology, valid_os_id
+from hostc.topology.model import Topology, valid_driver, valid_os_id
 
 # uname -r: ASCII digits (int() would take Arabic-Indic ones), no spaces or controls.
 _KERNEL = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}[\x21-\x7e]{0,100}")
@@ -180,6 +180,15 @@ _WHAT = {True: "PCI address", False: "device name"}
 _PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
 
 
+def _drivers(topo: Topology, out: list[Diagnostic]) -> None:
+    for name in ("cpufreq_driver", "cpuidle_driver"):
+        driver = getattr(topo, name)
+        if driver is not None and not valid_driver(driver):
+            out.append(
+                error(name, f"{driver[:40]!r} is not a driver name (a-z, 0-9, `_.-`) or none")
+            )
+
+
 def validate(topo: Topology) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     if not topo.cpus:
@@ -223,6 +232,7 @@ def validate(topo: Topology) -> list[Diagnostic]:
         ]:
             if not valid_os_id(value):
                 out.append(error(path, f"{value[:40]!r} is not an os-release ID (a-z, 0-9, `._-`)"))
+    _drivers(topo, out)
     for key, value in topo.kernel_config.items():
         if _CONFIG_KEY.fullmatch(key) is None:
             out.append(error("kernel_config", f"{key[:40]!r} is not a CONFIG_ option name"))

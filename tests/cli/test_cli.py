@@ -500,8 +500,17 @@ def test_plan_json_is_json() -> None:
 def test_targets_lists_every_target() -> None:
     r = hostc("targets")
     assert r.returncode == 0, r.stderr.decode()
-    names = [ln.split()[0] for ln in r.stdout.decode().splitlines() if ln.strip()]
-    assert names == list(TARGETS)
+    lines = r.stdout.decode().splitlines()
+    names = [ln.split()[0] for ln in lines if ln.startswith("  ")]
+    assert sorted(names) == sorted(TARGETS)
+    # what `all` means is said, and how to get the wrappers (first-day-3 F15)
+    heads = [ln for ln in lines if not ln.startswith("  ")]
+    assert heads[0].startswith("file targets: `--target all` (the default) builds each")
+    assert heads[1].startswith("wrappers: never in `all`") and "`-t all -t cloud-init`" in heads[1]
+    wrappers = names[lines.index(heads[1]) - 1 :]
+    assert wrappers == ["cloud-init", "ignition", "rootfs", "rootfs-tar", "ansible"]
+    help_text = " ".join(hostc("build", "--help").stdout.decode().split())
+    assert "are never in `all`: name them, alone or beside it (`-t all -t cloud-init`)" in help_text
 
 
 @pytest.mark.parametrize("which", ["node", "topology"])

@@ -213,3 +213,28 @@ def test_a_spec_at_a_revision_that_reads_as_an_option_is_refused(tmp_path: Path)
     assert r.returncode == 2, r.stderr
     assert "'--output=x' is not a revision" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_setting_preset_exclude_removes_says_so_with_its_line(tmp_path: Path) -> None:
+    """A removal by `preset.exclude` names it and its line, not only the old reason; the
+    parent of a removed setting is no `changed … → governor=null` row (first-day-3 F15)."""
+    new = changed_copy(
+        tmp_path,
+        lambda s: s + '\n[preset]\nexclude = [\n  "cpu_governor",\n  "vm.swappiness",\n]\n',
+    )
+    line = new.read_text().splitlines().index('  "vm.swappiness",') + 1
+    r = run_hostc("diff", DGX / "node.toml", new)
+    assert r.returncode == 1, r.stderr
+    assert (
+        "- removed `sysctls[vm.swappiness]`: `value=1`\n"
+        "  - was: preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort\n"
+        f"  - now: preset.exclude ({md_text(new)}:{line}): vm.swappiness is left out\n"
+    ) in r.stdout, r.stdout
+    assert (
+        f"  - now: preset.exclude ({md_text(new)}:{line - 1}): cpu\\_governor is left out\n"
+        in r.stdout
+    )
+    assert "`runtime`" not in r.stdout and "null" not in r.stdout
+    doc = json.loads(run_hostc("diff", DGX / "node.toml", new, "--json").stdout)
+    gone = next(s for s in doc["settings"] if s["name"] == "runtime.tunables[cpu_governor]")
+    assert gone["new_reason"] == f"preset.exclude ({new}:{line - 1}): cpu_governor is left out"

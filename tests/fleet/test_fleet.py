@@ -147,7 +147,8 @@ def test_a_list_file_and_a_glob_select_hosts(tmp_path: Path) -> None:
     assert len(fleet.select(f"{FLEET}/hosts/epyc-*.toml")) == 6
     r = run_hostc("check", f"@{listing}")
     assert r.returncode == 0, r.stderr
-    assert "2 hosts: 2 built, 0 failed" in r.stderr
+    assert "2 hosts: 2 checked, 0 failed, 0 warning(s)" in r.stderr, r.stderr
+    assert r.stderr.splitlines()[0].split() == ["host", "status", "warnings", "errors"]
 
 
 def test_plan_json_over_a_fleet_is_each_hosts_plan(tmp_path: Path) -> None:
@@ -168,6 +169,47 @@ def test_check_compares_every_host(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert "epyc-t-03: --- a/sysctl/etc/sysctl.d/90-hostc.conf" in r.stdout
     assert "epyc-t-03  stale" in r.stderr
+    assert "12 hosts: 11 current, 1 stale, 0 failed, 0 warning(s)" in r.stderr, r.stderr
+    assert "built" not in r.stderr
+
+
+def test_a_failed_host_keeps_its_previous_output_marked(tmp_path: Path) -> None:
+    """The summary says a failed host's folder is an earlier build, `.hostc-failed` names
+    the error, `--check` still works, and the next good build removes the marker (F11)."""
+    fleet_dir = _copy_fleet(tmp_path)
+    out = tmp_path / "out"
+    assert run_hostc("build", fleet_dir / "hosts", "--out", out, "-q").returncode == 0
+    bad = fleet_dir / "hosts" / "dgx-r1-02.toml"
+    good = bad.read_text()
+    bad.write_text(good.replace("housekeeping_per_node = 6", 'housekeeping_per_node = "6"'))
+    before = _tree(out / "dgx-r1-02")
+    r = run_hostc("build", fleet_dir / "hosts", "--out", out, "--jobs", "2")
+    assert r.returncode == 2
+    folder = out / "dgx-r1-02"
+    assert f"previous output kept in {folder}/ (not rebuilt; marked .hostc-failed)" in r.stderr, (
+        r.stderr
+    )
+    marker = (folder / ".hostc-failed").read_text()
+    assert "the last build of this host failed" in marker
+    assert f"error: {bad}:8: cpu.housekeeping_per_node: expected an integer" in marker
+    assert {k: v for k, v in _tree(folder).items() if k != ".hostc-failed"} == before
+    # --check: the failed host is an error, the others current; the marker is no file of
+    # a target, so it is never reported as stale
+    r = run_hostc("build", fleet_dir / "hosts", "--out", out, "--check")
+    assert r.returncode == 2 and "11 current, 0 stale, 1 failed" in r.stderr, r.stderr
+    assert ".hostc-failed" not in r.stdout
+    bad.write_text(good)
+    r = run_hostc("build", fleet_dir / "hosts", "--out", out, "-q")
+    assert r.returncode == 0, r.stderr
+    assert not (folder / ".hostc-failed").exists()
+    assert _tree(folder) == before
+
+
+def test_a_failed_host_with_no_earlier_build_is_not_marked(tmp_path: Path) -> None:
+    _fleet_with(tmp_path, "[host\n")
+    err = _fails_with(tmp_path, "bad.toml")
+    assert "previous output kept" not in err
+    assert not (tmp_path / "out" / "bad").exists()
 
 
 def test_progress_bar_draws_and_finishes() -> None:

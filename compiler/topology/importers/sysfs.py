@@ -25,7 +25,13 @@ import attrs
 from hostc.diagnostics import HostcError, file_error, with_file
 from hostc.topology.importers import nvidia_smi
 from hostc.topology.importers.archive import extracted
-from hostc.topology.importers.sysfs_cpus import CPU_DIR, cpu_identity, read_cpus
+from hostc.topology.importers.sysfs_cpus import (
+    CPU_DIR,
+    cpu_identity,
+    drivers,
+    hypervisor_flag,
+    read_cpus,
+)
 from hostc.topology.importers.sysfs_memory import HUGEPAGE_DIR, NODE_DIR, hugepage_dirs, read_nodes
 from hostc.topology.importers.sysfs_os import kernel_config, os_release
 from hostc.topology.importers.sysfs_pci import read_devices
@@ -58,6 +64,7 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         kernel = kernel or platform.release() or None
         arch = arch or platform.machine() or None
     vendor, model = cpu_identity(r, arch)
+    cpufreq, cpuidle = drivers(r, live=live)
     topo = Topology(
         arch=arch or "unknown",
         cpus=cpus,
@@ -73,6 +80,9 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         cpu_model=model,
         os=os_release(r),
         kernel_config=kernel_config(r, kernel),
+        hypervisor=hypervisor_flag(r),
+        cpufreq_driver=cpufreq,
+        cpuidle_driver=cpuidle,
     )
     return topo, r.text(SMI_FILE)
 

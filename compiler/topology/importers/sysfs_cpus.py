@@ -14,16 +14,21 @@ import attrs
 from hostc.diagnostics import HostcError, file_error
 from hostc.knowledge.vendor import cpu_vendor
 from hostc.topology.importers.sysfs_reader import Reader, known, numbered
-from hostc.topology.model import LogicalCpu
+from hostc.topology.model import NO_DRIVER, LogicalCpu, known_cluster
 
 CPU_DIR = "sys/devices/system/cpu"
+HYPERVISOR = "hypervisor"
 # /proc/cpuinfo lines that name the CPU (x86: vendor_id, model name; arm64: CPU
 # implementer; POWER: cpu); the first of each is kept, the rest of the file never is.
 _CPUINFO = re.compile(r"^(vendor_id|model name|CPU implementer|cpu)\s*:\s*(.*?)\s*$")
 
 
+_FLAGS = re.compile(r"^flags\s*:(.*)$")
+
+
 def _cpuinfo_only(text: str) -> str:
-    """The first line of each identifying key; /proc/cpuinfo repeats them per CPU."""
+    """The first line of each identifying key; /proc/cpuinfo repeats them per CPU.  Of the
+    x86 `flags` line only `hypervisor` is kept (a capture stores no more than probe reads)."""
     seen: set[str] = set()
     out: list[str] = []
     for line in text.splitlines(keepends=True):
@@ -31,7 +36,54 @@ def _cpuinfo_only(text: str) -> str:
         if m and m.group(1) not in seen:
             seen.add(m.group(1))
             out.append(line)
+        elif "flags" not in seen and (f := _FLAGS.match(line)):
+            seen.add("flags")
+            out.append(
+                "flags\t\t: hypervisor\n" if HYPERVISOR in f.group(1).split() else "flags\t\t:\n"
+            )
     return "".join(out)
+
+
+def hypervisor_flag(r: Reader) -> bool | None:
+    """Whether the CPU flags carry `hypervisor` (x86: CPUID leaf 1 ECX bit 31, set by
+    hypervisors for their guests); None where /proc/cpuinfo has no flags line (arm64)."""
+    text = r.text("proc/cpuinfo", keep=_cpuinfo_only) or ""
+    for line in text.splitlines():
+        if m := _FLAGS.match(line):
+            return HYPERVISOR in m.group(1).split()
+    return None
+
+
+def drivers(r: Reader, *, live: bool) -> tuple[str | None, str | None]:
+    """(cpufreq, cpuidle) driver names; `none` where the kernel has none loaded.
+
+    cpufreq: cpu0/cpufreq/scaling_driver exists only with a driver, while the
+    cpu/cpufreq directory exists whenever the kernel is built with CONFIG_CPU_FREQ;
+    cpuidle: cpu/cpuidle/current_driver itself says `none`.  Where the directories
+    are missing too, a live host has neither (its kernel is built without them), and
+    a capture of it says so in `hostc/<name>` (a tree without that file may just
+    predate these facts, so it says nothing: None)."""
+    freq = _driver(r, f"{CPU_DIR}/cpu0/cpufreq/scaling_driver")
+    if freq is None and r.is_dir(f"{CPU_DIR}/cpufreq"):
+        freq = NO_DRIVER
+    idle = _driver(r, f"{CPU_DIR}/cpuidle/current_driver")
+    return _absent(r, "cpufreq_driver", freq, live), _absent(r, "cpuidle_driver", idle, live)
+
+
+def _driver(r: Reader, rel: str) -> str | None:
+    text = r.text(rel)
+    return text.strip() or None if text is not None else None
+
+
+def _absent(r: Reader, name: str, found: str | None, live: bool) -> str | None:
+    """`found`, or for a live host `none`, kept in the capture as `hostc/<name>`."""
+    if found is not None:
+        return found
+    rel = f"hostc/{name}"
+    if live:
+        r.files[rel] = f"{NO_DRIVER}\n".encode()
+        return NO_DRIVER
+    return _driver(r, rel)
 
 
 def read_cpus(r: Reader) -> tuple[list[LogicalCpu], list[str]]:
@@ -77,7 +129,7 @@ def read_cpus(r: Reader) -> tuple[list[LogicalCpu], list[str]]:
             core_ids[cpu] = (package, die, core_id)
         core = min(siblings.ids | {cpu}) if siblings else None
         smt_unknown |= core is None and cpu not in core_ids
-        cluster = known(r.integer(f"{t}/cluster_id"))
+        cluster = known_cluster(r.integer(f"{t}/cluster_id"))
         kind = kinds.get(cpu)
         cpus.append(
             LogicalCpu(cpu, core=core, package=package, die=die, cluster=cluster, kind=kind)

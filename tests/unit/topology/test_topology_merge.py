@@ -121,3 +121,28 @@ def test_shared_machine_from_three_tools(tmp_path: Path) -> None:
     assert [g.node for g in topo.gpus] == [0, 0, 1, 1] and len(topo.nics) == 4
     assert topo.unknown == []
     assert snapshot.loads(api.dumps_snapshot(topo)) == topo
+
+
+def test_an_import_onto_a_probed_snapshot_keeps_the_machine_facts() -> None:
+    """The hypervisor flag and the drivers `hostc probe` records survive an import onto
+    the snapshot, and two sides that disagree on them are a conflict (first-day-3 F5)."""
+    import attrs
+
+    base = attrs.evolve(
+        api.import_source("lscpu", LSCPU, file="l.txt"),
+        hypervisor=True,
+        cpufreq_driver="none",
+        cpuidle_driver="haltpoll",
+    )
+    merged = api.import_source("numactl", NUMACTL, file="n.txt", base=base)
+    assert (merged.hypervisor, merged.cpufreq_driver, merged.cpuidle_driver) == (
+        True,
+        "none",
+        "haltpoll",
+    )
+    other = attrs.evolve(base, cpufreq_driver="acpi-cpufreq")
+    from hostc.topology.merge import merge
+
+    with pytest.raises(HostcError) as e:
+        merge(base, other, base_file="a.toml", new_file="b.toml")
+    assert "cpufreq driver: a.toml says none, b.toml says acpi-cpufreq" in str(e.value)
