@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
+from hostc.diagnostics import Diagnostic, HostcError, at, error, raise_if_errors, with_file
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
 from hostc.spec.model import HostSpec
@@ -49,7 +49,7 @@ def topology_path(
             with_file(
                 [
                     error(
-                        "host.topology",
+                        at("host", "topology"),
                         "no topology snapshot: hostc never guesses the hardware",
                         hint='set host.topology = "topology.toml" or name a snapshot '
                         "explicitly; capture one with `hostc probe -o topology.toml`",
@@ -64,7 +64,7 @@ def topology_path(
             with_file(
                 [
                     error(
-                        "host.topology",
+                        at("host", "topology"),
                         "is empty: it names the topology snapshot, relative to the spec",
                         hint='host.topology = "topology.toml"',
                     )
@@ -106,13 +106,13 @@ def _typed(spec: object, file: str) -> HostSpec:
     from hostc.spec.load import converted, from_data, to_data
 
     if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+        raise HostcError([error(at("spec"), f"expected a HostSpec, got {type(spec).__name__}")])
     if converted(spec):
         return spec
     try:
         data = to_data(spec)
     except (TypeError, ValueError) as e:
-        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
+        raise HostcError([error(at("spec"), f"not a node.toml value: {e}")]) from None
     return from_data(data, file)
 
 

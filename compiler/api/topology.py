@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from hostc.diagnostics import HostcError, error, file_error
+from hostc.diagnostics import HostcError, at, error, file_error
 from hostc.inputs import SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.topology.importers import IMPORTERS
@@ -80,7 +80,7 @@ def import_source(
     importer = IMPORTERS.get(kind)
     if importer is None:
         raise HostcError(
-            [error("kind", f"unknown import kind {kind!r}", hint=", ".join(IMPORTERS))]
+            [error(at("kind"), f"unknown import kind {kind!r}", hint=", ".join(IMPORTERS))]
         )
     topo = importer.read(text, file, base, base_file)
     return finish(with_arch(topo, arch, file), file)
@@ -182,7 +182,9 @@ def start_spec(
         chosen = Role(role)
     except ValueError:
         choices = ", ".join(r.value for r in Role)
-        raise HostcError([error("role", f"{role!r} is no role; choose from {choices}")]) from None
+        raise HostcError(
+            [error(at("role"), f"{role!r} is no role; choose from {choices}")]
+        ) from None
     machine = Machine() if root is None else look(as_path(root, "root"))
     started = start(topo, topology_ref, host_name(name), chosen, machine)
     return started.text, started.warnings

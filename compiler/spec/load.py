@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostc.diagnostics import HostcError, error, file_error, with_file
+from hostc.diagnostics import HostcError, at, error, file_error, with_file
 from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
@@ -56,7 +56,7 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
             with_file(
                 [
                     error(
-                        "version",
+                        at("version"),
                         f"unsupported node.toml version {shown(version)}",
                         hint=f"this hostc reads version {SPEC_VERSION}",
                     )

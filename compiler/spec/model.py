@@ -16,6 +16,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
+from hostc.keypath import KeyPath, Named, at
 from hostc.record import FrozenMap, Record
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
@@ -320,3 +321,12 @@ class HostSpec(Record, Converted):
     nccl: Nccl = attrs.field(
         factory=lambda: Nccl(), metadata=doc("NCCL's environment in the workloads' drop-ins")
     )
+
+    def workload_at(self, i: int) -> KeyPath:
+        """The key path of workload `i` by its name, `workload "serve-e"`: once layers
+        merge, its index is a position in no file (first-day-3 F12).  By index while
+        another entry has the same name (the name would not say which)."""
+        name = self.workload[i].name
+        if sum(w.name == name for w in self.workload) > 1:
+            return at("workload", i)
+        return at("workload", Named(i, name))

@@ -15,7 +15,7 @@ import attrs
 import tomli
 
 from hostc.cpuset import CpuListError, CpuSet
-from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.diagnostics import Diagnostic, HostcError, at, error, file_error, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, loads_toml, read_text_bounded
 from hostc.topology import compact, compact_read
 from hostc.topology.model import Topology
@@ -133,7 +133,7 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
             try:
                 cpus = CpuSet.parse(rest)
             except CpuListError as e:
-                problems.append(error(f"unknown[{i}]", f"{kind}: not a cpulist: {e}"))
+                problems.append(error(at("unknown", i), f"{kind}: not a cpulist: {e}"))
                 continue
             if kind == "hidden-cpus":
                 hidden |= cpus
@@ -169,7 +169,7 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
             with_file(
                 [
                     error(
-                        "version",
+                        at("version"),
                         f"unsupported snapshot version {version!r}",
                         hint=f"this hostc reads versions {', '.join(map(str, READ_VERSIONS))}",
                     )
