@@ -43,7 +43,7 @@ def topology_path(
     if override is not None:
         return as_path(override, "topology")
     if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+        raise HostcError([error(at("spec"), f"expected a HostSpec, got {type(spec).__name__}")])
     if spec.host.topology is None:
         raise HostcError(
             with_file(
@@ -89,7 +89,7 @@ def compile_plan(
 
     spec = _typed(spec, spec_file)
     if not isinstance(topo, Topology):
-        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
+        raise HostcError([error(at("topology"), f"expected a Topology, got {type(topo).__name__}")])
 
     resolved, unresolved = resolve(spec, topo)
     found = with_file(unresolved + check(resolved), spec_file, spec_source)

@@ -43,7 +43,7 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     from hostc import targets as registry
 
     if not isinstance(plan, Plan):
-        raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
+        raise HostcError([error(at("plan"), f"expected a Plan, got {type(plan).__name__}")])
     wanted: Sequence[str] = as_names(names)
     unknown = [n for n in wanted if n != "all" and n not in registry.TARGETS]
     if unknown:

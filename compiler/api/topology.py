@@ -70,13 +70,15 @@ def import_source(
     from hostc.topology.importers.common import finish, with_arch
 
     if not isinstance(text, str):
-        raise HostcError([error("text", f"expected the file's text, got {type(text).__name__}")])
+        raise HostcError(
+            [error(at("text"), f"expected the file's text, got {type(text).__name__}")]
+        )
     if not isinstance(kind, str) or not isinstance(file, str):
-        raise HostcError([error("kind", "kind and file are strings")])
+        raise HostcError([error(at("kind"), "kind and file are strings")])
     if arch is not None and not isinstance(arch, str):
-        raise HostcError([error("arch", f"expected a string, got {type(arch).__name__}")])
+        raise HostcError([error(at("arch"), f"expected a string, got {type(arch).__name__}")])
     if base is not None and not isinstance(base, Topology):
-        raise HostcError([error("base", f"expected a Topology, got {type(base).__name__}")])
+        raise HostcError([error(at("base"), f"expected a Topology, got {type(base).__name__}")])
     importer = IMPORTERS.get(kind)
     if importer is None:
         raise HostcError(
@@ -97,7 +99,7 @@ def probe(
 
     root = as_path(root, "root")
     if nvidia_smi_topo is not None and not isinstance(nvidia_smi_topo, str):
-        raise HostcError([error("nvidia_smi_topo", "expected the saved output as a string")])
+        raise HostcError([error(at("nvidia_smi_topo"), "expected the saved output as a string")])
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
@@ -144,7 +146,7 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
     from hostc.topology import snapshot
 
     if not isinstance(topo, Topology):
-        raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
+        raise HostcError([error(at("topo"), f"expected a Topology, got {type(topo).__name__}")])
     text = snapshot.dumps(topo)
     size = len(text.encode())
     if size > SNAPSHOT_LIMIT:

@@ -194,7 +194,7 @@ def test_a_bad_value_is_reported_at_the_file_and_line_that_set_it(tmp_path: Path
     (tmp_path / "h.toml").write_text('extends = ["c.toml"]\n')
     with pytest.raises(HostcError) as e:
         api.compile_file(tmp_path / "h.toml")
-    assert [(d.file, d.line, d.path) for d in e.value.diagnostics] == [
+    assert [(d.file, d.line, str(d.path)) for d in e.value.diagnostics] == [
         (f"{tmp_path}/c.toml", 6, "cpu.isolate")
     ]
 
@@ -205,7 +205,7 @@ def test_a_remove_that_is_neither_true_a_list_nor_a_table_is_an_error(tmp_path: 
     with pytest.raises(HostcError) as e:
         layers.read(tmp_path / "h.toml")
     (d,) = e.value.diagnostics
-    assert (d.file, d.line, d.path) == (f"{tmp_path}/h.toml", 4, "remove.sysctl")
+    assert (d.file, d.line, str(d.path)) == (f"{tmp_path}/h.toml", 4, "remove.sysctl")
     assert "a list of names" in d.message
 
 

@@ -99,7 +99,7 @@ def test_an_evolved_spec_with_a_wrong_value_is_a_hostc_error_naming_its_key(
     with pytest.raises(HostcError) as e:
         api.compile_plan(spec, TOPO)
     (d,) = e.value.diagnostics
-    assert d.path in ("kernel.extra_args[0]", 'sysctl."vm.swappiness"', "sysctl")
+    assert str(d.path) in ("kernel.extra_args[0]", 'sysctl."vm.swappiness"', "sysctl")
     assert "expected" in d.message
 
 
@@ -158,7 +158,7 @@ def _host() -> m.Host:
 def _errors(call: Callable[[], object]) -> list[tuple[str, str]]:
     with pytest.raises(HostcError) as e:
         call()
-    return [(d.path, d.message) for d in e.value.diagnostics]
+    return [(str(d.path), d.message) for d in e.value.diagnostics]
 
 
 @pytest.mark.parametrize(("toml", "built"), HAND_BUILT, ids=range(len(HAND_BUILT)))
