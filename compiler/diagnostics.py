@@ -82,6 +82,31 @@ def terminal(text: str) -> str:
     return charsets.TERMINAL_UNSAFE_TEXT.sub(_escape, text)
 
 
+#: The TOML type of a Python value, as a message names it (`got a string`).
+_KINDS = {bool: "a boolean", int: "an integer", str: "a string", float: "a float"}
+
+
+def kind_of(value: object) -> str:
+    """What `value` is, in TOML's words, for every "expected …, got …" message: `a string`,
+    `an array`, `a table`; `None` (TOML has no null); any other object by its class with
+    an article (`a Path`), so no message says `got NoneType` or `got str`."""
+    import datetime
+    from collections.abc import Mapping
+
+    if value is None:
+        return "None"
+    if (kind := _KINDS.get(type(value))) is not None:
+        return kind
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return "a date or time"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def error(path: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.ERROR, path, message, hint)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from hostc.artifact import Artifact
-from hostc.diagnostics import Diagnostic, HostcError, at, error
+from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of
 from hostc.patharg import as_names, of_type
 from hostc.plan.model import Plan
 
@@ -43,7 +43,7 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     from hostc import targets as registry
 
     if not isinstance(plan, Plan):
-        raise HostcError([error(at("plan"), f"expected a Plan, got {type(plan).__name__}")])
+        raise HostcError([error(at("plan"), f"expected a Plan, got {kind_of(plan)}")])
     wanted: Sequence[str] = as_names(names)
     unknown = [n for n in wanted if n != "all" and n not in registry.TARGETS]
     if unknown:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from hostc.diagnostics import HostcError, at, error, file_error
+from hostc.diagnostics import HostcError, at, error, file_error, kind_of
 from hostc.inputs import SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.topology.importers import IMPORTERS
@@ -70,15 +70,13 @@ def import_source(
     from hostc.topology.importers.common import finish, with_arch
 
     if not isinstance(text, str):
-        raise HostcError(
-            [error(at("text"), f"expected the file's text, got {type(text).__name__}")]
-        )
+        raise HostcError([error(at("text"), f"expected the file's text, got {kind_of(text)}")])
     if not isinstance(kind, str) or not isinstance(file, str):
         raise HostcError([error(at("kind"), "kind and file are strings")])
     if arch is not None and not isinstance(arch, str):
-        raise HostcError([error(at("arch"), f"expected a string, got {type(arch).__name__}")])
+        raise HostcError([error(at("arch"), f"expected a string, got {kind_of(arch)}")])
     if base is not None and not isinstance(base, Topology):
-        raise HostcError([error(at("base"), f"expected a Topology, got {type(base).__name__}")])
+        raise HostcError([error(at("base"), f"expected a Topology, got {kind_of(base)}")])
     importer = IMPORTERS.get(kind)
     if importer is None:
         raise HostcError(
@@ -146,7 +144,7 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
     from hostc.topology import snapshot
 
     if not isinstance(topo, Topology):
-        raise HostcError([error(at("topo"), f"expected a Topology, got {type(topo).__name__}")])
+        raise HostcError([error(at("topo"), f"expected a Topology, got {kind_of(topo)}")])
     text = snapshot.dumps(topo)
     size = len(text.encode())
     if size > SNAPSHOT_LIMIT:

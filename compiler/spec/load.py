@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostc.diagnostics import HostcError, at, error, file_error, with_file
+from hostc.diagnostics import HostcError, at, error, file_error, kind_of, with_file
 from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
@@ -46,11 +46,25 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         data = dict(data)
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
         raise HostcError(
-            [file_error(file, f"expected a table of node.toml keys, got {type(data).__name__}")]
+            [file_error(file, f"expected a table of node.toml keys, got {kind_of(data)}")]
         )
     if nesting_depth(data) > NESTING_LIMIT:
         raise too_deep(file)
-    version = data.get("version", SPEC_VERSION)
+    if "version" not in data:  # DESIGN: the format evolves by version; none is no guess
+        raise HostcError(
+            with_file(
+                [
+                    error(
+                        at("version"),
+                        "missing: a spec says which node.toml format it is written in",
+                        hint=f"add `version = {SPEC_VERSION}` as the first line",
+                    )
+                ],
+                file,
+                text,
+            )
+        )
+    version = data["version"]
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(
             with_file(
@@ -69,14 +83,23 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
         raise HostcError(with_file(diagnostics(e), file, text)) from None
-    object.__setattr__(spec, "_converted", True)  # see `Converted`
+    object.__setattr__(spec, "_converted", (file, text))  # see `Converted`
     return spec
 
 
 def converted(spec: HostSpec) -> bool:
     """Whether `from_data` made this very spec (`model.Converted`): typed and immutable,
     so it need not be structured again."""
-    return getattr(spec, "_converted", False) is True
+    return origin(spec) is not None
+
+
+def origin(spec: HostSpec) -> tuple[str, str | None] | None:
+    """The file `from_data` read this spec from (`<data>` for a mapping) and its text when
+    known; None for a spec it did not make."""
+    mark = getattr(spec, "_converted", None)
+    if isinstance(mark, tuple) and len(mark) == 2 and isinstance(mark[0], str):
+        return mark[0], mark[1] if isinstance(mark[1], str) else None
+    return None
 
 
 def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Layered]:

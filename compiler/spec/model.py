@@ -280,7 +280,9 @@ class Converted:
     (tuples and FrozenMaps all the way down), so `api.compile_plan` takes it as it is.
     Being no field, the mark is in no `__init__`, equality, repr, copy or pickle, and
     `attrs.evolve` makes a new spec without it: a spec changed that way, or built in
-    Python, goes through the converter again.  `spec.load` sets and reads it."""
+    Python, goes through the converter again.  The mark is the spec's origin (the file
+    name, `<data>` for a mapping, and its text when known: `spec.load.origin`), so a
+    later stage names the file the spec came from.  `spec.load` sets and reads it."""
 
     __slots__ = ("_converted",)
 
