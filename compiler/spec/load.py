@@ -7,11 +7,21 @@ error about it echoes its content.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostc.diagnostics import HostcError, at, error, file_error, kind_of, with_file
+from hostc.diagnostics import (
+    Diagnostic,
+    HostcError,
+    Named,
+    at,
+    error,
+    file_error,
+    kind_of,
+    with_file,
+)
 from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
@@ -82,9 +92,30 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
     try:
         spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
-        raise HostcError(with_file(diagnostics(e), file, text)) from None
+        raise HostcError(with_file(_by_name(diagnostics(e), data), file, text)) from None
     object.__setattr__(spec, "_converted", (file, text))  # see `Converted`
     return spec
+
+
+def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
+    """A converter problem inside a `[[workload]]` entry names the entry as every later
+    rule does (`HostSpec.workload_at`): by its name when it has a unique one."""
+    entries = data.get("workload")
+    if not isinstance(entries, list):
+        return diags
+    names = [w.get("name") if isinstance(w, dict) else None for w in entries]
+    once = {n for n, k in Counter(n for n in names if isinstance(n, str)).items() if k == 1}
+    out = []
+    for d in diags:
+        match d.path.parts:
+            case ("workload", int(i), *rest) if i < len(names):
+                name = names[i]
+                if name in once:
+                    import attrs
+
+                    d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))
+        out.append(d)
+    return out
 
 
 def converted(spec: HostSpec) -> bool:

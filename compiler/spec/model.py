@@ -9,6 +9,8 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
+import functools
+from collections import Counter
 from collections.abc import Mapping
 from typing import Literal
 
@@ -329,6 +331,13 @@ class HostSpec(Record, Converted):
         merge, its index is a position in no file (first-day-3 F12).  By index while
         another entry has the same name (the name would not say which)."""
         name = self.workload[i].name
-        if sum(w.name == name for w in self.workload) > 1:
+        if name in self._names_given_twice:
             return at("workload", i)
         return at("workload", Named(i, name))
+
+    @functools.cached_property
+    def _names_given_twice(self) -> frozenset[str]:
+        """Workload names more than one entry has (counted once: thousands of workloads
+        with an error each stay linear)."""
+        counts = Counter(w.name for w in self.workload)
+        return frozenset(n for n, k in counts.items() if k > 1)

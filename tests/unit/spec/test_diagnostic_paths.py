@@ -123,3 +123,16 @@ def test_a_spec_read_as_a_snapshot_is_one_error() -> None:
         f"error: {H100 / 'node.toml'}: this is a node.toml spec, not a topology snapshot"
         "\n  hint: `hostc probe` writes one (the spec names it in host.topology)"
     ]
+
+
+def test_a_converter_problem_names_the_workload_too() -> None:
+    """The loader's own problems name an entry as the rules do; a duplicate name by index."""
+    data = dict(_h100(), workload=[{"name": "a", "gpus": 3}, {"name": "b", "gpus": "GPU0"}])
+    assert [e.split(": expected")[0] for e in _errors(lambda: api.spec_from_data(data))] == [
+        'error: <data>: workload "a".gpus',
+        'error: <data>: workload "b".gpus',
+    ]
+    twice = dict(_h100(), workload=[{"name": "a", "gpus": 3}, {"name": "a", "gpus": ["GPU0"]}])
+    assert _errors(lambda: api.spec_from_data(twice))[0].startswith(
+        "error: <data>: workload[0].gpus: expected"
+    )
