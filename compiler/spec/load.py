@@ -32,7 +32,7 @@ from hostc.spec.parse import (
     parse,
     too_deep,
 )
-from hostc.spec.text import shown
+from hostc.spec.text import name_problem, shown
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
@@ -110,7 +110,7 @@ def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
         match d.path.parts:
             case ("workload", int(i), *rest) if i < len(names):
                 name = names[i]
-                if name in once:
+                if name in once and name_problem(name) is None:  # not the problem itself
                     import attrs
 
                     d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))

@@ -468,7 +468,7 @@ def test_check_command_rejects_bad_spec(tmp_path: Path) -> None:
     r = hostc("check", spec)
     no_traceback(r)
     assert r.returncode == 2
-    assert "workload[0].gpus[1]" in r.stderr.decode()
+    assert 'workload "vllm".gpus[1]' in r.stderr.decode()
     assert b"ok" not in r.stdout
 
 
@@ -721,7 +721,7 @@ def test_api_raises_hostc_error_on_bad_input(tmp_path: Path) -> None:
     e = _raises_hostc_error(
         api.compile_plan, spec, topo, spec_file=str(spec_path), spec_source=source
     )
-    assert {str(d.path) for d in e.errors} >= {"workload[0].gpus[1]", "hugepages.per_node.4"}
+    assert {str(d.path) for d in e.errors} >= {'workload "vllm".gpus[1]', "hugepages.per_node.4"}
     assert all(d.file == str(spec_path) and d.line for d in e.errors)
 
     # unknown target

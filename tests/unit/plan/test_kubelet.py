@@ -582,7 +582,7 @@ def test_quantity_round_trip() -> None:
 
 def test_decimal_quantity_refused_at_load(tmp_path: Path) -> None:
     (tmp_path / "node.toml").write_text(
-        '[host]\nname = "k"\nrole = "inference"\n[kubelet]\nflavor = "kubeadm"\n'
+        'version = 1\n[host]\nname = "k"\nrole = "inference"\n[kubelet]\nflavor = "kubeadm"\n'
         'version = "1.33"\n[kubelet.system_reserved]\nmemory = "1G"\n'
     )
     with pytest.raises(HostcError) as e:

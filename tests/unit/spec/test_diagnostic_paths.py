@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
 from hostc import api
 from hostc.diagnostics import HostcError, kind_of
 from hostc.keypath import Named, at, label
 from hostc.locate import locate
+
+from conftest import EXAMPLES
 
 H100 = EXAMPLES / "h100-4gpu-inference"
 

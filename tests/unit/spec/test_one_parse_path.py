@@ -36,7 +36,7 @@ SPECS = sorted(
     for p in (ROOT / "examples").rglob("*.toml")
     if p.name != "topology.toml" and p.parent.name != "packer"
 )
-BASE = '[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
+BASE = 'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
 
 
 def _mutable_inside(value: Any, path: str = "spec") -> Iterator[str]:
@@ -125,7 +125,7 @@ def test_a_loaded_spec_is_compiled_without_structuring_it_again(
 #: sysctls_valid): the converter refuses them for both.
 HAND_BUILT: list[tuple[str, Callable[[], m.HostSpec]]] = [
     (
-        '[host]\nname = "two words"\nrole = "inference"\nkernel = "6.8"\n',
+        'version = 1\n[host]\nname = "two words"\nrole = "inference"\nkernel = "6.8"\n',
         lambda: m.HostSpec(host=m.Host(name="two words", role=m.Role.INFERENCE, kernel="6.8")),
     ),
     (
