@@ -137,12 +137,14 @@ def reserved_memory_adds_up(r: Resolved) -> Iterator[Diagnostic]:
     for node in sorted(k.reserved_memory):
         if node not in nodes:
             yield error(
-                at("kubelet", "reserved_memory", node),
+                at("kubelet", "reserved_memory", str(node)),
                 f"NUMA node {node} is not in the topology",
                 hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
             )
         elif nodes[node].memory_mib == 0 and k.reserved_memory[node].bytes:
-            yield error(at("kubelet", "reserved_memory", node), f"NUMA node {node} has no memory")
+            yield error(
+                at("kubelet", "reserved_memory", str(node)), f"NUMA node {node} has no memory"
+            )
     total = _total(k)
     if total is None:
         return

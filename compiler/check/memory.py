@@ -74,12 +74,12 @@ def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
     for node, count in (hp.per_node or {}).items():
         if node not in nodes:
             yield error(
-                at("hugepages", "per_node", node),
+                at("hugepages", "per_node", str(node)),
                 f"NUMA node {node} is not in the topology",
                 hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
             )
         if count < 0:
-            yield error(at("hugepages", "per_node", node), f"negative page count {count}")
+            yield error(at("hugepages", "per_node", str(node)), f"negative page count {count}")
     if hp.total is not None and hp.total < 0:
         yield error(at("hugepages", "total"), f"negative page count {hp.total}")
 

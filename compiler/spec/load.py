@@ -60,21 +60,20 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         )
     if nesting_depth(data) > NESTING_LIMIT:
         raise too_deep(file)
-    if "version" not in data:  # DESIGN: the format evolves by version; none is no guess
-        raise HostcError(
-            with_file(
-                [
-                    error(
-                        at("version"),
-                        "missing: a spec says which node.toml format it is written in",
-                        hint=f"add `version = {SPEC_VERSION}` as the first line",
-                    )
-                ],
-                file,
-                text,
+    # DESIGN: the format evolves by version, so none is no guess; reported with the
+    # spec's other problems, all in one round
+    missing = (
+        []
+        if "version" in data
+        else [
+            error(
+                at("version"),
+                "missing: a spec says which node.toml format it is written in",
+                hint=f"add `version = {SPEC_VERSION}` as the first line",
             )
-        )
-    version = data["version"]
+        ]
+    )
+    version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(
             with_file(
@@ -92,7 +91,10 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
     try:
         spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
-        raise HostcError(with_file(_by_name(diagnostics(e), data), file, text)) from None
+        found = missing + _by_name(diagnostics(e), data)
+        raise HostcError(with_file(found, file, text)) from None
+    if missing:
+        raise HostcError(with_file(missing, file, text))
     object.__setattr__(spec, "_converted", (file, text))  # see `Converted`
     return spec
 
