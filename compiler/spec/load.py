@@ -112,7 +112,9 @@ def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
         match d.path.parts:
             case ("workload", int(i), *rest) if i < len(names):
                 name = names[i]
-                if name in once and name_problem(name) is None:  # not the problem itself
+                if (
+                    isinstance(name, str) and name in once and name_problem(name) is None
+                ):  # not the problem itself
                     import attrs
 
                     d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))

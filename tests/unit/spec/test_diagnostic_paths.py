@@ -137,3 +137,13 @@ def test_a_converter_problem_names_the_workload_too() -> None:
     assert _errors(lambda: api.spec_from_data(twice))[0].startswith(
         "error: <data>: workload[0].gpus: expected"
     )
+
+
+def test_an_entry_whose_name_is_no_string_is_shown_by_index() -> None:
+    """The name is what is wrong (a list, a bad word): the path cannot be named by it."""
+    data = dict(_h100(), workload=[{"name": [], "gpus": ["GPU0"]}, {"name": "a b", "gpus": 1}])
+    assert sorted(e.split(": ")[2] for e in _errors(lambda: api.spec_from_data(data))) == [
+        "workload[0].name",
+        "workload[1].gpus",
+        "workload[1].name",
+    ]
