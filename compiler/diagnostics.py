@@ -13,6 +13,12 @@ from collections.abc import Iterable
 
 import attrs
 
+# the key path type and its builders, re-exported: a stage imports them with `error`
+from hostc.keypath import ROOT as ROOT
+from hostc.keypath import KeyPath as KeyPath
+from hostc.keypath import Named as Named
+from hostc.keypath import at as at
+from hostc.keypath import label as label
 from hostc.knowledge import charsets
 from hostc.record import Record
 
@@ -25,7 +31,8 @@ class Severity(enum.StrEnum):
 @attrs.frozen(repr=False, eq=False)
 class Diagnostic(Record):
     severity: Severity
-    path: str  # TOML key path (`cpu.isolate`) or a location inside an input file
+    #: where in the input: a TOML key path (`cpu.isolate`), typed (`hostc.keypath`)
+    path: KeyPath
     message: str
     hint: str | None = None
     file: str | None = None
@@ -39,14 +46,16 @@ class Diagnostic(Record):
             where += f":{self.line}"
         message = printable(self.message)
         head = (
-            f"{self.severity}: {where}: {printable(self.path)}: {message}"
+            f"{self.severity}: {where}: {printable(str(self.path))}: {message}"
             if self.path
             else (f"{self.severity}: {where}: {message}")
         )
         return head + (f"\n  hint: {printable(self.hint)}" if self.hint else "")
 
     def to_json(self) -> dict[str, object]:
-        return {k: v for k, v in attrs.asdict(self).items() if v is not None}
+        out = {k: v for k, v in attrs.asdict(self, recurse=False).items() if v is not None}
+        out["path"] = str(self.path)
+        return out
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -73,11 +82,36 @@ def terminal(text: str) -> str:
     return charsets.TERMINAL_UNSAFE_TEXT.sub(_escape, text)
 
 
-def error(path: str, message: str, hint: str | None = None) -> Diagnostic:
+#: The TOML type of a Python value, as a message names it (`got a string`).
+_KINDS = {bool: "a boolean", int: "an integer", str: "a string", float: "a float"}
+
+
+def kind_of(value: object) -> str:
+    """What `value` is, in TOML's words, for every "expected …, got …" message: `a string`,
+    `an array`, `a table`; `None` (TOML has no null); any other object by its class with
+    an article (`a Path`), so no message says `got NoneType` or `got str`."""
+    import datetime
+    from collections.abc import Mapping
+
+    if value is None:
+        return "None"
+    if (kind := _KINDS.get(type(value))) is not None:
+        return kind
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return "a date or time"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def error(path: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.ERROR, path, message, hint)
 
 
-def warning(path: str, message: str, hint: str | None = None) -> Diagnostic:
+def warning(path: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(Severity.WARNING, path, message, hint)
 
 
@@ -117,7 +151,12 @@ def raise_if_errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 def file_error(
-    file: str, message: str, *, line: int | None = None, hint: str | None = None, path: str = ""
+    file: str,
+    message: str,
+    *,
+    line: int | None = None,
+    hint: str | None = None,
+    path: KeyPath = ROOT,
 ) -> Diagnostic:
     """An error about a whole input file (missing, unreadable, not parseable)."""
     return Diagnostic(Severity.ERROR, path, message, hint=hint, file=file, line=line)

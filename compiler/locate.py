@@ -13,6 +13,7 @@ import re
 
 import attrs
 
+from hostc.keypath import KeyPath
 from hostc.record import Record
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
@@ -114,11 +115,20 @@ def _scanned(source: str) -> Scan:
     return scan(source)
 
 
-def locate(path: str, source: str | Scan) -> int | None:
+def _typed_parts(path: KeyPath) -> list[str]:
+    """The typed parts as the scan keys them: an index (a named entry's too) as `#i`."""
+    return [f"#{p}" if isinstance(p, int) else p for p in path.unnamed()]
+
+
+def locate(path: KeyPath | str, source: str | Scan) -> int | None:
     """The line that writes `path` in `source` (text, or a `scan` of it): the deepest
-    written key on the path, or the element of an array value it names."""
+    written key on the path, or the element of an array value it names.  A typed path is
+    read by its parts; a text one (a provenance key, written by `hostc.spec.merge`) is
+    split.  A `Label` is no key path: never located."""
+    if isinstance(path, KeyPath) and path.label is not None:
+        return None
     found = source if isinstance(source, Scan) else _scanned(source)
-    want = _path_parts(path)
+    want = _typed_parts(path) if isinstance(path, KeyPath) else _path_parts(path)
     for depth in range(len(want), 0, -1):
         hit = found.index.get(tuple(want[:depth]))
         if hit is None:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hostc.diagnostics import HostcError, error
+from hostc.diagnostics import HostcError, at, error, kind_of
 
 T = TypeVar("T")
 
@@ -24,7 +24,7 @@ def as_path(value: object, what: str) -> Path:
         if isinstance(p, str) and p and "\0" not in p:
             return Path(p)
     raise HostcError(
-        [error(what, f"expected a path (str or os.PathLike), got {type(value).__name__}")]
+        [error(at(what), f"expected a path (str or os.PathLike), got {kind_of(value)}")]
     )
 
 
@@ -35,8 +35,8 @@ def as_names(value: object, what: str = "targets") -> list[str]:
         raise HostcError(
             [
                 error(
-                    what,
-                    f"expected a list of target names, got {type(value).__name__}",
+                    at(what),
+                    f"expected a list of target names, got {kind_of(value)}",
                     hint='emit(plan, ["sysctl"]), not emit(plan, "sysctl")',
                 )
             ]
@@ -44,14 +44,14 @@ def as_names(value: object, what: str = "targets") -> list[str]:
     names = list(value)
     bad = [n for n in names if not isinstance(n, str)]
     if bad:
-        raise HostcError([error(what, f"target names are strings, got {type(bad[0]).__name__}")])
+        raise HostcError([error(at(what), f"target names are strings, got {kind_of(bad[0])}")])
     return names
 
 
 def of_type(value: T, cls: type[T] | tuple[type, ...], what: str, expected: str) -> T:
     """`value` when it is a `cls`, else a HostcError naming the argument."""
     if not isinstance(value, cls):
-        raise HostcError([error(what, f"expected {expected}, got {type(value).__name__}")])
+        raise HostcError([error(at(what), f"expected {expected}, got {kind_of(value)}")])
     return value
 
 
@@ -60,8 +60,8 @@ def artifact_list(value: object, what: str = "artifacts") -> list[Any]:
     from hostc.artifact import Artifact
 
     if isinstance(value, str | bytes | Artifact) or not hasattr(value, "__iter__"):
-        raise HostcError([error(what, f"expected a list of Artifacts, got {type(value).__name__}")])
+        raise HostcError([error(at(what), f"expected a list of Artifacts, got {kind_of(value)}")])
     items = list(value)
     if not all(isinstance(a, Artifact) for a in items):
-        raise HostcError([error(what, "expected a list of Artifacts")])
+        raise HostcError([error(at(what), "expected a list of Artifacts")])
     return items

@@ -3,7 +3,7 @@
     spec, source = load_spec("node.toml")          # str or os.PathLike
     spec = loads_spec(text, path="node.toml")      # or spec_from_data({...})
     topo = read_topology(topology_path(spec, Path("node.toml")))
-    plan, warnings = compile_plan(spec, topo, spec_file="node.toml", spec_source=source)
+    plan, warnings = compile_plan(spec, topo)    # diagnostics name the spec's own file
     artifacts = emit(plan, ["sysctl"])
     write(artifacts, Path("out"))
     for step in apply_steps(plan, artifacts):   # then run step.command on the host

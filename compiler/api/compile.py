@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from hostc.diagnostics import Diagnostic, HostcError, error, raise_if_errors, with_file
+from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, raise_if_errors, with_file
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
 from hostc.spec.model import HostSpec
@@ -43,13 +43,13 @@ def topology_path(
     if override is not None:
         return as_path(override, "topology")
     if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+        raise HostcError([error(at("spec"), f"expected a HostSpec, got {kind_of(spec)}")])
     if spec.host.topology is None:
         raise HostcError(
             with_file(
                 [
                     error(
-                        "host.topology",
+                        at("host", "topology"),
                         "no topology snapshot: hostc never guesses the hardware",
                         hint='set host.topology = "topology.toml" or name a snapshot '
                         "explicitly; capture one with `hostc probe -o topology.toml`",
@@ -64,7 +64,7 @@ def topology_path(
             with_file(
                 [
                     error(
-                        "host.topology",
+                        at("host", "topology"),
                         "is empty: it names the topology snapshot, relative to the spec",
                         hint='host.topology = "topology.toml"',
                     )
@@ -77,19 +77,29 @@ def topology_path(
 
 
 def compile_plan(
-    spec: HostSpec, topo: Topology, *, spec_file: str = "node.toml", spec_source: str | None = None
+    spec: HostSpec,
+    topo: Topology,
+    *,
+    spec_file: str | None = None,
+    spec_source: str | None = None,
 ) -> tuple[Plan, list[Diagnostic]]:
     """resolve → check → lower → check the plan.  Returns the Plan and the warnings.
 
     A spec built in Python (`HostSpec(kernel=Kernel(transparent_hugepage="always"))`)
-    goes through the loader's converter first, so it gets the same types and rules."""
+    goes through the loader's converter first, so it gets the same types and rules.
+    Diagnostics name `spec_file`; without it, the file the spec was loaded from
+    (`<data>` for `spec_from_data` or a spec built in Python), never a made-up one."""
     from hostc.check import check, check_machine, check_plan
     from hostc.lower import lower
     from hostc.resolve import resolve
+    from hostc.spec.load import origin
 
-    spec = _typed(spec, spec_file)
+    spec = _typed(spec, spec_file or "<data>")
+    if spec_file is None:
+        spec_file, text = origin(spec) or ("<data>", None)
+        spec_source = spec_source if spec_source is not None else text
     if not isinstance(topo, Topology):
-        raise HostcError([error("topology", f"expected a Topology, got {type(topo).__name__}")])
+        raise HostcError([error(at("topology"), f"expected a Topology, got {kind_of(topo)}")])
 
     resolved, unresolved = resolve(spec, topo)
     found = with_file(unresolved + check(resolved), spec_file, spec_source)
@@ -106,13 +116,13 @@ def _typed(spec: object, file: str) -> HostSpec:
     from hostc.spec.load import converted, from_data, to_data
 
     if not isinstance(spec, HostSpec):
-        raise HostcError([error("spec", f"expected a HostSpec, got {type(spec).__name__}")])
+        raise HostcError([error(at("spec"), f"expected a HostSpec, got {kind_of(spec)}")])
     if converted(spec):
         return spec
     try:
         data = to_data(spec)
     except (TypeError, ValueError) as e:
-        raise HostcError([error("spec", f"not a node.toml value: {e}")]) from None
+        raise HostcError([error(at("spec"), f"not a node.toml value: {e}")]) from None
     return from_data(data, file)
 
 

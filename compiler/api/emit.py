@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from hostc.artifact import Artifact
-from hostc.diagnostics import Diagnostic, HostcError, error
+from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of
 from hostc.patharg import as_names, of_type
 from hostc.plan.model import Plan
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def as_names_or_paths(value: object) -> list[object]:
     """`protect`: an iterable of paths, never one bare path."""
     if isinstance(value, str | bytes | os.PathLike) or not hasattr(value, "__iter__"):
-        raise HostcError([error("protect", "expected a list of paths")])
+        raise HostcError([error(at("protect"), "expected a list of paths")])
     return list(value)
 
 
@@ -43,14 +43,14 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     from hostc import targets as registry
 
     if not isinstance(plan, Plan):
-        raise HostcError([error("plan", f"expected a Plan, got {type(plan).__name__}")])
+        raise HostcError([error(at("plan"), f"expected a Plan, got {kind_of(plan)}")])
     wanted: Sequence[str] = as_names(names)
     unknown = [n for n in wanted if n != "all" and n not in registry.TARGETS]
     if unknown:
         raise HostcError(
             [
                 error(
-                    "targets",
+                    at("targets"),
                     f"unknown target {n!r}",
                     hint="targets: all, " + ", ".join(registry.TARGETS),
                 )
@@ -59,7 +59,10 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
         )
     if off := registry.not_applying(plan, wanted):
         raise HostcError(
-            [error("targets", f"target {n!r} does not apply to this host: {why}") for n, why in off]
+            [
+                error(at("targets"), f"target {n!r} does not apply to this host: {why}")
+                for n, why in off
+            ]
         )
     return registry.build(plan, wanted)
 
@@ -76,7 +79,7 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
     if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:
         out.append(
             warning(
-                "targets",
+                at("targets"),
                 f"ignition is read by CoreOS-family hosts (Fedora CoreOS, RHCOS, Flatcar); "
                 f"this host is {plan.host.os or plan.host.os_family}, which does not run "
                 "Ignition unless its image does",

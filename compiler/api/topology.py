@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from hostc.diagnostics import HostcError, error, file_error
+from hostc.diagnostics import HostcError, at, error, file_error, kind_of
 from hostc.inputs import SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.topology.importers import IMPORTERS
@@ -70,17 +70,17 @@ def import_source(
     from hostc.topology.importers.common import finish, with_arch
 
     if not isinstance(text, str):
-        raise HostcError([error("text", f"expected the file's text, got {type(text).__name__}")])
+        raise HostcError([error(at("text"), f"expected the file's text, got {kind_of(text)}")])
     if not isinstance(kind, str) or not isinstance(file, str):
-        raise HostcError([error("kind", "kind and file are strings")])
+        raise HostcError([error(at("kind"), "kind and file are strings")])
     if arch is not None and not isinstance(arch, str):
-        raise HostcError([error("arch", f"expected a string, got {type(arch).__name__}")])
+        raise HostcError([error(at("arch"), f"expected a string, got {kind_of(arch)}")])
     if base is not None and not isinstance(base, Topology):
-        raise HostcError([error("base", f"expected a Topology, got {type(base).__name__}")])
+        raise HostcError([error(at("base"), f"expected a Topology, got {kind_of(base)}")])
     importer = IMPORTERS.get(kind)
     if importer is None:
         raise HostcError(
-            [error("kind", f"unknown import kind {kind!r}", hint=", ".join(IMPORTERS))]
+            [error(at("kind"), f"unknown import kind {kind!r}", hint=", ".join(IMPORTERS))]
         )
     topo = importer.read(text, file, base, base_file)
     return finish(with_arch(topo, arch, file), file)
@@ -97,7 +97,7 @@ def probe(
 
     root = as_path(root, "root")
     if nvidia_smi_topo is not None and not isinstance(nvidia_smi_topo, str):
-        raise HostcError([error("nvidia_smi_topo", "expected the saved output as a string")])
+        raise HostcError([error(at("nvidia_smi_topo"), "expected the saved output as a string")])
     return sysfs.probe(root, nvidia_smi_topo=nvidia_smi_topo, run_nvidia_smi=run_nvidia_smi)
 
 
@@ -144,7 +144,7 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
     from hostc.topology import snapshot
 
     if not isinstance(topo, Topology):
-        raise HostcError([error("topo", f"expected a Topology, got {type(topo).__name__}")])
+        raise HostcError([error(at("topo"), f"expected a Topology, got {kind_of(topo)}")])
     text = snapshot.dumps(topo)
     size = len(text.encode())
     if size > SNAPSHOT_LIMIT:
@@ -182,7 +182,9 @@ def start_spec(
         chosen = Role(role)
     except ValueError:
         choices = ", ".join(r.value for r in Role)
-        raise HostcError([error("role", f"{role!r} is no role; choose from {choices}")]) from None
+        raise HostcError(
+            [error(at("role"), f"{role!r} is no role; choose from {choices}")]
+        ) from None
     machine = recorded(topo) if root is None else look(as_path(root, "root"))
     started = start(topo, topology_ref, host_name(name), chosen, machine)
     return started.text, started.warnings

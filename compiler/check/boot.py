@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, warning
+from hostc.diagnostics import Diagnostic, at, warning
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan.model import Plan
 from hostc.resolve import Resolved
@@ -25,7 +25,7 @@ def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
         return
     if io.acs_off is not None:
         yield warning(
-            "kernel.iommu",
+            at("kernel", "iommu"),
             "pci=disable_acs_redir=pci:0:0 lets peer traffic bypass the root complex, "
             "which also merges IOMMU groups: devices behind one PCIe switch can then only "
             "be assigned (VFIO) together",
@@ -34,7 +34,7 @@ def iommu_on_merges_groups(plan: Plan) -> Iterator[Diagnostic]:
     else:
         since = _fmt(kernelfacts.ACS_REDIR_OFF_SINCE)
         yield warning(
-            "kernel.iommu",
+            at("kernel", "iommu"),
             f"the kernel predates pci=disable_acs_redir (Linux {since}): with the IOMMU on, "
             "ACS redirect sends GPU-NIC peer traffic through the root complex",
             hint=f'boot Linux ≥ {since}, or use iommu = "pt"',
@@ -52,7 +52,7 @@ def arm_passthrough_keeps_cuda(plan: Plan) -> Iterator[Diagnostic]:
         return
     which = "an unknown kernel" if kernel is None else f"kernel {_fmt(kernel)}"
     yield warning(
-        "kernel.iommu",
+        at("kernel", "iommu"),
         f"iommu.passthrough=1 on {which}: arm-smmu-v3 before Linux {_fmt(since)} cannot "
         "give a pass-through device a PASID, so nvidia_uvm's ATS/SVA bind fails and no "
         "CUDA context can be created on Grace (NVIDIA's nvidia-tuned sets "
@@ -69,7 +69,7 @@ def init_on_alloc_known(plan: Plan) -> Iterator[Diagnostic]:
         return
     if any(a.key == "init_on_alloc" for a in plan.extra_args):
         yield warning(
-            "kernel.init_on_alloc",
+            at("kernel", "init_on_alloc"),
             f"init_on_alloc= arrived in Linux {_fmt(since)}; kernel {_fmt(kernel)} ignores it",
             hint="leave kernel.init_on_alloc out on this kernel",
         )
@@ -88,7 +88,7 @@ def busy_poll_takes_effect(r: Resolved) -> Iterator[Diagnostic]:
         else:
             continue
         yield warning(
-            f"workload[{i}].busy_poll",
+            spec.workload_at(i).key("busy_poll"),
             f"{w.name} declares busy_poll, but {why}: its CPUs keep the timer tick",
             hint='isolate its CPUs (cpu.isolate = "workload"), or drop busy_poll',
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc.cpuset import CpuSet
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, KeyPath, at, error, warning
 from hostc.resolve import Resolved
 from hostc.spec.model import HostSpec, IsolateMode, Role
 
@@ -13,24 +13,26 @@ from hostc.spec.model import HostSpec, IsolateMode, Role
 def one_housekeeping_form(r: Resolved) -> Iterator[Diagnostic]:
     spec, topo = r.spec, r.topo
     if spec.cpu.housekeeping is not None and spec.cpu.housekeeping_per_node is not None:
-        yield error("cpu.housekeeping", "give housekeeping_per_node or housekeeping, not both")
+        yield error(
+            at("cpu", "housekeeping"), "give housekeeping_per_node or housekeeping, not both"
+        )
     n = spec.cpu.housekeeping_per_node
     if n is not None and n < 1:
-        yield error("cpu.housekeeping_per_node", f"must be at least 1 core, got {n}")
+        yield error(at("cpu", "housekeeping_per_node"), f"must be at least 1 core, got {n}")
     if n is not None and n >= 1:
         most = max((len(topo.node_cpus(i)) for i in topo.node_ids()), default=0)
         if n > most:
             yield error(
-                "cpu.housekeeping_per_node",
+                at("cpu", "housekeeping_per_node"),
                 f"{n} is too large: no NUMA node of this machine has more than {most} CPUs",
             )
 
 
-def _named(spec: HostSpec) -> Iterator[tuple[str, CpuSet]]:
+def _named(spec: HostSpec) -> Iterator[tuple[KeyPath, CpuSet]]:
     if spec.cpu.housekeeping is not None:
-        yield "cpu.housekeeping", spec.cpu.housekeeping
+        yield at("cpu", "housekeeping"), spec.cpu.housekeeping
     if isinstance(spec.cpu.isolation, CpuSet):
-        yield "cpu.isolate", spec.cpu.isolation
+        yield at("cpu", "isolate"), spec.cpu.isolation
 
 
 def cpus_exist(r: Resolved) -> Iterator[Diagnostic]:
@@ -75,7 +77,7 @@ def partition_sound(r: Resolved) -> Iterator[Diagnostic]:
         return
     if iso is IsolateMode.WORKLOAD and not spec.workload:
         yield error(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             'isolate = "workload" but no [[workload]] is defined',
             hint="add [[workload]] with its gpus, or isolate a cpulist",
         )
@@ -84,15 +86,15 @@ def partition_sound(r: Resolved) -> Iterator[Diagnostic]:
     if hk is not None and not hk <= known:
         return  # cpus_exist reported it
     part = r.partition
-    path = "cpu.housekeeping" if hk is not None else "cpu.isolate"
+    path = at("cpu", "housekeeping" if hk is not None else "isolate")
     if hk is not None and isinstance(iso, CpuSet):
         both = hk & iso
         if both:
-            yield error("cpu.isolate", f"CPU(s) {both} are both housekeeping and isolated")
+            yield error(at("cpu", "isolate"), f"CPU(s) {both} are both housekeeping and isolated")
         neither = topo.online - hk - iso
         if neither:
             yield error(
-                "cpu.isolate",
+                at("cpu", "isolate"),
                 f"online CPU(s) {neither} are neither housekeeping nor isolated",
                 hint='list them in one of the two, or use isolate = "rest"',
             )
@@ -122,7 +124,7 @@ def partition_sound(r: Resolved) -> Iterator[Diagnostic]:
                 )
     if not part.isolated:
         yield warning(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             "isolation is on but no CPU ends up isolated; no isolation arguments are emitted",
         )
 
@@ -142,14 +144,14 @@ def isolation_has_users(r: Resolved) -> Iterator[Diagnostic]:
     kubelet_pins = spec.kubelet is not None and spec.kubelet.cpu_manager_policy != "none"
     if not spec.workload and not kubelet_pins:
         yield warning(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             "CPUs are isolated but no [[workload]] is pinned to them; "
             "isolated CPUs with nothing pinned are worse than none",
             hint="add [[workload]] with the GPUs the service uses",
         )
     if spec.host.role is Role.TRAINING:
         yield warning(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             "CPU isolation rarely helps training (data loaders need "
             "every core); measure before keeping it",
         )
@@ -163,7 +165,7 @@ def siblings_known(r: Resolved) -> Iterator[Diagnostic]:
     unknown = topo.smt_unknown
     if unknown:
         yield error(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             f"the snapshot does not say which CPUs are SMT siblings (CPUs {unknown}, "
             f"source {topo.source or 'unknown'}), so isolation could split a core",
             hint="capture the topology with `hostc probe`, `hostc import hwloc` or "
@@ -176,7 +178,7 @@ def snapshot_caveats(r: Resolved) -> Iterator[Diagnostic]:
     topo = r.topo
     if topo.hidden_cpus:
         yield warning(
-            "host.topology",
+            at("host", "topology"),
             f"the snapshot hides online CPUs {topo.hidden_cpus} (a cgroup or "
             "firmware reservation); they are treated as offline and appear in no "
             "kernel argument",
@@ -184,7 +186,7 @@ def snapshot_caveats(r: Resolved) -> Iterator[Diagnostic]:
         )
     if topo.disallowed_cpus:
         yield warning(
-            "host.topology",
+            at("host", "topology"),
             f"CPUs {topo.disallowed_cpus} were outside the capturing process's "
             "cgroup; they are partitioned like any other CPU",
         )

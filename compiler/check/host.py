@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, warning
+from hostc.diagnostics import Diagnostic, at, warning
 from hostc.knowledge import distro as osfacts
 from hostc.resolve import Resolved
 from hostc.topology.model import OsRelease
@@ -26,7 +26,7 @@ def systemd_binds_memory(r: Resolved) -> Iterator[Diagnostic]:
     if version is None or version >= osfacts.NUMA_POLICY_SINCE:
         return
     yield warning(
-        "host.os" if spec.host.os is not None else "host.topology",
+        at("host", "os") if spec.host.os is not None else at("host", "topology"),
         f"{rel.id} {rel.version_id} ships systemd {version}, which ignores NUMAPolicy= and "
         f"NUMAMask= (systemd {osfacts.NUMA_POLICY_SINCE}): the workloads get their CPUs, "
         "but their memory is not bound to the GPUs' node",
@@ -52,7 +52,7 @@ def systemd_contains_workloads(r: Resolved) -> Iterator[Diagnostic]:
         else "boots the hybrid (v1) cgroup hierarchy, where systemd's cpuset settings do nothing"
     )
     yield warning(
-        "host.os" if spec.host.os is not None else "host.topology",
+        at("host", "os") if spec.host.os is not None else at("host", "topology"),
         f"{rel.id} {rel.version_id} {why}: the workloads start on their CPUs and nodes, but "
         "a runtime that calls sched_setaffinity or set_mempolicy can move off them",
         hint="boot with systemd.unified_cgroup_hierarchy=1, or a newer release",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, error
+from hostc.diagnostics import Diagnostic, at, error, label
 from hostc.knowledge.kernel import NR_OPEN_MAX
 from hostc.plan.kernelargs import BOOTLOADER_RESERVE, OWNED, cmdline, kernel_args
 from hostc.plan.model import Plan, RuntimeOwner
+from hostc.provenance import SpecKey
 from hostc.resolve import Resolved
 from hostc.spec import presets, text
 
@@ -21,7 +22,7 @@ def extra_args_safe(r: Resolved) -> Iterator[Diagnostic]:
     spec = r.spec
     seen: dict[str, int] = {}
     for i, arg in enumerate(spec.kernel.extra_args):
-        path = f"kernel.extra_args[{i}]"
+        path = at("kernel", "extra_args", i)
         key = arg.partition("=")[0]
         name = text.kernel_param_name(key)  # `nohz-full` is `nohz_full` to the kernel
         if name in OWNED_NAMES:
@@ -46,7 +47,7 @@ def sysctls_tuned_writes(r: Resolved) -> Iterator[Diagnostic]:
     for key in spec.sysctl:
         if "/" in key:
             yield error(
-                f"sysctl.{text.toml_key(key)}",
+                at("sysctl", key),
                 f"{key} has a dot inside a component, which TuneD cannot write: its sysctl "
                 "plugin turns every '.' into '/' (no swap as in sysctl.d)",
                 hint='keep runtime.owner = "systemd" for this key, or drop it',
@@ -57,9 +58,13 @@ def limits_valid(r: Resolved) -> Iterator[Diagnostic]:
     spec = r.spec
     n = spec.limits.nofile
     if n is not None and n > NR_OPEN_MAX:
-        yield error("limits.nofile", f"{n} is too large: fs.nr_open's ceiling is {NR_OPEN_MAX}")
+        yield error(
+            at("limits", "nofile"), f"{n} is too large: fs.nr_open's ceiling is {NR_OPEN_MAX}"
+        )
     elif n is not None and n < 1024:
-        yield error("limits.nofile", f"{n} is too small: at least 1024 (the kernel's default)")
+        yield error(
+            at("limits", "nofile"), f"{n} is too small: at least 1024 (the kernel's default)"
+        )
 
 
 def preset_excludes_known(r: Resolved) -> Iterator[Diagnostic]:
@@ -68,7 +73,7 @@ def preset_excludes_known(r: Resolved) -> Iterator[Diagnostic]:
     for i, key in enumerate(spec.preset.exclude):
         if key not in known:
             yield error(
-                f"preset.exclude[{i}]",
+                at("preset", "exclude", i),
                 f"{text.shown(key)} is not a preset setting",
                 hint="preset keys: " + ", ".join(sorted(known)),
             )
@@ -81,8 +86,9 @@ def extra_args_not_derived(plan: Plan) -> Iterator[Diagnostic]:
     derived = {text.kernel_param_name(a.key) for a in kernel_args(plan) if a.key not in extra}
     for a in plan.extra_args:
         if text.kernel_param_name(a.key) in derived:
+            src = a.reason.source
             yield error(
-                str(a.reason.source),
+                at(*src.path) if isinstance(src, SpecKey) else label(str(src)),
                 f"{a.key} redefines {text.kernel_param_name(a.key)}, which hostc derives",
                 hint="use [cpu], [hugepages], [kernel], [cpufreq] or [runtime] keys instead",
             )
@@ -94,7 +100,7 @@ def cmdline_fits(plan: Plan) -> Iterator[Diagnostic]:
     if size > budget:
         limit = budget + BOOTLOADER_RESERVE
         yield error(
-            "kernel",
+            at("kernel"),
             f"the command line is {size} bytes; {plan.host.arch} allows "
             f"{limit} (COMMAND_LINE_SIZE) of which {BOOTLOADER_RESERVE} are kept "
             f"for the bootloader's own arguments, leaving {budget}",

@@ -16,7 +16,7 @@ from hostc.check.kubelet_cpu import cpu_manager_options as cpu_manager_options
 from hostc.check.kubelet_cpu import option_stage
 from hostc.check.kubelet_cpu import strict_reservation as strict_reservation
 from hostc.check.kubelet_topology import topology_admits_gpus as topology_admits_gpus
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, at, error, warning
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge.kubelet import Quantity, QuantityError
 from hostc.plan.model import KubeletPlan, Plan
@@ -40,13 +40,13 @@ def version_supported(r: Resolved) -> Iterator[Diagnostic]:
         return
     if k.version.major != 1 or k.version < ko.OLDEST:
         yield error(
-            "kubelet.version",
+            at("kubelet", "version"),
             f"kubelet {k.version} is not supported: hostc writes for kubelet "
             f"{ko.OLDEST} and later (the memory manager is on by default from {ko.OLDEST})",
         )
     elif k.flavor is vocab.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
         yield warning(
-            "kubelet.version",
+            at("kubelet", "version"),
             f"kubelet {k.version} has no configuration drop-in directory (beta in "
             f"{ko.CONFIG_DIR_SINCE}): hostc writes a whole KubeletConfiguration file, "
             "which the kubelet reads only once --config points at it",
@@ -60,14 +60,15 @@ def role_named(r: Resolved) -> Iterator[Diagnostic]:
         return
     if k.flavor is not vocab.Flavor.KUBEADM and k.role is None:
         yield error(
-            "kubelet.role",
+            at("kubelet", "role"),
             f"{k.flavor} runs the kubelet inside {k.flavor}-server or {k.flavor}-agent: say "
             "which, so the right service is restarted",
             hint='role = "agent" for a GPU worker',
         )
     elif k.flavor is vocab.Flavor.KUBEADM and k.role is not None:
         yield warning(
-            "kubelet.role", "role applies to rke2 and k3s; kubeadm's kubelet is kubelet.service"
+            at("kubelet", "role"),
+            "role applies to rke2 and k3s; kubeadm's kubelet is kubelet.service",
         )
 
 
@@ -77,10 +78,10 @@ def eviction_hard_valid(r: Resolved) -> Iterator[Diagnostic]:
     if k is None:
         return
     for signal, value in k.eviction_hard.items():
-        at = f'kubelet.eviction_hard."{signal}"'
+        where = at("kubelet", "eviction_hard", signal)
         if signal not in ko.EVICTION_SIGNALS:
             yield error(
-                at,
+                where,
                 f"unknown eviction signal {signal!r}",
                 hint="signals: " + ", ".join(ko.EVICTION_SIGNALS),
             )
@@ -92,14 +93,14 @@ def eviction_hard_valid(r: Resolved) -> Iterator[Diagnostic]:
                 hint = None
                 if _PERCENT.match(value.strip()):
                     hint = "hostc needs an amount to make reservedMemory add up: give e.g. 500Mi"
-                yield error(at, str(e), hint=hint)
+                yield error(where, str(e), hint=hint)
             continue
         if _PERCENT.match(value.strip()):
             continue
         try:
             Quantity.parse(value)
         except QuantityError as e:
-            yield error(at, f"{e} (or a percentage such as 10%)")
+            yield error(where, f"{e} (or a percentage such as 10%)")
 
 
 def _total(k: Kubelet) -> Quantity | None:
@@ -136,12 +137,14 @@ def reserved_memory_adds_up(r: Resolved) -> Iterator[Diagnostic]:
     for node in sorted(k.reserved_memory):
         if node not in nodes:
             yield error(
-                f"kubelet.reserved_memory.{node}",
+                at("kubelet", "reserved_memory", str(node)),
                 f"NUMA node {node} is not in the topology",
                 hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
             )
         elif nodes[node].memory_mib == 0 and k.reserved_memory[node].bytes:
-            yield error(f"kubelet.reserved_memory.{node}", f"NUMA node {node} has no memory")
+            yield error(
+                at("kubelet", "reserved_memory", str(node)), f"NUMA node {node} has no memory"
+            )
     total = _total(k)
     if total is None:
         return
@@ -149,7 +152,7 @@ def reserved_memory_adds_up(r: Resolved) -> Iterator[Diagnostic]:
     if got != total:
         lhs = " + ".join(f"{n}:{q}" for n, q in sorted(k.reserved_memory.items())) or "nothing"
         yield error(
-            "kubelet.reserved_memory",
+            at("kubelet", "reserved_memory"),
             f"reserved memory per NUMA node adds up to {lhs} = {got.in_mib}, but "
             f"{equation(k, total)}; the kubelet refuses to start: the total amount "
             f'"{got}" of type "memory" is not equal to the value "{total}" determined by '
@@ -158,7 +161,7 @@ def reserved_memory_adds_up(r: Resolved) -> Iterator[Diagnostic]:
         )
     if k.memory_manager_policy is not vocab.MemoryManagerPolicy.STATIC:
         yield warning(
-            "kubelet.reserved_memory",
+            at("kubelet", "reserved_memory"),
             "only the Static memory manager reads reservedMemory; it is left out",
         )
 
@@ -171,7 +174,7 @@ def memory_manager_has_reservations(r: Resolved) -> Iterator[Diagnostic]:
     total = _total(k)
     if total is not None and total.bytes == 0:
         yield error(
-            "kubelet.memory_manager_policy",
+            at("kubelet", "memory_manager_policy"),
             f"the Static memory manager needs memory reserved for the system, but "
             f"{equation(k, total)}; the kubelet refuses to start (you should specify the "
             "system reserved memory)",
@@ -200,20 +203,20 @@ def topology_manager_options(r: Resolved) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None or not k.topology_manager_policy_options:
         return
-    base = "kubelet.topology_manager_policy_options"
+    base = at("kubelet", "topology_manager_policy_options")
     for name, value in k.topology_manager_policy_options.items():
-        at = f"{base}.{name}"
-        st = option_stage(at, name, "topology-manager", ko.TOPOLOGY_OPTIONS, k.version)
+        where = base.key(name)
+        st = option_stage(where, name, "topology-manager", ko.TOPOLOGY_OPTIONS, k.version)
         if isinstance(st, Diagnostic):
             yield st
         elif st is ko.Stage.ALPHA:
             yield error(
-                at,
+                where,
                 f"{name!r} is alpha in kubelet {k.version}, behind feature gates hostc does not "
                 "turn on; it is beta, and on by default, from kubelet 1.28",
             )
         elif (problem := _option_problem(name, value)) is not None:
-            yield error(at, problem)
+            yield error(where, problem)
     if _policy(k, topo) in (None, vocab.TopologyPolicy.NONE):
         yield warning(
             base,
@@ -242,14 +245,14 @@ def topology_manager_fits_nodes(r: Resolved) -> Iterator[Diagnostic]:
     since = ko.first_release("max-allowable-numa-nodes", ko.TOPOLOGY_OPTIONS)
     if since is not None and k.version >= since:
         yield error(
-            "kubelet.topology_manager_policy",
+            at("kubelet", "topology_manager_policy"),
             why,
             hint=f'set topology_manager_policy_options = {{ max-allowable-numa-nodes = "{nodes}" '
             "} (admission takes longer with more nodes), or the policy none",
         )
     else:
         yield error(
-            "kubelet.topology_manager_policy",
+            at("kubelet", "topology_manager_policy"),
             why,
             hint=f"kubelet {since} and later can raise the limit (max-allowable-numa-nodes); "
             f"kubelet {k.version} needs the policy none",
@@ -271,7 +274,7 @@ def reserved_cpus_leave_pods_room(plan: Plan) -> Iterator[Diagnostic]:
         return
     if k.cpu.policy == "static" and not (plan.partition.online - k.cpu.reserved):
         yield error(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             f"the static CPU manager would reserve every online CPU ({k.cpu.reserved}) for "
             "the system and leave none for pods",
             hint='isolate the CPUs pods should get: cpu.isolate = "rest" or "workload"',
@@ -280,7 +283,7 @@ def reserved_cpus_leave_pods_room(plan: Plan) -> Iterator[Diagnostic]:
         both = w.cpus & k.cpu.reserved
         if both:
             yield error(
-                "cpu.isolate",
+                at("cpu", "isolate"),
                 f"workload {w.name} runs on CPUs {both} that the kubelet reserves for the "
                 "system; pods get only CPUs outside reservedSystemCPUs",
                 hint='isolate its NUMA node\'s CPUs: cpu.isolate = "workload" or "rest"',
@@ -299,7 +302,7 @@ def pods_keep_memory(plan: Plan) -> Iterator[Diagnostic]:
         left = node.memory_mib - huge
         if r.memory.bytes > left * 1024**2:
             yield error(
-                "kubelet",
+                at("kubelet"),
                 f"NUMA node {r.node} has {node.memory_mib} MiB, {huge} MiB of it hugepages; "
                 f"reserving {r.memory.in_mib} more for the system leaves nothing for pods",
             )

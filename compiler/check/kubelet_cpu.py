@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from hostc import vocab
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, KeyPath, at, error, warning
 from hostc.knowledge import kubelet as ko
 from hostc.resolve import Resolved
 from hostc.spec.model import Kubelet
@@ -18,7 +18,7 @@ def _smt(topo: Topology) -> bool:
 
 
 def option_stage(
-    at: str,
+    where: KeyPath,
     name: str,
     what: str,
     table: Mapping[str, tuple[tuple[ko.KubeVersion, ko.Stage], ...]],
@@ -27,21 +27,21 @@ def option_stage(
     """The option's maturity in this kubelet, or the error for one it does not have."""
     first = ko.first_release(name, table)
     if first is None:
-        return error(at, f"unknown {what} option {name!r}", hint="known: " + ", ".join(table))
+        return error(where, f"unknown {what} option {name!r}", hint="known: " + ", ".join(table))
     st = ko.stage(name, version, table)
     if st is None:
-        return error(at, f"{name!r} arrived in kubelet {first}; this node runs {version}")
+        return error(where, f"{name!r} arrived in kubelet {first}; this node runs {version}")
     return st
 
 
-def _cpu_option(at: str, opt: str, k: Kubelet) -> Iterator[Diagnostic]:
+def _cpu_option(where: KeyPath, opt: str, k: Kubelet) -> Iterator[Diagnostic]:
     """A CPU-manager option this kubelet has, and the gate it needs where it is alpha."""
-    st = option_stage(at, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
+    st = option_stage(where, opt, "CPU-manager", ko.CPU_OPTIONS, k.version)
     if isinstance(st, Diagnostic):
         yield st
     elif st is ko.Stage.ALPHA and not k.allow_alpha_options:
         yield error(
-            at,
+            where,
             f"{opt!r} is alpha in kubelet {k.version}; without the {ko.ALPHA_GATE} feature "
             f"gate the kubelet fails with: CPU Manager Policy Alpha-level Options not "
             f'enabled, but option "{opt}" provided',
@@ -55,23 +55,23 @@ def strict_reservation(r: Resolved) -> Iterator[Diagnostic]:
     k = r.spec.kubelet
     if k is None or k.strict_cpu_reservation is None:
         return
-    at = "kubelet.strict_cpu_reservation"
+    where = at("kubelet", "strict_cpu_reservation")
     if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
         yield error(
-            at, f"{ko.STRICT_RESERVATION} belongs to the static policy; the policy here is none"
+            where, f"{ko.STRICT_RESERVATION} belongs to the static policy; the policy here is none"
         )
         return
     if not k.strict_cpu_reservation:
         if ko.STRICT_RESERVATION in k.cpu_manager_policy_options:
             yield error(
-                at,
+                where,
                 f"is false, but kubelet.cpu_manager_policy_options names {ko.STRICT_RESERVATION}",
                 hint="say it in one place",
             )
         return
     if ko.STRICT_RESERVATION in k.cpu_manager_policy_options:
         return  # cpu_manager_options judges the option where it is named
-    yield from _cpu_option(at, ko.STRICT_RESERVATION, k)
+    yield from _cpu_option(where, ko.STRICT_RESERVATION, k)
 
 
 def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
@@ -79,7 +79,7 @@ def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
     k = spec.kubelet
     if k is None or not k.cpu_manager_policy_options:
         return
-    base = "kubelet.cpu_manager_policy_options"
+    base = at("kubelet", "cpu_manager_policy_options")
     if k.cpu_manager_policy is vocab.CpuManagerPolicy.NONE:
         yield error(
             base, "CPU-manager options belong to the static policy; the policy here is none"
@@ -87,7 +87,7 @@ def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
         return
     opts = k.cpu_manager_policy_options
     for i, opt in enumerate(opts):
-        yield from _cpu_option(f"{base}[{i}]", opt, k)
+        yield from _cpu_option(base.index(i), opt, k)
     for a, b in ko.CPU_OPTION_CONFLICTS:
         if a in opts and b in opts:
             yield error(base, f"the kubelet refuses {a} and {b} together")
@@ -99,7 +99,7 @@ def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
         k.topology_manager_policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE
     ):
         yield warning(
-            f"{base}[{opts.index('distribute-cpus-across-numa')}]",
+            base.index(opts.index("distribute-cpus-across-numa")),
             "distribute-cpus-across-numa does nothing under topology_manager_policy "
             "single-numa-node: it spreads only pods that need several NUMA nodes, and "
             "single-numa-node rejects those",
@@ -107,6 +107,6 @@ def cpu_manager_options(r: Resolved) -> Iterator[Diagnostic]:
         )
     if "full-pcpus-only" in opts and not _smt(topo):
         yield warning(
-            f"{base}[{opts.index('full-pcpus-only')}]",
+            base.index(opts.index("full-pcpus-only")),
             "full-pcpus-only has no effect on a host without SMT: every core is one CPU",
         )

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from hostc import vocab
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, at, error, warning
 from hostc.resolve import Resolved
 from hostc.resolve.cpu import gpu_nodes
 from hostc.spec.model import Kubelet
@@ -45,7 +45,7 @@ def topology_admits_gpus(r: Resolved) -> Iterator[Diagnostic]:
             nodes = gpu_nodes(topo, w.gpus)
             if len(nodes) > 1:
                 yield error(
-                    f"workload[{i}].gpus",
+                    spec.workload_at(i).key("gpus"),
                     f"{w.name} uses GPUs on NUMA nodes {','.join(map(str, nodes))}, but the "
                     "topology manager policy single-numa-node admits only pods that fit on "
                     "one node: the pod fails with TopologyAffinityError",
@@ -68,14 +68,14 @@ def topology_admits_gpus(r: Resolved) -> Iterator[Diagnostic]:
     hint = "use topology_manager_policy best-effort: it aligns what it can and admits the pod"
     if policy is vocab.TopologyPolicy.SINGLE_NUMA_NODE:
         yield error(
-            "kubelet.topology_manager_policy",
+            at("kubelet", "topology_manager_policy"),
             f"{head}; single-numa-node admits only pods that fit one node, so it fails with "
             + tail,
             hint=hint,
         )
         return
     yield warning(
-        "kubelet.topology_manager_policy",
+        at("kubelet", "topology_manager_policy"),
         f"{head}; its GPU hint prefers several nodes while its CPU "
         + ("and memory hints prefer" if k.memory_manager_policy else "hint prefers")
         + " one, so no merged hint is preferred (the kubelet marks a merged hint preferred only "

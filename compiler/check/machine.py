@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from hostc.diagnostics import Diagnostic, warning
+from hostc.diagnostics import Diagnostic, at, warning
 from hostc.knowledge.machine import CPUFREQ_SETTINGS, CPUIDLE_SETTINGS, MIN_HOUSEKEEPING_CPUS
 from hostc.plan.model import Plan
 from hostc.provenance import PresetLayer
@@ -79,7 +79,7 @@ def drivers_present(r: Resolved, plan: Plan) -> Iterator[Diagnostic]:
             shown = ", ".join(n for n, _ in found)
             verb = "have" if len(found) > 1 else "has"
             yield warning(
-                "host.topology",
+                at("host", "topology"),
                 f"{why}: {shown} {verb} no effect here",
                 hint=f"leave {'them' if len(found) > 1 else 'it'} out: {_advice(found)}",
             )
@@ -96,12 +96,13 @@ def housekeeping_enough(r: Resolved) -> Iterator[Diagnostic]:
     n = len(part.housekeeping)
     if n >= MIN_HOUSEKEEPING_CPUS:
         return
-    path = (
-        "cpu.housekeeping"
+    path = at(
+        "cpu",
+        "housekeeping"
         if spec.cpu.housekeeping is not None
-        else "cpu.housekeeping_per_node"
+        else "housekeeping_per_node"
         if spec.cpu.housekeeping_per_node is not None
-        else "cpu.isolate"
+        else "isolate",
     )
     yield warning(
         path,
@@ -120,7 +121,7 @@ def gpu_role_has_gpus(r: Resolved) -> Iterator[Diagnostic]:
     if role is Role.GENERAL or topo.gpus or "devices" in topo.unknown:
         return
     yield warning(
-        "host.role",
+        at("host", "role"),
         f"role {role} with no GPU in the snapshot: the {role} preset tunes the host for "
         "GPU servers",
         hint='role = "general" for a host without GPUs, or probe the host with its GPU '

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, at, error, warning
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.kernel import HUGEPAGES_NODE_FORM_SINCE
 from hostc.resolve import Resolved
@@ -36,7 +36,10 @@ def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
         return
     known = _known_sizes(topo)
     usual = Arch.from_uname(topo.arch).usual_hugepage_sizes
-    for path, size in (("hugepages.size", hp.size), ("hugepages.default_size", hp.default_size)):
+    for path, size in (
+        (at("hugepages", "size"), hp.size),
+        (at("hugepages", "default_size"), hp.default_size),
+    ):
         if size is None:
             continue
         if known is not None and size.kib not in known:
@@ -60,25 +63,25 @@ def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
     assert req is not None
     if hp.default_size and hp.default_size != req.size:
         yield warning(
-            "hugepages.default_size",
+            at("hugepages", "default_size"),
             f"default size {hp.default_size} has no pool "
             "here; its pages come from runtime allocation",
         )
     if (hp.per_node is None) == (hp.total is None):
-        yield error("hugepages", "give exactly one of per_node or total")
+        yield error(at("hugepages"), "give exactly one of per_node or total")
         return
     nodes = {n.id for n in topo.nodes}
     for node, count in (hp.per_node or {}).items():
         if node not in nodes:
             yield error(
-                f"hugepages.per_node.{node}",
+                at("hugepages", "per_node", str(node)),
                 f"NUMA node {node} is not in the topology",
                 hint=f"nodes: {', '.join(map(str, sorted(nodes)))}",
             )
         if count < 0:
-            yield error(f"hugepages.per_node.{node}", f"negative page count {count}")
+            yield error(at("hugepages", "per_node", str(node)), f"negative page count {count}")
     if hp.total is not None and hp.total < 0:
-        yield error("hugepages.total", f"negative page count {hp.total}")
+        yield error(at("hugepages", "total"), f"negative page count {hp.total}")
 
 
 def hugepages_fit(r: Resolved) -> Iterator[Diagnostic]:
@@ -89,15 +92,15 @@ def hugepages_fit(r: Resolved) -> Iterator[Diagnostic]:
     assert hp is not None and req is not None
     size = req.size
     page_mib = max(size.kib // 1024, 1)
-    path = "hugepages.per_node" if hp.per_node is not None else "hugepages.total"
+    path = at("hugepages", "per_node" if hp.per_node is not None else "total")
     for node_id, count in req.per_node.items():
         node = topo.node(node_id)
         if node is None or count <= 0:
             continue
-        at = f"{path}.{node_id}" if hp.per_node is not None else path
+        where = path.key(str(node_id)) if hp.per_node is not None else path
         if node.memory_mib is None:
             yield error(
-                at,
+                where,
                 f"the snapshot does not know NUMA node {node_id}'s memory, so "
                 f"{count} × {size} pages cannot be checked",
                 hint="capture the topology with `hostc probe`, or save `numactl --hardware` and "
@@ -108,7 +111,7 @@ def hugepages_fit(r: Resolved) -> Iterator[Diagnostic]:
         room = node.memory_mib - headroom_mib(node.memory_mib)
         if want > room:
             yield error(
-                at,
+                where,
                 f"{count} × {size} = {want} MiB does not fit on NUMA node "
                 f"{node_id}: {node.memory_mib} MiB minus {node.memory_mib - room} MiB "
                 f"headroom leaves {max(room, 0)} MiB",
@@ -126,7 +129,7 @@ def hugepages_kernel(r: Resolved) -> Iterator[Diagnostic]:
         cpuless = topo.cpuless_memory_nodes
         if cpuless and (version is None or version < HUGEPAGES_NODE_FORM_SINCE):
             yield warning(
-                "hugepages.total",
+                at("hugepages", "total"),
                 f"without per-node counts (Linux ≥ 5.16, kernel {release or 'unknown'}) the "
                 f"kernel also splits the pages onto CPU-less node(s) "
                 f"{', '.join(map(str, cpuless))}",
@@ -137,7 +140,7 @@ def hugepages_kernel(r: Resolved) -> Iterator[Diagnostic]:
         return  # release.kernel_well_formed reports the malformed host.kernel
     if version is None:
         yield error(
-            "host.kernel",
+            at("host", "kernel"),
             "per-node hugepages need to know the kernel (Linux ≥ 5.16 "
             "takes hugepages=0:N,1:M at boot), and neither the spec nor the snapshot "
             "says which kernel the host runs",
@@ -153,20 +156,20 @@ def hugepages_kernel(r: Resolved) -> Iterator[Diagnostic]:
     cpuless = topo.cpuless_memory_nodes
     if even and cpuless:
         yield error(
-            "hugepages.per_node",
+            at("hugepages", "per_node"),
             f"kernel {release} predates per-node counts (5.16), and its own even split would "
             f"also reserve pages on CPU-less node(s) {', '.join(map(str, cpuless))}",
             hint="boot a kernel ≥ 5.16, or reserve these pages at runtime",
         )
     elif even:
         yield warning(
-            "hugepages.per_node",
+            at("hugepages", "per_node"),
             f"kernel {release} predates per-node counts (5.16): "
             "the total goes on the command line and the kernel splits it evenly",
         )
     else:
         yield error(
-            "hugepages.per_node",
+            at("hugepages", "per_node"),
             f"kernel {release} cannot reserve different counts "
             "per NUMA node at boot (needs Linux ≥ 5.16)",
             hint="use an even split, or hugepages.total",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from hostc.diagnostics import Diagnostic, warning
+from hostc.diagnostics import Diagnostic, at, warning
 from hostc.knowledge.kubelet import Quantity
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import BootCarrier, OsFamily, Plan, RuntimeOwner
@@ -102,7 +102,7 @@ def os_known(plan: Plan) -> Iterator[Diagnostic]:
     `hostc plan`: a RHEL, SUSE or CoreOS host would never read the drop-in."""
     if plan.host.os_family is OsFamily.UNKNOWN and plan.boot.carrier is BootCarrier.GRUB:
         yield warning(
-            "host.os",
+            at("host", "os"),
             "the host's OS is not known (no host.os, and the snapshot has no os-release): "
             "hostc falls back to the Debian GRUB drop-in (/etc/default/grub.d), which "
             "RHEL, SUSE and CoreOS hosts do not read",
@@ -115,7 +115,7 @@ def kernel_args_carried(plan: Plan) -> Iterator[Diagnostic]:
     if plan.boot.carrier is not BootCarrier.NONE or not kernel_args(plan):
         return
     yield warning(
-        "host.os" if plan.host.os else "host.topology",
+        at("host", "os") if plan.host.os else at("host", "topology"),
         f"no file target carries the kernel arguments on {plan.host.os or 'this host'} "
         f"({plan.boot.reason.why}); only the kernel-cmdline deliverable has them",
         hint="apply kernel-cmdline with the host's own tooling (e.g. yast bootloader), or "
@@ -135,7 +135,7 @@ def vendor_known(plan: Plan) -> Iterator[Diagnostic]:
     if not inert:
         return
     yield warning(
-        "host.topology",
+        at("host", "topology"),
         f"the snapshot does not say the CPU vendor, so the Intel-only {', '.join(inert)} "
         "go out too (inert on a non-Intel host)",
         hint="capture with `hostc probe`, or `hostc import lscpu FILE` (full `lscpu` output) "

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hostc import settings
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, KeyPath, at, error, warning
 from hostc.knowledge import kernel as kernelfacts
 from hostc.resolve import Resolved
-from hostc.spec import presets
 from hostc.spec.model import HostSpec, IsolateMode
 
 
@@ -36,7 +35,7 @@ def sysctls_exist(r: Resolved) -> Iterator[Diagnostic]:
             else "is not there"
         )
         yield warning(
-            f"sysctl.{presets.quoted(key)}",
+            at("sysctl", key),
             f"{key} {when}; on kernel {_fmt(release)} `sysctl --system` logs "
             "'cannot stat' and the setting does nothing",
             hint=fact.source,
@@ -53,7 +52,7 @@ def nofile_within_nr_open(r: Resolved) -> Iterator[Diagnostic]:
     raw = spec.sysctl.get("fs.nr_open")
     if isinstance(raw, int) and raw < n:
         yield error(
-            'sysctl."fs.nr_open"',
+            at("sysctl", "fs.nr_open"),
             f"fs.nr_open {raw} is below limits.nofile {n}: setrlimit fails with EPERM and "
             "pam_limits refuses ssh, sudo and login",
             hint=f"raise fs.nr_open to at least {n}, or drop it and hostc raises it",
@@ -70,7 +69,7 @@ def isolcpus_flags_sound(r: Resolved) -> Iterator[Diagnostic]:
     release = r.host.kernel
     if flags is not None and not flags:
         yield error(
-            "cpu.isolcpus_flags",
+            at("cpu", "isolcpus_flags"),
             "an empty flag list makes a bare isolcpus=, which the kernel reads as `domain`",
             hint='write ["domain"] if that is meant, or leave the key out for managed_irq',
         )
@@ -78,7 +77,7 @@ def isolcpus_flags_sound(r: Resolved) -> Iterator[Diagnostic]:
     names = r.isolcpus_flags
     if "domain" in names:
         yield warning(
-            "cpu.isolcpus_flags",
+            at("cpu", "isolcpus_flags"),
             "`domain` removes the isolated CPUs from load balancing: every thread of a "
             "server bound to a range stays on the CPU it was forked on",
             hint="pin every thread to a single CPU, or drop `domain` (cpusets keep "
@@ -89,35 +88,35 @@ def isolcpus_flags_sound(r: Resolved) -> Iterator[Diagnostic]:
     since = kernelfacts.MANAGED_IRQ_SINCE
     if release is None:
         yield warning(
-            "cpu.isolcpus_flags" if flags is not None else "cpu.isolate",
+            at("cpu", "isolcpus_flags") if flags is not None else at("cpu", "isolate"),
             f"isolcpus=managed_irq needs Linux ≥ {_fmt(since)} and the kernel is unknown; "
             "an older kernel ignores the whole parameter",
             hint='set host.kernel = "6.8" (the release the host boots)',
         )
     elif release < since and flags is not None:
         yield error(
-            "cpu.isolcpus_flags",
+            at("cpu", "isolcpus_flags"),
             f"kernel {_fmt(release)} predates isolcpus' managed_irq flag ({_fmt(since)}) and "
             "would ignore the whole isolcpus= parameter",
             hint="drop managed_irq, or boot a newer kernel",
         )
     elif release < since:
         yield warning(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             f"kernel {_fmt(release)} predates isolcpus' managed_irq flag ({_fmt(since)}): "
             "isolcpus= is left out (a bare one would mean `domain`); the other isolation "
             "mechanisms still apply",
         )
 
 
-def _mechanism_path(spec: HostSpec, mech: str) -> str:
+def _mechanism_path(spec: HostSpec, mech: str) -> KeyPath:
     """The key that asked for a mechanism: nohz_full by default comes from busy_poll."""
     if spec.cpu.mechanisms is not None:
-        return "cpu.mechanisms"
+        return at("cpu", "mechanisms")
     if mech == "nohz_full":
         first = next(i for i, w in enumerate(spec.workload) if w.busy_poll)
-        return f"workload[{first}].busy_poll"
-    return "cpu.isolate"
+        return spec.workload_at(first).key("busy_poll")
+    return at("cpu", "isolate")
 
 
 def kernel_built_for_isolation(r: Resolved) -> Iterator[Diagnostic]:

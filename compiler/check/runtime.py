@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from hostc.cpuset import CpuSet
-from hostc.diagnostics import Diagnostic, error, warning
+from hostc.diagnostics import Diagnostic, Named, at, error, warning
 from hostc.knowledge import charsets
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.vendor import Vendor
@@ -74,10 +74,10 @@ def names_valid(r: Resolved) -> Iterator[Diagnostic]:
     spec = r.spec
     for i, m in enumerate(spec.modules.blacklist):
         if MODULE.fullmatch(m) is None:
-            yield error(f"modules.blacklist[{i}]", f"{text.shown(m)} is not a module name")
+            yield error(at("modules", "blacklist", i), f"{text.shown(m)} is not a module name")
     modules: dict[str, str] = {}
     for m, opts in spec.modules.options.items():
-        path = f"modules.options.{text.toml_key(m)}"
+        path = at("modules", "options", m)
         if MODULE.fullmatch(m) is None:
             yield error(path, f"{text.shown(m)} is not a module name")
         same = m.replace("-", "_")  # modprobe reads `-` and `_` in a name as one
@@ -92,7 +92,7 @@ def names_valid(r: Resolved) -> Iterator[Diagnostic]:
             )
     for i, first in _repeats([m.replace("-", "_") for m in spec.modules.blacklist]):
         yield error(
-            f"modules.blacklist[{i}]", f"names the same module as modules.blacklist[{first}]"
+            at("modules", "blacklist", i), f"names the same module as modules.blacklist[{first}]"
         )
 
 
@@ -119,17 +119,17 @@ def units_valid(r: Resolved) -> Iterator[Diagnostic]:
         if problem is None and u == "irqbalance.service" and spec.irq.owner is IrqOwner.IRQBALANCE:
             problem = 'irq.owner = "irqbalance" keeps irqbalance as the owner of interrupts'
         if problem is not None:
-            yield error(f"services.disable[{i}]", problem)
+            yield error(at("services", "disable", i), problem)
     for i, w in enumerate(spec.workload):
         unit = w.unit if w.unit is not None else f"{w.name}.service"
         problem = unit_problem(unit, dropin=True)
         if problem is None and not unit.endswith(".service"):
             problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
         if problem is not None:
-            yield error(f"workload[{i}].unit" if w.unit else f"workload[{i}].name", problem)
+            yield error(spec.workload_at(i).key("unit" if w.unit else "name"), problem)
         elif unit in HOSTC_UNITS or unit.startswith("hostc-"):
             yield error(
-                f"workload[{i}].unit" if w.unit else f"workload[{i}].name",
+                spec.workload_at(i).key("unit" if w.unit else "name"),
                 f"{unit} is one of the units hostc itself writes or configures; "
                 "a workload drop-in would collide with hostc's own",
                 hint='name the workload\'s own service (unit = "my-server.service")',
@@ -137,8 +137,8 @@ def units_valid(r: Resolved) -> Iterator[Diagnostic]:
     units = [w.unit or f"{w.name}.service" for w in spec.workload]
     for i, first in _repeats(units):
         yield error(
-            f"workload[{i}].unit",
-            f"unit {units[i]} is placed by two workloads (also workload[{first}])",
+            spec.workload_at(i).key("unit"),
+            f"unit {units[i]} is placed by two workloads (also {spec.workload_at(first)})",
         )
 
 
@@ -146,7 +146,7 @@ def owners_agree(r: Resolved) -> Iterator[Diagnostic]:
     spec = r.spec
     if spec.irq.owner is IrqOwner.HOSTC and spec.runtime.owner is RuntimeOwner.TUNED:
         yield error(
-            "irq.owner",
+            at("irq", "owner"),
             'irq.owner = "hostc" pins each device\'s interrupts with hostc-tuning.service, '
             'which runtime.owner = "tuned" turns off',
             hint='keep irq.owner = "irqbalance" (TuneD bans the isolated CPUs) or '
@@ -162,18 +162,18 @@ def pstate_spelled(r: Resolved) -> Iterator[Diagnostic]:
     vendor = r.host.cpu_vendor
     if not r.host.arch.is_x86 or vendor not in (Vendor.INTEL, Vendor.AMD):
         yield warning(
-            "cpufreq.pstate",
+            at("cpufreq", "pstate"),
             f"left out: the P-state mode is spelled intel_pstate= or amd_pstate=, and this "
             f"host is {topo.arch} with CPU vendor {topo.cpu_vendor or 'unknown'}",
         )
     elif vendor is Vendor.INTEL and mode == PstateMode.GUIDED:
-        yield error("cpufreq.pstate", "intel_pstate has no guided mode (amd_pstate only)")
+        yield error(at("cpufreq", "pstate"), "intel_pstate has no guided mode (amd_pstate only)")
     elif vendor is Vendor.AMD:
         release = r.host.amd_pstate
         since = kernelfacts.AMD_PSTATE_SINCE.get(mode.value)
         if release is not None and since is not None and release < since:
             yield error(
-                "cpufreq.pstate",
+                at("cpufreq", "pstate"),
                 f"amd_pstate={mode.value} needs Linux ≥ {since[0]}.{since[1]}; kernel "
                 f"{release[0]}.{release[1]} ignores it and keeps its default driver",
                 hint="leave cpufreq.pstate out, or boot a newer kernel",
@@ -195,7 +195,7 @@ def epp_taken(r: Resolved) -> Iterator[Diagnostic]:
     else:
         return
     yield warning(
-        "cpufreq.energy_performance_preference",
+        at("cpufreq", "energy_performance_preference"),
         f"no P-state driver offers energy_performance_preference on {where}: hostc-tuning "
         "skips it and TuneD logs an error",
     )
@@ -212,7 +212,7 @@ def isolated_cpus_pinned(plan: Plan) -> Iterator[Diagnostic]:
         used = used - w.cpus
     if used:
         yield warning(
-            "cpu.isolate",
+            at("cpu", "isolate"),
             f"isolated CPUs {used} run no workload: isolating without pinning is worse than "
             "not isolating",
             hint='isolate only the workloads\' nodes (isolate = "workload") or add a workload',
@@ -242,7 +242,7 @@ def nohz_full_not_shared(plan: Plan) -> Iterator[Diagnostic]:
         listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         first = next(iter(idx))
         yield warning(
-            f"workload[{first}]",
+            at("workload", Named(first, plan.workloads[first].name)),
             f"{len(names)} workloads ({listed}) share isolated CPUs {CpuSet(cpus)}"
             + ("" if node is None else f" on NUMA node {node}")
             + " under nohz_full: the tick stops only with one runnable thread per CPU",
@@ -254,7 +254,7 @@ def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:
     for i, w in enumerate(plan.workloads):
         if len(w.nodes) > 1:
             yield warning(
-                f"workload[{i}].gpus",
+                at("workload", Named(i, w.name), "gpus"),
                 f"{w.name}'s GPUs span NUMA nodes {','.join(map(str, w.nodes))}: half its "
                 "traffic crosses the socket link",
                 hint="split it into one workload per node",
@@ -264,7 +264,7 @@ def workload_one_node(plan: Plan) -> Iterator[Diagnostic]:
 def thp_not_always_for_inference(plan: Plan) -> Iterator[Diagnostic]:
     if plan.thp is not None and plan.thp.value == "always" and plan.host.role == Role.INFERENCE:
         yield warning(
-            "kernel.transparent_hugepage",
+            at("kernel", "transparent_hugepage"),
             "THP `always` on an inference host: 50-100 ms compaction stalls land in the tail "
             "latency",
             hint='use "madvise" (the preset)',
@@ -283,7 +283,7 @@ def nohz_full_with_intel_pstate(plan: Plan) -> Iterator[Diagnostic]:
     gov = plan.runtime.tunable(t.GOVERNOR)
     if gov is None or gov.value != "performance":
         yield warning(
-            "cpufreq.governor",
+            at("cpufreq", "governor"),
             "nohz_full with intel_pstate and governor "
             f"{gov.value if gov else '(unset)'}: intel_pstate updates P-states from the "
             "scheduler tick, which nohz_full stops on isolated CPUs",
@@ -302,7 +302,7 @@ def tuned_keeps_pinned_servers(plan: Plan) -> Iterator[Diagnostic]:
     if plan.host.tuned.cgroup_ps_blacklist:
         return
     yield warning(
-        "runtime.owner",
+        at("runtime", "owner"),
         f"the TuneD of {plan.host.os or 'this host'} is not in hostc's table: the profile "
         "leaves [scheduler] isolated_cores out (without cgroup_ps_blacklist, TuneD 2.17, "
         "TuneD would move the pinned servers onto the housekeeping CPUs)",

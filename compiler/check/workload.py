@@ -16,26 +16,26 @@ def gpus_exist(r: Resolved) -> Iterator[Diagnostic]:
     for i, w in enumerate(spec.workload):
         if w.name in first:
             yield error(
-                f"workload[{i}].name",
-                f"workload {w.name!r} is defined twice (also workload[{first[w.name]}])",
+                spec.workload_at(i).key("name"),
+                f"workload {w.name!r} is defined twice (also {spec.workload_at(first[w.name])})",
             )
         first.setdefault(w.name, i)
         if not w.gpus and not w.nodes:
             yield error(
-                f"workload[{i}].gpus",
+                spec.workload_at(i).key("gpus"),
                 "gpus is missing or empty: a workload needs at least one GPU (or the NUMA nodes "
                 "it runs on)",
                 hint='gpus = ["GPU0"] or nodes = [0]',
             )
         if w.gpus and w.nodes is not None:
             yield error(
-                f"workload[{i}].nodes",
+                spec.workload_at(i).key("nodes"),
                 "give gpus or nodes, not both: the nodes follow from the GPUs",
             )
         for j, n in enumerate(w.nodes or []):
             if n not in node_ids:
                 yield error(
-                    f"workload[{i}].nodes[{j}]",
+                    spec.workload_at(i).key("nodes").index(j),
                     f"NUMA node {n} is not in the topology",
                     hint="nodes in the snapshot: " + ", ".join(map(str, sorted(node_ids))),
                 )
@@ -44,13 +44,13 @@ def gpus_exist(r: Resolved) -> Iterator[Diagnostic]:
             if gpu is None:
                 known = ", ".join(gpus) or "none"
                 yield error(
-                    f"workload[{i}].gpus[{j}]",
+                    spec.workload_at(i).key("gpus").index(j),
                     f"GPU {name!r} is not in the topology",
                     hint=f"GPUs in the snapshot: {known}",
                 )
             elif gpu.node is None:
                 yield error(
-                    f"workload[{i}].gpus[{j}]",
+                    spec.workload_at(i).key("gpus").index(j),
                     f"the snapshot does not know {name}'s NUMA node",
                     hint="capture the topology with `hostc probe`, or save `nvidia-smi topo -m` "
                     "and run `hostc import nvidia-smi FILE --base SNAPSHOT`",

@@ -123,9 +123,11 @@ def _show(d: Diagnostic) -> str:
     """
     import attrs
 
+    from hostc.diagnostics import label
+
     d = attrs.evolve(
         d,
-        path=_clean(d.path) or "",
+        path=label(_clean(str(d.path)) or "") if d.path else d.path,
         message=_clean(d.message) or "",
         hint=_clean(d.hint),
         file=_clean(d.file),

@@ -26,7 +26,10 @@ def flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
     """An API diagnostic about the target list, as the CLI spells it (`--target`)."""
     import attrs
 
-    return [attrs.evolve(d, path="--target") if d.path == "targets" else d for d in diags]
+    from hostc.diagnostics import at, label
+
+    flag = label("--target")
+    return [attrs.evolve(d, path=flag) if d.path == at("targets") else d for d in diags]
 
 
 def wrote(written: list[Path], out: Path) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from hostc.artifact import Artifact
-from hostc.diagnostics import HostcError, error
+from hostc.diagnostics import HostcError, at, error
 from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.report.catalog import CatalogEntry, kernel, limits, partition, sysctls, workloads
@@ -154,7 +154,7 @@ def _select(
     raise HostcError(
         [
             error(
-                "WHAT",
+                at("WHAT"),
                 f"{what!r} is no setting, spec key or artifact line of this host",
                 hint=("close: " + ", ".join(close))
                 if close
@@ -194,7 +194,7 @@ def _by_row(
     raise HostcError(
         [
             error(
-                "WHAT",
+                at("WHAT"),
                 f"{what!r} is the setting {row.name}, which this host's Plan does not set",
                 hint="its preset leaves it out for this role or host, or preset.exclude "
                 "drops it; `hostc plan SPEC` lists what the host gets",
@@ -209,7 +209,7 @@ def _at_line(
     art = next(a for a in arts if a.path == path)
     lines = art.data.decode("utf-8", "replace").splitlines()
     if not 0 < line <= len(lines):
-        raise HostcError([error("WHAT", f"{path} has {len(lines)} lines, not {line}")])
+        raise HostcError([error(at("WHAT"), f"{path} has {len(lines)} lines, not {line}")])
     text = lines[line - 1]
     found = _carrying(path, text, table)
     if not found and text.strip() and not text.lstrip().startswith("#"):
@@ -218,7 +218,7 @@ def _at_line(
         raise HostcError(
             [
                 error(
-                    "WHAT",
+                    at("WHAT"),
                     f"{path}:{line} carries no setting: {text.strip()!r}",
                     hint="a comment, blank or structural line",
                 )

@@ -15,7 +15,7 @@ import re
 
 import attrs
 
-from hostc.diagnostics import Diagnostic, error
+from hostc.diagnostics import Diagnostic, at, error
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.vendor import Vendor
@@ -88,12 +88,14 @@ def resolve_host(spec: HostSpec, topo: Topology) -> tuple[ResolvedHost, list[Dia
     except ValueError as e:
         rel = None
         found.append(
-            error("host.os", str(e), hint='e.g. "ubuntu-22.04", "rhel-9.4", "fedora-coreos-40"')
+            error(
+                at("host", "os"), str(e), hint='e.g. "ubuntu-22.04", "rhel-9.4", "fedora-coreos-40"'
+            )
         )
     if spec.host.kernel is not None and kernel_version(spec.host.kernel) is None:
         found.append(
             error(
-                "host.kernel",
+                at("host", "kernel"),
                 f"{spec.host.kernel!r} is not a kernel release (expected e.g. 6.8 or "
                 "6.8.0-45-generic)",
                 hint=f"the snapshot says {topo.kernel}" if topo.kernel else None,

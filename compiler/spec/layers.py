@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from hostc.diagnostics import Diagnostic, HostcError, file_error
+from hostc.diagnostics import Diagnostic, HostcError, KeyPath, at, file_error
 from hostc.record import Record
 from hostc.spec import merge
 from hostc.spec.parse import LAYER_KEYS
@@ -134,7 +134,7 @@ def _read(path: Path, files: Files) -> tuple[dict[str, Any], str]:
     return _parse(text, files.shown(path)), text
 
 
-def _at(file: str, text: str, key: str, message: str, hint: str | None = None) -> Diagnostic:
+def _at(file: str, text: str, key: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
     from hostc.locate import locate
 
     return file_error(file, message, line=locate(key, text), hint=hint, path=key)
@@ -181,7 +181,14 @@ class _Reader:
             sub, below = self._layer(parent, (*chain, name))
             if below and len(chain) + 1 + below > DEPTH_LIMIT:  # as deep as unmemoized
                 raise HostcError(
-                    [_at(name, text, f"extends[{i}]", f"extends nest more than {DEPTH_LIMIT} deep")]
+                    [
+                        _at(
+                            name,
+                            text,
+                            at("extends", i),
+                            f"extends nest more than {DEPTH_LIMIT} deep",
+                        )
+                    ]
                 )
             height = max(height, below + 1)
             base = merge.combine(base, sub, siblings=i > 0)
@@ -189,7 +196,7 @@ class _Reader:
             try:
                 base, missing = merge.remove(base, data["remove"])
             except merge.RemoveError as e:
-                key = f"remove.{e.args[0]}"
+                key = at("remove") + e.args[0]
                 msg = "must be true (the whole key), a list of names, or a table"
                 raise HostcError([_at(name, text, key, msg)]) from None
             if missing:
@@ -198,10 +205,10 @@ class _Reader:
                         _at(
                             name,
                             text,
-                            f"remove.{m.split(' ')[0]}",
+                            at("remove") + where,
                             f"removes {m}, which no file it extends sets",
                         )
-                        for m in missing
+                        for where, m in missing
                     ]
                 )
         own = {k: v for k, v in data.items() if k not in LAYER_KEYS}
@@ -227,11 +234,11 @@ class _Reader:
         ext = data.get("extends", [])
         if not isinstance(ext, list) or not all(isinstance(x, str) for x in ext):
             raise HostcError(
-                [_at(name, text, "extends", "extends must be a list of spec files (strings)")]
+                [_at(name, text, at("extends"), "extends must be a list of spec files (strings)")]
             )
         bad = [k for k in ("force", "remove") if k in data and not isinstance(data[k], dict)]
         if bad:
-            raise HostcError([_at(name, text, k, f"[{k}] must be a table") for k in bad])
+            raise HostcError([_at(name, text, at(k), f"[{k}] must be a table") for k in bad])
         out = []
         for i, rel in enumerate(ext):
             parent = path.parent / rel
@@ -244,19 +251,26 @@ class _Reader:
                         _at(
                             name,
                             text,
-                            f"extends[{i}]",
+                            at("extends", i),
                             f"extends {pname}, which extends this file: a cycle ({loop})",
                         )
                     ]
                 )
             if len(chain) >= DEPTH_LIMIT:
                 raise HostcError(
-                    [_at(name, text, f"extends[{i}]", f"extends nest more than {DEPTH_LIMIT} deep")]
+                    [
+                        _at(
+                            name,
+                            text,
+                            at("extends", i),
+                            f"extends nest more than {DEPTH_LIMIT} deep",
+                        )
+                    ]
                 )
             if not self.files.is_file(parent):
                 what = "is not a file" if self.files.exists(parent) else "does not exist"
                 raise HostcError(
-                    [_at(name, text, f"extends[{i}]", f"extends {pname}, which {what}")]
+                    [_at(name, text, at("extends", i), f"extends {pname}, which {what}")]
                 )
             out.append(parent)
         return out
@@ -269,11 +283,11 @@ def read(path: Path, files: Files = DISK) -> Layered:
     conflicts = merge.rivals(node)
     if conflicts:
         raise HostcError([_conflict(reader, key, leaf) for key, leaf in conflicts])
-    provenance = {key: leaf.origin for key, leaf in merge.leaves(node)}
+    provenance = {key.indexed(): leaf.origin for key, leaf in merge.leaves(node)}
     return Layered(merge.data(node), provenance, reader.sources, str(reader.top_dir))
 
 
-def _conflict(reader: _Reader, key: str, leaf: merge.Leaf) -> Diagnostic:
+def _conflict(reader: _Reader, key: KeyPath, leaf: merge.Leaf) -> Diagnostic:
     assert leaf.rival is not None
     a, b = leaf.rival.origin, leaf.origin
     fa, fb = (_shown(reader.top_dir / o.file) for o in (a, b))
@@ -298,12 +312,13 @@ def attribute(
 
     out = []
     for d in diags:
-        origin = _origin(d.path, layered.provenance)
+        merged = d.path.indexed()  # provenance keys a named entry by its merged index
+        origin = _origin(merged, layered.provenance)
         if origin is None:
             out.append(d)
             continue
         file = _shown(Path(layered.base) / origin[1].file)
-        key = origin[1].key + d.path[len(origin[0]) :]
+        key = origin[1].key + merged[len(origin[0]) :]
         out.append(attrs.evolve(d, file=file, line=locate(key, layered.sources.get(file, ""))))
     return out
 

@@ -7,11 +7,21 @@ error about it echoes its content.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hostc.diagnostics import HostcError, error, file_error, with_file
+from hostc.diagnostics import (
+    Diagnostic,
+    HostcError,
+    Named,
+    at,
+    error,
+    file_error,
+    kind_of,
+    with_file,
+)
 from hostc.inputs import read_text_bounded
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
@@ -22,7 +32,7 @@ from hostc.spec.parse import (
     parse,
     too_deep,
 )
-from hostc.spec.text import shown
+from hostc.spec.text import name_problem, shown
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
@@ -46,17 +56,30 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
         data = dict(data)
     if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
         raise HostcError(
-            [file_error(file, f"expected a table of node.toml keys, got {type(data).__name__}")]
+            [file_error(file, f"expected a table of node.toml keys, got {kind_of(data)}")]
         )
     if nesting_depth(data) > NESTING_LIMIT:
         raise too_deep(file)
+    # DESIGN: the format evolves by version, so none is no guess; reported with the
+    # spec's other problems, all in one round
+    missing = (
+        []
+        if "version" in data
+        else [
+            error(
+                at("version"),
+                "missing: a spec says which node.toml format it is written in",
+                hint=f"add `version = {SPEC_VERSION}` as the first line",
+            )
+        ]
+    )
     version = data.get("version", SPEC_VERSION)
     if version != SPEC_VERSION or isinstance(version, bool):
         raise HostcError(
             with_file(
                 [
                     error(
-                        "version",
+                        at("version"),
                         f"unsupported node.toml version {shown(version)}",
                         hint=f"this hostc reads version {SPEC_VERSION}",
                     )
@@ -68,15 +91,50 @@ def from_data(data: Any, file: str = "<data>", text: str | None = None) -> HostS
     try:
         spec = structure(data, HostSpec)
     except Exception as e:  # cattrs' exception groups, flattened into diagnostics
-        raise HostcError(with_file(diagnostics(e), file, text)) from None
-    object.__setattr__(spec, "_converted", True)  # see `Converted`
+        found = missing + _by_name(diagnostics(e), data)
+        raise HostcError(with_file(found, file, text)) from None
+    if missing:
+        raise HostcError(with_file(missing, file, text))
+    object.__setattr__(spec, "_converted", (file, text))  # see `Converted`
     return spec
+
+
+def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
+    """A converter problem inside a `[[workload]]` entry names the entry as every later
+    rule does (`HostSpec.workload_at`): by its name when it has a unique one."""
+    entries = data.get("workload")
+    if not isinstance(entries, list):
+        return diags
+    names = [w.get("name") if isinstance(w, dict) else None for w in entries]
+    once = {n for n, k in Counter(n for n in names if isinstance(n, str)).items() if k == 1}
+    out = []
+    for d in diags:
+        match d.path.parts:
+            case ("workload", int(i), *rest) if i < len(names):
+                name = names[i]
+                if (
+                    isinstance(name, str) and name in once and name_problem(name) is None
+                ):  # not the problem itself
+                    import attrs
+
+                    d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))
+        out.append(d)
+    return out
 
 
 def converted(spec: HostSpec) -> bool:
     """Whether `from_data` made this very spec (`model.Converted`): typed and immutable,
     so it need not be structured again."""
-    return getattr(spec, "_converted", False) is True
+    return origin(spec) is not None
+
+
+def origin(spec: HostSpec) -> tuple[str, str | None] | None:
+    """The file `from_data` read this spec from (`<data>` for a mapping) and its text when
+    known; None for a spec it did not make."""
+    mark = getattr(spec, "_converted", None)
+    if isinstance(mark, tuple) and len(mark) == 2 and isinstance(mark[0], str):
+        return mark[0], mark[1] if isinstance(mark[1], str) else None
+    return None
 
 
 def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Layered]:

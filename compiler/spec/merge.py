@@ -23,8 +23,8 @@ from typing import Any
 
 import attrs
 
+from hostc.keypath import KeyPath, Named, Part
 from hostc.record import Record
-from hostc.spec.text import toml_key
 
 #: Priorities, lower wins (NixOS: mkForce 50, a plain definition 100).
 FORCE = 50
@@ -75,14 +75,9 @@ class Appended(Record):
 
 
 def keypath(parts: tuple[str | int, ...]) -> str:
-    """`("workload", 0, "gpus")` → `workload[0].gpus`; keys quoted as TOML needs."""
-    out = ""
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        else:
-            out += ("." if out else "") + toml_key(p)
-    return out
+    """`("workload", 0, "gpus")` → `workload[0].gpus`; keys quoted as TOML needs (the
+    text of a provenance key: one rendering, `hostc.keypath`'s)."""
+    return str(KeyPath(parts))
 
 
 def tree(data: Any, prio: int, file: str, at: tuple[str, ...], src: tuple[str | int, ...]) -> Any:
@@ -168,10 +163,14 @@ def strip(node: Any) -> Any:
 
 
 class RemoveError(Exception):
-    """A `[remove]` value of the wrong type; `args[0]` is its key path (never a message)."""
+    """A `[remove]` value of the wrong type; `args[0]` is its KeyPath (never a message)."""
 
 
-def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, list[str]]:
+#: What a `[remove]` names that nothing inherited sets: the key path, and its words.
+Missing = tuple[KeyPath, str]
+
+
+def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, list[Missing]]:
     """Take `what` (a `[remove]` table) out of `base`.  Returns the new base and the key
     paths `what` names that nothing inherited sets (a typo, reported by the caller).
 
@@ -180,14 +179,14 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
     Any other value, or a name that is no string or integer, raises RemoveError
     naming its key path.
     """
-    missing: list[str] = []
+    missing: list[Missing] = []
     if not isinstance(base, dict) or not isinstance(what, dict):
-        return base, [keypath(at)]
+        return base, [(KeyPath(at), keypath(at))]
     out = dict(base)
     for k, spec in what.items():
         here = (*at, k)
         if k not in out:
-            missing.append(keypath(here))
+            missing.append((KeyPath(here), keypath(here)))
             continue
         node = out[k]
         if spec is True:
@@ -199,7 +198,7 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
             kept, gone = remove(node, spec, here)
             missing += gone
         else:
-            raise RemoveError(keypath(here))
+            raise RemoveError(KeyPath(here))
         if kept is None:
             del out[k]
         else:
@@ -209,22 +208,23 @@ def remove(base: Any, what: Any, at: tuple[str | int, ...] = ()) -> tuple[Any, l
 
 def _remove_entries(
     node: Any, names: list[Any], at: tuple[str | int, ...]
-) -> tuple[Any, list[str]]:
-    missing = []
+) -> tuple[Any, list[Missing]]:
+    missing: list[Missing] = []
+    where = KeyPath(at)
     for i, n in enumerate(names):
         if not isinstance(n, str | int) or isinstance(n, bool):
-            raise RemoveError(keypath((*at, i)))
+            raise RemoveError(where.index(i))
     if isinstance(node, Keyed):
         entries = dict(node.entries)
         for n in names:
             if n not in entries:
-                missing.append(f"{keypath(at)} entry {n!r}")
+                missing.append((where, f"{where} entry {n!r}"))
             elif (s := strip(entries.pop(n))) is not None:
                 entries[n] = s
         return Keyed(node.field, entries), missing
     if isinstance(node, Appended):
         values = [repr(x.value) for x in node.items]
-        missing = [f"{keypath(at)} entry {n!r}" for n in names if repr(n) not in values]
+        missing = [(where, f"{where} entry {n!r}") for n in names if repr(n) not in values]
         gone = {repr(n) for n in names}
         items = tuple(x for x in node.items if repr(x.value) not in gone or x.prio < NORMAL)
         return Appended(items), missing
@@ -232,35 +232,36 @@ def _remove_entries(
         table = dict(node)
         for n in names:
             if not isinstance(n, str) or n not in table:
-                missing.append(f"{keypath(at)} entry {n!r}")
+                missing.append((where, f"{where} entry {n!r}"))
             elif (s := strip(table.pop(n))) is not None:
                 table[n] = s
         return table, missing
-    return node, [f"{keypath(at)} (not a table or a list)"]
+    return node, [(where, f"{where} (not a table or a list)")]
 
 
-def rivals(node: Any, at: tuple[str | int, ...] = ()) -> list[tuple[str, Leaf]]:
+def rivals(node: Any, at: tuple[Part, ...] = ()) -> list[tuple[KeyPath, Leaf]]:
     """Every leaf two sibling layers set differently and no later layer settled."""
-    out: list[tuple[str, Leaf]] = []
+    out: list[tuple[KeyPath, Leaf]] = []
     for path, leaf in leaves(node, at):
         if leaf.rival is not None:
             out.append((path, leaf))
     return out
 
 
-def leaves(node: Any, at: tuple[str | int, ...] = ()) -> list[tuple[str, Leaf]]:
-    """(merged key path, leaf) for every leaf, in output order."""
+def leaves(node: Any, at: tuple[Part, ...] = ()) -> list[tuple[KeyPath, Leaf]]:
+    """(merged key path, leaf) for every leaf, in output order: a keyed entry by its
+    name and merged index (`KeyPath.indexed()` is the provenance key)."""
     if isinstance(node, Leaf):
-        return [(keypath(at), node)]
-    out: list[tuple[str, Leaf]] = []
+        return [(KeyPath(at), node)]
+    out: list[tuple[KeyPath, Leaf]] = []
     if isinstance(node, dict):
         for k, v in node.items():
             out += leaves(v, (*at, k))
     elif isinstance(node, Keyed):
-        for i, v in enumerate(node.entries.values()):
-            out += leaves(v, (*at, i))
+        for i, (k, v) in enumerate(node.entries.items()):
+            out += leaves(v, (*at, i if k.startswith("#") else Named(i, k)))
     elif isinstance(node, Appended):
-        out += [(keypath((*at, i)), x) for i, x in enumerate(node.items)]
+        out += [(KeyPath((*at, i)), x) for i, x in enumerate(node.items)]
     return out
 
 

@@ -9,6 +9,8 @@ here: cattrs would lose their messages.  Semantic rules live in `hostc.check`.
 from __future__ import annotations
 
 import enum
+import functools
+from collections import Counter
 from collections.abc import Mapping
 from typing import Literal
 
@@ -16,6 +18,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
+from hostc.keypath import KeyPath, Named, at
 from hostc.record import FrozenMap, Record
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
@@ -279,7 +282,9 @@ class Converted:
     (tuples and FrozenMaps all the way down), so `api.compile_plan` takes it as it is.
     Being no field, the mark is in no `__init__`, equality, repr, copy or pickle, and
     `attrs.evolve` makes a new spec without it: a spec changed that way, or built in
-    Python, goes through the converter again.  `spec.load` sets and reads it."""
+    Python, goes through the converter again.  The mark is the spec's origin (the file
+    name, `<data>` for a mapping, and its text when known: `spec.load.origin`), so a
+    later stage names the file the spec came from.  `spec.load` sets and reads it."""
 
     __slots__ = ("_converted",)
 
@@ -320,3 +325,19 @@ class HostSpec(Record, Converted):
     nccl: Nccl = attrs.field(
         factory=lambda: Nccl(), metadata=doc("NCCL's environment in the workloads' drop-ins")
     )
+
+    def workload_at(self, i: int) -> KeyPath:
+        """The key path of workload `i` by its name, `workload "serve-e"`: once layers
+        merge, its index is a position in no file (first-day-3 F12).  By index while
+        another entry has the same name (the name would not say which)."""
+        name = self.workload[i].name
+        if name in self._names_given_twice:
+            return at("workload", i)
+        return at("workload", Named(i, name))
+
+    @functools.cached_property
+    def _names_given_twice(self) -> frozenset[str]:
+        """Workload names more than one entry has (counted once: thousands of workloads
+        with an error each stay linear)."""
+        counts = Counter(w.name for w in self.workload)
+        return frozenset(n for n, k in counts.items() if k > 1)

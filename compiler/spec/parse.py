@@ -10,7 +10,7 @@ from typing import Any
 
 import tomli
 
-from hostc.diagnostics import HostcError, file_error, toml_syntax_error
+from hostc.diagnostics import HostcError, file_error, kind_of, toml_syntax_error
 from hostc.inputs import loads_toml
 
 #: A spec is a few hundred bytes; a MiB is far above any real one.
@@ -53,9 +53,7 @@ def too_deep(file: str) -> HostcError:
 def parse(text: str, file: str) -> dict[str, Any]:
     """TOML text → data, with the syntax and nesting checks every spec file gets."""
     if not isinstance(text, str):
-        raise HostcError(
-            [file_error(file, f"expected the text of node.toml, got {type(text).__name__}")]
-        )
+        raise HostcError([file_error(file, f"expected the text of node.toml, got {kind_of(text)}")])
     try:
         data = loads_toml(text)
     except tomli.TOMLDecodeError as e:

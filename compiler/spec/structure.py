@@ -45,6 +45,7 @@ import cattrs
 from cattrs.errors import IterableValidationError, IterableValidationNote
 
 from hostc.cpuset import CpuSet
+from hostc.diagnostics import kind_of
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.record import FrozenMap, Record
 from hostc.spec.structure_errors import diagnostics as diagnostics
@@ -91,17 +92,6 @@ SCALARS: tuple[ScalarSyntax, ...] = (
 )
 
 
-def _kind(v: Any) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        str: "a string",
-        float: "a float",
-        list: "an array",
-        dict: "a table",
-    }.get(type(v), type(v).__name__)
-
-
 def _in_range(v: int) -> int:
     """One rule for every integer of a spec: TOML's 64-bit range."""
     if v > INT_MAX:
@@ -113,7 +103,7 @@ def _in_range(v: int) -> int:
 
 def _strict_int(v: Any, _: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise TypeError(f"expected an integer, got {_kind(v)}")
+        raise TypeError(f"expected an integer, got {kind_of(v)}")
     return _in_range(v)
 
 
@@ -121,7 +111,7 @@ def _strict_str(v: Any, _: Any) -> str:
     from hostc.spec.text import control_char, expansion_problem
 
     if not isinstance(v, str):
-        raise TypeError(f"expected a string, got {_kind(v)}")
+        raise TypeError(f"expected a string, got {kind_of(v)}")
     if (c := control_char(v)) is not None:
         raise ValueError(f"the string contains a control character ({c})")
     if (msg := expansion_problem(v)) is not None:
@@ -131,13 +121,13 @@ def _strict_str(v: Any, _: Any) -> str:
 
 def _strict_bool(v: Any, _: Any) -> bool:
     if not isinstance(v, bool):
-        raise TypeError(f"expected true or false, got {_kind(v)}")
+        raise TypeError(f"expected true or false, got {kind_of(v)}")
     return v
 
 
 def _int_or_str(v: Any, _: Any) -> int | str:
     if isinstance(v, bool) or not isinstance(v, int | str):
-        raise TypeError(f"expected an integer or a string, got {_kind(v)}")
+        raise TypeError(f"expected an integer or a string, got {kind_of(v)}")
     return _in_range(v) if isinstance(v, int) else v
 
 
@@ -146,7 +136,7 @@ def _checked(problem: Callable[[str], str | None]) -> Callable[[Any, Any], str]:
 
     def hook(v: Any, _: Any) -> str:
         if not isinstance(v, str):
-            raise TypeError(f"expected a string, got {_kind(v)}")
+            raise TypeError(f"expected a string, got {kind_of(v)}")
         if (msg := problem(v)) is not None:
             raise ValueError(msg)
         return v
@@ -162,7 +152,7 @@ def _scalar(syntax: ScalarSyntax) -> Callable[[Any, Any], Any]:
         if syntax.ints and isinstance(v, int) and not isinstance(v, bool):
             return parse(v)
         if not isinstance(v, str):
-            raise TypeError(f"expected {syntax.expected}, got {_kind(v)}")
+            raise TypeError(f"expected {syntax.expected}, got {kind_of(v)}")
         try:
             return parse(_strict_str(v, str))
         except ValueError as e:
@@ -216,7 +206,7 @@ def _node_keys(v: Any) -> dict[int, Any]:
     node (`"01"` and `"1"`) are a collision reported with both, never one silently lost
     (Python's isdigit() would also take `"١"` or `"²"`; TOML keys are strings)."""
     if not isinstance(v, dict):
-        raise TypeError(f"expected a table, got {_kind(v)}")
+        raise TypeError(f"expected a table, got {kind_of(v)}")
     bad = [k for k in v if not (isinstance(k, str) and k.isascii() and k.isdigit())]
     if bad:
         raise ValueError(f"keys must be NUMA node numbers, not {', '.join(map(shown, bad[:5]))}")
@@ -250,7 +240,7 @@ def _sysctls(v: Any, _: Any) -> dict[str, int | str]:
     from hostc.spec import text
 
     if not isinstance(v, dict):
-        raise TypeError(f"expected a table, got {_kind(v)}")
+        raise TypeError(f"expected a table, got {kind_of(v)}")
     out: dict[str, int | str] = {}
     first: dict[str, str] = {}
     errors: list[Exception] = []
@@ -292,7 +282,7 @@ def _strict_list(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
 
     def hook(v: Any, _: Any) -> Any:
         if not isinstance(v, list):
-            raise TypeError(f"expected an array, got {_kind(v)}")
+            raise TypeError(f"expected an array, got {kind_of(v)}")
         return tuple(inner(v, items)) if frozen else inner(v, items)
 
     return hook
@@ -313,7 +303,7 @@ def _table(cl: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
 
     def hook(v: Any, _: Any) -> Any:
         if not isinstance(v, dict):
-            raise TypeError(f"expected a table, got {_kind(v)}")
+            raise TypeError(f"expected a table, got {kind_of(v)}")
         return inner(v, cl)
 
     return hook

@@ -15,17 +15,17 @@ from cattrs.errors import (
     IterableValidationError,
 )
 
-from hostc.diagnostics import Diagnostic, Severity
-from hostc.spec.text import shown, toml_key
+from hostc.diagnostics import ROOT, Diagnostic, KeyPath, Severity
+from hostc.spec.text import shown
 
 #: The longest message a diagnostic carries from a converter (values in it are cut first).
 MESSAGE_MAX = 300
 
 
-def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
+def _walk(exc: BaseException, path: KeyPath, out: list[Diagnostic]) -> None:
     if isinstance(exc, ForbiddenExtraKeysError):
         for key in sorted(exc.extra_fields):
-            full = f"{path}.{toml_key(key)}" if path else toml_key(key)
+            full = path.key(key)
             out.append(
                 Diagnostic(
                     Severity.ERROR,
@@ -42,9 +42,11 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
             idx = getattr(note, "index", None)
             if name is not None:
                 # dict keys come as index notes on mappings; attribute names as names
-                sub_path = f"{path}.{name}" if path else str(name)
+                sub_path = path.key(str(name))
+            elif isinstance(idx, int):
+                sub_path = path.index(idx)
             elif idx is not None:
-                sub_path = f"{path}.{toml_key(idx)}" if isinstance(idx, str) else f"{path}[{idx}]"
+                sub_path = path.key(str(idx))
             else:
                 sub_path = path
             _walk(sub, sub_path, out)
@@ -52,9 +54,9 @@ def _walk(exc: BaseException, path: str, out: list[Diagnostic]) -> None:
             _walk(sub, path, out)
         return
     if isinstance(exc, KeyError):
-        key = toml_key(str(exc.args[0])) if exc.args else "?"
+        key = str(exc.args[0]) if exc.args else "?"
         # cattrs notes the attribute name already; do not repeat it
-        full = path if path.split(".")[-1] == key else (f"{path}.{key}" if path else key)
+        full = path if path.parts[-1:] == (key,) else path.key(key)
         out.append(Diagnostic(Severity.ERROR, full, "required key is missing"))
         return
     msg = str(exc) or type(exc).__name__
@@ -78,5 +80,5 @@ def _known(cl: type) -> str | None:
 def diagnostics(exc: BaseException) -> list[Diagnostic]:
     """Flatten a cattrs exception tree into one Diagnostic per leaf, with TOML key paths."""
     out: list[Diagnostic] = []
-    _walk(exc, "", out)
+    _walk(exc, ROOT, out)
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
-from hostc.diagnostics import Diagnostic, error
+from hostc.diagnostics import Diagnostic, KeyPath, at, error
 from hostc.topology.compact import GROUPS, VERSION, SnapshotFile
 from hostc.topology.model import Link, LogicalCpu, NumaNode, Topology, known_cluster
 
@@ -25,7 +25,7 @@ class _Problems:
     def __init__(self) -> None:
         self.out: list[Diagnostic] = []
 
-    def group(self, text: str, path: str) -> list[int]:
+    def group(self, text: str, path: KeyPath) -> list[int]:
         if _PLAIN_GROUP.fullmatch(text):
             ids: list[int] = []
             for part in text.split(","):
@@ -35,7 +35,7 @@ class _Problems:
                 return sorted(ids)
         return list(self.cpulist(text, path))
 
-    def cpulist(self, text: str, path: str) -> CpuSet:
+    def cpulist(self, text: str, path: KeyPath) -> CpuSet:
         try:
             return CpuSet.parse(text)
         except CpuListError as e:
@@ -49,7 +49,7 @@ def _links_from_file(rows: dict[str, str], p: _Problems) -> list[Link]:
         for cell in cells.split():
             b, sep, kind = cell.rpartition(":")
             if not sep or not b or not kind:
-                p.out.append(error(f"links.{a}", f"cell {cell[:40]!r} is not OTHER:KIND"))
+                p.out.append(error(at("links", a), f"cell {cell[:40]!r} is not OTHER:KIND"))
                 continue
             out.append(Link(a=a, b=b, kind=kind))
     return out
@@ -59,10 +59,10 @@ def _node_of(f: SnapshotFile, p: _Problems) -> dict[int, int]:
     """CPU → the node whose `cpus` lists it; a CPU on two nodes is a problem."""
     node: dict[int, int] = {}
     for i, n in enumerate(f.nodes):
-        for cpu in p.cpulist(n.cpus, f"nodes[{i}].cpus"):
+        for cpu in p.cpulist(n.cpus, at("nodes", i, "cpus")):
             if cpu in node:
                 p.out.append(
-                    error(f"nodes[{i}].cpus", f"CPU {cpu} is also on NUMA node {node[cpu]}")
+                    error(at("nodes", i, "cpus"), f"CPU {cpu} is also on NUMA node {node[cpu]}")
                 )
             node[cpu] = n.id
     return node
@@ -75,12 +75,12 @@ def _core_of(
     core: dict[int, int] = {}
     for i, n in enumerate(f.nodes):
         for group_text in n.cores.split():
-            group = p.group(group_text, f"nodes[{i}].cores")
+            group = p.group(group_text, at("nodes", i, "cores"))
             if not group:
                 continue
             first = group[0]
             for cpu in group:
-                where = f"nodes[{i}].cores"
+                where = at("nodes", i, "cores")
                 if node.get(cpu) != n.id:
                     p.out.append(error(where, f"core {group_text}: CPU {cpu} is not in `cpus`"))
                 elif cpu in offline:
@@ -97,21 +97,21 @@ def _group_values(name: str, entries: dict[str, str], p: _Problems) -> dict[int,
     spelled: dict[int, str] = {}  # `0` and `00` are one package: a collision, not a merge
     for key, text in entries.items():
         if name != "kinds" and _DIGITS.fullmatch(key) is None:
-            p.out.append(error(f"{name}.{key}", f"{name} keys are numbers, not {key!r}"))
+            p.out.append(error(at(name, key), f"{name} keys are numbers, not {key!r}"))
             continue
         if name != "kinds":
             if int(key) in spelled:
                 p.out.append(
                     error(
-                        f"{name}.{key}",
+                        at(name, key),
                         f"{key!r} and {spelled[int(key)]!r} name the same {name[:-1]} {int(key)}",
                     )
                 )
                 continue
             spelled[int(key)] = key
-        for cpu in p.cpulist(text, f"{name}.{key}"):
+        for cpu in p.cpulist(text, at(name, key)):
             if cpu in seen:
-                p.out.append(error(f"{name}.{key}", f"CPU {cpu} is also in {seen[cpu]}"))
+                p.out.append(error(at(name, key), f"CPU {cpu} is also in {seen[cpu]}"))
             seen[cpu] = key
     return seen
 
@@ -124,7 +124,7 @@ def _num(d: dict[int, str], cpu: int) -> int | None:
 def _cpus(f: SnapshotFile, p: _Problems) -> list[LogicalCpu]:
     """Every CPU the nodes and `offline` name, with its core, node and group values."""
     node = _node_of(f, p)
-    offline = p.cpulist(f.offline, "offline")
+    offline = p.cpulist(f.offline, at("offline"))
     core = _core_of(f, p, node, offline)
     values = {name: _group_values(name, getattr(f, name), p) for name in GROUPS}
     ids = sorted(set(node) | set(offline.ids))
@@ -132,7 +132,7 @@ def _cpus(f: SnapshotFile, p: _Problems) -> list[LogicalCpu]:
     for name, seen in values.items():
         stray = CpuSet(c for c in seen if c not in known)
         if stray:
-            p.out.append(error(name, f"names CPUs {stray}, which are in no node nor `offline`"))
+            p.out.append(error(at(name), f"names CPUs {stray}, which are in no node nor `offline`"))
     packages, dies, clusters, kinds = (values[g] for g in GROUPS)
     return [
         LogicalCpu(
@@ -170,8 +170,8 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
         cpu_model=f.cpu_model,
         kernel_config=dict(f.kernel_config),
         os=f.os,
-        hidden_cpus=p.cpulist(f.hidden_cpus, "hidden_cpus"),
-        disallowed_cpus=p.cpulist(f.disallowed_cpus, "disallowed_cpus"),
+        hidden_cpus=p.cpulist(f.hidden_cpus, at("hidden_cpus")),
+        disallowed_cpus=p.cpulist(f.disallowed_cpus, at("disallowed_cpus")),
         notes=list(f.notes),
         hypervisor=f.hypervisor,
         cpufreq_driver=f.cpufreq_driver,
@@ -180,22 +180,20 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
     return topo, p.out
 
 
-_CPU_PATH = re.compile(r"^cpus\[([0-9]{1,9})\]\.(\w+)$")
 _FIELD_TO_FILE = {"package": "packages", "die": "dies", "cluster": "clusters", "kind": "kinds"}
 
 
-def file_path(topo: Topology, f: SnapshotFile, path: str) -> str:
+def file_path(topo: Topology, f: SnapshotFile, path: KeyPath) -> KeyPath:
     """Where a `validate` problem about `cpus[i].field` lives in the version 2 file."""
-    m = _CPU_PATH.match(path)
-    if m is None:
-        return path
-    index, field = int(m.group(1)), m.group(2)
-    if index >= len(topo.cpus):
-        return path
+    match path.parts:
+        case ("cpus", int(index), str(field)) if index < len(topo.cpus):
+            pass
+        case _:
+            return path
     cpu = topo.cpus[index]
     if field in _FIELD_TO_FILE:
-        return _FIELD_TO_FILE[field]
+        return at(_FIELD_TO_FILE[field])
     pos = next((i for i, n in enumerate(f.nodes) if n.id == cpu.node), None)
     if pos is None:
-        return "offline" if not cpu.online else "nodes"
-    return f"nodes[{pos}].cores" if field == "core" else f"nodes[{pos}].cpus"
+        return at("offline" if not cpu.online else "nodes")
+    return at("nodes", pos, "cores" if field == "core" else "cpus")

@@ -15,7 +15,7 @@ import attrs
 import tomli
 
 from hostc.cpuset import CpuListError, CpuSet
-from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.diagnostics import Diagnostic, HostcError, at, error, file_error, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, loads_toml, read_text_bounded
 from hostc.topology import compact, compact_read
 from hostc.topology.model import Topology, known_cluster
@@ -100,6 +100,18 @@ def _not_snapshot(file: str, why: str) -> HostcError:
     return HostcError([file_error(file, f"not a hostc topology snapshot: {why}", hint=_HINT)])
 
 
+def _is_spec(data: dict[str, Any]) -> bool:
+    """A node.toml given where a snapshot belongs: it has a key only a spec has (`host`,
+    `preset`, `workload` …) and none only a snapshot has (first-day-3 F10)."""
+    from hostc.spec.model import HostSpec
+    from hostc.spec.parse import LAYER_KEYS
+
+    snapshot = {f.name for c in (Topology, compact.SnapshotFile) for f in attrs.fields(c)}
+    spec = {f.name for f in attrs.fields(HostSpec)} | set(LAYER_KEYS)
+    keys = set(data)
+    return bool(keys & (spec - snapshot)) and not keys & (snapshot - spec)
+
+
 def _parse_toml(text: str, file: str) -> dict[str, Any]:
     if _nesting(text) > MAX_NESTING:
         raise _not_snapshot(file, f"arrays or tables nest deeper than {MAX_NESTING} levels")
@@ -133,7 +145,7 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
             try:
                 cpus = CpuSet.parse(rest)
             except CpuListError as e:
-                problems.append(error(f"unknown[{i}]", f"{kind}: not a cpulist: {e}"))
+                problems.append(error(at("unknown", i), f"{kind}: not a cpulist: {e}"))
                 continue
             if kind == "hidden-cpus":
                 hidden |= cpus
@@ -167,6 +179,16 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
     from hostc.spec.structure import diagnostics, structure
 
     data = _parse_toml(text, file)
+    if _is_spec(data):
+        raise HostcError(
+            [
+                file_error(
+                    file,
+                    "this is a node.toml spec, not a topology snapshot",
+                    hint="`hostc probe` writes one (the spec names it in host.topology)",
+                )
+            ]
+        )
     version = data.get("version")
     if version is None:
         if not {"arch", "cpus", "nodes"} <= data.keys():
@@ -177,7 +199,7 @@ def loads(text: str, file: str = "<snapshot>") -> Topology:
             with_file(
                 [
                     error(
-                        "version",
+                        at("version"),
                         f"unsupported snapshot version {version!r}",
                         hint=f"this hostc reads versions {', '.join(map(str, READ_VERSIONS))}",
                     )

@@ -468,7 +468,7 @@ def test_check_command_rejects_bad_spec(tmp_path: Path) -> None:
     r = hostc("check", spec)
     no_traceback(r)
     assert r.returncode == 2
-    assert "workload[0].gpus[1]" in r.stderr.decode()
+    assert 'workload "vllm".gpus[1]' in r.stderr.decode()
     assert b"ok" not in r.stdout
 
 
@@ -706,7 +706,7 @@ def test_api_raises_hostc_error_on_bad_input(tmp_path: Path) -> None:
     _raises_hostc_error(api.load_spec, bad)
     bad.write_text('version = 1\n[host]\nname = "x"\nrole = "inferenc"\n')
     e = _raises_hostc_error(api.load_spec, bad)
-    assert [d.path for d in e.errors] == ["host.role"]
+    assert [str(d.path) for d in e.errors] == ["host.role"]
     assert e.errors[0].line == 4
 
     # missing topology, and no topology named at all
@@ -717,7 +717,7 @@ def test_api_raises_hostc_error_on_bad_input(tmp_path: Path) -> None:
     no_topo.write_text('version = 1\n[host]\nname = "x"\nrole = "general"\n')
     s2, src2 = api.load_spec(no_topo)
     e = _raises_hostc_error(api.topology_path, s2, no_topo, None, src2)
-    assert e.errors[0].path == "host.topology"
+    assert str(e.errors[0].path) == "host.topology"
 
     # semantic errors from compile_plan, all of them at once
     spec_path.write_text(
@@ -730,7 +730,7 @@ def test_api_raises_hostc_error_on_bad_input(tmp_path: Path) -> None:
     e = _raises_hostc_error(
         api.compile_plan, spec, topo, spec_file=str(spec_path), spec_source=source
     )
-    assert {d.path for d in e.errors} >= {"workload[0].gpus[1]", "hugepages.per_node.4"}
+    assert {str(d.path) for d in e.errors} >= {'workload "vllm".gpus[1]', "hugepages.per_node.4"}
     assert all(d.file == str(spec_path) and d.line for d in e.errors)
 
     # unknown target

@@ -55,7 +55,7 @@ def test_check_json_names_file_line_and_key_path_of_an_error_exit_2(specs: Path)
     (err,) = doc["errors"]  # type: ignore[misc]
     assert err == {
         "severity": "error",
-        "path": "workload[0].gpus[1]",
+        "path": 'workload "vllm".gpus[1]',
         "message": "GPU 'GPU9' is not in the topology",
         "hint": "GPUs in the snapshot: GPU0, GPU1, GPU2, GPU3",
         "file": str(specs / "bad.toml"),
@@ -83,7 +83,7 @@ def test_check_json_of_many_hosts_reports_each_host(specs: Path) -> None:
     assert sorted(rows) == sorted([*(p.stem for p in good), "bad"])
     assert [h for h, r in rows.items() if not r["ok"]] == ["bad"]
     (err,) = rows["bad"]["errors"]
-    assert err["path"] == "workload[0].gpus[1]" and err["line"] == 12
+    assert err["path"] == 'workload "vllm".gpus[1]' and err["line"] == 12
 
 
 def test_targets_json_lists_what_the_text_lists() -> None:

@@ -79,7 +79,9 @@ def _fails_with(tmp: Path, where: str) -> str:
 def _fleet_with(tmp: Path, bad: str, extra: dict[str, str] | None = None) -> None:
     (tmp / "hosts").mkdir()
     topo = ROOT / "examples" / "h100-4gpu-inference" / "topology.toml"
-    (tmp / "base.toml").write_text(f'[host]\nname = "b"\nrole = "general"\ntopology = "{topo}"\n')
+    (tmp / "base.toml").write_text(
+        f'version = 1\n[host]\nname = "b"\nrole = "general"\ntopology = "{topo}"\n'
+    )
     (tmp / "hosts" / "good.toml").write_text('extends = ["../base.toml"]\n')
     (tmp / "hosts" / "bad.toml").write_text(bad)
     for name, text in (extra or {}).items():

@@ -99,5 +99,5 @@ def compile_case(topo: Topology, spec: m.HostSpec) -> tuple[Plan | None, list[st
         assert e.errors, "a rejection must carry at least one error"
         for d in e.diagnostics:
             assert d.file == "prop.toml" and d.message
-        return None, [d.path for d in e.errors]
+        return None, [str(d.path) for d in e.errors]
     return plan, []

@@ -245,14 +245,14 @@ CASES: list[Case] = [
     Case(
         "workload-gpu-missing",
         HEAD + WORKLOAD + '\n[[workload]]\nname = "second"\ngpus = ["GPU9"]\n',
-        key="workload[1].gpus[0]",
+        key='workload "second".gpus[0]',
         at='gpus = ["GPU9"]',
         message="GPU9",
     ),
     Case(
         "workload-missing-gpus-key",
         HEAD + '\n[[workload]]\nname = "vllm"\n',
-        key="workload[0].gpus",
+        key='workload "vllm".gpus',
         at="[[workload]]",
         message="missing",
     ),
@@ -266,7 +266,7 @@ CASES: list[Case] = [
     Case(
         "workload-no-gpus",
         HEAD + '\n[[workload]]\nname = "vllm"\ngpus = []\n',
-        key="workload[0].gpus",
+        key='workload "vllm".gpus',
         at="gpus = []",
         message="at least one GPU",
     ),
@@ -472,7 +472,7 @@ exclude = ["bogus.key"]
     assert "Traceback" not in r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     expected = {
-        "workload[1].gpus[0]": _line(text, 'gpus = ["GPU9"]'),
+        'workload "second".gpus[0]': _line(text, 'gpus = ["GPU9"]'),
         "cpu.housekeeping": _line(text, "housekeeping ="),
         "hugepages.per_node.5": _line(text, "per_node ="),
         "kernel.extra_args[0]": _line(text, "extra_args ="),

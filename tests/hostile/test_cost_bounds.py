@@ -20,6 +20,7 @@ TOPO: Topology = machine(**H100_KW)  # type: ignore[arg-type]
 
 def many(n: int, share: bool) -> dict[str, Any]:
     return {
+        "version": 1,
         "host": {"name": "t", "role": "inference", "kernel": "6.8"},
         # nohz_full is opt-in; named here, every workload's isolated CPUs are tickless
         "cpu": {

@@ -39,6 +39,7 @@ SHELL_PLAIN = re.compile(r"^[A-Za-z0-9_.,:/=+@%-]*$")
 
 def base(owner: str) -> dict[str, Any]:
     return {
+        "version": 1,
         "host": {"name": "t", "role": "inference", "kernel": "6.8"},
         "workload": [{"name": "w", "gpus": ["GPU0"]}],
         "runtime": {"owner": owner},

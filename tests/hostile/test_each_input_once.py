@@ -248,7 +248,9 @@ def test_the_picture_reads_each_link_a_bounded_number_of_times(
     from topogen import machine
 
     topo = machine(packages=packages, cores_per_node=2, gpus_per_node=gpus, nics_per_node=nics)
-    spec = api.spec_from_data({"host": {"name": "t", "role": "inference", "kernel": "6.8"}})
+    spec = api.spec_from_data(
+        {"version": 1, "host": {"name": "t", "role": "inference", "kernel": "6.8"}}
+    )
     plan, _ = api.compile_plan(spec, topo)
     every = [(g, n.id) for n in plan.nodes for g in n.gpus]
     links = [

@@ -80,7 +80,7 @@ def attempt(spec_bytes: bytes, work: Path, topology: bytes | None = None) -> boo
         for d in e.errors:
             assert d.file, d
             shown = _show(d)  # what the CLI prints: one line per field, short
-            assert len(shown) < 4000 and "\n" not in d.path, shown[:200]
+            assert len(shown) < 4000 and "\n" not in str(d.path), shown[:200]
         assert not out.exists(), sorted(map(str, out.rglob("*")))
         MALFORMED.add(spec_bytes + b"\0" + (topology or b""))
         return False

@@ -179,7 +179,7 @@ def test_a_key_path_with_a_bidi_override_is_echoed_escaped() -> None:
 )  # fmt: skip
 def test_a_workload_in_one_of_hostcs_own_units_is_refused(unit: str) -> None:
     found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
-    assert any("workload[0].unit" in p and "hostc" in p for p in found), found
+    assert any('workload "w".unit' in p and "hostc" in p for p in found), found
 
 
 @pytest.mark.parametrize(
@@ -271,7 +271,7 @@ def test_a_workload_unit_whose_drop_in_folder_systemd_applies_to_other_units_is_
     every instance: hostc writes a workload's drop-in for that unit alone."""
     unit = f"{stem.rstrip('-@')}{end}.service"
     found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
-    assert any("workload[0].unit" in p and "other units" in p for p in found), (unit, found)
+    assert any('workload "w".unit' in p and "other units" in p for p in found), (unit, found)
 
 
 @settings(max_examples=30, deadline=None)
@@ -279,10 +279,10 @@ def test_a_workload_unit_whose_drop_in_folder_systemd_applies_to_other_units_is_
 def test_a_workload_unit_whose_drop_in_folder_is_past_name_max_is_refused(n: int) -> None:
     unit = "a" * n + ".service"  # the folder is unit + ".d"
     found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
-    assert any("workload[0].unit" in p for p in found) == (len(unit) + 2 > 255), (n, found)
+    assert any('workload "w".unit' in p for p in found) == (len(unit) + 2 > 255), (n, found)
 
 
 @pytest.mark.parametrize("unit", ["vllm.service", "vllm-server.service", "llm@gpu0.service"])
 def test_a_workload_unit_of_its_own_passes(unit: str) -> None:
     found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
-    assert not any("workload[0].unit" in p for p in found), found
+    assert not any('workload "w".unit' in p for p in found), found

@@ -56,6 +56,7 @@ TOP_LEVEL = frozenset(
         "hostc.diagnostics",
         "hostc.fielddoc",
         "hostc.inputs",
+        "hostc.keypath",
         "hostc.locate",
         "hostc.patharg",
         "hostc.provenance",

@@ -14,7 +14,7 @@ import re
 import attrs
 
 from hostc.cpuset import CpuListError, CpuSet
-from hostc.diagnostics import Diagnostic, HostcError, error, file_error, with_file
+from hostc.diagnostics import Diagnostic, HostcError, at, error, file_error, with_file
 from hostc.record import Record
 from hostc.topology.importers._text import fail, text_lines
 from hostc.topology.importers.common import finish
@@ -272,7 +272,7 @@ def _merged_gpus(base: Topology, smi: SmiTopo) -> list[Gpu]:
         if g.node is not None and g.node not in node_ids:
             problems.append(
                 error(
-                    f"gpus[{i}].node",
+                    at("gpus", i, "node"),
                     f"nvidia-smi puts {g.name} on NUMA node "
                     f"{g.node}, which the base snapshot lacks",
                     hint="are both captures from the same machine?",
@@ -281,7 +281,7 @@ def _merged_gpus(base: Topology, smi: SmiTopo) -> list[Gpu]:
         if g.cpus is not None and not CpuSet.parse(g.cpus) <= everything:
             problems.append(
                 error(
-                    f"gpus[{i}].cpus",
+                    at("gpus", i, "cpus"),
                     f"{g.name}'s CPU affinity {g.cpus} names CPUs "
                     f"the base snapshot lacks (it has {everything})",
                     hint="are both captures from the same machine?",

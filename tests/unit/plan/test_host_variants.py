@@ -343,7 +343,7 @@ def test_unknown_hugepage_sizes_are_a_warning_with_the_arch_usual_sizes() -> Non
     power = attrs.evolve(host(), arch="ppc64", hugepage_sizes=[])
     s = spec(hugepages=m.Hugepages(size="1G", total=2))
     _, warnings = api.compile_plan(s, power)
-    [w] = [w for w in warnings if w.path == "hugepages.size"]
+    [w] = [w for w in warnings if str(w.path) == "hugepages.size"]
     assert w.message.endswith("so 1G cannot be checked")
     assert w.hint == "ppc64 usually offers 16M, 16G"
 
@@ -460,7 +460,7 @@ def test_mechanism_the_kernel_was_built_without_is_refused() -> None:
         host(), kernel_config={"CONFIG_NO_HZ_FULL": "n", "CONFIG_RCU_NOCB_CPU": "y"}
     )
     assert errors_of(isolating(), topo) == [
-        "workload[0].busy_poll: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the "
+        'workload "serve".busy_poll: 6.8.0-45-generic is built without CONFIG_NO_HZ_FULL, so the '
         "kernel ignores nohz_full="
     ]
     plan, _ = plan_of(isolating(busy_poll=False), topo)  # no busy poller: no nohz_full needed

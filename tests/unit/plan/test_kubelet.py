@@ -219,7 +219,7 @@ def test_alpha_option_needs_the_gate_and_gets_it() -> None:
     with pytest.raises(HostcError) as e:
         _kubelet_plan(spec, topo)
     [d] = e.value.errors
-    assert d.path == "kubelet.cpu_manager_policy_options[0]"
+    assert str(d.path) == "kubelet.cpu_manager_policy_options[0]"
     assert 'Alpha-level Options not enabled, but option "distribute-cpus-across-numa"' in (
         d.message
     )
@@ -312,7 +312,7 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], Severity, str, str]] = [
         {"topology_manager_policy": "single-numa-node"},
         {"workload": [m.Workload("svc", ["GPU0", "GPU2"])]},
         Severity.ERROR,
-        "workload[0].gpus",
+        'workload "svc".gpus',
         "TopologyAffinityError",
     ),
     (
@@ -549,7 +549,9 @@ def test_bad_input(case: tuple[str, dict[str, Any], dict[str, Any], Severity, st
         _, found = api.compile_plan(spec, topo, spec_file="k.toml")
     except HostcError as e:
         found = list(e.diagnostics)
-    hits = [d for d in found if d.severity is severity and d.path == path and part in d.message]
+    hits = [
+        d for d in found if d.severity is severity and str(d.path) == path and part in d.message
+    ]
     assert hits, "\n".join(d.render() for d in found)
 
 
@@ -580,13 +582,13 @@ def test_quantity_round_trip() -> None:
 
 def test_decimal_quantity_refused_at_load(tmp_path: Path) -> None:
     (tmp_path / "node.toml").write_text(
-        '[host]\nname = "k"\nrole = "inference"\n[kubelet]\nflavor = "kubeadm"\n'
+        'version = 1\n[host]\nname = "k"\nrole = "inference"\n[kubelet]\nflavor = "kubeadm"\n'
         'version = "1.33"\n[kubelet.system_reserved]\nmemory = "1G"\n'
     )
     with pytest.raises(HostcError) as e:
         api.load_spec(tmp_path / "node.toml")
     [d] = e.value.errors
-    assert d.path == "kubelet.system_reserved.memory"
+    assert str(d.path) == "kubelet.system_reserved.memory"
     assert "decimal SI suffix 'G'" in d.message and "write 1Gi" in d.message
 
 

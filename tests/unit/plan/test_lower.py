@@ -93,7 +93,7 @@ def test_per_node_hugepages_need_5_16() -> None:
     even = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 8}))
     p, warnings = api.compile_plan(even, old)
     assert "hugepagesz=1G hugepages=16" in cmdline(p)
-    assert [w.path for w in warnings if w.path != "host.os"] == ["hugepages.per_node"]
+    assert [str(w.path) for w in warnings if str(w.path) != "host.os"] == ["hugepages.per_node"]
     uneven = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 2}))
     assert errors(uneven, old) == [
         "hugepages.per_node: kernel 5.15.0 cannot reserve different counts per NUMA node at "
@@ -146,7 +146,7 @@ def test_command_line_budget() -> None:
     with pytest.raises(HostcError) as e:
         plan_of(spec(kernel=m.Kernel(extra_args=many)))
     (d,) = e.value.errors
-    assert d.path == "kernel" and "allows 2048 (COMMAND_LINE_SIZE)" in d.message
+    assert str(d.path) == "kernel" and "allows 2048 (COMMAND_LINE_SIZE)" in d.message
 
 
 def test_preset_exclude_and_override_provenance() -> None:
@@ -193,7 +193,7 @@ def test_total_skips_cpuless_memory_nodes() -> None:
 def test_hidden_cpus_are_a_warning() -> None:
     topo = attrs.evolve(H100, hidden_cpus=CpuSet.parse("0-7"))
     _, warnings = api.compile_plan(spec(), topo)
-    assert [w.message.split(";")[0] for w in warnings if w.path != "host.os"] == [
+    assert [w.message.split(";")[0] for w in warnings if str(w.path) != "host.os"] == [
         "the snapshot hides online CPUs 0-7 (a cgroup or firmware reservation)"
     ]
 

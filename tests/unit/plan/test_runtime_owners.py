@@ -584,7 +584,9 @@ def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:
 def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:
     def warned(topo_os: OsRelease) -> bool:
         _, warnings = api.compile_plan(spec(**TUNED_OWNED), h100(os=topo_os), spec_file="t")
-        return any(w.path == "runtime.owner" and "isolated_cores" in w.message for w in warnings)
+        return any(
+            str(w.path) == "runtime.owner" and "isolated_cores" in w.message for w in warnings
+        )
 
     assert warned(OsRelease("ubuntu", "22.04", ["debian"]))
     assert not warned(DEBIAN12)

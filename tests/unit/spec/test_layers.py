@@ -190,12 +190,14 @@ def test_a_single_file_spec_has_no_provenance_section() -> None:
 
 
 def test_a_bad_value_is_reported_at_the_file_and_line_that_set_it(tmp_path: Path) -> None:
-    (tmp_path / "c.toml").write_text('[host]\nname = "c"\nrole = "general"\n\n[cpu]\nisolate = 7\n')
+    (tmp_path / "c.toml").write_text(
+        'version = 1\n[host]\nname = "c"\nrole = "general"\n\n[cpu]\nisolate = 7\n'
+    )
     (tmp_path / "h.toml").write_text('extends = ["c.toml"]\n')
     with pytest.raises(HostcError) as e:
         api.compile_file(tmp_path / "h.toml")
-    assert [(d.file, d.line, d.path) for d in e.value.diagnostics] == [
-        (f"{tmp_path}/c.toml", 6, "cpu.isolate")
+    assert [(d.file, d.line, str(d.path)) for d in e.value.diagnostics] == [
+        (f"{tmp_path}/c.toml", 7, "cpu.isolate")
     ]
 
 
@@ -205,7 +207,7 @@ def test_a_remove_that_is_neither_true_a_list_nor_a_table_is_an_error(tmp_path: 
     with pytest.raises(HostcError) as e:
         layers.read(tmp_path / "h.toml")
     (d,) = e.value.diagnostics
-    assert (d.file, d.line, d.path) == (f"{tmp_path}/h.toml", 4, "remove.sysctl")
+    assert (d.file, d.line, str(d.path)) == (f"{tmp_path}/h.toml", 4, "remove.sysctl")
     assert "a list of names" in d.message
 
 

@@ -36,7 +36,7 @@ SPECS = sorted(
     for p in (ROOT / "examples").rglob("*.toml")
     if p.name != "topology.toml" and p.parent.name != "packer"
 )
-BASE = '[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
+BASE = 'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
 
 
 def _mutable_inside(value: Any, path: str = "spec") -> Iterator[str]:
@@ -99,7 +99,7 @@ def test_an_evolved_spec_with_a_wrong_value_is_a_hostc_error_naming_its_key(
     with pytest.raises(HostcError) as e:
         api.compile_plan(spec, TOPO)
     (d,) = e.value.diagnostics
-    assert d.path in ("kernel.extra_args[0]", 'sysctl."vm.swappiness"', "sysctl")
+    assert str(d.path) in ("kernel.extra_args[0]", 'sysctl."vm.swappiness"', "sysctl")
     assert "expected" in d.message
 
 
@@ -125,7 +125,7 @@ def test_a_loaded_spec_is_compiled_without_structuring_it_again(
 #: sysctls_valid): the converter refuses them for both.
 HAND_BUILT: list[tuple[str, Callable[[], m.HostSpec]]] = [
     (
-        '[host]\nname = "two words"\nrole = "inference"\nkernel = "6.8"\n',
+        'version = 1\n[host]\nname = "two words"\nrole = "inference"\nkernel = "6.8"\n',
         lambda: m.HostSpec(host=m.Host(name="two words", role=m.Role.INFERENCE, kernel="6.8")),
     ),
     (
@@ -158,7 +158,7 @@ def _host() -> m.Host:
 def _errors(call: Callable[[], object]) -> list[tuple[str, str]]:
     with pytest.raises(HostcError) as e:
         call()
-    return [(d.path, d.message) for d in e.value.diagnostics]
+    return [(str(d.path), d.message) for d in e.value.diagnostics]
 
 
 @pytest.mark.parametrize(("toml", "built"), HAND_BUILT, ids=range(len(HAND_BUILT)))

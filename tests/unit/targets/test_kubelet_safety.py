@@ -92,7 +92,7 @@ def test_gpu_pods_spanning_nodes_default_to_best_effort() -> None:
     plan, found = api.compile_file(RKE2)
     assert plan.kubelet is not None and plan.kubelet.topology is not None
     assert plan.kubelet.topology.policy == "best-effort"
-    assert not [d for d in found if d.path.startswith("kubelet")]
+    assert not [d for d in found if str(d.path).startswith("kubelet")]
     flags = yaml.safe_load(_by_path(plan)[tk.rancher_path(vocab.Flavor.RKE2)])["kubelet-arg+"]
     assert "topology-manager-policy=best-effort" in flags
     # without max_gpus_per_pod beyond one node, hostc leaves the kubelet's default

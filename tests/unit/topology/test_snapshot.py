@@ -80,9 +80,9 @@ def test_broken_snapshot_names_the_key(edit: object, path: str) -> None:
     assert broken != text
     with pytest.raises(HostcError) as e:
         snapshot.loads(broken, "snap.toml")
-    assert any(d.path == path and d.file == "snap.toml" and d.line for d in e.value.diagnostics), (
-        e.value
-    )
+    assert any(
+        str(d.path) == path and d.file == "snap.toml" and d.line for d in e.value.diagnostics
+    ), e.value
 
 
 def test_spec_doc_documents_every_spec_key() -> None:

@@ -103,7 +103,7 @@ def test_smt_unknown_cpus_stay_unknown() -> None:
 def _loads_error(text: str) -> list[tuple[str, str]]:
     with pytest.raises(HostcError) as e:
         snapshot.loads(text, "s.toml")
-    return [(d.path, d.message) for d in e.value.diagnostics]
+    return [(str(d.path), d.message) for d in e.value.diagnostics]
 
 
 def _v1(cpus: str, nodes: str = "[[nodes]]\nid = 0\n") -> str:

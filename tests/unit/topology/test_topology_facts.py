@@ -207,7 +207,7 @@ def test_snapshot_os_ids_are_validated() -> None:
     topo = attrs.evolve(machine(packages=1, cores_per_node=2, smt=1), os=OsRelease("Ubuntu"))
     with pytest.raises(HostcError) as e:
         snapshot.loads(snapshot.dumps(topo), "s.toml")
-    assert [d.path for d in e.value.diagnostics] == ["os.id"]
+    assert [str(d.path) for d in e.value.diagnostics] == ["os.id"]
 
 
 def test_arm_cpuinfo_implementer(tmp_path: Path) -> None:
