@@ -350,6 +350,8 @@ def _topology(text: str, applied: frozenset[str] = frozenset()) -> dict[str, Any
     doc = tomllib.loads(text)
     for node in doc["nodes"]:
         node.pop("memory_mib")  # compared by _close_memory
+    for fact in MACHINE_FACTS:  # checked by _machine_facts: the committed files predate them
+        doc.pop(fact, None)
     doc["cmdline"] = " ".join(
         w for w in doc["cmdline"].split() if not w.startswith("root=") and w not in applied
     )
@@ -361,6 +363,20 @@ def _topology(text: str, applied: frozenset[str] = frozenset()) -> dict[str, Any
 #: boots of the same image (seen: 4438 and 4469 MiB); hostc's hugepage budgets are far
 #: coarser than this.
 MEMORY_SLACK_MIB = 64
+
+
+#: What a probe says about the machine itself (first-day-3 F5): the hypervisor CPU flag and
+#: the cpufreq and cpuidle drivers.
+MACHINE_FACTS = ("hypervisor", "cpufreq_driver", "cpuidle_driver")
+
+
+def _machine_facts(probed: str) -> None:
+    """A probe in the guest records the machine facts: a QEMU guest shows the hypervisor
+    flag, and no cpufreq driver (QEMU offers no P-state interface), written `none`."""
+    doc = tomllib.loads(probed)
+    assert doc.get("hypervisor") is True, probed
+    assert doc.get("cpufreq_driver") == "none", probed
+    assert isinstance(doc.get("cpuidle_driver"), str), probed
 
 
 def _close_memory(probed: str, committed: str) -> None:
@@ -381,6 +397,7 @@ def test_vm_probe_finds_the_committed_topology(lifecycle_vm: tuple[dict[str, Any
     committed = (HERE / "topology.toml").read_text()
     assert _topology(probed) == _topology(committed), probed
     _close_memory(probed, committed)
+    _machine_facts(probed)
 
 
 def test_vm_probe_finds_the_committed_small_topology(
@@ -396,6 +413,7 @@ def test_vm_probe_finds_the_committed_small_topology(
     committed = (HERE / "topology-small.toml").read_text()
     assert _topology(probed, tuned) == _topology(committed), probed
     _close_memory(probed, committed)
+    _machine_facts(probed)
 
 
 def test_vm_probe_spec_cloud_init_reboot_then_audit_exits_0(
