@@ -70,7 +70,6 @@ def generate(work: Path, count: int = HOSTS) -> Path:
 
 
 MEASURE = """\
-import gc; gc.disable()  # as the hostc process does before any import
 import resource, sys, time
 from hostc.cli.main import main
 sys.argv = ["hostc", *sys.argv[1:]]

@@ -14,7 +14,7 @@ from hostc.artifact import Artifact
 from hostc.delivery.disruption import Disruption
 from hostc.diagnostics import printable
 from hostc.record import Record
-from hostc.report.plandiff import PlanDiff, diff, setting_name
+from hostc.report.plandiff import PlanDiff, diff, named, setting_name
 from hostc.targets._escape import oneline
 
 
@@ -88,9 +88,10 @@ def _why_removed(d: PlanDiff, old: Side, new: Side) -> PlanDiff:
     if not new.excluded:
         return d
     where = dict(new.excluded)
+    names = named(old.data)  # every path's row name, once
     out = []
     for s in d.settings:
-        name = setting_name(s.name, old.data) if s.change == "removed" else None
+        name = setting_name(s.name, names) if s.change == "removed" else None
         if name in where:
             why = f"preset.exclude ({where[name]}): {name} is left out"
             s = attrs.evolve(s, new_reason=why)

@@ -211,10 +211,10 @@ def named(data: Any, path: str = "") -> dict[str, str]:
     return out
 
 
-def setting_name(flat: str, data: dict[str, Any]) -> str | None:
-    """The settings-table name (what `preset.exclude` takes) of a flattened path of the
-    plan.json `data` it came from (None: not a row's value, such as a workload)."""
+def setting_name(flat: str, names: dict[str, str]) -> str | None:
+    """The settings-table name (what `preset.exclude` takes) of a flattened path, given
+    `named()` of the plan.json it came from (None: not a row's value, a workload say)."""
     m = _LISTED.fullmatch(flat)
     if m is not None:
         return m.group(1)
-    return named(data).get(flat)
+    return names.get(flat)
