@@ -353,7 +353,9 @@ def _topology(text: str, applied: frozenset[str] = frozenset()) -> dict[str, Any
     for fact in MACHINE_FACTS:  # checked by _machine_facts: the committed files predate them
         doc.pop(fact, None)
     doc["cmdline"] = " ".join(
-        w for w in doc["cmdline"].split() if not w.startswith("root=") and w not in applied
+        w
+        for w in doc["cmdline"].split()
+        if not w.startswith("root=") and w not in applied and w != vmguests.HARNESS_CMDLINE
     )
     doc["kernel"] = ".".join(doc["kernel"].split(".")[:2])
     return doc

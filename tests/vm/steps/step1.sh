@@ -3,6 +3,9 @@
 R=/root/results
 hostc probe -o $R/topology.toml; echo $? >$R/probe.rc
 find /etc /usr/local /var/lib/hostc -xdev -type f 2>/dev/null | grep -v -e ^/etc/machine-id -e ^/etc/ld.so.cache | sort | xargs sha256sum >$R/pristine.sha
+# the image's grub.cfg predates the harness's grub.d file (vmguests.HARNESS_CMDLINE):
+# regenerated first, so that it is the host as it was that revert must give back
+update-grub >$R/update-grub-0.log 2>&1
 grep -E '^\s*linux\s' /boot/grub/grub.cfg | head -1 >$R/pristine-grub
 cat /proc/cmdline >$R/pristine-cmdline
 sh /root/vmtest/v1/rootfs/apply.sh >$R/apply-v1.log 2>&1; echo $? >$R/apply-v1.rc
