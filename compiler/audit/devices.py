@@ -9,7 +9,7 @@ import fnmatch
 from collections.abc import Callable
 
 from hostc.audit.host import HostReader
-from hostc.audit.observe import Expect
+from hostc.audit.observe import Expect, Look
 from hostc.audit.seen import Seen, absent
 from hostc.cpuset import CpuListError, CpuSet
 from hostc.inputs import is_number
@@ -117,10 +117,10 @@ def acs_redirect(host: HostReader, e: Expect) -> Seen:
     return Seen(f"on at {' '.join(on)}" if on else e.expected, not on)
 
 
-OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
-    "pm-qos": pm_qos,
-    "each-value": each_value,
-    "nic-channels": nic_channels,
-    "iommu-mode": iommu_mode,
-    "acs-redirect": acs_redirect,
+OBSERVERS: dict[Look, Callable[[HostReader, Expect], Seen]] = {
+    Look.PM_QOS: pm_qos,
+    Look.EACH_VALUE: each_value,
+    Look.NIC_CHANNELS: nic_channels,
+    Look.IOMMU_MODE: iommu_mode,
+    Look.ACS_REDIRECT: acs_redirect,
 }

@@ -17,6 +17,7 @@ Traps this table encodes (each has a test):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from enum import StrEnum
 from typing import Any
 
 import attrs
@@ -45,11 +46,44 @@ BOOT_CARRIERS = (
 MANAGER_CPUS_FILE = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
 
 
+class Look(StrEnum):
+    """How a value is looked at: the reader `hostc.audit.observers.OBSERVERS` runs for
+    an `Expect` (a closed set, so a typo is a type error, not a KeyError on a host)."""
+
+    CMDLINE = "cmdline"
+    CMDLINE_WORD = "cmdline-word"
+    VALUE = "value"
+    RELEASE = "release"
+    CPULIST = "cpulist"
+    MASK = "mask"
+    SELECTED = "selected"
+    FIRST_WORD = "first-word"
+    SYSCTL = "sysctl"
+    MANAGER = "manager"
+    PID_CPUS = "pid-cpus"
+    UNIT_CPUS = "unit-cpus"
+    UNIT_NUMA = "unit-numa"
+    UNIT = "unit"
+    PER_CPU = "per-cpu"
+    IRQS_OFF = "irqs-off"
+    DEVICE_IRQS = "device-irqs"
+    MODULE_ABSENT = "module-absent"
+    MODULE_PARAM = "module-param"
+    CHECKPOINT = "checkpoint"
+    POD_CPUS = "pod-cpus"
+    GPUDIRECT = "gpudirect"
+    PM_QOS = "pm-qos"
+    EACH_VALUE = "each-value"
+    NIC_CHANNELS = "nic-channels"
+    IOMMU_MODE = "iommu-mode"
+    ACS_REDIRECT = "acs-redirect"
+
+
 @attrs.frozen(repr=False, eq=False)
 class Expect(Record):
     """One value the Plan says the host has, and how to look at it."""
 
-    kind: str  # the TABLE row
+    kind: Look  # the reader (the TABLE row names the Plan's setting kind)
     setting: str  # what the report calls it
     expected: str
     reason: Reason
@@ -67,12 +101,12 @@ def _host(plan: Plan) -> Iterator[Expect]:
     """The machine the Plan was compiled for: another one makes every other row moot."""
     h, part = plan.host, plan.partition
     yield Expect(
-        "cpulist", "online CPUs", str(part.online), h.reason, ("/sys/devices/system/cpu/online",)
+        Look.CPULIST, "online CPUs", str(part.online), h.reason, ("/sys/devices/system/cpu/online",)
     )
     if h.kernel_version is not None:  # the facts hostc used depend on major.minor only
         release = "{}.{}".format(*h.kernel_version)
         yield Expect(
-            "release", "kernel release", release, h.reason, ("/proc/sys/kernel/osrelease",)
+            Look.RELEASE, "kernel release", release, h.reason, ("/proc/sys/kernel/osrelease",)
         )
 
 
@@ -80,7 +114,7 @@ def _kernel_args(plan: Plan) -> Iterator[Expect]:
     """Last-one-wins keys by their last word; keys the kernel applies every time it meets
     them (`pci=`, the hugepage pairs) by their exact word."""
     for a in kernel_args(plan):
-        kind = "cmdline-word" if a.key in MULTI_VALUED else "cmdline"
+        kind = Look.CMDLINE_WORD if a.key in MULTI_VALUED else Look.CMDLINE
         yield Expect(kind, f"kernel {a.key}", str(a), a.reason, (a.key,), _boot(str(a)))
 
 
@@ -90,7 +124,7 @@ def _nohz(plan: Plan) -> Iterator[Expect]:
         value = str(plan.partition.isolated)
         path = "/sys/devices/system/cpu/nohz_full"
         yield Expect(
-            "cpulist", "nohz_full CPUs", value, m.reason, (path,), _boot(f"nohz_full={value}")
+            Look.CPULIST, "nohz_full CPUs", value, m.reason, (path,), _boot(f"nohz_full={value}")
         )
 
 
@@ -101,13 +135,13 @@ def _hugepages(plan: Plan) -> Iterator[Expect]:
             token = f"hugepages={pool.total}"
             path = f"/sys/kernel/mm/{d}"
             name = f"hugepages {format_kib(pool.size_kib)}"
-            yield Expect("value", name, str(pool.total), pool.reason, (path,), _boot(token))
+            yield Expect(Look.VALUE, name, str(pool.total), pool.reason, (path,), _boot(token))
             continue
         token = "hugepages=" + ",".join(f"{n}:{c}" for n, c in pool.per_node)
         for node, count in pool.per_node:
             path = f"/sys/devices/system/node/node{node}/{d}"
             name = f"hugepages {format_kib(pool.size_kib)} node{node}"
-            yield Expect("value", name, str(count), pool.reason, (path,), _boot(token))
+            yield Expect(Look.VALUE, name, str(count), pool.reason, (path,), _boot(token))
 
 
 def _sysfs(v: Value[Any]) -> Iterator[Expect]:
@@ -118,7 +152,7 @@ def _sysfs(v: Value[Any]) -> Iterator[Expect]:
     if f is None:
         return
     args = (f.path.rsplit("/", 1)[1],) if f.per is Per.POLICY else (f.path,)
-    kind = "per-cpu" if f.per is Per.POLICY else "selected" if f.choice else "value"
+    kind = Look.PER_CPU if f.per is Per.POLICY else Look.SELECTED if f.choice else Look.VALUE
     arg = next((o.arg for o in s.observe if isinstance(o, Cmdline)), None)
     pending = _boot(f"{arg}={v.shown}") if arg is not None else None
     yield Expect(kind, s.name, v.shown, v.reason, args, pending)
@@ -131,7 +165,7 @@ def _thp(plan: Plan) -> Iterator[Expect]:
 
 def _sysctls(plan: Plan) -> Iterator[Expect]:
     for s in plan.sysctls:
-        yield Expect("sysctl", f"sysctl {s.key}", " ".join(s.value.split()), s.reason, (s.key,))
+        yield Expect(Look.SYSCTL, f"sysctl {s.key}", " ".join(s.value.split()), s.reason, (s.key,))
 
 
 #: systemd's manager property for each limit item hostc makes every service's default,
@@ -151,7 +185,7 @@ def _limits(plan: Plan) -> Iterator[Expect]:
             continue
         prop, scale = _MANAGER_LIMIT[lim.item]
         value = "infinity" if lim.value == UNLIMITED else str(int(lim.value) * scale)
-        yield Expect("manager", f"services' {lim.item} limit", value, lim.reason, (prop,))
+        yield Expect(Look.MANAGER, f"services' {lim.item} limit", value, lim.reason, (prop,))
 
 
 def _manager_cpus(plan: Plan) -> Iterator[Expect]:
@@ -160,7 +194,7 @@ def _manager_cpus(plan: Plan) -> Iterator[Expect]:
         value = str(part.housekeeping)
         pending = ((MANAGER_CPUS_FILE,), f"CPUAffinity={value}")
         yield Expect(
-            "pid-cpus",
+            Look.PID_CPUS,
             "PID 1 CPUs",
             value,
             part.housekeeping_reason,
@@ -175,9 +209,9 @@ def _workloads(plan: Plan) -> Iterator[Expect]:
     for w in plan.workloads:
         policy = f"bind:{CpuSet(w.nodes)}"  # the kernel prints a node list like a CPU list
         yield Expect(
-            "unit-cpus", f"{w.unit} CPUs", str(w.cpus), w.reason, (w.unit, "Cpus_allowed_list")
+            Look.UNIT_CPUS, f"{w.unit} CPUs", str(w.cpus), w.reason, (w.unit, "Cpus_allowed_list")
         )
-        yield Expect("unit-numa", f"{w.unit} memory policy", policy, w.reason, (w.unit,))
+        yield Expect(Look.UNIT_NUMA, f"{w.unit} memory policy", policy, w.reason, (w.unit,))
 
 
 def _tunables(plan: Plan) -> Iterator[Expect]:
@@ -189,7 +223,7 @@ def _tunables(plan: Plan) -> Iterator[Expect]:
 
 def _cpumasks(plan: Plan) -> Iterator[Expect]:
     for m in plan.runtime.cpumasks:
-        yield Expect("mask", f"{m.name} CPUs", str(m.cpus), m.reason, (m.path,))
+        yield Expect(Look.MASK, f"{m.name} CPUs", str(m.cpus), m.reason, (m.path,))
 
 
 def _irqs(plan: Plan) -> Iterator[Expect]:
@@ -198,7 +232,7 @@ def _irqs(plan: Plan) -> Iterator[Expect]:
         why = plan.isolation_by("irqaffinity")
         assert why is not None
         yield Expect(
-            "mask",
+            Look.MASK,
             "default IRQ affinity",
             str(part.housekeeping),
             why.reason,
@@ -206,28 +240,28 @@ def _irqs(plan: Plan) -> Iterator[Expect]:
         )
     if irq is None:
         return
-    yield Expect("irqs-off", "IRQs on isolated CPUs", "none", irq.reason, (str(irq.banned),))
+    yield Expect(Look.IRQS_OFF, "IRQs on isolated CPUs", "none", irq.reason, (str(irq.banned),))
     state = "active" if irq.owner is IrqOwner.IRQBALANCE else "inactive"
     yield Expect(
-        "unit", "irqbalance.service", state, irq.reason, ("irqbalance.service", "ActiveState")
+        Look.UNIT, "irqbalance.service", state, irq.reason, ("irqbalance.service", "ActiveState")
     )
     for d in irq.devices:
-        yield Expect("device-irqs", f"{d.device} IRQs", str(d.cpus), d.reason, (d.pci,))
+        yield Expect(Look.DEVICE_IRQS, f"{d.device} IRQs", str(d.cpus), d.reason, (d.pci,))
 
 
 def _modules(plan: Plan) -> Iterator[Expect]:
     for m in plan.runtime.modules:
         if m.blacklist:
-            yield Expect("module-absent", f"module {m.name}", "not loaded", m.reason, (m.name,))
+            yield Expect(Look.MODULE_ABSENT, f"module {m.name}", "not loaded", m.reason, (m.name,))
         for word in (m.options or "").split():
             key, _, value = word.partition("=")
             path = f"/sys/module/{m.name}/parameters/{key}"
-            yield Expect("module-param", f"module {m.name} {key}", value, m.reason, (path,))
+            yield Expect(Look.MODULE_PARAM, f"module {m.name} {key}", value, m.reason, (path,))
 
 
 def _services(plan: Plan) -> Iterator[Expect]:
     for s in plan.runtime.services_off:
-        yield Expect("unit", s.unit, "inactive", s.reason, (s.unit, "ActiveState"))
+        yield Expect(Look.UNIT, s.unit, "inactive", s.reason, (s.unit, "ActiveState"))
 
 
 def _kubelet(plan: Plan) -> Iterator[Expect]:
@@ -235,10 +269,10 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
     if k is None:
         return
     policy = k.cpu.policy
-    yield Expect("checkpoint", "kubelet CPU manager", policy, k.cpu.reason, (CPU_STATE,))
+    yield Expect(Look.CHECKPOINT, "kubelet CPU manager", policy, k.cpu.reason, (CPU_STATE,))
     if k.memory is not None:
         yield Expect(
-            "checkpoint",
+            Look.CHECKPOINT,
             "kubelet memory manager",
             k.memory.policy,
             k.memory.reason,
@@ -249,13 +283,13 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
         return
     own = rt.allowed if rt.allowed is not None else rt.cpus  # affinity ∩ the unit's cpuset
     yield Expect(
-        "unit-cpus", f"{rt.unit} CPUs", str(own), rt.reason, (rt.unit, "Cpus_allowed_list")
+        Look.UNIT_CPUS, f"{rt.unit} CPUs", str(own), rt.reason, (rt.unit, "Cpus_allowed_list")
     )
     if rt.allowed is not None and rt.allowed_reason is not None:
         path = f"/sys/fs/cgroup/system.slice/{rt.unit}/cpuset.cpus"
-        yield Expect("cpulist", f"{rt.unit} cpuset", str(rt.allowed), rt.allowed_reason, (path,))
+        yield Expect(Look.CPULIST, f"{rt.unit} cpuset", str(rt.allowed), rt.allowed_reason, (path,))
     yield Expect(
-        "pod-cpus",
+        Look.POD_CPUS,
         "shared-pool containers' CPUs",
         "their pod's cpuset",
         rt.reason,
@@ -273,7 +307,7 @@ GPUDIRECT_PATH = {
 def _gpudirect(plan: Plan) -> Iterator[Expect]:
     g = plan.runtime.gpudirect
     if g is not None:
-        yield Expect("gpudirect", "GPUDirect RDMA", GPUDIRECT_PATH[g.mode], g.reason, (g.mode,))
+        yield Expect(Look.GPUDIRECT, "GPUDirect RDMA", GPUDIRECT_PATH[g.mode], g.reason, (g.mode,))
 
 
 def _devices(plan: Plan) -> Iterator[Expect]:
@@ -283,23 +317,25 @@ def _devices(plan: Plan) -> Iterator[Expect]:
     if rt.hostc_owned and c is not None and c.cpus is not None:
         state = str(c.state)
         want = f"exit latency of cpuidle state {state}"
-        yield Expect("pm-qos", "CPU PM QoS resume latency", want, c.reason, (state, str(c.cpus)))
+        yield Expect(Look.PM_QOS, "CPU PM QoS resume latency", want, c.reason, (state, str(c.cpus)))
     for w in rt.sysfs:  # hostc-tuning or TuneD's [sysfs] writes them
-        yield Expect("each-value", w.name.replace("_", " ", 1), w.value, w.reason, (w.glob,))
+        yield Expect(Look.EACH_VALUE, w.name.replace("_", " ", 1), w.value, w.reason, (w.glob,))
     for n in rt.nic_channels if rt.hostc_owned else ():
         want = f"at most {n.count} queues"
-        yield Expect("nic-channels", f"{n.device} channels", want, n.reason, (n.pci, str(n.count)))
+        yield Expect(
+            Look.NIC_CHANNELS, f"{n.device} channels", want, n.reason, (n.pci, str(n.count))
+        )
     io = rt.iommu
     if io is not None:
-        yield Expect("iommu-mode", "IOMMU mode", "pass-through (identity)", io.reason)
+        yield Expect(Look.IOMMU_MODE, "IOMMU mode", "pass-through (identity)", io.reason)
         if io.acs_off is not None:
-            yield Expect("acs-redirect", "PCIe ACS redirect", "off", io.acs_off)
+            yield Expect(Look.ACS_REDIRECT, "PCIe ACS redirect", "off", io.acs_off)
 
 
 def _tuned(plan: Plan) -> Iterator[Expect]:
     if plan.runtime.owner is RuntimeOwner.TUNED:
         r = plan.runtime.owner_reason
-        yield Expect("first-word", "TuneD profile", "hostc", r, ("/etc/tuned/active_profile",))
+        yield Expect(Look.FIRST_WORD, "TuneD profile", "hostc", r, ("/etc/tuned/active_profile",))
 
 
 #: Setting kind → the expectations the Plan gives it.  Each Expect.kind names its

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from hostc.audit import devices
 from hostc.audit.host import HostReader
-from hostc.audit.observe import Expect
+from hostc.audit.observe import Expect, Look
 from hostc.audit.seen import Seen, absent
 from hostc.audit.sysctld import winner
 from hostc.cpuset import CpuListError, CpuSet
@@ -323,28 +323,28 @@ def checkpoint(host: HostReader, e: Expect) -> Seen:
     return Seen(str(name), str(name).lower() == e.expected.lower())
 
 
-OBSERVERS: dict[str, Callable[[HostReader, Expect], Seen]] = {
-    "cmdline": cmdline,
-    "cmdline-word": cmdline_word,
-    "value": value,
-    "release": release,
-    "cpulist": cpulist,
-    "mask": mask,
-    "selected": selected,
-    "first-word": first_word,
-    "sysctl": sysctl,
-    "manager": manager,
-    "pid-cpus": pid_cpus,
-    "unit-cpus": unit_cpus,
-    "unit-numa": unit_numa,
-    "unit": unit,
-    "per-cpu": per_cpu,
-    "irqs-off": irqs_off,
-    "device-irqs": device_irqs,
-    "module-absent": module_absent,
-    "module-param": module_param,
-    "checkpoint": checkpoint,
-    "pod-cpus": pod_cpus,
-    "gpudirect": gpudirect,
+OBSERVERS: dict[Look, Callable[[HostReader, Expect], Seen]] = {
+    Look.CMDLINE: cmdline,
+    Look.CMDLINE_WORD: cmdline_word,
+    Look.VALUE: value,
+    Look.RELEASE: release,
+    Look.CPULIST: cpulist,
+    Look.MASK: mask,
+    Look.SELECTED: selected,
+    Look.FIRST_WORD: first_word,
+    Look.SYSCTL: sysctl,
+    Look.MANAGER: manager,
+    Look.PID_CPUS: pid_cpus,
+    Look.UNIT_CPUS: unit_cpus,
+    Look.UNIT_NUMA: unit_numa,
+    Look.UNIT: unit,
+    Look.PER_CPU: per_cpu,
+    Look.IRQS_OFF: irqs_off,
+    Look.DEVICE_IRQS: device_irqs,
+    Look.MODULE_ABSENT: module_absent,
+    Look.MODULE_PARAM: module_param,
+    Look.CHECKPOINT: checkpoint,
+    Look.POD_CPUS: pod_cpus,
+    Look.GPUDIRECT: gpudirect,
     **devices.OBSERVERS,
 }

@@ -10,7 +10,7 @@ from audit_host import BASE_CMDLINE, perfect_host, put, show
 
 from hostc import api
 from hostc.audit import Finding, Status, drift
-from hostc.audit.observe import TABLE, expectations
+from hostc.audit.observe import TABLE, Look, expectations
 from hostc.audit.observers import OBSERVERS
 from hostc.plan.model import Plan
 
@@ -39,6 +39,13 @@ def test_every_expectation_kind_has_an_observer() -> None:
     kinds = {e.kind for spec in (DGX, KUBEADM) for e in expectations(plan_of(spec))}
     assert kinds <= set(OBSERVERS)
     assert len({name for name, _ in TABLE}) == len(TABLE)
+
+
+def test_every_look_has_exactly_one_observer_and_expectations_hold_looks() -> None:
+    """Expect.kind is the closed set Look (it was a string that OBSERVERS was keyed by,
+    so a misspelt kind failed only on a host, as a KeyError)."""
+    assert set(OBSERVERS) == set(Look)
+    assert all(isinstance(e.kind, Look) for e in expectations(plan_of(DGX)))
 
 
 def test_a_host_with_the_plan_applied_has_no_drift(host: tuple[Plan, Path]) -> None:
