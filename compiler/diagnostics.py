@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -91,7 +91,6 @@ def kind_of(value: object) -> str:
     `an array`, `a table`; `None` (TOML has no null); any other object by its class with
     an article (`a Path`), so no message says `got NoneType` or `got str`."""
     import datetime
-    from collections.abc import Mapping
 
     if value is None:
         return "None"
@@ -164,8 +163,6 @@ def file_error(
 
 def toml_syntax_error(e: Exception, file: str) -> Diagnostic:
     """tomli (as tomllib) puts the position in the message text; move it to the line field."""
-    import re
-
     msg = str(e)
     m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
     line = int(m.group(1)) if m else None

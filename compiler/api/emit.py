@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from hostc.artifact import Artifact
-from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of
+from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, warning
 from hostc.patharg import as_names, of_type
-from hostc.plan.model import Plan
+from hostc.plan.model import OsFamily, Plan
 
 if TYPE_CHECKING:
     from hostc.targets import Target
@@ -71,9 +71,6 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
     """Warnings about a target selection that is valid but likely not what the host
     reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
     for a Debian host, but Ignition may also provision a first boot elsewhere)."""
-    from hostc.diagnostics import warning
-    from hostc.plan.model import OsFamily
-
     plan = of_type(plan, Plan, "plan", "a Plan")
     out = []
     if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:

@@ -15,12 +15,13 @@ from typing import Any
 
 import attrs
 
+from hostc.spec.text import json_schema
+
 SCHEMAS = ("node", "topology")
 
 
 def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     from hostc.spec.structure import SCALARS
-    from hostc.spec.text import json_schema
 
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)

@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 
 from hostc.diagnostics import HostcError, file_error
+from hostc.inputs import read_text_bounded
 from hostc.record import Record
 
 
@@ -35,8 +36,6 @@ def host_name(spec: Path) -> str:
 
 
 def _list_file(arg: str) -> list[Path]:
-    from hostc.inputs import read_text_bounded
-
     listing = Path(arg[1:])
     text = read_text_bounded(listing, limit=1 << 20, what="host list")
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())

@@ -9,10 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
+import attrs
 import typer
 import typer.main
 
-from hostc.diagnostics import Diagnostic, HostcError
+from hostc.diagnostics import Diagnostic, HostcError, Severity, label, printable
 
 if TYPE_CHECKING:
     from typer.models import CommandInfo
@@ -107,7 +108,6 @@ def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
     cut to `limit` with an ellipsis."""
     if text is None:
         return None
-    from hostc.diagnostics import printable
 
     text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -121,10 +121,6 @@ def _show(d: Diagnostic) -> str:
     hostc's (a syntax error, a file that is not text, an import source that is
     not what it claims) shows no content from it: it may be a secret.
     """
-    import attrs
-
-    from hostc.diagnostics import label
-
     d = attrs.evolve(
         d,
         path=label(_clean(str(d.path)) or "") if d.path else d.path,
@@ -174,10 +170,6 @@ StrictOpt = Annotated[
 def _strict(warnings: list[Diagnostic], strict: bool) -> None:
     """With --strict a warning is an error: reported as one, and nothing is written."""
     if strict and warnings:
-        import attrs
-
-        from hostc.diagnostics import Severity
-
         _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
 
 

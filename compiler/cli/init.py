@@ -11,14 +11,13 @@ from typing import Annotated
 import typer
 
 from hostc.cli.base import _fail, _guard, app
+from hostc.diagnostics import file_error
 
 #: the roles of hostc.vocab.Role (the CLI imports only the API)
 ROLES = ("inference", "training", "general")
 
 
 def _refuse_existing(writes: list[Path]) -> None:
-    from hostc.diagnostics import file_error
-
     there = [p for p in writes if p.exists()]
     if there:
         _fail(

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, KeyPath, at, file_error
+from hostc.inputs import read_text_bounded
 from hostc.record import Record
 from hostc.spec import merge
-from hostc.spec.parse import LAYER_KEYS
+from hostc.spec.parse import LAYER_KEYS, SPEC_LIMIT, parse
 
 if TYPE_CHECKING:
     from hostc.provenance import Provenance
@@ -103,9 +104,6 @@ class Disk:
     """The files as they are now."""
 
     def text(self, path: Path, what: str) -> str:
-        from hostc.inputs import read_text_bounded
-        from hostc.spec.parse import SPEC_LIMIT
-
         return read_text_bounded(path, limit=SPEC_LIMIT, what=what)
 
     def exists(self, path: Path) -> bool:
@@ -124,8 +122,6 @@ DISK = Disk()
 @functools.lru_cache(maxsize=256)
 def _parse(text: str, file: str) -> dict[str, Any]:
     """A class file is read for every host that extends it; its parse is remembered."""
-    from hostc.spec.parse import parse
-
     return parse(text, file)
 
 

@@ -7,11 +7,15 @@ error about it echoes its content.
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import (
     Diagnostic,
     HostcError,
@@ -23,6 +27,7 @@ from hostc.diagnostics import (
     with_file,
 )
 from hostc.inputs import read_text_bounded
+from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
     NESTING_LIMIT,
@@ -33,6 +38,7 @@ from hostc.spec.parse import (
     too_deep,
 )
 from hostc.spec.text import name_problem, shown
+from hostc.units import PageSize
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
@@ -115,8 +121,6 @@ def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
                 if (
                     isinstance(name, str) and name in once and name_problem(name) is None
                 ):  # not the problem itself
-                    import attrs
-
                     d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))
         out.append(d)
     return out
@@ -166,14 +170,6 @@ def to_data(value: Any) -> Any:
     their values, CPU lists, quantities, page sizes and versions as their text, table
     keys as strings.  `from_data(to_data(spec))` is how a spec built in Python gets the
     loader's types and rules (a `"always"` where a ThpMode belongs becomes a ThpMode)."""
-    import enum
-
-    import attrs
-
-    from hostc.cpuset import CpuSet
-    from hostc.knowledge.kubelet import KubeVersion, Quantity
-    from hostc.units import PageSize
-
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, bool | int | str | float) or value is None:
