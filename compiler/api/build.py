@@ -17,6 +17,7 @@ from hostc.delivery.owned import prune as remove
 from hostc.diagnostics import HostcError, file_error
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan.model import Plan
+from hostc.targets import TARGETS, TargetRole
 
 if TYPE_CHECKING:
     from hostc.delivery.disruption import Disruption
@@ -26,8 +27,6 @@ def target_scope(names: Iterable[str]) -> tuple[str, ...]:
     """The target folders a selection writes, whether or not each applies to the host:
     `all` is every file target, so a target that stopped applying (a kubelet removed
     from the spec) has its earlier files removed too."""
-    from hostc.targets import TARGETS, TargetRole
-
     wanted = set(as_names(names))
     return tuple(
         n

@@ -19,6 +19,7 @@ from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, raise_
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
+from hostc.spec import layers
 from hostc.spec.load import converted, from_data, load_layered, origin, to_data
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
@@ -170,8 +171,6 @@ def _compile_layered(
     """A spec with `extends`: every diagnostic names the file and line that set the value,
     and the Plan carries each value's provenance.  `files`: where the spec, its layers
     and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision)."""
-    from hostc.spec import layers
-
     spec, merged = load_layered(spec_path, files)
     try:
         where = topology_path(spec, spec_path, topology)
@@ -236,8 +235,6 @@ def spec_files(
     matches changed files against): itself, through `extends` its layers, and the
     topology snapshot it names.  Absolute, so that a spec named by an absolute path
     matches the relative names pre-commit passes, and the reverse."""
-    from hostc.spec import layers
-
     path = as_path(spec_path, "spec_path")
     read = layers.chain(path) | {str(p) for p in build_inputs(path, topology)}
     return {os.path.abspath(p) for p in read}

@@ -17,11 +17,14 @@ from hostc.artifact import Artifact
 from hostc.cpuset import CpuListError
 from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import SNAPSHOT_LIMIT, is_selection, loads_json, read_text_bounded
+from hostc.locate import locate
 from hostc.plan.model import Plan
 from hostc.record import Record
+from hostc.report.plandiff import flatten, roles_of
 from hostc.spec.load import load_layered, loads
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
+from hostc.topology.snapshot import loads as loads_topology
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -39,8 +42,6 @@ def _excluded(
 ) -> tuple[tuple[str, str], ...]:
     """`preset.exclude`'s names with their file and line: from the plan's provenance for a
     layered spec, else located in the spec's text (the file alone where neither says)."""
-    from hostc.locate import locate
-
     names = spec.preset.exclude
     origin = next((p for p in plan.provenance if p.key == "preset.exclude"), None)
     out = []
@@ -137,7 +138,6 @@ class _Revision:
 
 def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
     from hostc.report import plan_view
-    from hostc.topology.snapshot import loads as loads_topology
 
     spec = loads(text, spec_file)
     plan, _ = compile_plan(
@@ -150,7 +150,6 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
     from hostc.report import plan_view
-    from hostc.report.plandiff import flatten, roles_of
 
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
     data = loads_json(text, arg, "plan.json")

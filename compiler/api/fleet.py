@@ -32,6 +32,7 @@ from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error, with
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
 from hostc.record import Record
+from hostc.targets import TARGETS
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -213,7 +214,6 @@ def _warm() -> None:
     """Import the compiler and every target before forking: each worker inherits them."""
     from hostc.check import check  # noqa: F401
     from hostc.lower import lower  # noqa: F401
-    from hostc.targets import TARGETS
 
     for t in TARGETS.values():
         t.load()

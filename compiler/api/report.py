@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hostc.api import schemas
 from hostc.api.compile import (
     _compile_layered,
     _read_spec,
@@ -159,8 +160,6 @@ def review_text(review: Review, fmt: str) -> str:
 
 def schema(which: str) -> str:
     """`hostc schema node|topology`: the JSON Schema text (what `schemas/` holds)."""
-    from hostc.api import schemas
-
     return schemas.dumps(which)
 
 

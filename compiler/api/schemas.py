@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from hostc.spec.layers import SCHEMA
 from hostc.spec.text import json_schema
 
 SCHEMAS = ("node", "topology")
@@ -92,8 +93,6 @@ def build(which: str) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     body = _object(root, defs)
     if which == "node":
-        from hostc.spec.layers import SCHEMA
-
         body["properties"] = {**body["properties"], **SCHEMA}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

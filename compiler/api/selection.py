@@ -6,6 +6,7 @@ each spec named by its host.  `hostc.api.fleet` runs them; this module reads onl
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 
@@ -50,8 +51,6 @@ def select(arg: str) -> list[FleetHost]:
         root = Path(arg)
         specs = sorted(root.glob("*.toml")) + sorted(root.glob("*/node.toml"))
     else:
-        import glob
-
         specs = [Path(p) for p in sorted(glob.glob(arg))]
     if not specs:
         raise HostcError([file_error(arg, "names no spec (no *.toml, */node.toml or match)")])

@@ -13,7 +13,9 @@ import attrs
 import typer
 import typer.main
 
+from hostc import api
 from hostc.diagnostics import Diagnostic, HostcError, Severity, label, printable
+from hostc.inputs import is_selection, read_text_bounded
 
 if TYPE_CHECKING:
     from typer.models import CommandInfo
@@ -130,8 +132,6 @@ def _show(d: Diagnostic) -> str:
     )
     text = d.render()
     if d.file and d.line and d.path:
-        from hostc.inputs import read_text_bounded
-
         try:
             source = read_text_bounded(Path(d.file), limit=8 << 20, what="file")
         except HostcError:
@@ -174,8 +174,6 @@ def _strict(warnings: list[Diagnostic], strict: bool) -> None:
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
-    from hostc import api
-
     return api.compile_file(spec_path, topology)
 
 
@@ -222,6 +220,4 @@ def _name(command: CommandInfo) -> str:
 
 
 def is_fleet(spec: Path) -> bool:
-    from hostc.inputs import is_selection  # light: a single-spec build never loads fleet
-
     return is_selection(str(spec))

@@ -17,6 +17,7 @@ from hostc import api
 from hostc.api import fleet
 from hostc.api.fleet import FleetHost, Job, Result
 from hostc.cli.base import _guard, _usage, _warn
+from hostc.cli.text import unescaped
 from hostc.diagnostics import Diagnostic
 
 
@@ -35,7 +36,6 @@ def report(
     written), 1 when `--check` found a difference, else 0.  `grouped` (pre-commit): the
     stale hosts grouped by identical changes first, the unified diffs only with `diffs`."""
     from hostc.cli import fleet_view
-    from hostc.cli.text import unescaped
 
     show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
     tty = cast(TextIO, unescaped(sys.stderr))  # a real `\r`, not its escaped `\x0d`

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from hostc import api
 from hostc.cli.base import _fail, _guard, app
 from hostc.diagnostics import file_error
 
@@ -53,8 +54,6 @@ def init_cmd(
     """Write a commented starting spec that `hostc check` accepts, asking nothing.  It
     probes this machine into topology.toml beside the spec, or refers to --topology.
     Warns about a VM, a host too small to isolate, no GPU, no cpufreq driver."""
-    from hostc import api
-
     snap = output.parent / "topology.toml"
     writes = [output] if topology is not None else [output, snap]
     if not force:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
+from hostc.delivery.activation import needs_reboot, steps
 from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import overwrites_input, read_by_this_command
 from hostc.plan.model import OsFamily
@@ -361,8 +362,6 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
 def apply_manifest(artifacts: Iterable[Artifact], family: OsFamily) -> dict[str, object]:
     """The manifest's top level for a provisioning system that places the files itself:
     the apply steps for the host's OS family, in order, and whether a reboot follows."""
-    from hostc.delivery.activation import needs_reboot, steps
-
     arts = list(artifacts)
     return {
         # live: only makes the running host take the change now (skip it when a reboot

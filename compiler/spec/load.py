@@ -28,6 +28,8 @@ from hostc.diagnostics import (
 )
 from hostc.inputs import read_text_bounded
 from hostc.knowledge.kubelet import KubeVersion, Quantity
+from hostc.patharg import as_path
+from hostc.spec import layers
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
     NESTING_LIMIT,
@@ -145,8 +147,6 @@ def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Laye
     """A spec with `extends`/`[force]`/`[remove]`: merged, structured, and each problem
     pointed at the file and line that set the value.  `files`: where they are read
     (default the disk)."""
-    from hostc.spec import layers
-
     files = files or layers.DISK
     merged = layers.read(path, files)
     try:
@@ -158,8 +158,6 @@ def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Laye
 
 def load(path: Path | str) -> tuple[HostSpec, str]:
     """Return the spec and its source text (kept for locating later diagnostics)."""
-    from hostc.patharg import as_path
-
     path = as_path(path, "spec")
     text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return loads(text, str(path)), text
