@@ -20,6 +20,7 @@ from hostc.inputs import SNAPSHOT_LIMIT, is_selection, loads_json, read_text_bou
 from hostc.locate import locate
 from hostc.plan.model import Plan
 from hostc.record import Record
+from hostc.report import plan_view
 from hostc.report.plandiff import flatten, roles_of
 from hostc.spec.load import load_layered, loads
 from hostc.spec.model import HostSpec
@@ -137,8 +138,6 @@ class _Revision:
 
 
 def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
-    from hostc.report import plan_view
-
     spec = loads(text, spec_file)
     plan, _ = compile_plan(
         spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
@@ -149,8 +148,6 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
 
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
-    from hostc.report import plan_view
-
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
     data = loads_json(text, arg, "plan.json")
     try:
@@ -184,8 +181,6 @@ def _plan_json(path: Path, arg: str) -> dict[str, Any]:
 
 def load(arg: str) -> Side:
     """One side from its command-line spelling."""
-    from hostc.report import plan_view
-
     path = Path(arg)
     if "@" in arg and not path.exists():
         name, rev = arg.rsplit("@", 1)

@@ -32,6 +32,7 @@ from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error, with
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
 from hostc.record import Record
+from hostc.report import plan_view
 from hostc.targets import TARGETS
 
 if TYPE_CHECKING:
@@ -132,8 +133,6 @@ def _run(host: FleetHost, job: Job) -> Result:
     if job.mode == "check":
         return base
     if job.mode == "plan":
-        from hostc.report import plan_view
-
         return attrs.evolve(base, plan=plan_view.dumps(plan))
     if job.mode == "changed":
         assert job.out is not None

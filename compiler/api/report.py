@@ -23,6 +23,7 @@ from hostc.diagnostics import HostcError, file_error, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path, of_type
 from hostc.plan.model import Plan
+from hostc.report import plan_view
 from hostc.spec.load import load_layered
 
 if TYPE_CHECKING:
@@ -37,15 +38,11 @@ SCHEMAS = ("node", "topology")
 
 def plan_text(plan: Plan) -> str:
     """`hostc plan`: the partition per NUMA node, then every setting with its reason."""
-    from hostc.report import plan_view
-
     return plan_view.render(of_type(plan, Plan, "plan", "a Plan"))
 
 
 def plan_json(plan: Plan) -> str:
     """`hostc plan --json`: the Plan as JSON text (what golden `plan.json` holds)."""
-    from hostc.report import plan_view
-
     return plan_view.dumps(of_type(plan, Plan, "plan", "a Plan"))
 
 
