@@ -4,7 +4,7 @@ Kept import-light: `import hostc` costs nothing; the API lives in `hostc.api`.
 
 Imports sit at module level, except where one keeps a command's unused modules
 off its path and that earns >= 10 % of the command's instructions (callgrind,
-hoisting the group at module level vs not, 2026-12-04; ~75 sites):
+hoisting the group at module level vs not, 2026-12-04; ~70 sites):
 
 - the target modules and jinja2, loaded per named target (`hostc.targets`, `_render`):
   +12 % on `build --target cmdline`;
