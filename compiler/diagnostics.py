@@ -7,9 +7,10 @@ together so a user fixes a spec in one round.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -20,6 +21,7 @@ from hostc.keypath import Named as Named
 from hostc.keypath import at as at
 from hostc.keypath import label as label
 from hostc.knowledge import charsets
+from hostc.locate import locate
 from hostc.record import Record
 
 
@@ -90,9 +92,6 @@ def kind_of(value: object) -> str:
     """What `value` is, in TOML's words, for every "expected …, got …" message: `a string`,
     `an array`, `a table`; `None` (TOML has no null); any other object by its class with
     an article (`a Path`), so no message says `got NoneType` or `got str`."""
-    import datetime
-    from collections.abc import Mapping
-
     if value is None:
         return "None"
     if (kind := _KINDS.get(type(value))) is not None:
@@ -135,8 +134,6 @@ def with_file(
     for d in diags:
         line = d.line
         if line is None and source is not None and d.path:
-            from hostc.locate import locate  # only where a line is looked for
-
             line = locate(d.path, source)
         out.append(attrs.evolve(d, file=d.file or file, line=line))
     return out
@@ -164,8 +161,6 @@ def file_error(
 
 def toml_syntax_error(e: Exception, file: str) -> Diagnostic:
     """tomli (as tomllib) puts the position in the message text; move it to the line field."""
-    import re
-
     msg = str(e)
     m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
     line = int(m.group(1)) if m else None

@@ -12,7 +12,9 @@ synthetic export 5.3 MB.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -148,8 +150,6 @@ def loads_toml(text: str) -> dict[str, Any]:
     except tomli.TOMLDecodeError:
         raise
     except ValueError:
-        import re
-
         long = re.search(r"[0-9][0-9_]{999,}", text)
         raise tomli.TOMLDecodeError(
             "a number has more digits than any value can", text, long.start() if long else 0
@@ -178,8 +178,6 @@ def loads_json(text: str, file: str, what: str) -> Any:
     """JSON text → data, or one HostcError naming `file`: nesting past JSON_NESTING and
     numbers past int()'s digit limit are refused like a syntax error, never raised as
     RecursionError or ValueError."""
-    import json
-
     deep = f"nests deeper than {JSON_NESTING} levels"
     try:
         data = json.loads(text)

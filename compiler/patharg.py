@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, at, error, kind_of
 
 T = TypeVar("T")
@@ -57,8 +58,6 @@ def of_type(value: T, cls: type[T] | tuple[type, ...], what: str, expected: str)
 
 def artifact_list(value: object, what: str = "artifacts") -> list[Any]:
     """A list of Artifacts (any iterable of them, not a bare one)."""
-    from hostc.artifact import Artifact
-
     if isinstance(value, str | bytes | Artifact) or not hasattr(value, "__iter__"):
         raise HostcError([error(at(what), f"expected a list of Artifacts, got {kind_of(value)}")])
     items = list(value)

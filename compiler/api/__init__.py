@@ -62,7 +62,8 @@ from hostc.api.topology import (
     write_snapshot,
 )
 from hostc.artifact import Artifact
-from hostc.delivery.activation import Step
+from hostc.delivery import owned
+from hostc.delivery.activation import Step, steps
 from hostc.delivery.activation import needs_reboot as _needs_reboot
 from hostc.delivery.compare import diff as _diff
 from hostc.delivery.compare import differences as _differences
@@ -73,6 +74,7 @@ from hostc.diagnostics import Diagnostic, HostcError
 from hostc.inputs import overwrites_input
 from hostc.patharg import artifact_list, as_path, of_type
 from hostc.plan.model import Plan
+from hostc.spec.load import from_data, loads
 from hostc.spec.load import load as load_spec
 from hostc.spec.model import HostSpec
 
@@ -139,15 +141,11 @@ __all__ = [
 
 def loads_spec(text: str, path: str | os.PathLike[str] = "node.toml") -> HostSpec:
     """A spec from its text; `path` is only the name diagnostics give it."""
-    from hostc.spec.load import loads
-
     return loads(text, str(as_path(path, "path")))
 
 
 def spec_from_data(data: Mapping[str, object], path: str = "<data>") -> HostSpec:
     """A spec from a mapping shaped like node.toml, through the loader's own converter."""
-    from hostc.spec.load import from_data
-
     return from_data(data, path)
 
 
@@ -163,8 +161,6 @@ def write(
     """Write the artifacts under `out` atomically (`hostc.delivery.output.write`), and own them as
     `write_build` does: the previous write's files under the same target folders that
     this one does not make are removed (only hostc's own, unchanged)."""
-    from hostc.delivery import owned
-
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     arts = artifact_list(artifacts)
     owner = owned.Owner(tuple(sorted({a.target for a in arts})))
@@ -192,8 +188,6 @@ def apply_steps(plan: Plan, artifacts: Iterable[Artifact]) -> list[Step]:
     """How the host files among `artifacts` take effect on this host's OS family: argv
     lists, in order, each once, safe to run twice.  `needs_reboot` says whether a
     reboot must follow."""
-    from hostc.delivery.activation import steps
-
     plan = of_type(plan, Plan, "plan", "a Plan")
     return steps(artifact_list(artifacts), plan.host.os_family)
 

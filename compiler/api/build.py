@@ -9,11 +9,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hostc.api.emit import as_names_or_paths, emit
 from hostc.artifact import Artifact
-from hostc.delivery.owned import RECORD, Written
+from hostc.delivery import owned
+from hostc.delivery.owned import RECORD, Written, is_fleet_host, plan_facts, read
+from hostc.delivery.owned import prune as remove
 from hostc.diagnostics import HostcError, file_error
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan.model import Plan
+from hostc.targets import TARGETS, TargetRole
 
 if TYPE_CHECKING:
     from hostc.delivery.disruption import Disruption
@@ -23,8 +27,6 @@ def target_scope(names: Iterable[str]) -> tuple[str, ...]:
     """The target folders a selection writes, whether or not each applies to the host:
     `all` is every file target, so a target that stopped applying (a kubelet removed
     from the spec) has its earlier files removed too."""
-    from hostc.targets import TARGETS, TargetRole
-
     wanted = set(as_names(names))
     return tuple(
         n
@@ -47,9 +49,6 @@ def write_build(
     writes (only hostc's own, unchanged, never through a link), and record this build
     in `out/.hostc-build.json`.  `host`: a fleet's host, written in `out/host` (one word,
     `hostc.api.fleet.HOST_NAME`), its folder opened like every other (never a link)."""
-    from hostc.api.emit import as_names_or_paths
-    from hostc.delivery import owned
-
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
@@ -59,8 +58,6 @@ def write_build(
 
 def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]:
     """Folders of `out` that a fleet build wrote for a host no longer among `hosts`."""
-    from hostc.delivery.owned import is_fleet_host
-
     root, keep = as_path(out, "out"), set(hosts)
     try:
         names = sorted(os.listdir(root))
@@ -71,17 +68,13 @@ def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]
 
 def prune(folder: str | os.PathLike[str]) -> Written:
     """Remove an earlier build from `folder`: what its record lists, while unchanged."""
-    from hostc.delivery.owned import prune as remove
-
     return remove(as_path(folder, "folder"))
 
 
 def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
     """What building `plan` costs a host that runs the build recorded in `out`: the same
     targets rebuilt, their host files compared with the record's (`hostc.delivery.disruption`)."""
-    from hostc.api.emit import emit
     from hostc.delivery.disruption import compute, from_facts, host_files, recorded_files
-    from hostc.delivery.owned import plan_facts, read
 
     plan = of_type(plan, Plan, "plan", "a Plan")
     where = as_path(out, "out")

@@ -16,9 +16,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, raise_if_errors, with_file
+from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
+from hostc.spec import layers
+from hostc.spec import load as spec_load  # from_data through the module: tests count its calls
+from hostc.spec.load import converted, load_layered, origin, to_data
 from hostc.spec.model import HostSpec
+from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
 from hostc.topology.model import Topology
 
 if TYPE_CHECKING:
@@ -92,7 +97,6 @@ def compile_plan(
     from hostc.check import check, check_machine, check_plan
     from hostc.lower import lower
     from hostc.resolve import resolve
-    from hostc.spec.load import origin
 
     spec = _typed(spec, spec_file or "<data>")
     if spec_file is None:
@@ -113,8 +117,6 @@ def _typed(spec: object, file: str) -> HostSpec:
     """`spec` with every field of its declared type: one the loader's converter made as
     it is (it cannot have changed since), any other one, `attrs.evolve`d or built in
     Python, rebuilt through `spec.load.from_data` (a wrong type is a HostcError there)."""
-    from hostc.spec.load import converted, from_data, to_data
-
     if not isinstance(spec, HostSpec):
         raise HostcError([error(at("spec"), f"expected a HostSpec, got {kind_of(spec)}")])
     if converted(spec):
@@ -123,7 +125,7 @@ def _typed(spec: object, file: str) -> HostSpec:
         data = to_data(spec)
     except (TypeError, ValueError) as e:
         raise HostcError([error(at("spec"), f"not a node.toml value: {e}")]) from None
-    return from_data(data, file)
+    return spec_load.from_data(data, file)
 
 
 def compile_file(
@@ -158,8 +160,6 @@ def build_inputs(
     try:
         spec, source = _read_spec(spec_path)
         if spec is None:  # layers: merged from their files, as compile_file does
-            from hostc.spec.load import load_layered
-
             spec = load_layered(spec_path)[0]
         return [spec_path, topology_path(spec, spec_path, None, source)]
     except HostcError:
@@ -172,9 +172,6 @@ def _compile_layered(
     """A spec with `extends`: every diagnostic names the file and line that set the value,
     and the Plan carries each value's provenance.  `files`: where the spec, its layers
     and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision)."""
-    from hostc.spec import layers
-    from hostc.spec.load import load_layered
-
     spec, merged = load_layered(spec_path, files)
     try:
         where = topology_path(spec, spec_path, topology)
@@ -200,9 +197,6 @@ def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
     """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
     per node class and compiles it for every machine of the class.  None: the spec
     has layers (`extends` …), which are read from their files every time."""
-    from hostc.inputs import read_text_bounded
-    from hostc.spec.parse import SPEC_LIMIT
-
     text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return _parsed_spec(text, str(path)), text
 
@@ -211,19 +205,14 @@ def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
 def _parsed_spec(text: str, file: str) -> HostSpec | None:
     """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
     Only successes are remembered: a HostcError propagates and is not cached."""
-    from hostc.spec.load import from_data
-    from hostc.spec.parse import declares_layers, parse
-
     data = parse(text, file)
-    return None if declares_layers(data) else from_data(data, file, text)
+    return None if declares_layers(data) else spec_load.from_data(data, file, text)
 
 
 def _read_topology(path: Path) -> Topology:
     """`read_topology`, remembered by the file's content: a fleet compiles many specs
     against the few snapshots of its hardware models, and parsing and validating a
     snapshot is most of a build.  The file is read every time, so an edit is seen."""
-    from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
-
     try:
         text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
     except HostcError:
@@ -247,8 +236,6 @@ def spec_files(
     matches changed files against): itself, through `extends` its layers, and the
     topology snapshot it names.  Absolute, so that a spec named by an absolute path
     matches the relative names pre-commit passes, and the reverse."""
-    from hostc.spec import layers
-
     path = as_path(spec_path, "spec_path")
     read = layers.chain(path) | {str(p) for p in build_inputs(path, topology)}
     return {os.path.abspath(p) for p in read}

@@ -11,12 +11,21 @@ from typing import Any
 
 import attrs
 
+from hostc.api.compile import _read_spec, compile_file, compile_layered, compile_plan
+from hostc.api.emit import emit
 from hostc.artifact import Artifact
+from hostc.cpuset import CpuListError
 from hostc.diagnostics import HostcError, file_error
-from hostc.inputs import SNAPSHOT_LIMIT
+from hostc.inputs import SNAPSHOT_LIMIT, is_selection, loads_json, read_text_bounded
+from hostc.locate import locate
 from hostc.plan.model import Plan
 from hostc.record import Record
+from hostc.report import plan_view
+from hostc.report.plandiff import flatten, roles_of
+from hostc.spec.load import load_layered, loads
 from hostc.spec.model import HostSpec
+from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
+from hostc.topology.snapshot import loads as loads_topology
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -34,8 +43,6 @@ def _excluded(
 ) -> tuple[tuple[str, str], ...]:
     """`preset.exclude`'s names with their file and line: from the plan's provenance for a
     layered spec, else located in the spec's text (the file alone where neither says)."""
-    from hostc.locate import locate
-
     names = spec.preset.exclude
     origin = next((p for p in plan.provenance if p.key == "preset.exclude"), None)
     out = []
@@ -114,8 +121,6 @@ class _Revision:
         return self.read[key]
 
     def text(self, path: Path, what: str) -> str:
-        from hostc.spec.parse import SPEC_LIMIT
-
         found = self._get(path)
         limit = SPEC_LIMIT if what == "spec" else SNAPSHOT_LIMIT
         if found is None or len(found.encode()) > limit:
@@ -133,12 +138,6 @@ class _Revision:
 
 
 def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
-    from hostc.api.compile import compile_plan
-    from hostc.api.emit import emit
-    from hostc.report import plan_view
-    from hostc.spec.load import loads
-    from hostc.topology.snapshot import loads as loads_topology
-
     spec = loads(text, spec_file)
     plan, _ = compile_plan(
         spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
@@ -149,11 +148,6 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
 
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
     """A saved plan.json, checked to have what the diff reads: one error, never a traceback."""
-    from hostc.cpuset import CpuListError
-    from hostc.inputs import loads_json, read_text_bounded
-    from hostc.report import plan_view
-    from hostc.report.plandiff import flatten, roles_of
-
     text = read_text_bounded(path, limit=64 << 20, what="plan.json")
     data = loads_json(text, arg, "plan.json")
     try:
@@ -187,19 +181,12 @@ def _plan_json(path: Path, arg: str) -> dict[str, Any]:
 
 def load(arg: str) -> Side:
     """One side from its command-line spelling."""
-    from hostc.api.compile import compile_file
-    from hostc.api.emit import emit
-    from hostc.report import plan_view
-
     path = Path(arg)
     if "@" in arg and not path.exists():
         name, rev = arg.rsplit("@", 1)
         if not rev or rev.startswith("-"):  # never an option to git
             raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
         spec_path = Path(name)
-        from hostc.api.compile import compile_layered
-        from hostc.spec.load import load_layered, loads
-        from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
 
         text = _git_show(spec_path, rev, SPEC_LIMIT)
 
@@ -224,9 +211,6 @@ def load(arg: str) -> Side:
 
 def _excluded_here(path: Path, plan: Plan) -> tuple[tuple[str, str], ...]:
     """`_excluded` for a spec on disk (read again through compile's cache)."""
-    from hostc.api.compile import _read_spec
-    from hostc.spec.load import load_layered
-
     spec, text = _read_spec(path)
     if spec is None:
         return _excluded(load_layered(path)[0], str(path), None, plan)
@@ -236,8 +220,6 @@ def _excluded_here(path: Path, plan: Plan) -> tuple[tuple[str, str], ...]:
 def names_fleet(arg: str) -> bool:
     """Whether a side of `hostc diff` is many hosts: a selection of the working tree (a
     directory, glob or @list), or `DIR@REV` where DIR is a folder here or ends in `/`."""
-    from hostc.inputs import is_selection
-
     if is_selection(arg):
         return True
     if "@" not in arg or Path(arg).exists():

@@ -11,10 +11,12 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from hostc import targets as registry
 from hostc.artifact import Artifact
-from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of
+from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, warning
 from hostc.patharg import as_names, of_type
-from hostc.plan.model import Plan
+from hostc.plan.model import OsFamily, Plan
+from hostc.targets import TARGETS
 
 if TYPE_CHECKING:
     from hostc.targets import Target
@@ -28,8 +30,6 @@ def as_names_or_paths(value: object) -> list[object]:
 
 
 def targets() -> dict[str, Target]:
-    from hostc.targets import TARGETS
-
     return TARGETS
 
 
@@ -40,8 +40,6 @@ def emit(plan: Plan, names: Iterable[str] = ("all",)) -> list[Artifact]:
     skipped on a RHEL-family host); naming a target that does not apply is an
     error.  Wrapper targets receive every applicable file target's artifacts.
     """
-    from hostc import targets as registry
-
     if not isinstance(plan, Plan):
         raise HostcError([error(at("plan"), f"expected a Plan, got {kind_of(plan)}")])
     wanted: Sequence[str] = as_names(names)
@@ -71,9 +69,6 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
     """Warnings about a target selection that is valid but likely not what the host
     reads: Ignition asked for a host that is not CoreOS-family (as grubby is refused
     for a Debian host, but Ignition may also provision a first boot elsewhere)."""
-    from hostc.diagnostics import warning
-    from hostc.plan.model import OsFamily
-
     plan = of_type(plan, Plan, "plan", "a Plan")
     out = []
     if "ignition" in as_names(names) and plan.host.os_family is not OsFamily.COREOS:

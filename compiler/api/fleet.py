@@ -18,16 +18,22 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from hostc import api
 from hostc.api.selection import HOST_NAME as HOST_NAME
 from hostc.api.selection import FleetHost as FleetHost
 from hostc.api.selection import host_name as host_name
 from hostc.api.selection import named as named
 from hostc.api.selection import select as select
+from hostc.artifact import deliverable
+from hostc.delivery.compare import differences
 from hostc.delivery.owned import FAILED as FAILED
-from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
+from hostc.delivery.owned import mark_failed
+from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error, with_file
 from hostc.inputs import GLOB_CHARS as GLOB_CHARS
 from hostc.inputs import is_selection as is_selection
 from hostc.record import Record
+from hostc.report import plan_view
+from hostc.targets import TARGETS
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -41,8 +47,6 @@ def affected(host: FleetHost, out: Path, changed: Iterable[str | os.PathLike[str
     files it extends, its topology snapshot: `api.spec_files`) or one of its committed
     outputs under OUT/<host>/.  Paths compare absolute: pre-commit passes names relative
     to the repository, a fleet may be named by an absolute path."""
-    from hostc import api
-
     wanted = {os.path.abspath(p) for p in changed}
     folder = os.path.join(os.path.abspath(out), host.name) + os.sep
     return bool(wanted & api.spec_files(host.spec)) or any(w.startswith(folder) for w in wanted)
@@ -95,7 +99,6 @@ def run_one(host: FleetHost, job: Job) -> Result:
     result = _attempt(host, job)
     if result.ok or job.mode != "build" or job.compare or job.out is None:
         return result
-    from hostc.delivery.owned import mark_failed
 
     folder = job.out / host.name
     try:
@@ -122,8 +125,6 @@ def _attempt(host: FleetHost, job: Job) -> Result:
 
 
 def _run(host: FleetHost, job: Job) -> Result:
-    from hostc import api
-
     plan, warnings = api.compile_file(host.spec, job.topology)
     if job.strict and warnings:
         errs = tuple(attrs.evolve(d, severity=Severity.ERROR) for d in warnings)
@@ -132,13 +133,10 @@ def _run(host: FleetHost, job: Job) -> Result:
     if job.mode == "check":
         return base
     if job.mode == "plan":
-        from hostc.report import plan_view
-
         return attrs.evolve(base, plan=plan_view.dumps(plan))
     if job.mode == "changed":
         assert job.out is not None
         return attrs.evolve(base, disruption=api.changed(plan, job.out / host.name))
-    from hostc.diagnostics import with_file
 
     try:
         artifacts = api.emit(plan, job.targets)
@@ -150,8 +148,6 @@ def _run(host: FleetHost, job: Job) -> Result:
         return attrs.evolve(base, files=len(artifacts))
     dest = job.out / host.name
     if job.compare:
-        from hostc.delivery.compare import differences
-
         if os.path.islink(dest):
             raise HostcError(
                 [file_error(str(dest), "is a symbolic link; hostc never follows one in --out")]
@@ -215,10 +211,8 @@ def _serial(
 
 def _warm() -> None:
     """Import the compiler and every target before forking: each worker inherits them."""
-    from hostc import api  # noqa: F401
     from hostc.check import check  # noqa: F401
     from hostc.lower import lower  # noqa: F401
-    from hostc.targets import TARGETS
 
     for t in TARGETS.values():
         t.load()
@@ -227,8 +221,6 @@ def _warm() -> None:
 def stale_hosts(results: list[Result], job: Job) -> list[Result]:
     """One row per folder of `job.out` a fleet build wrote for a host no longer selected:
     reported, and with `job.prune` removed (only what its record lists, unchanged)."""
-    from hostc import api
-
     if job.mode != "build" or job.compare or job.out is None:
         return []
     rows = []
@@ -248,8 +240,6 @@ def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
     """With the ansible target: DIR/ansible/ holds the one playbook and every built host's
     variables, so `ansible-playbook -i INVENTORY DIR/ansible/playbook.yml` pushes the
     fleet.  Returned as one more Result (`ansible`), compared instead with --check."""
-    from hostc.artifact import deliverable
-
     if job.out is None or not any(r.ansible for r in results):
         return []
     arts: dict[str, bytes] = {}
@@ -266,15 +256,12 @@ def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
     if errors:
         return [Result(name, str(job.out / "ansible"), errors=tuple(errors), fleetwide=True)]
     if job.compare:
-        from hostc.delivery.compare import differences
-
         diffs = tuple(differences(found, job.out))
         return [
             Result(
                 name, str(job.out / "ansible"), files=len(found), differences=diffs, fleetwide=True
             )
         ]
-    from hostc import api
 
     return [
         Result(name, str(job.out / "ansible"), files=len(api.write(found, job.out)), fleetwide=True)

@@ -9,12 +9,14 @@ a file's changed lines.  Reasons are left out of the key (they name each host's 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
-from hostc.api.review import Review, disruption_line, md_code, md_text
+from hostc.api.diffinputs import Side, hosts_at
+from hostc.api.review import Review, disruption_line, md_code, md_text, review, to_json
 from hostc.diagnostics import Diagnostic, HostcError, printable
 from hostc.record import Record
 
@@ -66,9 +68,6 @@ def _key(r: Review) -> Hashable:
 def _one(pair: tuple[str, str, str]) -> tuple[str, Review | tuple[Diagnostic, ...]]:
     """One host's Review, its sides cut to their labels (what the fleet review shows),
     or the diagnostics of a side that fails."""
-    from hostc.api.diffinputs import Side
-    from hostc.api.review import review
-
     host, old, new = pair
     try:
         r = review(old, new)
@@ -82,15 +81,11 @@ def _each(
 ) -> list[tuple[str, Review | tuple[Diagnostic, ...]]]:
     """Every host's review, in `pairs` order: in `jobs` processes (default: one per CPU;
     forked where the platform can, so each starts with hostc imported)."""
-    import os
-
     jobs = max(1, jobs or os.cpu_count() or 1)
     if jobs == 1 or len(pairs) < 2:
         return [_one(p) for p in pairs]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-
-    from hostc.api.compile import compile_file  # noqa: F401  (imported before the fork)
 
     ctx = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else None
@@ -103,8 +98,6 @@ def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
     """Each host of OLD against the same-named host of NEW (`hostc.api.review`), each side
     a folder at a revision (`DIR@REV`) or a selection of the working tree.  A host that
     fails to compile on a side is reported with its diagnostics; the others still are."""
-    from hostc.api.diffinputs import hosts_at
-
     a, b = hosts_at(old), hosts_at(new)
     reviews: list[tuple[str, Review]] = []
     unchanged: list[str] = []
@@ -187,8 +180,6 @@ def fleet_markdown(f: FleetReview) -> str:
 
 
 def fleet_json(f: FleetReview) -> dict[str, Any]:
-    from hostc.api.review import to_json
-
     def group(g: FleetGroup) -> dict[str, Any]:
         one = to_json(g.review)
         settings = [{k: s[k] for k in ("name", "change", "old", "new")} for s in one["settings"]]

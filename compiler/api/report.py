@@ -5,13 +5,26 @@ Each report module is imported when its function runs, so a build loads none.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hostc.diagnostics import HostcError
+from hostc.api import schemas
+from hostc.api.compile import (
+    _compile_layered,
+    _read_spec,
+    _read_topology,
+    compile_plan,
+    topology_path,
+)
+from hostc.api.emit import emit
+from hostc.diagnostics import HostcError, file_error, with_file
+from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path, of_type
 from hostc.plan.model import Plan
+from hostc.report import plan_view
+from hostc.spec.load import load_layered
 
 if TYPE_CHECKING:
     from hostc.api.fleetdiff import FleetReview
@@ -25,15 +38,11 @@ SCHEMAS = ("node", "topology")
 
 def plan_text(plan: Plan) -> str:
     """`hostc plan`: the partition per NUMA node, then every setting with its reason."""
-    from hostc.report import plan_view
-
     return plan_view.render(of_type(plan, Plan, "plan", "a Plan"))
 
 
 def plan_json(plan: Plan) -> str:
     """`hostc plan --json`: the Plan as JSON text (what golden `plan.json` holds)."""
-    from hostc.report import plan_view
-
     return plan_view.dumps(of_type(plan, Plan, "plan", "a Plan"))
 
 
@@ -48,24 +57,12 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
     """`hostc explain`: for a setting name, spec key path or `artifact-path:line`, where
     the value came from, its Plan entry and reason, the artifact lines carrying it, and
     where a host shows it.  An unknown WHAT raises HostcError with close matches."""
-    from hostc.api.compile import (
-        _compile_layered,
-        _read_spec,
-        _read_topology,
-        compile_plan,
-        topology_path,
-    )
-    from hostc.api.emit import emit
-    from hostc.diagnostics import with_file
-    from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
     from hostc.lower.assemble import context
     from hostc.report.explain import explain as _explain
     from hostc.resolve import resolve
 
     spec, source = _read_spec(spec_path)
     if spec is None:  # layers: the Plan's provenance names the file of each value
-        from hostc.spec.load import load_layered
-
         spec = load_layered(spec_path)[0]
         topo_path = topology_path(spec, spec_path, topology)
         plan, _ = _compile_layered(spec_path, topology)
@@ -98,7 +95,6 @@ def is_fleet_diff(old: str, new: str) -> bool:
     """Whether `hostc diff OLD NEW` compares folders of hosts (`fleet_diff`): both sides
     name many hosts; one side only is a HostcError."""
     from hostc.api.diffinputs import names_fleet
-    from hostc.diagnostics import file_error
 
     a, b = names_fleet(old), names_fleet(new)
     if a != b:
@@ -128,8 +124,6 @@ def fleet_diff(old: str, new: str, jobs: int | None = None) -> FleetReview:
 def fleet_review_text(review: FleetReview, fmt: str) -> str:
     """`hostc diff DIR@REV DIR --format markdown|json`."""
     if fmt == "json":
-        import json
-
         from hostc.api.fleetdiff import fleet_json
 
         return json.dumps(fleet_json(review), indent=2, ensure_ascii=False) + "\n"
@@ -153,8 +147,6 @@ def review_text(review: Review, fmt: str) -> str:
 
         return page(review)
     if fmt == "json":
-        import json
-
         from hostc.api.review import to_json
 
         return json.dumps(to_json(review), indent=2, ensure_ascii=False) + "\n"
@@ -165,8 +157,6 @@ def review_text(review: Review, fmt: str) -> str:
 
 def schema(which: str) -> str:
     """`hostc schema node|topology`: the JSON Schema text (what `schemas/` holds)."""
-    from hostc.api import schemas
-
     return schemas.dumps(which)
 
 

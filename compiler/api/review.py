@@ -11,7 +11,7 @@ import attrs
 
 from hostc.api.diffinputs import Side, load
 from hostc.artifact import Artifact
-from hostc.delivery.disruption import Disruption
+from hostc.delivery.disruption import Disruption, compute, state
 from hostc.diagnostics import printable
 from hostc.record import Record
 from hostc.report.plandiff import PlanDiff, diff, named, setting_name
@@ -76,8 +76,6 @@ def review(old_arg: str, new_arg: str) -> Review:
     old, new = load(old_arg), load(new_arg)
     changes = cost = None
     if old.artifacts is not None and new.artifacts is not None:
-        from hostc.delivery.disruption import compute, state
-
         changes = files(old.artifacts, new.artifacts)
         cost = compute(state(old.data, old.artifacts), state(new.data, new.artifacts))
     return Review(old, new, _why_removed(diff(old.data, new.data), old, new), changes, cost)

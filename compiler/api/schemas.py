@@ -15,12 +15,14 @@ from typing import Any
 
 import attrs
 
+from hostc.spec.layers import SCHEMA
+from hostc.spec.text import json_schema
+
 SCHEMAS = ("node", "topology")
 
 
 def _type(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     from hostc.spec.structure import SCALARS
-    from hostc.spec.text import json_schema
 
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -91,8 +93,6 @@ def build(which: str) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     body = _object(root, defs)
     if which == "node":
-        from hostc.spec.layers import SCHEMA
-
         body["properties"] = {**body["properties"], **SCHEMA}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -6,12 +6,14 @@ each spec named by its host.  `hostc.api.fleet` runs them; this module reads onl
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 
 import attrs
 
 from hostc.diagnostics import HostcError, file_error
+from hostc.inputs import read_text_bounded
 from hostc.record import Record
 
 
@@ -35,8 +37,6 @@ def host_name(spec: Path) -> str:
 
 
 def _list_file(arg: str) -> list[Path]:
-    from hostc.inputs import read_text_bounded
-
     listing = Path(arg[1:])
     text = read_text_bounded(listing, limit=1 << 20, what="host list")
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
@@ -51,8 +51,6 @@ def select(arg: str) -> list[FleetHost]:
         root = Path(arg)
         specs = sorted(root.glob("*.toml")) + sorted(root.glob("*/node.toml"))
     else:
-        import glob
-
         specs = [Path(p) for p in sorted(glob.glob(arg))]
     if not specs:
         raise HostcError([file_error(arg, "names no spec (no *.toml, */node.toml or match)")])

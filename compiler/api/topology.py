@@ -17,11 +17,13 @@ from pathlib import Path
 
 import attrs
 
+from hostc.delivery.output import write_bytes, write_text
 from hostc.diagnostics import HostcError, at, error, file_error, kind_of
-from hostc.inputs import SOURCE_LIMIT, read_text_bounded
+from hostc.inputs import SNAPSHOT_LIMIT, SOURCE_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.topology.importers import IMPORTERS
 from hostc.topology.model import Topology
+from hostc.vocab import Role
 
 __all__ = [
     "IMPORT_KINDS",
@@ -109,7 +111,6 @@ def capture(
     """Write an archive of exactly the files `probe` reads (plus `extra`: the files
     `hostc audit` reads, from `hostc.audit.run.audit_state`); returns its member names.
     A device node, FIFO or socket at `archive` is refused, not replaced."""
-    from hostc.delivery.output import write_bytes
     from hostc.topology.importers import capture as cap
 
     archive, root = as_path(archive, "archive"), as_path(root, "root")
@@ -140,7 +141,6 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
     SNAPSHOT_LIMIT before anything is written, so an importer cannot write a snapshot
     that `check` or `build` would then refuse.  `source`: the imported file, named in
     the diagnostics."""
-    from hostc.inputs import SNAPSHOT_LIMIT
     from hostc.topology import snapshot
 
     if not isinstance(topo, Topology):
@@ -163,8 +163,6 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
 
 def write_snapshot(text: str, path: str | os.PathLike[str]) -> None:
     """Write a snapshot's text to `path` atomically (OSError as the file system says)."""
-    from hostc.delivery.output import write_text
-
     write_text(as_path(path, "path"), text)
 
 
@@ -176,7 +174,6 @@ def start_spec(
     from, read for the hypervisor flag and a cpufreq driver (None: what the snapshot
     records of them)."""
     from hostc.api.init import host_name, look, recorded, start
-    from hostc.vocab import Role
 
     try:
         chosen = Role(role)

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from hostc import vocab
+from hostc.check import topology_hints as th
 from hostc.diagnostics import Diagnostic, at, error, warning
 from hostc.resolve import Resolved
 from hostc.resolve.cpu import gpu_nodes
@@ -20,8 +21,6 @@ from hostc.topology.model import Topology
 def _big_pod_admitted(k: Kubelet, topo: Topology, policy: vocab.TopologyPolicy) -> bool:
     """The kubelet's own merge for a pod with `max_gpus_per_pod` GPUs whose CPU and memory
     requests fit one NUMA node (one CPU, one MiB): is it admitted under `policy`?"""
-    from hostc.check import topology_hints as th  # only a spec with max_gpus_per_pod asks
-
     gpus = Counter(g.node for g in topo.gpus if g.node is not None)
     nodes = sorted(n.id for n in topo.nodes)
     cpus = {n.id: len(topo.node_cpus(n.id)) for n in topo.nodes}

@@ -10,6 +10,7 @@ from hostc.cpuset import CpuSet
 from hostc.diagnostics import Diagnostic, Named, at, error, warning
 from hostc.knowledge import charsets
 from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.kubelet import kubelet_unit
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
 from hostc.resolve import Resolved
@@ -64,8 +65,6 @@ HOSTC_UNITS = frozenset(
 
 
 def _kubelet_units(spec: HostSpec) -> set[str]:
-    from hostc.knowledge.kubelet import kubelet_unit
-
     k = spec.kubelet
     return set() if k is None else {kubelet_unit(k.flavor, k.role)}
 

@@ -9,10 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
+import attrs
 import typer
 import typer.main
 
-from hostc.diagnostics import Diagnostic, HostcError
+from hostc import api
+from hostc.diagnostics import Diagnostic, HostcError, Severity, label, printable
+from hostc.inputs import is_selection, read_text_bounded
 
 if TYPE_CHECKING:
     from typer.models import CommandInfo
@@ -107,7 +110,6 @@ def _clean(text: str | None, limit: int = SHOW_MAX) -> str | None:
     cut to `limit` with an ellipsis."""
     if text is None:
         return None
-    from hostc.diagnostics import printable
 
     text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -121,10 +123,6 @@ def _show(d: Diagnostic) -> str:
     hostc's (a syntax error, a file that is not text, an import source that is
     not what it claims) shows no content from it: it may be a secret.
     """
-    import attrs
-
-    from hostc.diagnostics import label
-
     d = attrs.evolve(
         d,
         path=label(_clean(str(d.path)) or "") if d.path else d.path,
@@ -134,8 +132,6 @@ def _show(d: Diagnostic) -> str:
     )
     text = d.render()
     if d.file and d.line and d.path:
-        from hostc.inputs import read_text_bounded
-
         try:
             source = read_text_bounded(Path(d.file), limit=8 << 20, what="file")
         except HostcError:
@@ -174,16 +170,10 @@ StrictOpt = Annotated[
 def _strict(warnings: list[Diagnostic], strict: bool) -> None:
     """With --strict a warning is an error: reported as one, and nothing is written."""
     if strict and warnings:
-        import attrs
-
-        from hostc.diagnostics import Severity
-
         _fail([attrs.evolve(d, severity=Severity.ERROR) for d in warnings])
 
 
 def _compile(spec_path: Path, topology: Path | None) -> tuple[Plan, list[Diagnostic]]:
-    from hostc import api
-
     return api.compile_file(spec_path, topology)
 
 
@@ -230,6 +220,4 @@ def _name(command: CommandInfo) -> str:
 
 
 def is_fleet(spec: Path) -> bool:
-    from hostc.inputs import is_selection  # light: a single-spec build never loads fleet
-
     return is_selection(str(spec))

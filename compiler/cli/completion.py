@@ -12,6 +12,7 @@ import os
 from typing import Annotated
 
 import typer
+from typer._completion_shared import get_completion_script
 
 from hostc.cli.base import _usage, app
 
@@ -34,7 +35,6 @@ def completion_cmd(
     fish: `> ~/.config/fish/completions/hostc.fish`), then start a new shell."""
     if shell not in SHELLS:
         _usage(f"SHELL: {shell!r} is not one of {', '.join(SHELLS)}")
-    from typer._completion_shared import get_completion_script
 
     script = get_completion_script(prog_name="hostc", complete_var=COMPLETE_VAR, shell=shell)
     typer.echo(script)

@@ -13,8 +13,11 @@ from typing import NoReturn, TextIO, cast
 
 import typer
 
+from hostc import api
+from hostc.api import fleet
 from hostc.api.fleet import FleetHost, Job, Result
-from hostc.cli.base import _guard, _warn
+from hostc.cli.base import _guard, _usage, _warn
+from hostc.cli.text import unescaped
 from hostc.diagnostics import Diagnostic
 
 
@@ -32,9 +35,7 @@ def report(
     """Run every host, print, and exit: 2 when a host failed (the others are still
     written), 1 when `--check` found a difference, else 0.  `grouped` (pre-commit): the
     stale hosts grouped by identical changes first, the unified diffs only with `diffs`."""
-    from hostc.api import fleet
     from hostc.cli import fleet_view
-    from hostc.cli.text import unescaped
 
     show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
     tty = cast(TextIO, unescaped(sys.stderr))  # a real `\r`, not its escaped `\x0d`
@@ -112,8 +113,6 @@ def many(
 ) -> NoReturn:
     """Every host of a selection: diagnostics per host, then the summary table; exit 2
     when a host failed (the others are still written), 1 when `--check` found a change."""
-    from hostc.api import fleet
-
     many_hosts(_guard(lambda: fleet.select(str(spec))), job, jobs, quiet, as_json)
 
 
@@ -141,9 +140,6 @@ def many_hosts(
 def fleet_diff(old: str, new: str, fmt: str, jobs: int | None) -> NoReturn:
     """`hostc diff DIR@REV DIR`: the grouped review on stdout, each host that failed to
     compile with its diagnostics on stderr; exit 2 when a host failed, 1 on a change."""
-    from hostc import api
-    from hostc.cli.base import _usage
-
     if fmt == "html":
         _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
     found = _guard(lambda: api.fleet_diff(old, new, jobs))

@@ -6,7 +6,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from hostc.api.fleet import Result
+from hostc.api.build import fleet_line
+from hostc.api.fleet import FAILED, Result
+from hostc.diagnostics import printable
 
 if TYPE_CHECKING:
     from hostc.delivery.disruption import Disruption
@@ -65,9 +67,6 @@ def summary(results: Sequence[Result], compare: bool = False, checked: bool = Fa
 
 def owned(results: Sequence[Result]) -> list[str]:
     """What a build removed of an earlier one, and what it kept (with why)."""
-    from hostc.api.fleet import FAILED
-    from hostc.diagnostics import printable
-
     out = [
         f"removed {printable(p)}: the previous build wrote it, this one does not"
         for r in results
@@ -84,6 +83,4 @@ def owned(results: Sequence[Result]) -> list[str]:
 
 def disruption_total(found: Mapping[str, Disruption]) -> str:
     """`hostc changed` over a fleet: `12 hosts reboot, 3 restart serve-a.service, …`."""
-    from hostc.api.build import fleet_line
-
     return fleet_line(found)

@@ -10,15 +10,15 @@ from typing import Annotated
 
 import typer
 
+from hostc import api
 from hostc.cli.base import _fail, _guard, app
+from hostc.diagnostics import file_error
 
 #: the roles of hostc.vocab.Role (the CLI imports only the API)
 ROLES = ("inference", "training", "general")
 
 
 def _refuse_existing(writes: list[Path]) -> None:
-    from hostc.diagnostics import file_error
-
     there = [p for p in writes if p.exists()]
     if there:
         _fail(
@@ -54,8 +54,6 @@ def init_cmd(
     """Write a commented starting spec that `hostc check` accepts, asking nothing.  It
     probes this machine into topology.toml beside the spec, or refers to --topology.
     Warns about a VM, a host too small to isolate, no GPU, no cpufreq driver."""
-    from hostc import api
-
     snap = output.parent / "topology.toml"
     writes = [output] if topology is not None else [output, snap]
     if not force:

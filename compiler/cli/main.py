@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO, cast
 
 import typer
 
+from hostc import api
 from hostc.cli import report_json
 from hostc.cli.base import (
     JobsOpt,
@@ -38,7 +39,7 @@ from hostc.cli.build import compare, need_compared, to_stdout, write_out
 from hostc.cli.report_json import JsonOpt
 from hostc.cli.text import TARGET_HELP as TARGET_HELP
 from hostc.cli.text import TerminalSafe, flagged
-from hostc.diagnostics import HostcError
+from hostc.diagnostics import HostcError, with_file
 from hostc.inputs import session
 
 if TYPE_CHECKING:
@@ -50,9 +51,6 @@ if TYPE_CHECKING:
 
 def _emit(spec_path: Path, plan: Plan, names: list[str]) -> list[Artifact]:
     """Target errors name the spec they were asked for (never a bare `<input>`)."""
-    from hostc import api
-    from hostc.diagnostics import with_file
-
     try:
         return api.emit(plan, names)
     except HostcError as e:
@@ -93,9 +91,6 @@ def build(
     """Compile SPEC into OS artifacts.  SPEC may name many hosts (a directory, a glob or
     @list): each is written to DIR/<host>/<target>/…, and a summary follows.  A build
     removes the files its previous build in DIR wrote and it no longer makes."""
-    from hostc import api
-    from hostc.diagnostics import with_file
-
     targets = target or ["all"]
     if is_fleet(spec):
         from hostc.api.fleet import Job
@@ -123,8 +118,6 @@ def build(
 
 def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_json: bool) -> None:
     """`build HOSTS/`: --out is needed, and checked once rather than once per host."""
-    from hostc import api
-
     if job.out is None:
         _usage("many hosts need --out DIR (each host is written to DIR/<host>/)")
     out = job.out
@@ -205,8 +198,6 @@ def plan_cmd(
     jobs: JobsOpt = None,
 ) -> None:
     """Show the partition per NUMA node, then every setting with its reason."""
-    from hostc import api
-
     if fmt not in ("text", "json", "svg"):
         _usage(f"unknown --format {fmt!r}; choose from text, json, svg")
     if is_fleet(spec):
@@ -245,8 +236,6 @@ def explain_cmd(
 ) -> None:
     """Show where a setting comes from, its reason, the lines that carry it, and where a
     host shows it."""
-    from hostc import api
-
     found = _guard(lambda: api.explain(spec, what, topology))
     if as_json:
         typer.echo(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
@@ -268,8 +257,6 @@ def diff_cmd(
     artifacts.  Two folders of hosts (`hostc diff hosts/@main hosts/`): each host's
     change, hosts with identical changes grouped.  Exit 0 without a change, 1 with one
     (like diff(1)), 2 on bad input (a host that fails to compile, the others shown)."""
-    from hostc import api
-
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
     if _guard(lambda: api.is_fleet_diff(old, new)):
@@ -285,8 +272,6 @@ def diff_cmd(
 @app.command("targets")
 def targets_cmd(as_json: JsonOpt = False) -> None:
     """List the targets `--target` accepts."""
-    from hostc import api
-
     if as_json:
         return report_json.targets()
     reg = api.targets()
@@ -310,8 +295,6 @@ def schema_cmd(
     which: Annotated[str, typer.Argument(help="node or topology")] = "node",
 ) -> None:
     """Print the JSON Schema of node.toml or of the topology snapshot."""
-    from hostc import api
-
     if which not in api.SCHEMAS:
         _usage(f"unknown schema {which!r}; choose from {', '.join(api.SCHEMAS)}")
     sys.stdout.write(api.schema(which))
@@ -332,8 +315,6 @@ def audit_cmd(
 ) -> None:
     """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
     (a setting differs or waits for a reboot), 2 on bad input."""
-    from hostc import api
-
     if capture is not None and root != Path("/"):
         _usage("pass --root DIR or --capture FILE, not both")
     where = capture if capture is not None else root

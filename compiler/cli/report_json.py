@@ -13,6 +13,7 @@ from typing import Annotated, NoReturn
 import attrs
 import typer
 
+from hostc import api
 from hostc.cli.base import _warn
 from hostc.diagnostics import HostcError, Severity
 
@@ -27,8 +28,6 @@ def check(spec: Path, topology: Path | None, strict: bool) -> NoReturn:
     """`hostc check SPEC --json`: `{"spec", "ok", "warnings", "errors"}`; exit 2 when an
     error was found (a warning under --strict is one), else 0.  The diagnostics are
     printed on stderr too, as without --json."""
-    from hostc import api
-
     try:
         _, found = api.compile_file(spec, topology)
     except HostcError as e:
@@ -54,8 +53,6 @@ def targets() -> None:
     """`hostc targets --json`: `{"targets": [{"name", "role", "in_all", "summary"}]}`,
     in the order the text lists them; `in_all`: `--target all` includes it (where it
     applies to the host; wrappers are built only when named)."""
-    from hostc import api
-
     _emit(
         {
             "targets": [

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hostc.diagnostics import Diagnostic, printable, terminal
+import attrs
+
+from hostc.diagnostics import Diagnostic, at, label, printable, terminal
 
 if TYPE_CHECKING:
     from hostc.topology.model import Topology
@@ -24,10 +26,6 @@ TARGET_HELP = (
 
 def flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
     """An API diagnostic about the target list, as the CLI spells it (`--target`)."""
-    import attrs
-
-    from hostc.diagnostics import at, label
-
     flag = label("--target")
     return [attrs.evolve(d, path=flag) if d.path == at("targets") else d for d in diags]
 

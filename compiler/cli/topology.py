@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from hostc import api
+from hostc.api import IMPORT_KINDS
 from hostc.cli.text import found
+from hostc.diagnostics import file_error
 
 if TYPE_CHECKING:
     from hostc.topology.model import Topology
@@ -41,8 +44,6 @@ def _inside(path: Path, trees: tuple[Path, ...]) -> bool:
 def _emit_snapshot(
     topo: Topology, output: Path | None, inputs: list[Path | None], trees: tuple[Path, ...] = ()
 ) -> None:
-    from hostc import api
-
     named = [str(p) for p in inputs if p is not None]
     text = _guard(lambda: api.dumps_snapshot(topo, named[0] if named else "<snapshot>"))
     if output is None or output == STDOUT:
@@ -53,8 +54,6 @@ def _emit_snapshot(
             output = output / "topology.toml"
         clash = api.overwrites_input([output], [p for p in inputs if p is not None])
         if clash is not None or _inside(output, trees):
-            from hostc.diagnostics import file_error
-
             _fail(
                 [
                     file_error(
@@ -72,8 +71,6 @@ def _emit_snapshot(
 
 
 def _read_input(path: Path) -> str:
-    from hostc import api
-
     return _guard(lambda: api.read_source(path))
 
 
@@ -111,8 +108,6 @@ def import_command(kind: str) -> Callable[..., None]:
     def import_cmd(
         file: FileArg, output: OutOpt = None, base: BaseOpt = None, arch: ArchOpt = None
     ) -> None:
-        from hostc import api
-
         text = _read_input(file)
         base_topo = _guard(lambda: api.read_snapshot(base)) if base is not None else None
         topo = _guard(
@@ -126,8 +121,6 @@ def import_command(kind: str) -> Callable[..., None]:
 
 
 def _register_importers() -> None:
-    from hostc.api import IMPORT_KINDS
-
     for kind, summary in IMPORT_KINDS.items():
         import_app.command(kind, help=summary)(import_command(kind))
 
@@ -158,8 +151,6 @@ def probe_cmd(
     ] = None,
 ) -> None:
     """Read this machine's topology (or a captured one) into a snapshot."""
-    from hostc import api
-
     if spec is not None and capture is None:
         _usage("--spec needs --capture FILE")
     if capture is not None:

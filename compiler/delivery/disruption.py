@@ -29,6 +29,7 @@ A state is read from a build (plan.json data and its artifacts) or from the reco
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -138,8 +139,6 @@ def recorded_files(doc: Mapping[str, Any]) -> dict[str, HostFile]:
 
 def digest(data: bytes, mode: int) -> str:
     """A file's bytes and mode, as one comparable word."""
-    import hashlib
-
     return f"{hashlib.sha256(data).hexdigest()}:{mode:04o}"
 
 

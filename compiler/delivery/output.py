@@ -6,6 +6,7 @@ by one with os.replace, so a failed build leaves the previous output as it was.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import hashlib
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
+from hostc.delivery.activation import needs_reboot, steps
+from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import overwrites_input, read_by_this_command
 from hostc.plan.model import OsFamily
 
@@ -116,8 +119,6 @@ def unsafe_out(out: Path) -> str | None:
 def check_out(out: Path) -> None:
     """Raise the one error `unsafe_out` finds: a many-host build asks once, before any
     host is built, so an unwritable `--out` is one error rather than one per host."""
-    from hostc.diagnostics import HostcError, file_error
-
     problem = unsafe_out(out)
     if problem is not None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
@@ -146,8 +147,6 @@ def write(
     is opened relative to its parent's descriptor with O_NOFOLLOW, so a link in the
     tree (planted before the build or during it) is refused, never written through,
     and the renames happen inside the folders already opened."""
-    from hostc.diagnostics import HostcError, file_error
-
     check_out(out)
     assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
     top, base = ([host], out / host) if host else ([], out)
@@ -219,8 +218,6 @@ class _Tree:
         return fd
 
     def _open_child(self, parent: int, name: str, key: tuple[str, ...]) -> int:
-        from hostc.diagnostics import HostcError, file_error
-
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
         try:
             if parent in self.fresh:
@@ -239,8 +236,6 @@ class _Tree:
             ) from None
 
     def _make_child(self, parent: int, name: str, key: tuple[str, ...]) -> int:
-        from hostc.diagnostics import HostcError, file_error
-
         try:
             os.mkdir(name, 0o755, dir_fd=parent)
         except FileExistsError:
@@ -357,8 +352,6 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
             try:
                 row["content"] = a.data.decode("utf-8")
             except UnicodeDecodeError:
-                import base64
-
                 row["content_base64"] = base64.b64encode(a.data).decode("ascii")
         else:
             row["written"] = str(destination(out, a))
@@ -369,8 +362,6 @@ def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, obje
 def apply_manifest(artifacts: Iterable[Artifact], family: OsFamily) -> dict[str, object]:
     """The manifest's top level for a provisioning system that places the files itself:
     the apply steps for the host's OS family, in order, and whether a reboot follows."""
-    from hostc.delivery.activation import needs_reboot, steps
-
     arts = list(artifacts)
     return {
         # live: only makes the running host take the change now (skip it when a reboot

@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from hostc.artifact import Artifact
+from hostc.delivery.output import _stage_at
 from hostc.diagnostics import HostcError, file_error
+from hostc.plan.kernelargs import cmdline
+from hostc.report.plan_view import to_data
 
 if TYPE_CHECKING:
     from hostc.plan.model import Plan
@@ -328,8 +331,6 @@ def _unmark(root: int) -> None:
 def mark_failed(folder: Path, why: str) -> bool:
     """Mark `folder` (an earlier build of a host that failed now) with FAILED, naming the
     errors (staged, then renamed; never through a link); False: no folder, nothing kept."""
-    from hostc.delivery.output import _stage_at
-
     try:
         root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
@@ -386,14 +387,10 @@ def facts(plan_data: Mapping[str, Any]) -> dict[str, Any]:
 
 def plan_facts(plan: Plan) -> dict[str, Any]:
     """`facts` of a Plan without rendering the whole plan.json."""
-    from hostc.plan.kernelargs import cmdline
-
     data: dict[str, Any] = {
         "sysctls": [{"key": s.key} for s in plan.sysctls],
         "views": {"cmdline": cmdline(plan)},
     }
     if plan.kubelet is not None:
-        from hostc.report.plan_view import to_data  # the kubelet's part of plan.json
-
         data["kubelet"] = to_data(plan.kubelet)
     return facts(data)

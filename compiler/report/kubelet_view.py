@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from hostc.knowledge.kubelet import Quantity
 from hostc.plan.model import Plan
 from hostc.units import format_kib
 
 
 def _gib(q: object) -> str:
-    from hostc.knowledge.kubelet import Quantity
-
     assert isinstance(q, Quantity)
     mib = q.bytes // 1024**2
     return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib} MiB"

@@ -5,8 +5,14 @@ Pure text rendering (the CLI prints it); the JSON form comes from `plan_json`.
 
 from __future__ import annotations
 
+import enum
+import json
 from typing import Any
 
+import attrs
+
+from hostc.cpuset import CpuSet
+from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.plan.kernelargs import cmdline, kernel_args
 from hostc.plan.model import IN_PLAN_JSON, Distro, IrqOwner, Placement, Plan, Reason, Value
 from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
@@ -189,12 +195,6 @@ def provenance_lines(plan: Plan) -> list[str]:
 
 def to_data(v: Any) -> Any:
     """Plain JSON data from Plan values: attrs classes by field, CpuSets as cpulists."""
-    import enum
-
-    import attrs
-
-    from hostc.cpuset import CpuSet
-
     if isinstance(v, (CpuSet, Distro, *SOURCE_TYPES)):
         return str(v)  # a source as `hostc plan` shows it
     if isinstance(v, Value):  # named and timed by its setting's row
@@ -204,7 +204,6 @@ def to_data(v: Any) -> Any:
             "reason": to_data(v.reason),
             "when": v.when.value,
         }
-    from hostc.knowledge.kubelet import KubeVersion, Quantity
 
     if isinstance(v, Quantity | KubeVersion):
         return str(v)
@@ -249,6 +248,4 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 
 
 def dumps(plan: Plan) -> str:
-    import json
-
     return json.dumps(plan_json(plan), indent=2, ensure_ascii=False) + "\n"

@@ -5,6 +5,9 @@ fixed-point, and bytes are deterministic."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from html import escape
+
+from hostc.diagnostics import terminal
 
 SVG_NS = "http://www.w3.org/2000/svg"
 
@@ -18,8 +21,6 @@ def clean(text: str) -> str:
     or hide what a reviewer reads) as a visible `\\xNN`/`\\uNNNN` escape, the form every
     medium of hostc shows them in (`diagnostics.terminal`).  The serializer then
     escapes `&<>"`."""
-    from hostc.diagnostics import terminal
-
     return terminal(text)
 
 
@@ -27,8 +28,6 @@ def markup(text: str) -> str:
     """The one escaping function of hostc's HTML and SVG output written as text (the
     review page): `clean`, then `&<>"'` as character references, so the text is
     character data or an attribute value wherever it is put, and reads as it was."""
-    from html import escape
-
     return escape(clean(text), quote=True)
 
 

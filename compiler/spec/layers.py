@@ -27,9 +27,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, KeyPath, at, file_error
+from hostc.inputs import read_text_bounded
+from hostc.locate import Scan, locate, scan
+from hostc.provenance import Provenance
 from hostc.record import Record
 from hostc.spec import merge
-from hostc.spec.parse import LAYER_KEYS
+from hostc.spec.parse import LAYER_KEYS, SPEC_LIMIT, parse
 
 if TYPE_CHECKING:
     from hostc.provenance import Provenance
@@ -103,9 +106,6 @@ class Disk:
     """The files as they are now."""
 
     def text(self, path: Path, what: str) -> str:
-        from hostc.inputs import read_text_bounded
-        from hostc.spec.parse import SPEC_LIMIT
-
         return read_text_bounded(path, limit=SPEC_LIMIT, what=what)
 
     def exists(self, path: Path) -> bool:
@@ -124,8 +124,6 @@ DISK = Disk()
 @functools.lru_cache(maxsize=256)
 def _parse(text: str, file: str) -> dict[str, Any]:
     """A class file is read for every host that extends it; its parse is remembered."""
-    from hostc.spec.parse import parse
-
     return parse(text, file)
 
 
@@ -135,14 +133,10 @@ def _read(path: Path, files: Files) -> tuple[dict[str, Any], str]:
 
 
 def _at(file: str, text: str, key: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
-    from hostc.locate import locate
-
     return file_error(file, message, line=locate(key, text), hint=hint, path=key)
 
 
 def _where(file: str, text: str, key: str) -> str:
-    from hostc.locate import locate
-
     line = locate(key, text)
     return f"{file}:{line}" if line else file
 
@@ -292,7 +286,6 @@ def _conflict(reader: _Reader, key: KeyPath, leaf: merge.Leaf) -> Diagnostic:
     a, b = leaf.rival.origin, leaf.origin
     fa, fb = (_shown(reader.top_dir / o.file) for o in (a, b))
     wa, wb = _where(fa, reader.sources[fa], a.key), _where(fb, reader.sources[fb], b.key)
-    from hostc.locate import locate
 
     return file_error(
         fb,
@@ -308,8 +301,6 @@ def attribute(
     diags: list[Diagnostic] | tuple[Diagnostic, ...], layered: Layered
 ) -> list[Diagnostic]:
     """Point each diagnostic about a merged key at the file and line that set it."""
-    from hostc.locate import locate
-
     out = []
     for d in diags:
         merged = d.path.indexed()  # provenance keys a named entry by its merged index
@@ -342,9 +333,6 @@ def _origin(path: str, provenance: dict[str, merge.Origin]) -> tuple[str, merge.
 
 def provenance(merged: Layered) -> tuple[Provenance, ...]:
     """The Plan's provenance rows: each merged key, the file that set it and the line."""
-    from hostc.locate import Scan, locate, scan
-    from hostc.provenance import Provenance
-
     scans: dict[str, Scan] = {}  # each layer's file scanned once, not once per key
     rows = []
     for key, origin in merged.provenance.items():

@@ -7,11 +7,15 @@ error about it echoes its content.
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import (
     Diagnostic,
     HostcError,
@@ -23,6 +27,9 @@ from hostc.diagnostics import (
     with_file,
 )
 from hostc.inputs import read_text_bounded
+from hostc.knowledge.kubelet import KubeVersion, Quantity
+from hostc.patharg import as_path
+from hostc.spec import layers
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import (
     NESTING_LIMIT,
@@ -33,6 +40,7 @@ from hostc.spec.parse import (
     too_deep,
 )
 from hostc.spec.text import name_problem, shown
+from hostc.units import PageSize
 
 if TYPE_CHECKING:
     from hostc.spec.layers import Files, Layered
@@ -115,8 +123,6 @@ def _by_name(diags: list[Diagnostic], data: dict[str, Any]) -> list[Diagnostic]:
                 if (
                     isinstance(name, str) and name in once and name_problem(name) is None
                 ):  # not the problem itself
-                    import attrs
-
                     d = attrs.evolve(d, path=at("workload", Named(i, name), *rest))
         out.append(d)
     return out
@@ -141,8 +147,6 @@ def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Laye
     """A spec with `extends`/`[force]`/`[remove]`: merged, structured, and each problem
     pointed at the file and line that set the value.  `files`: where they are read
     (default the disk)."""
-    from hostc.spec import layers
-
     files = files or layers.DISK
     merged = layers.read(path, files)
     try:
@@ -154,8 +158,6 @@ def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Laye
 
 def load(path: Path | str) -> tuple[HostSpec, str]:
     """Return the spec and its source text (kept for locating later diagnostics)."""
-    from hostc.patharg import as_path
-
     path = as_path(path, "spec")
     text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return loads(text, str(path)), text
@@ -166,14 +168,6 @@ def to_data(value: Any) -> Any:
     their values, CPU lists, quantities, page sizes and versions as their text, table
     keys as strings.  `from_data(to_data(spec))` is how a spec built in Python gets the
     loader's types and rules (a `"always"` where a ThpMode belongs becomes a ThpMode)."""
-    import enum
-
-    import attrs
-
-    from hostc.cpuset import CpuSet
-    from hostc.knowledge.kubelet import KubeVersion, Quantity
-    from hostc.units import PageSize
-
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, bool | int | str | float) or value is None:

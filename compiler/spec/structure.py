@@ -42,14 +42,17 @@ from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 from cattrs.errors import IterableValidationError, IterableValidationNote
+from cattrs.gen import make_dict_structure_fn
 
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import kind_of
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.record import FrozenMap, Record
+from hostc.spec import text
 from hostc.spec.structure_errors import diagnostics as diagnostics
-from hostc.spec.text import shown
+from hostc.spec.text import control_char, expansion_problem, shown
 from hostc.units import PageSize
 
 T = TypeVar("T")
@@ -108,8 +111,6 @@ def _strict_int(v: Any, _: Any) -> int:
 
 
 def _strict_str(v: Any, _: Any) -> str:
-    from hostc.spec.text import control_char, expansion_problem
-
     if not isinstance(v, str):
         raise TypeError(f"expected a string, got {kind_of(v)}")
     if (c := control_char(v)) is not None:
@@ -237,8 +238,6 @@ def _quoted(key: str) -> str:
 def _sysctls(v: Any, _: Any) -> dict[str, int | str]:
     """`[sysctl]`: keys in the dotted form (`vm/swappiness` is `vm.swappiness`), values one
     line each; two spellings of one key are an error naming both."""
-    from hostc.spec import text
-
     if not isinstance(v, dict):
         raise TypeError(f"expected a table, got {kind_of(v)}")
     out: dict[str, int | str] = {}
@@ -275,8 +274,6 @@ def _sysctls(v: Any, _: Any) -> dict[str, int | str]:
 
 def _strict_list(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
     """cattrs would split a string into characters; TOML arrays only (a spec's as tuples)."""
-    from cattrs.cols import list_structure_factory
-
     items: Any = types.GenericAlias(list, typing.get_args(t)[:1])
     inner, frozen = list_structure_factory(items, conv), typing.get_origin(t) is tuple
 
@@ -297,8 +294,6 @@ def _frozen_table(t: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
 
 def _table(cl: Any, conv: cattrs.Converter) -> Callable[[Any, Any], Any]:
     """A TOML table where a table belongs; cattrs' own message would be about iteration."""
-    from cattrs.gen import make_dict_structure_fn
-
     inner = make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True)
 
     def hook(v: Any, _: Any) -> Any:
@@ -347,7 +342,6 @@ def converter(detailed: bool = True) -> cattrs.Converter:
 
 def make_converter(detailed: bool) -> cattrs.Converter:
     """A converter for the dialect in this module's docstring."""
-    from hostc.spec import text
     from hostc.spec.model import Isolate, Memlock
 
     c = cattrs.Converter(forbid_extra_keys=True, detailed_validation=detailed)

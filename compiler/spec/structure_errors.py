@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from cattrs.errors import (
     ClassValidationError,
     ForbiddenExtraKeysError,
@@ -70,8 +71,6 @@ def _walk(exc: BaseException, path: KeyPath, out: list[Diagnostic]) -> None:
 
 
 def _known(cl: type) -> str | None:
-    import attrs
-
     if attrs.has(cl):
         return "known keys: " + ", ".join(a.name for a in attrs.fields(cl))
     return None

@@ -14,6 +14,7 @@ than `shown()` allows of the offending value.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import NewType
 
@@ -204,7 +205,6 @@ def toml_key(key: str) -> str:
     (a key holding a newline must not start a new line in a diagnostic), cut short."""
     if _BARE_KEY.match(key) and len(key) <= SHOWN_MAX:
         return key
-    import json
 
     inner = json.dumps(key, ensure_ascii=False)[1:-1]
     inner = "".join(f"\\u{ord(c):04x}" if control_char(c) else c for c in inner)
