@@ -84,13 +84,16 @@ wall = time.perf_counter() - t0
 me = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-print(wall, me.ru_maxrss, kids.ru_maxrss, code, cpu, file=sys.stderr)
+kernel = me.ru_stime + kids.ru_stime
+print(wall, me.ru_maxrss, kids.ru_maxrss, code, cpu, kernel, file=sys.stderr)
 """
 
 
-def fleet_build(hosts: Path, out: Path, jobs: int) -> tuple[float, int, int, float]:
-    """Wall seconds, the parent's peak KiB, the largest worker's peak KiB, and the CPU
-    seconds of the whole command (its workers included)."""
+def fleet_build(hosts: Path, out: Path, jobs: int) -> tuple[float, int, int, float, float]:
+    """Wall seconds, the parent's peak KiB, the largest worker's peak KiB, the CPU
+    seconds of the whole command (its workers included), and the kernel's part of them
+    (system time: mostly the file system making ~36 folders and ~16 files a host: ~1 ms
+    a host on tmpfs, 3-15 ms on this box's shared ext4, while the user time stays put)."""
     r = subprocess.run(
         [
             sys.executable,
@@ -112,7 +115,7 @@ def fleet_build(hosts: Path, out: Path, jobs: int) -> tuple[float, int, int, flo
     last = r.stderr.strip().splitlines()[-1].split()
     if r.returncode != 0 or last[3] != "0":
         raise SystemExit(f"fleet build failed:\n{r.stderr[-2000:]}")
-    return float(last[0]), int(last[1]), int(last[2]), float(last[4])
+    return float(last[0]), int(last[1]), int(last[2]), float(last[4]), float(last[5])
 
 
 def single_loop(hostc: list[str], hosts: Path, out: Path, sample: int = SAMPLE) -> float:
@@ -218,8 +221,8 @@ def figures(
     rows: list[tuple[str, str, str, bool | None, str]] = []
     count, sample = (200, 5) if quick else (HOSTS, SAMPLE)
     hosts = generate(work / "fleet", count)
-    two, parent_kib, worker_kib, cpu = fleet_build(hosts, work / "fleet-out-2", 2)
-    one, one_kib, _, _ = fleet_build(hosts, work / "fleet-out-1", 1)
+    two, parent_kib, worker_kib, cpu, kernel = fleet_build(hosts, work / "fleet-out-2", 2)
+    one, one_kib, *_ = fleet_build(hosts, work / "fleet-out-1", 1)
     per_host = cpu / count
     rows.append(
         (
@@ -228,8 +231,8 @@ def figures(
             "≤ 4 ms",
             per_host <= 0.004,
             f"{cpu:.1f} s of CPU (the command and its workers, writing "
-            f"{count:,} hosts' files included) in {two:.1f} s; four classes, every host "
-            "overrides",
+            f"{count:,} hosts' files included; {kernel:.1f} s of it system time) in "
+            f"{two:.1f} s; four classes, every host overrides",
         )
     )
     if quick:
@@ -244,14 +247,15 @@ def figures(
         )
     else:
         many = generate(work / "fleet-10k", 10_000)
-        wall, _, _, big_cpu = fleet_build(many, work / "fleet-10k-out", 2)
+        wall, _, _, big_cpu, big_kernel = fleet_build(many, work / "fleet-10k-out", 2)
         rows.append(
             (
                 "Fleet 10,000 hosts --jobs 2, wall",
                 f"{wall:.0f} s",
                 "≤ 40 s (idle 2-core box)",
                 wall <= 40,
-                f"{big_cpu:.0f} s of CPU ({big_cpu / 10:.1f} ms a host); wall clock: a "
+                f"{big_cpu:.0f} s of CPU ({big_cpu / 10:.1f} ms a host, {big_kernel / 10:.1f} "
+                "of them system time); wall clock: a "
                 "machine others share cannot show it",
             )
         )

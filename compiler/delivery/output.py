@@ -13,7 +13,6 @@ import hashlib
 import os
 import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -276,7 +275,8 @@ class _Tree:
 
 
 def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
-    """A hidden staging file in the directory `dfd`, created exclusively, never a link."""
+    """A hidden staging file in the directory `dfd`, created exclusively, never a link; written
+    through the descriptor (a file object cost a stat, a tty probe and a seek a file)."""
     for _ in range(100):
         tmp = f".{name}.{secrets.token_hex(4)}{STAGING_SUFFIX}"
         try:
@@ -286,9 +286,13 @@ def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
         except FileExistsError:
             continue
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                os.fchmod(f.fileno(), mode)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
@@ -325,16 +329,12 @@ def _makedirs(path: Path) -> list[Path]:
 
 
 def _stage(dest: Path, data: bytes, mode: int) -> Path:
-    """Write `data` beside `dest` (whose folder `write` has made) under a hidden name."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=STAGING_SUFFIX, dir=dest.parent)
+    """`_stage_at` beside `dest`, its folder opened as a path only (as mkstemp, no read right)."""
+    dfd = os.open(dest.parent, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
+        return dest.parent / _stage_at(dfd, dest.name, data, mode)
+    finally:
+        os.close(dfd)
 
 
 def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:

@@ -178,3 +178,25 @@ def test_a_directory_another_writer_makes_meanwhile_is_used_not_an_error(
     monkeypatch.undo()
     for a in arts:
         assert (tmp_path / "out" / "host" / a.target / a.relpath).read_bytes() == a.data
+
+
+def test_staging_writes_every_byte_and_removes_a_file_it_could_not_fill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Staging writes through the descriptor: a short write (a signal, a filling disk)
+    is continued, and a failed one leaves no staged file behind."""
+    data = bytes(range(256)) * 1000
+    real = os.write
+    monkeypatch.setattr(os, "write", lambda fd, b: real(fd, bytes(b[:4096])))
+    dest = tmp_path / "f"
+    output.write_bytes(dest, data, mode=0o751)
+    assert dest.read_bytes() == data
+    assert dest.stat().st_mode & 0o7777 == 0o751
+
+    def full(fd: int, b: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError):
+        output.write_bytes(tmp_path / "g", data)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
