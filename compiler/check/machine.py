@@ -16,8 +16,7 @@ from hostc.knowledge.machine import CPUFREQ_SETTINGS, CPUIDLE_SETTINGS, MIN_HOUS
 from hostc.plan.model import Plan
 from hostc.provenance import PresetLayer
 from hostc.resolve import Resolved
-from hostc.settings import BY_NAME, Family, Setting
-from hostc.settings import table as t
+from hostc.settings import BY_NAME
 from hostc.spec.model import IsolateMode
 from hostc.topology.model import NO_DRIVER
 from hostc.vocab import Role
@@ -40,19 +39,11 @@ def _why_freq(r: Resolved) -> str | None:
     return None
 
 
-def _held(plan: Plan, s: Setting[Any]) -> Any:
-    """The Plan's value of a cpufreq or cpuidle row (None: the plan has none): a sysfs row
-    by its row; the P-state driver and the C-state limit are records of their own."""
-    if s.family is Family.SYSFS:
-        return plan.runtime.tunable(s)
-    return {t.PSTATE: plan.runtime.pstate, t.MAX_CSTATE: plan.cstates}[s]
-
-
 def _set(plan: Plan, names: Iterable[str]) -> list[tuple[str, Any]]:
     """The settings of `names` the plan gives, each with its value (and reason)."""
     out = []
     for name in names:
-        value = _held(plan, BY_NAME[name])
+        value = plan.held(BY_NAME[name])
         if value is not None:
             out.append((name, value))
     return out

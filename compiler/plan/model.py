@@ -11,7 +11,7 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -51,6 +51,8 @@ from hostc.plan.runtime import SysfsWrite as SysfsWrite
 from hostc.provenance import LeftOut as LeftOut
 from hostc.provenance import Provenance as Provenance
 from hostc.record import Record
+from hostc.settings import table as t
+from hostc.settings.model import Family, Setting
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import RuntimeOwner as RuntimeOwner
@@ -313,6 +315,24 @@ class Plan(Record):
 
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)
+
+    def held(self, s: Setting[Any]) -> Any:
+        """The Plan's value of a one-value row (None: this host does not get it): a sysfs
+        row by its row in `runtime.tunables`, the others in the record a rule of lowering
+        made for them.  The one place that says where; KeyError for a row of another
+        family (sysctls, limits and modules are held as lists of their own)."""
+        if s.family is Family.SYSFS:
+            return self.runtime.tunable(s)
+        rt = self.runtime
+        return {
+            t.DEFAULT_HUGEPAGESZ: self.default_hugepagesz,
+            t.THP: self.thp,
+            t.MAX_CSTATE: self.cstates,
+            t.PSTATE: rt.pstate,
+            t.IOMMU: rt.iommu,
+            t.IRQ_OWNER: rt.irq,
+            t.RUNTIME_OWNER: rt.owner,
+        }[s]
 
     def isolation_by(self, mechanism: str) -> Isolation | None:
         return next((x for x in self.isolation if x.mechanism == mechanism), None)

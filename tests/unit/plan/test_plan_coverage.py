@@ -51,27 +51,23 @@ def source_resolves(r: Reason, spec_text: str) -> bool:
     return False
 
 
+#: the rows of family ONE or DERIVED: a record a rule of lowering made for each
+ONE_VALUE = tuple(s for s in SETTINGS if s.family in (Family.ONE, Family.DERIVED))
+
+
 def held(plan: Plan) -> dict[Setting[Any], Any]:
-    """Where the Plan holds each row of family ONE or DERIVED: a record a rule of lowering
-    made (the sysfs rows are held by their row in `plan.runtime.tunables`)."""
-    rt = plan.runtime
-    return {
-        t.DEFAULT_HUGEPAGESZ: plan.default_hugepagesz,
-        t.THP: plan.thp,
-        t.MAX_CSTATE: plan.cstates,
-        t.PSTATE: rt.pstate,
-        t.IOMMU: rt.iommu,
-        t.IRQ_OWNER: rt.irq,
-        t.RUNTIME_OWNER: rt.owner,
-    }
+    """Where the Plan holds each one-value row (`Plan.held`; the sysfs rows are in
+    `plan.runtime.tunables`)."""
+    return {s: plan.held(s) for s in ONE_VALUE}
 
 
 def test_every_one_value_row_is_held_by_the_plan() -> None:
-    """A new row of family ONE or DERIVED must say here where the Plan holds it, or the
-    coverage tests below would not see its values."""
-    rows = {s for s in SETTINGS if s.family in (Family.ONE, Family.DERIVED)}
+    """A new row of family ONE or DERIVED must say in `Plan.held` where the Plan holds it
+    (a KeyError here otherwise), or the coverage tests below would not see its values;
+    a sysfs row is held by its row."""
     plan, _ = api.compile_file(EXAMPLES[0] / "node.toml")
-    assert rows == set(held(plan))
+    assert set(held(plan)) == set(ONE_VALUE)
+    assert all(plan.held(s) is plan.runtime.tunable(s) for s in t.SYSFS_ROWS)
 
 
 def table_values(plan: Plan) -> list[tuple[str, Any, Reason]]:
