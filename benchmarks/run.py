@@ -110,6 +110,10 @@ class Runner:
 #: The libraries a build needs, imported bare: P1d's baseline.
 DEPENDENCIES = "import typer, cattrs, jinja2, attrs, tomli, tomli_w"
 
+#: The same command without hostc/__main__.py's start-up apparatus (the collector on
+#: during the imports, the interpreter's finalization at the end): what it earns.
+PLAIN = "import sys; from hostc.cli.main import main; sys.argv[0] = 'hostc'; main()"
+
 
 def hostc_command() -> list[str]:
     """The console script users run; `python -m hostc` only where it is not installed."""
@@ -325,6 +329,20 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                     [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1")],
                     None,
                 ),
+                "plain process": (
+                    [
+                        sys.executable,
+                        "-c",
+                        PLAIN,
+                        "build",
+                        str(DGX),
+                        "-t",
+                        "all",
+                        "-o",
+                        f"{work}/p1p",
+                    ],
+                    None,
+                ),
                 "no .pyc": (
                     [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1b")],
                     {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
@@ -366,6 +384,18 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
             )
         )
         rows.append(p1d_instructions(hostc, work, env, quick))
+        gain = 1 - t["hostc build (DGX)"] / t["plain process"]
+        gain_cpu = 1 - cpu["hostc build (DGX)"] / cpu["plain process"]
+        rows.append(
+            Row(
+                "P1d start-up apparatus earns, wall",
+                f"{gain:.0%}",
+                "≥ 10 % (else remove it)",
+                gain >= 0.10,
+                f"CPU {gain_cpu:.0%}; the build with hostc/__main__.py's collector and exit "
+                f'vs `python -c "{PLAIN}"` (quiet machine only)',
+            )
+        )
         ratio = t["no .pyc"] / t["python -c pass"]
         rows.append(
             Row(

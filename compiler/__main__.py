@@ -1,12 +1,49 @@
 """The `hostc` process: the console script and `python -m hostc` both start here.
 
-No start-up tricks: turning the cyclic collector off before the imports saved 3.5 % of
-a build's instructions (858 M against 889 M, callgrind, `--target all`), and ending
-with `os._exit` instead of the interpreter's finalization 6 % (858 M against 912 M):
-both under the 10 % a speed trick must earn to be kept, so both are gone (issue 33).
+How the process starts and ends is the one start-up apparatus hostc keeps (issue 34),
+both halves here and nowhere else, because only a process may decide them (a program
+embedding `hostc.api` keeps its own collector and its own exit):
+
+- the cyclic collector is off while the command's modules load: importing them makes
+  ~200 classes and their tables and none of it is garbage, yet every 700 allocations
+  the collector would walk it all again; after the imports everything is frozen into
+  the permanent generation (`gc.freeze`: later collections, a fleet's thousands of
+  hosts, skip it, and workers forked from here do not dirty its pages) and the
+  collector is on again for the command itself;
+- the end is `os._exit` once both streams are flushed: the interpreter's finalization
+  would free every object and module one by one, for a process about to vanish.
+  Every file hostc writes is closed by then (each write is its own `with`, staged and
+  renamed), the fleet's worker pool is shut down inside its command, and hostc
+  registers no `atexit` hook.
+
+Each half alone earns less than the 10 % a speed trick must; together they earn
+14-16 % of a cold build's wall and CPU time (benchmarks/run.py prints the figure, and
+fails below 10 %, on the row "P1d start-up apparatus").
 """
 
-from hostc.cli.main import main
+import contextlib
+import gc
+import os
+import sys
+from typing import NoReturn
+
+gc.disable()
+
+from hostc.cli.main import run  # noqa: E402
+
+gc.freeze()
+gc.enable()
+
+
+def main() -> NoReturn:
+    """Run `hostc ARGV`, flush, and end the process with its exit status."""
+    code = run()
+    for stream in (sys.stdout, sys.stderr):
+        # the reader went away, or the stream is closed: nothing is left to say
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
 
 if __name__ == "__main__":
     main()
