@@ -5,7 +5,9 @@ P1    cold `hostc build <DGX example> --target all --out DIR`, wall time ÷ `pyt
 P1d   the same build ÷ importing hostc's own dependencies (typer, cattrs, jinja2, attrs,
       tomli, tomli_w): what hostc itself adds to start-up; by wall clock, by CPU time, and
       by instructions (callgrind, where valgrind is installed: the one start-up figure a
-      busy machine does not move; full run only, it costs ~20 s of CPU)
+      busy machine does not move; full run only, it costs ~20 s of CPU); and what
+      hostc/__main__.py's start-up apparatus earns (the same build through the plain
+      interpreter's start and end): under 10 % it must go
 P2    in-process builds per second, every target, from files (api.compile_file +
       api.emit) of 100 distinct hosts in turn, sharing one hardware snapshot as a fleet's
       node class does (P2' gives each host its own snapshot), per second of CPU time

@@ -20,6 +20,7 @@ GOALS = (
     "P1 ",
     "P1d cold build",
     "P1d the same, CPU",
+    "P1d start-up apparatus",
     "P3a ",
     "P3b ",
     "P4 ",
