@@ -23,7 +23,7 @@ from hostc.spec import layers
 from hostc.spec import load as spec_load  # from_data through the module: tests count its calls
 from hostc.spec.load import converted, load_layered, origin, to_data
 from hostc.spec.model import HostSpec
-from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
+from hostc.spec.parse import SPEC_LIMIT, declares_layers
 from hostc.topology.model import Topology
 
 if TYPE_CHECKING:
@@ -134,9 +134,9 @@ def compile_file(
     """The whole front half from a spec file: load, read its snapshot, check, lower."""
     spec_path = as_path(spec_path, "spec_path")
     spec, source = _read_spec(spec_path)
-    if spec is None:
+    if spec is None:  # its text goes on: the layers read and parse it no second time
         return _compile_layered(
-            spec_path, None if topology is None else as_path(topology, "topology")
+            spec_path, None if topology is None else as_path(topology, "topology"), source=source
         )
     try:
         topo = _read_topology(topology_path(spec, spec_path, topology, source))
@@ -167,12 +167,13 @@ def build_inputs(
 
 
 def _compile_layered(
-    spec_path: Path, topology: Path | None, files: Files | None = None
+    spec_path: Path, topology: Path | None, files: Files | None = None, source: str | None = None
 ) -> tuple[Plan, list[Diagnostic]]:
     """A spec with `extends`: every diagnostic names the file and line that set the value,
     and the Plan carries each value's provenance.  `files`: where the spec, its layers
-    and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision)."""
-    spec, merged = load_layered(spec_path, files)
+    and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision);
+    `source`: the spec's text, when `compile_file` has just read it from the disk."""
+    spec, merged = load_layered(spec_path, files, source)
     try:
         where = topology_path(spec, spec_path, topology)
         if files is None:
@@ -204,8 +205,9 @@ def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
 @functools.lru_cache(maxsize=64)
 def _parsed_spec(text: str, file: str) -> HostSpec | None:
     """A HostSpec is frozen and nothing downstream changes it, so one can be shared.
-    Only successes are remembered: a HostcError propagates and is not cached."""
-    data = parse(text, file)
+    Only successes are remembered: a HostcError propagates and is not cached.  Parsed
+    through the layers' cache: a layered spec (None here) is merged from that parse."""
+    data = layers.parsed(text, file)
     return None if declares_layers(data) else spec_load.from_data(data, file, text)
 
 

@@ -122,14 +122,17 @@ DISK = Disk()
 
 
 @functools.lru_cache(maxsize=256)
-def _parse(text: str, file: str) -> dict[str, Any]:
-    """A class file is read for every host that extends it; its parse is remembered."""
+def parsed(text: str, file: str) -> dict[str, Any]:
+    """A class file is read for every host that extends it; its parse is remembered.
+    `hostc.api.compile` parses a spec through here to tell a layered one apart, so
+    the merge below finds that parse instead of making it again.  The data is shared:
+    nothing downstream changes it (the merge builds new trees)."""
     return parse(text, file)
 
 
-def _read(path: Path, files: Files) -> tuple[dict[str, Any], str]:
-    text = files.text(path, "spec")
-    return _parse(text, files.shown(path)), text
+def _read(path: Path, files: Files, known: str | None = None) -> tuple[dict[str, Any], str]:
+    text = files.text(path, "spec") if known is None else known
+    return parsed(text, files.shown(path)), text
 
 
 def _at(file: str, text: str, key: KeyPath, message: str, hint: str | None = None) -> Diagnostic:
@@ -147,9 +150,11 @@ class _Reader:
     classes extending one base, nested d deep) costs one merge per file, not 2**d: a
     file's tree depends on the file and what it extends, never on who reached it."""
 
-    def __init__(self, top: Path, files: Files) -> None:
+    def __init__(self, top: Path, files: Files, source: str | None = None) -> None:
         self.top_dir = top.parent
         self.files = files
+        #: the top spec's text when the caller has just read it (read once, not twice)
+        self.top, self.source = top, source
         self.sources: dict[str, str] = {}
         #: name → (merged tree, height: the longest `extends` chain below it)
         self.merged: dict[str, tuple[Any, int]] = {}
@@ -166,7 +171,7 @@ class _Reader:
         done = self.merged.get(name)
         if done is not None:
             return done
-        data, text = _read(path, self.files)
+        data, text = _read(path, self.files, self.source if path is self.top else None)
         self.sources[name] = text
         parents = self._parents(data, name, text, path, chain)
         base: Any = {}
@@ -270,9 +275,10 @@ class _Reader:
         return out
 
 
-def read(path: Path, files: Files = DISK) -> Layered:
-    """Merge the layers of the spec at `path` (which declares `extends`, `force` or `remove`)."""
-    reader = _Reader(path, files)
+def read(path: Path, files: Files = DISK, source: str | None = None) -> Layered:
+    """Merge the layers of the spec at `path` (which declares `extends`, `force` or
+    `remove`); `source`: its text, when the caller has just read it from `files`."""
+    reader = _Reader(path, files, source)
     node = reader.layer(path, ())
     conflicts = merge.rivals(node)
     if conflicts:

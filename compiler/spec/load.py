@@ -143,12 +143,14 @@ def origin(spec: HostSpec) -> tuple[str, str | None] | None:
     return None
 
 
-def load_layered(path: Path, files: Files | None = None) -> tuple[HostSpec, Layered]:
+def load_layered(
+    path: Path, files: Files | None = None, source: str | None = None
+) -> tuple[HostSpec, Layered]:
     """A spec with `extends`/`[force]`/`[remove]`: merged, structured, and each problem
     pointed at the file and line that set the value.  `files`: where they are read
-    (default the disk)."""
+    (default the disk); `source`: the spec's own text, when the caller just read it."""
     files = files or layers.DISK
-    merged = layers.read(path, files)
+    merged = layers.read(path, files, source)
     try:
         file = str(path) if files is layers.DISK else files.shown(path)
         return from_data(merged.data, file, None), merged
