@@ -131,6 +131,35 @@ def test_a_class_change_reaches_every_host_that_extends_it(tmp_path: Path) -> No
         assert got == [value, value, value, 3]
 
 
+def test_compile_file_reads_and_parses_a_layered_spec_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Telling a layered spec apart and merging it share one read and one parse."""
+    from collections import Counter
+
+    from hostc import inputs
+
+    reads: Counter[str] = Counter()
+    parses: Counter[str] = Counter()
+    real_read, real_parse = inputs.read_bytes_bounded, layers.parse
+    monkeypatch.setattr(
+        inputs, "read_bytes_bounded", lambda p, **k: reads.update([str(p)]) or real_read(p, **k)
+    )
+    counted = lambda t, f: parses.update([f]) or real_parse(t, f)  # noqa: E731
+    monkeypatch.setattr(layers, "parse", counted)
+    monkeypatch.setattr("hostc.api.compile.parse", counted, raising=False)  # where it was
+    layers.parsed.cache_clear()
+    host = tmp_path / "h.toml"
+    topo = ROOT / "examples" / "h100-4gpu-inference" / "topology.toml"
+    (tmp_path / "c.toml").write_text(
+        f'version = 1\n[host]\nname = "c"\nrole = "general"\ntopology = "{topo}"\n'
+    )
+    host.write_text('extends = ["c.toml"]\n[host]\nname = "h"\n')
+    plan, _ = api.compile_file(host)
+    assert plan.host.name == "h"
+    assert (reads[str(host)], parses[str(host)]) == (1, 1)
+
+
 def test_siblings_that_disagree_are_an_error_naming_both_files_and_lines(tmp_path: Path) -> None:
     (tmp_path / "a.toml").write_text('[sysctl]\n"vm.swappiness" = 5\n')
     (tmp_path / "b.toml").write_text('# b\n[sysctl]\n"vm.swappiness" = 7\n')
