@@ -71,15 +71,10 @@ def generate(work: Path, count: int = HOSTS) -> Path:
 
 MEASURE = """\
 import resource, sys, time
-from hostc.cli.main import main
+from hostc.__main__ import run  # the console script's start (its collector), not its exit
 sys.argv = ["hostc", *sys.argv[1:]]
 t0 = time.perf_counter()
-try:
-    main()
-except SystemExit as e:
-    code = e.code
-else:
-    code = 0
+code = run()
 wall = time.perf_counter() - t0
 me = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)

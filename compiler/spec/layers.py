@@ -171,7 +171,7 @@ class _Reader:
         done = self.merged.get(name)
         if done is not None:
             return done
-        data, text = _read(path, self.files, self.source if path is self.top else None)
+        data, text = _read(path, self.files, self.source if path == self.top else None)
         self.sources[name] = text
         parents = self._parents(data, name, text, path, chain)
         base: Any = {}

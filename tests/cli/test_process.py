@@ -5,6 +5,7 @@ the same command, and nothing that needs the interpreter's finalization is left.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -88,7 +89,7 @@ def test_the_collector_is_on_for_the_command_and_nothing_waits_for_finalization(
     one = ["build", str(DGX), "--target", "all", "--out", str(tmp_path / "one"), "-q"]
     many = ["build", str(EXAMPLES), "-t", "sysctl", "-o", str(tmp_path / "many"), "-q", "-j", "2"]
     probe = f"""
-import atexit, gc, logging, multiprocessing
+import atexit, gc, json, logging, multiprocessing
 hooks = []
 register = atexit.register
 def spy(f, *a, **k):
@@ -102,7 +103,7 @@ assert run({one!r}) == 0
 assert run({many!r}) == 0
 assert not logging.getLogger().handlers, logging.getLogger().handlers
 assert not multiprocessing.active_children()
-print(sorted(set(hooks)))
+print(json.dumps(sorted(set(hooks))))
 """
     r = subprocess.run(
         [sys.executable, "-c", probe],
@@ -113,7 +114,7 @@ print(sorted(set(hooks)))
         env={k: v for k, v in os.environ.items() if k != "HOSTC_DEBUG"},
     )
     assert r.returncode == 0, r.stderr
-    assert set(eval(r.stdout)) <= {
+    assert set(json.loads(r.stdout)) <= {
         "logging.shutdown",
         "multiprocessing.util._exit_function",
     }, r.stdout
