@@ -7,7 +7,8 @@ P1d   the same build ÷ importing hostc's own dependencies (typer, cattrs, jinja
       by instructions (callgrind, where valgrind is installed: the one start-up figure a
       busy machine does not move; full run only, it costs ~20 s of CPU); and what
       hostc/__main__.py's start-up apparatus earns (the same build through the plain
-      interpreter's start and end): under 10 % it must go
+      interpreter's start and end) and its generated-code cache (the same build
+      without it): under 10 % each must go
 P2    in-process builds per second, every target, from files (api.compile_file +
       api.emit) of 100 distinct hosts in turn, sharing one hardware snapshot as a fleet's
       node class does (P2' gives each host its own snapshot), per second of CPU time
@@ -115,6 +116,14 @@ DEPENDENCIES = "import typer, cattrs, jinja2, attrs, tomli, tomli_w"
 #: The same command without hostc/__main__.py's start-up apparatus (the collector on
 #: during the imports, the interpreter's finalization at the end): what it earns.
 PLAIN = "import sys; from hostc.cli.main import main; sys.argv[0] = 'hostc'; main()"
+
+#: The same command through hostc/__main__.py's collector and exit, without its
+#: generated-code cache (hostc/cli/codecache.py): what the cache earns.
+NO_CODE_CACHE = (
+    "import gc, os, sys; gc.disable(); from hostc.cli.main import run; gc.freeze(); "
+    "gc.enable(); sys.argv[0] = 'hostc'; code = run(); sys.stdout.flush(); "
+    "sys.stderr.flush(); os._exit(code)"
+)
 
 
 def hostc_command() -> list[str]:
@@ -266,6 +275,21 @@ def hwloc_exports(work: Path, force_python: bool) -> tuple[Path, Path, str]:
     return out[0], out[1], how
 
 
+def earns(
+    figure: str, t: dict[str, float], cpu: dict[str, float], fast: str, slow: str, what: str
+) -> Row:
+    """What a start-up speed trick earns: `fast` (with it) against `slow` (without)."""
+    gain = 1 - t[fast] / t[slow]
+    gain_cpu = 1 - cpu[fast] / cpu[slow]
+    return Row(
+        figure,
+        f"{gain:.0%}",
+        "≥ 10 % (else remove it)",
+        gain >= 0.10,
+        f"CPU {gain_cpu:.0%}; {what} (quiet machine only)",
+    )
+
+
 def p1d_instructions(hostc: list[str], work: Path, env: dict[str, str], quick: bool) -> Row:
     """P1d by instruction count (callgrind): a figure machine noise does not move."""
     figure, goal = "P1d the same, instructions", "≤ 1.7×"
@@ -345,6 +369,20 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                     ],
                     None,
                 ),
+                "no code cache": (
+                    [
+                        sys.executable,
+                        "-c",
+                        NO_CODE_CACHE,
+                        "build",
+                        str(DGX),
+                        "-t",
+                        "all",
+                        "-o",
+                        f"{work}/p1c",
+                    ],
+                    None,
+                ),
                 "no .pyc": (
                     [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1b")],
                     {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
@@ -386,16 +424,26 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
             )
         )
         rows.append(p1d_instructions(hostc, work, env, quick))
-        gain = 1 - t["hostc build (DGX)"] / t["plain process"]
-        gain_cpu = 1 - cpu["hostc build (DGX)"] / cpu["plain process"]
         rows.append(
-            Row(
+            earns(
                 "P1d start-up apparatus earns, wall",
-                f"{gain:.0%}",
-                "≥ 10 % (else remove it)",
-                gain >= 0.10,
-                f"CPU {gain_cpu:.0%}; the build with hostc/__main__.py's collector and exit "
-                f'vs `python -c "{PLAIN}"` (quiet machine only)',
+                t,
+                cpu,
+                "no code cache",
+                "plain process",
+                "the build with hostc/__main__.py's collector and exit (no code cache) vs "
+                f'`python -c "{PLAIN}"`',
+            )
+        )
+        rows.append(
+            earns(
+                "P1d generated-code cache earns, wall",
+                t,
+                cpu,
+                "hostc build (DGX)",
+                "no code cache",
+                "the build vs the same through the collector and exit without "
+                "hostc/cli/codecache.py",
             )
         )
         ratio = t["no .pyc"] / t["python -c pass"]

@@ -26,6 +26,7 @@ import re
 import attrs
 
 from hostc.knowledge import charsets
+from hostc.record import Record
 
 #: How much of a key a path shows.
 KEY_MAX = 80
@@ -48,8 +49,8 @@ def toml_key(key: str) -> str:
     return _quoted(key)
 
 
-@attrs.frozen
-class Named:
+@attrs.frozen(repr=False, eq=False)
+class Named(Record):
     """An entry of a named array of tables: `index` in the (merged) array, for locating
     its line; `name`, for showing it."""
 
@@ -57,8 +58,8 @@ class Named:
     name: str
 
 
-@attrs.frozen
-class Label:
+@attrs.frozen(repr=False, eq=False)
+class Label(Record):
     """The escape hatch: a location that is no TOML key path (`line 3`), shown as is."""
 
     text: str
@@ -67,8 +68,8 @@ class Label:
 Part = str | int | Named
 
 
-@attrs.frozen
-class KeyPath:
+@attrs.frozen(repr=False, eq=False)
+class KeyPath(Record):
     parts: tuple[Part, ...] = ()
     #: set instead of `parts` for a location that is no key path (see `Label`)
     label: Label | None = None

@@ -37,6 +37,10 @@ EXAMPLE_NAMES = sorted(p.parent.name for p in EXAMPLES.glob("*/node.toml"))
 SHARED = ROOT.parent / "shared"
 SHARED_TOPOLOGIES = SHARED / "topologies"
 IN_CI = os.environ.get("CI") == "true"
+
+#: `hostc ARGS` through the interpreter's own start and end: none of hostc/__main__.py's
+#: apparatus (collector, generated-code cache, exit); what that apparatus must not change.
+PLAIN = "import sys; from hostc.cli.main import main; sys.argv[0] = 'hostc'; main()"
 T = TypeVar("T")
 
 

@@ -4,7 +4,6 @@ registered on the app `hostc.cli.main` runs."""
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -67,7 +66,7 @@ def init_cmd(
         topo = _guard(lambda: api.probe(root))
         ref = "topology.toml"
         probed = root
-        default = socket.gethostname() if root == Path("/") else "node"
+        default = os.uname().nodename if root == Path("/") else "node"  # gethostname(2)
     text, warnings = _guard(
         lambda: api.start_spec(topo, Path(ref).as_posix(), name or default, role, probed)
     )

@@ -11,7 +11,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -278,7 +277,7 @@ def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
     """A hidden staging file in the directory `dfd`, created exclusively, never a link; written
     through the descriptor (a file object cost a stat, a tty probe and a seek a file)."""
     for _ in range(100):
-        tmp = f".{name}.{secrets.token_hex(4)}{STAGING_SUFFIX}"
+        tmp = f".{name}.{os.urandom(4).hex()}{STAGING_SUFFIX}"
         try:
             fd = os.open(
                 tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd

@@ -36,6 +36,7 @@ from hostc.artifact import Artifact
 from hostc.delivery.output import _stage_at
 from hostc.diagnostics import HostcError, file_error
 from hostc.plan.kernelargs import cmdline
+from hostc.record import Record
 from hostc.report.plan_view import to_data
 
 if TYPE_CHECKING:
@@ -50,8 +51,8 @@ RECORD_LIMIT = 16 << 20
 FORMAT = 1
 
 
-@attrs.frozen
-class Owner:
+@attrs.frozen(repr=False, eq=False)
+class Owner(Record):
     """What a build records beside its files."""
 
     scope: tuple[str, ...]  # the target folders this build writes (and so may clean)
@@ -60,8 +61,8 @@ class Owner:
     fleet: bool = False  # written as one host of a fleet build (DIR/<host>/)
 
 
-@attrs.frozen
-class Written:
+@attrs.frozen(repr=False, eq=False)
+class Written(Record):
     written: tuple[Path, ...]
     removed: tuple[Path, ...] = ()  # stale files of the previous build, removed
     kept: tuple[tuple[Path, str], ...] = ()  # stale, but not hostc's as it wrote it: why

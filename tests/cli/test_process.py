@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, PLAIN, ROOT
 
 DGX = EXAMPLES / "dgx-h100-inference" / "node.toml"
 BIN = Path(sys.executable).parent / "hostc"
-
-#: The same command through the interpreter's own start and end (no apparatus).
-PLAIN = "import sys; from hostc.cli.main import main; sys.argv[0] = 'hostc'; main()"
 
 
 def both(*args: str | Path, cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess[bytes], ...]:

@@ -21,6 +21,7 @@ GOALS = (
     "P1d cold build",
     "P1d the same, CPU",
     "P1d start-up apparatus",
+    "P1d generated-code cache",
     "P3a ",
     "P3b ",
     "P4 ",

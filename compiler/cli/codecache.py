@@ -1,0 +1,149 @@
+"""The code attrs and cattrs generate, compiled once and kept between runs of `hostc`.
+
+Installed by `hostc/__main__.py` alone (a process decides its own `compile`; a program
+embedding `hostc.api` is left as it is).  Why and what it earns: the docstring there.
+"""
+
+import __future__
+
+import builtins
+import contextlib
+import importlib.util
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any, Self
+
+#: The `from __future__` flags a caller passes on to `compile` when it does not say
+#: dont_inherit (CPython's PyCF_MASK; nested_scopes' flag is obsolete and ignored).
+FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+FUTURE_FLAGS &= ~__future__.nested_scopes.compiler_flag
+
+#: Past this many entries a save keeps only what its own run used: the cache follows
+#: the commands run here instead of growing with every version of hostc installed.
+LIMIT = 4096
+
+
+class GeneratedCode:
+    """The code objects `compile` made from source strings, kept between runs.
+
+    attrs writes each class's `__init__` as Python source and cattrs each structure
+    hook, and both compile it on every start: over a quarter of what hostc adds to a
+    cold build's start (callgrind, a DGX build: 115 M of 431 M instructions). The result
+    of `compile(source, filename, mode, flags)` depends on its arguments and the
+    interpreter alone, so it is kept under exactly those arguments, the whole source
+    text included (a changed class or library misses and compiles afresh; nothing is
+    ever matched by a name or a version). The file lives where Python keeps this
+    package's bytecode, with the same trust: `__pycache__` beside the modules, or under
+    `PYTHONPYCACHEPREFIX`; named by the interpreter's cache tag and optimization level
+    and headed by its bytecode magic number; never written under
+    `PYTHONDONTWRITEBYTECODE` (or -B). An unreadable, foreign or corrupt file is ignored
+    and replaced; a file that cannot be written leaves the run uncached.
+
+    A run rewrites the file only where it compiled code under a name the file does not
+    hold yet (a new class, a first run) or missed more than a quarter of its look-ups
+    (a library upgraded): attrs salts each generated `__hash__` with the string hash of
+    its name, which `PYTHONHASHSEED` changes in every process, so ~25 of its own
+    classes' code differs in every run; it is compiled afresh rather than rewriting
+    the file each time.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.codes: dict[tuple[str, str, str, int], Any] = {}
+        self.used: set[tuple[str, str, str, int]] = set()
+        self.misses = 0
+        self.new_name = False
+        self.real = builtins.compile
+        if path is not None:
+            self.codes = self.read(path)
+        self.names = {key[1] for key in self.codes}
+
+    @staticmethod
+    def location() -> str | None:
+        """Where this interpreter keeps the file (None: it keeps no bytecode)."""
+        tag = sys.implementation.cache_tag
+        if tag is None:
+            return None
+        level = sys.flags.optimize
+        name = f"generated.{tag}{f'.opt-{level}' if level else ''}.marshal"
+        package = os.path.dirname(os.path.abspath(__file__))
+        if sys.pycache_prefix:
+            return os.path.join(sys.pycache_prefix, package.lstrip(os.sep), name)
+        return os.path.join(package, "__pycache__", name)
+
+    @staticmethod
+    def read(path: str) -> dict[tuple[str, str, str, int], Any]:
+        """The kept codes, or none where the file is missing, foreign or corrupt."""
+        magic = importlib.util.MAGIC_NUMBER
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            codes = marshal.loads(data[len(magic) :]) if data.startswith(magic) else {}
+        except (OSError, EOFError, ValueError, TypeError):
+            return {}
+        return codes if type(codes) is dict else {}
+
+    def compile(
+        self,
+        source: Any,
+        filename: Any,
+        mode: str,
+        flags: int = 0,
+        dont_inherit: bool = False,
+        optimize: int = -1,
+        **kwargs: Any,
+    ) -> Any:
+        """`compile` with the same arguments and result, from the kept code where the
+        source is generated: a string named `<...>` (or ""), as Python names code no
+        file holds (a template or a file has its own cache; an AST, bytes, a non-default
+        optimization level or feature version compile as they would)."""
+        if not dont_inherit:  # the caller's `from __future__` imports, as compile takes them
+            flags |= sys._getframe(1).f_code.co_flags & FUTURE_FLAGS
+        if (
+            type(source) is not str
+            or type(filename) is not str
+            or filename[:1] not in ("<", "")  # "<...>" or "": no file holds it
+            or flags & ~FUTURE_FLAGS
+            or optimize != -1
+            or kwargs
+        ):
+            return self.real(source, filename, mode, flags, True, optimize, **kwargs)
+        key = (source, filename, mode, flags)
+        self.used.add(key)
+        code = self.codes.get(key)
+        if type(code) is not CodeType:
+            code = self.codes[key] = self.real(source, filename, mode, flags, True)
+            self.misses += 1
+            self.new_name = self.new_name or filename not in self.names
+        return code
+
+    def save(self) -> None:
+        """Write the codes back where this run compiled something new (the class docstring
+        says when that is)."""
+        worth = self.new_name or self.misses * 4 > len(self.used)
+        if not worth or self.path is None or sys.dont_write_bytecode:
+            return
+        codes = self.codes
+        if len(codes) > LIMIT:
+            codes = {key: codes[key] for key in self.used}
+        staged = f"{self.path}.{os.getpid()}.tmp"
+        with contextlib.suppress(OSError):  # a read-only install stays uncached
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(staged, "wb") as f:
+                f.write(importlib.util.MAGIC_NUMBER + marshal.dumps(codes))
+            os.replace(staged, self.path)
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
+        self.misses, self.new_name = 0, False
+        self.names = {key[1] for key in codes}
+
+    @classmethod
+    def install(cls) -> Self:
+        """The kept codes of this interpreter, serving every `compile` from here on."""
+        cache = cls(cls.location())
+        builtins.compile = cache.compile
+        return cache

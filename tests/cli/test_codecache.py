@@ -1,0 +1,196 @@
+"""The generated-code cache (hostc/cli/codecache.py): what attrs and cattrs compile is
+kept between runs, and that must never change what `compile` returns, what a command
+prints or writes, or where a file may be written."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import importlib.util
+import marshal
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hostc.cli import codecache
+from hostc.cli.codecache import GeneratedCode
+
+from conftest import EXAMPLES, PLAIN, ROOT
+
+DGX = EXAMPLES / "dgx-h100-inference" / "node.toml"
+BIN = Path(sys.executable).parent / "hostc"
+SOURCE = "def f(x: NotDefinedAnywhere) -> int:\n    return 1\n"
+
+
+def hostc(args: list[str], prefix: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """The console script, keeping bytecode (and the cache) under `prefix`."""
+    if not BIN.exists():
+        pytest.skip(f"no hostc console script beside {sys.executable} (pip install -e .)")
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not prefix.exists():  # every module's bytecode, without the cache: no test pays it
+        shutil.copytree(modules_bytecode(), prefix)
+    return subprocess.run(
+        [str(BIN), *args],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**base, "PYTHONPYCACHEPREFIX": str(prefix), **env},
+    )
+
+
+@functools.cache
+def modules_bytecode() -> Path:
+    """A bytecode tree of every module a build and a plan load (the cache file removed)."""
+    prefix = Path(tempfile.mkdtemp(prefix="hostc-pyc-"))
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for args in (["build", str(DGX), "-t", "all", "-o", str(prefix / "out")], ["plan", str(DGX)]):
+        subprocess.run(
+            [sys.executable, "-m", "hostc", *args],
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+            env={**base, "PYTHONPYCACHEPREFIX": str(prefix / "pyc")},
+            check=True,
+        )
+    for path in (prefix / "pyc").rglob("generated.*"):
+        path.unlink()
+    return prefix / "pyc"
+
+
+def cache_file(prefix: Path) -> Path:
+    found = list(prefix.rglob("generated.*.marshal"))
+    assert len(found) <= 1, found
+    return found[0] if found else prefix / "none"
+
+
+def kept(path: Path) -> dict[tuple[str, str, str, int], object]:
+    data = path.read_bytes()
+    assert data.startswith(importlib.util.MAGIC_NUMBER)
+    codes = marshal.loads(data[len(importlib.util.MAGIC_NUMBER) :])
+    assert isinstance(codes, dict)
+    return codes
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_build_from_the_cache_is_the_plain_interpreters(tmp_path: Path) -> None:
+    """The first run keeps attrs' and cattrs' code; the second reads it, compiles nothing
+    new (the file is not rewritten) and writes and prints what the plain run does."""
+    prefix = tmp_path / "pycache"
+
+    def args(out: str) -> list[str]:
+        return ["build", str(DGX), "--target", "all", "--out", str(tmp_path / out)]
+
+    first = hostc(args("first"), prefix)
+    assert first.returncode == 0, first.stderr.decode()
+    path = cache_file(prefix)
+    codes = kept(path)
+    names = {filename.split(" ")[0] for _, filename, _, _ in codes}
+    assert {"<attrs", "<cattrs"} <= names, names
+    assert not any(Path(filename).is_file() for _, filename, _, _ in codes)  # no file's code
+    before = path.stat().st_mtime_ns
+    second = hostc(args("out"), prefix)
+    (tmp_path / "out").rename(tmp_path / "second")
+    plain = subprocess.run(
+        [sys.executable, "-c", PLAIN, *args("out")], capture_output=True, cwd=ROOT, timeout=120
+    )
+    assert (second.returncode, second.stdout, second.stderr) == (
+        plain.returncode,
+        plain.stdout,
+        plain.stderr,
+    )
+    assert tree(tmp_path / "second") == tree(tmp_path / "out") == tree(tmp_path / "first")
+    assert path.stat().st_mtime_ns == before
+
+
+def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
+    r = hostc(["plan", str(DGX)], tmp_path, PYTHONDONTWRITEBYTECODE="1")
+    assert r.returncode == 0, r.stderr.decode()
+    assert not list(tmp_path.rglob("generated.*"))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"garbage", importlib.util.MAGIC_NUMBER + b"\xff\x00garbage", b"\x00\x00\r\n" + b"x"],
+    ids=["empty", "foreign", "corrupt", "other-python"],
+)
+def test_a_corrupt_or_foreign_file_is_ignored_and_replaced(tmp_path: Path, content: bytes) -> None:
+    args = ["plan", str(DGX)]
+    first = hostc(args, tmp_path)
+    path = cache_file(tmp_path)
+    path.write_bytes(content)
+    again = hostc(args, tmp_path)
+    assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, first.stderr)
+    assert kept(path)
+
+
+def test_compile_returns_what_the_builtin_returns() -> None:
+    """Inherited `from __future__` flags (this module has annotations), a miss and a hit
+    give the builtin's code; an AST request, bytes and a file's source pass through."""
+    cache = GeneratedCode(None)
+    real = cache.real
+    want = real(SOURCE, "<test>", "exec")
+    assert want.co_flags & codecache.FUTURE_FLAGS  # the future import was inherited
+    for _ in range(2):  # a miss, then a hit
+        assert cache.compile(SOURCE, "<test>", "exec") == want
+    assert cache.compile(SOURCE, "<test>", "exec", dont_inherit=True) == real(
+        SOURCE, "<test>", "exec", dont_inherit=True
+    )
+    assert len(cache.codes) == 2
+    tree = cache.compile(SOURCE, "<test>", "exec", ast.PyCF_ONLY_AST)
+    assert isinstance(tree, ast.Module)
+    assert cache.compile(SOURCE.encode(), "<test>", "exec") == want
+    assert cache.compile(SOURCE, str(ROOT / "x.py"), "exec").co_filename == str(ROOT / "x.py")
+    assert len(cache.codes) == 2
+
+
+def test_an_entry_is_found_by_its_whole_source_and_name() -> None:
+    """A kept code is never served for another source or another file name."""
+    cache = GeneratedCode(None)
+    one = cache.compile("x = 1\n", "<a>", "exec")
+    assert cache.compile("x = 2\n", "<a>", "exec").co_consts != one.co_consts
+    assert cache.compile("x = 1\n", "<b>", "exec").co_filename == "<b>"
+    assert cache.compile("x = 1\n", "<a>", "exec") is one
+
+
+def test_a_save_past_the_limit_keeps_only_this_runs_codes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pycache" / "generated.test.marshal"
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    old = GeneratedCode(str(path))
+    for i in range(5):
+        old.compile(f"x = {i}\n", "<old>", "exec")
+    old.save()
+    assert len(kept(path)) == 5
+    monkeypatch.setattr(codecache, "LIMIT", 5)
+    new = GeneratedCode(str(path))
+    assert len(new.codes) == 5
+    new.compile("x = 0\n", "<old>", "exec")  # a hit: nothing to write
+    new.save()
+    assert len(kept(path)) == 5
+    new.compile("y = 1\n", "<new>", "exec")
+    new.save()
+    assert sorted(key[:2] for key in kept(path)) == [("x = 0\n", "<old>"), ("y = 1\n", "<new>")]
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # nothing staged is left
+
+
+def test_install_is_left_to_the_process() -> None:
+    """Importing hostc, its API or its CLI does not touch `compile`; only the process's
+    own start (hostc/__main__.py) does."""
+    probe = (
+        "import builtins; real = builtins.compile; import hostc.api, hostc.cli.main; "
+        "assert builtins.compile is real; import hostc.__main__ as m; "
+        "assert builtins.compile == m.GENERATED.compile"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert builtins.compile.__module__ == "builtins"
