@@ -16,7 +16,7 @@ Row = tuple[str, str, str, bool | None, str]
 def hostile_tree_row(root: Path) -> Row:
     """H1: the bytes and seconds an audit of a tree built to multiply reads costs."""
     from hostc import api
-    from hostc.audit import audit
+    from hostc.audit.findings import audit
     from hostc.audit.host import HostReader
     from hostc.topology.importers.chroot import TREE_BUDGET
 

@@ -276,39 +276,67 @@ def hwloc_exports(work: Path, force_python: bool) -> tuple[Path, Path, str]:
 
 
 def earns(
-    figure: str, t: dict[str, float], cpu: dict[str, float], fast: str, slow: str, what: str
+    figure: str,
+    t: dict[str, float],
+    cpu: dict[str, float],
+    fast: str,
+    slow: str,
+    what: str,
+    verdict: bool = True,
 ) -> Row:
-    """What a start-up speed trick earns: `fast` (with it) against `slow` (without)."""
+    """What a start-up speed trick earns: `fast` (with it) against `slow` (without);
+    `verdict=False` where another row judges it."""
     gain = 1 - t[fast] / t[slow]
     gain_cpu = 1 - cpu[fast] / cpu[slow]
     return Row(
         figure,
-        f"{gain:.0%}",
-        "≥ 10 % (else remove it)",
-        gain >= 0.10,
-        f"CPU {gain_cpu:.0%}; {what} (quiet machine only)",
+        f"{gain:.1%}",
+        "≥ 10 % (else remove it)" if verdict else "(info)",
+        gain >= 0.10 if verdict else None,
+        f"CPU {gain_cpu:.1%}; {what} (quiet machine only)",
     )
 
 
-def p1d_instructions(hostc: list[str], work: Path, env: dict[str, str], quick: bool) -> Row:
-    """P1d by instruction count (callgrind): a figure machine noise does not move."""
+def p1d_instructions(
+    hostc: list[str], work: Path, env: dict[str, str], quick: bool
+) -> tuple[Row, Row]:
+    """P1d by instruction count (callgrind): a figure machine noise does not move; and
+    what the generated-code cache earns by the same count."""
     figure, goal = "P1d the same, instructions", "≤ 1.7×"
+    cache_figure = "P1d generated-code cache earns, instructions"
+    cache_goal = "≥ 10 % (else remove it)"
     if quick:
-        return Row(figure, "—", goal, None, "full run only (callgrind costs ~20 s of CPU)")
-    build = peers.instructions(
-        [*hostc, "build", str(DGX), "--target", "all", "--out", str(work / "p1-ir")], env
+        why = "full run only (callgrind costs ~30 s of CPU)"
+        return Row(figure, "—", goal, None, why), Row(cache_figure, "—", cache_goal, None, why)
+    args = ["build", str(DGX), "--target", "all", "--out"]
+    build = peers.instructions([*hostc, *args, str(work / "p1-ir")], env)
+    uncached = peers.instructions(
+        [sys.executable, "-c", NO_CODE_CACHE, *args, str(work / "p1-ir-nc")], env
     )
     deps = peers.instructions([sys.executable, "-c", DEPENDENCIES], env)
-    if build is None or deps is None:
-        return Row(figure, "—", goal, None, "skipped: valgrind is not installed")
+    if build is None or deps is None or uncached is None:
+        why = "skipped: valgrind is not installed"
+        return Row(figure, "—", goal, None, why), Row(cache_figure, "—", cache_goal, None, why)
     ratio = build / deps
-    return Row(
-        figure,
-        f"{ratio:.2f}×",
-        goal,
-        ratio <= 1.7,
-        f"{build / 1e6:,.1f} M vs {deps / 1e6:,.1f} M instructions (valgrind --tool=callgrind;"
-        " repeat runs agree to 0.1 %)",
+    gain = 1 - build / uncached
+    return (
+        Row(
+            figure,
+            f"{ratio:.2f}×",
+            goal,
+            ratio <= 1.7,
+            f"{build / 1e6:,.1f} M vs {deps / 1e6:,.1f} M instructions (valgrind "
+            "--tool=callgrind; repeat runs agree to 0.1 %)",
+        ),
+        Row(
+            cache_figure,
+            f"{gain:.1%}",
+            cache_goal,
+            gain >= 0.10,
+            f"{build / 1e6:,.1f} M vs {uncached / 1e6:,.1f} M instructions: the build vs the "
+            "same through the collector and exit without hostc/cli/codecache.py (the wall "
+            "row above is what a user feels; this one no machine noise moves)",
+        ),
     )
 
 
@@ -423,7 +451,8 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 "of CPU",
             )
         )
-        rows.append(p1d_instructions(hostc, work, env, quick))
+        instructions, cache_instructions = p1d_instructions(hostc, work, env, quick)
+        rows.append(instructions)
         rows.append(
             earns(
                 "P1d start-up apparatus earns, wall",
@@ -443,9 +472,11 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 "hostc build (DGX)",
                 "no code cache",
                 "the build vs the same through the collector and exit without "
-                "hostc/cli/codecache.py",
+                "hostc/cli/codecache.py; judged by its instructions (next row)",
+                verdict=False,
             )
         )
+        rows.append(cache_instructions)
         ratio = t["no .pyc"] / t["python -c pass"]
         rows.append(
             Row(

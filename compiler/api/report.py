@@ -29,7 +29,7 @@ from hostc.spec.load import load_layered
 if TYPE_CHECKING:
     from hostc.api.fleetdiff import FleetReview
     from hostc.api.review import Review
-    from hostc.audit import Finding
+    from hostc.audit.findings import Finding
     from hostc.report.explain import Explanation
 
 #: What `schema` describes: node.toml and the topology snapshot.
@@ -172,20 +172,20 @@ def audit_state(
 
 def audit_text(findings: list[Finding]) -> str:
     """`hostc audit`: one line per setting."""
-    from hostc import audit as report
+    from hostc.audit import findings as report
 
     return report.render(findings)
 
 
 def audit_json(findings: list[Finding], source: str | os.PathLike[str]) -> str:
     """`hostc audit --json`."""
-    from hostc import audit as report
+    from hostc.audit import findings as report
 
     return report.dumps(findings, source=as_path(source, "source"))
 
 
 def drift(findings: list[Finding]) -> bool:
     """Whether any setting differs from the Plan or waits for a reboot (exit 1)."""
-    from hostc import audit as report
+    from hostc.audit import findings as report
 
     return report.drift(findings)

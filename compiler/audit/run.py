@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hostc.audit import Finding, audit
+from hostc.audit.findings import Finding, audit
 from hostc.audit.host import HostReader
 from hostc.diagnostics import HostcError, file_error
 from hostc.plan.model import Plan

@@ -9,7 +9,7 @@ import pytest
 from audit_host import BASE_CMDLINE, perfect_host, put, show
 
 from hostc import api
-from hostc.audit import Finding, Status, drift
+from hostc.audit.findings import Finding, Status, drift
 from hostc.audit.observe import TABLE, Look, expectations
 from hostc.audit.observers import OBSERVERS
 from hostc.plan.model import Plan

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hostc import api
-from hostc.audit import audit
+from hostc.audit.findings import audit
 from hostc.audit.host import HostReader
 from hostc.diagnostics import HostcError
 from hostc.topology.importers import archive
