@@ -130,14 +130,22 @@ class GeneratedCode:
         codes = self.codes
         if len(codes) > LIMIT:
             codes = {key: codes[key] for key in self.used}
+        # created exclusively, as Python writes bytecode: a name already taken (a link
+        # planted in a shared cache folder) is never followed, truncated or removed
         staged = f"{self.path}.{os.getpid()}.tmp"
-        with contextlib.suppress(OSError):  # a read-only install stays uncached
+        try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(staged, "wb") as f:
+            fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except OSError:  # a read-only install, or the name is taken: this run stays uncached
+            return
+        try:
+            with open(fd, "wb") as f:
                 f.write(importlib.util.MAGIC_NUMBER + marshal.dumps(codes))
             os.replace(staged, self.path)
-        with contextlib.suppress(OSError):
-            os.unlink(staged)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+            return
         self.misses, self.new_name = 0, False
         self.names = {key[1] for key in codes}
 

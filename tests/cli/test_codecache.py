@@ -183,6 +183,25 @@ def test_a_save_past_the_limit_keeps_only_this_runs_codes(
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # nothing staged is left
 
 
+def test_a_planted_link_at_the_staging_name_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The staging file is created exclusively: a link an attacker put at its name in a
+    shared cache folder is neither written through nor removed, and the run stays
+    uncached."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "generated.test.marshal"
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"root's file")
+    link = tmp_path / f"{path.name}.{os.getpid()}.tmp"
+    link.symlink_to(victim)
+    cache = GeneratedCode(str(path))
+    cache.compile("x = 1\n", "<planted>", "exec")
+    cache.save()
+    assert victim.read_bytes() == b"root's file"
+    assert link.is_symlink() and not path.exists()
+
+
 def test_install_is_left_to_the_process() -> None:
     """Importing hostc, its API or its CLI does not touch `compile`; only the process's
     own start (hostc/__main__.py) does."""
