@@ -42,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,7 +157,9 @@ def hostc_command() -> list[str]:
 
 
 def interleaved(
-    runner: Runner, repeats: int, commands: dict[str, tuple[Sequence[str], dict[str, str] | None]]
+    runner: Runner,
+    repeats: int,
+    commands: Mapping[str, tuple[Sequence[str], dict[str, str] | None]],
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Median wall and CPU time of each command, run in turn (after an untimed round).
     `{run}` in an argument is the round's number: a build given `--out DIR/{run}` writes

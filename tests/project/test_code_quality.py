@@ -36,8 +36,11 @@ def test_ruff_format() -> None:
 
 def test_mypy_strict_as_pyproject_configures_it(tmp_path: Path) -> None:
     """`mypy` with no arguments, from the checkout, as a contributor runs it: strict,
-    over the package through typecheck/hostc (the package-dir mapping, mirrored)."""
+    over the package through typecheck/hostc (the package-dir mapping, mirrored) and
+    over benchmarks/, whose figures the closing notes quote."""
     need_tool("mypy")
+    checked = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+    assert set(checked) == {"typecheck/hostc", "benchmarks"}, checked
     r = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path)],
         cwd=ROOT,
