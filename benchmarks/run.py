@@ -372,7 +372,8 @@ def ansible_row(work: Path, quick: bool, hostc_per_host: float) -> Row:
     figure, goal = "peer Ansible template ÷ hostc, CPU a host", "≥ 100×"
     if quick:
         return Row(figure, "—", goal, None, "full run only (Ansible costs ~0.5 s of CPU a file)")
-    files = sorted(p for p in (work / "p1").rglob("*") if p.is_file())
+    # one build's output: P1's first round (each round writes a folder of its own)
+    files = sorted(p for p in (work / "p1" / "0").rglob("*") if p.is_file())
     per_host, note = peers.ansible_cpu_per_host(work, files, hosts=2)
     if per_host is None:
         return Row(figure, "—", goal, None, note)
