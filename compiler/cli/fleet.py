@@ -48,8 +48,10 @@ def report(
     results = fleet.run(hosts, job, jobs, progress)
     results += fleet.ansible_fleet(results, job)
     results += fleet.stale_hosts(results, job)
-    for r in results:
-        warn([*r.errors, *r.warnings])
+    for d, given in fleet_view.diagnostics_once(results):
+        warn([d])
+        if line := fleet_view.hosts_line(given):
+            typer.echo(line, err=True)
     if job.mode == "changed":
         changed(results, as_json=as_json)
     if job.mode == "plan":

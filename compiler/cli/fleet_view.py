@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, TextIO
 
 from hostc.api.build import fleet_line
 from hostc.api.fleet import FAILED, Result
-from hostc.diagnostics import printable
+from hostc.diagnostics import Diagnostic, printable
 
 if TYPE_CHECKING:
     from hostc.delivery.disruption import Disruption
 
 BAR_WIDTH = 30
+
+#: host names printed after a diagnostic many hosts share; the rest are counted
+NAMED_HOSTS = 8
 
 
 def wants_progress(stream: TextIO, quiet: bool) -> bool:
@@ -24,6 +27,29 @@ def wants_progress(stream: TextIO, quiet: bool) -> bool:
 def bar(done: int, total: int) -> str:
     filled = BAR_WIDTH * done // max(total, 1)
     return f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} hosts"
+
+
+def diagnostics_once(results: Sequence[Result]) -> list[tuple[Diagnostic, list[str]]]:
+    """Each distinct diagnostic once, in the order hosts first gave it, with the hosts
+    that gave it.  A node class's problem (its shared spec file, its snapshot) reaches
+    every host of the class as the very same diagnostic, same file and line: one root
+    cause is printed once, not once per host.  A diagnostic that names a host's own
+    file differs from host to host and stays on its own."""
+    found: dict[Diagnostic, list[str]] = {}
+    for r in results:
+        for d in (*r.errors, *r.warnings):
+            found.setdefault(d, []).append(r.host)
+    return list(found.items())
+
+
+def hosts_line(hosts: Sequence[str]) -> str:
+    """The hosts a diagnostic was given for, under it (nothing when it is one host's)."""
+    if len(hosts) < 2:
+        return ""
+    shown = ", ".join(printable(h) for h in hosts[:NAMED_HOSTS])
+    more = len(hosts) - NAMED_HOSTS
+    tail = f" and {more} more" if more > 0 else ""
+    return f"  for {len(hosts)} hosts: {shown}{tail}"
 
 
 def status(r: Result, compare: bool) -> str:

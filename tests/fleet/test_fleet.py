@@ -232,3 +232,47 @@ def test_an_existing_spec_file_is_one_host_whatever_its_name(tmp_path: Path) -> 
     assert fleet.is_selection(str(tmp_path)) and fleet.is_selection(f"{tmp_path}/*.toml")
     r = run_hostc("check", spec)
     assert r.returncode == 0 and r.stdout == f"{spec}: ok\n", r.stdout + r.stderr
+
+
+def _class_fleet(tmp: Path, hosts: int, body: str) -> Path:
+    """`hosts` hosts extending one class file that holds `body`, its snapshot one with
+    no GPU (the 4-GPU example's, GPUs removed)."""
+    text = (ROOT / "examples" / "h100-4gpu-inference" / "topology.toml").read_text()
+    tables = text.split("\n[")
+    kept = [t for t in tables[1:] if not t.startswith("[gpus]]")]
+    assert len(kept) < len(tables) - 1, "the example lists GPUs"
+    (tmp / "nogpu.toml").write_text("\n[".join([tables[0], *kept]))
+    (tmp / "class.toml").write_text(
+        f'version = 1\n[host]\nname = "c"\ntopology = "nogpu.toml"\n{body}'
+    )
+    (tmp / "hosts").mkdir()
+    for i in range(hosts):
+        (tmp / "hosts" / f"h{i:02d}.toml").write_text(
+            f'extends = ["../class.toml"]\n[host]\nname = "h{i:02d}"\n'
+        )
+    return tmp / "hosts"
+
+
+def test_a_node_class_problem_is_printed_once_with_its_hosts(tmp_path: Path) -> None:
+    """One root cause, one diagnostic: a warning from the class file every host extends is
+    the same diagnostic for each host (same file, line and words); it is printed once,
+    followed by the hosts it concerns, and still counted per host in the table."""
+    hosts = _class_fleet(tmp_path, 11, 'role = "training"\n')
+    r = run_hostc("build", hosts, "--out", tmp_path / "out", "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    head = f"warning: {tmp_path}/class.toml:5: host.role: role training with no GPU"
+    assert r.stderr.count(head) == 1, r.stderr
+    named = ", ".join(f"h{i:02d}" for i in range(8))
+    assert f"\n  for 11 hosts: {named} and 3 more\n" in r.stderr, r.stderr
+    assert "11 hosts: 11 built, 0 failed, 11 warning(s)" in r.stderr
+    assert r.stderr.index(head) < r.stderr.index("for 11 hosts") < r.stderr.index("\nhost ")
+
+
+def test_a_node_class_error_fails_every_host_and_is_printed_once(tmp_path: Path) -> None:
+    hosts = _class_fleet(tmp_path, 3, 'role = "general"\n[cpu]\nhousekeeping_per_node = "2"\n')
+    r = run_hostc("build", hosts, "--out", tmp_path / "out", "--jobs", "2")
+    assert r.returncode == 2, r.stderr
+    head = f"error: {tmp_path}/class.toml:7: cpu.housekeeping_per_node"
+    assert r.stderr.count(head) == 1, r.stderr
+    assert "\n  for 3 hosts: h00, h01, h02\n" in r.stderr, r.stderr
+    assert "3 hosts: 0 built, 3 failed" in r.stderr
