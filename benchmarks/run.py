@@ -165,7 +165,8 @@ def interleaved(
     `{run}` in an argument is the round's number: a build given `--out DIR/{run}` writes
     into a new folder each time (a cold build into an empty --out, as an image pipeline
     makes it), not over the previous round's output (an update: the old record read,
-    every file compared and replaced, ~3 % more)."""
+    every file compared and replaced; as fast within the noise, 40 farm-bench pairs,
+    but not the command the row names)."""
     wall: dict[str, list[float]] = {k: [] for k in commands}
     cpu: dict[str, list[float]] = {k: [] for k in commands}
     for i in range(repeats + 1):
