@@ -9,6 +9,9 @@ F2     the 1,000-host build ÷ a loop of single-host commands (a sample of SAMPL
 F3     the same build with --jobs 2 ÷ --jobs 1 (the two-core speed-up, by wall clock)
 F4     peak memory of the 1,000-host build: the parent's peak plus `jobs` × the largest
        worker's (each process's ru_maxrss, so an upper bound of what was resident at once)
+F5     the Fleet row's file-system floor: the same hosts' folders and files (the bytes the
+       build wrote) made again by a bare loop, CPU a host (`disk_floor`): what this
+       machine's file system charges any tool for the output, beside what hostc adds
 
 The hosts are generated into a temporary directory: four node classes (the
 examples' hardware), each host extending one and overriding a few values.
@@ -111,6 +114,46 @@ def fleet_build(hosts: Path, out: Path, jobs: int) -> tuple[float, int, int, flo
     if r.returncode != 0 or last[3] != "0":
         raise SystemExit(f"fleet build failed:\n{r.stderr[-2000:]}")
     return float(last[0]), int(last[1]), int(last[2]), float(last[4]), float(last[5])
+
+
+#: The floor's child: reads the tree first, then times only the making of it again
+#: (mkdir, and each file created, written and closed: no staging, rename or chmod).
+DISK_FLOOR = """\
+import os, resource, sys
+src, dst = sys.argv[1:3]
+dirs, files = [], []
+for here, subdirs, names in os.walk(src):
+    rel = os.path.relpath(here, src)
+    dirs += [os.path.normpath(os.path.join(rel, d)) for d in sorted(subdirs)]
+    for n in sorted(names):
+        with open(os.path.join(here, n), "rb") as f:
+            files.append((os.path.normpath(os.path.join(rel, n)), f.read()))
+os.mkdir(dst)
+before = resource.getrusage(resource.RUSAGE_SELF)
+for d in dirs:
+    os.mkdir(os.path.join(dst, d))
+for rel, data in files:
+    fd = os.open(os.path.join(dst, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, data)
+    os.close(fd)
+after = resource.getrusage(resource.RUSAGE_SELF)
+user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+print(user + system, system, len(dirs), len(files))
+"""
+
+
+def disk_floor(built: Path, work: Path) -> tuple[float, float, int, int]:
+    """CPU seconds (and the system part) a bare loop takes to make `built`'s folders and
+    files again in `work`, and how many of each: the file system's own cost of a
+    build's output on this machine, whoever writes it."""
+    r = subprocess.run(
+        [sys.executable, "-c", DISK_FLOOR, str(built), str(work)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cpu, system, dirs, files = r.stdout.split()
+    return float(cpu), float(system), int(dirs), int(files)
 
 
 def single_loop(hostc: list[str], hosts: Path, out: Path, sample: int = SAMPLE) -> float:
@@ -230,6 +273,16 @@ def figures(
             f"{two:.1f} s; four classes, every host overrides",
         )
     )
+    floor_cpu, floor_system, dirs, files = disk_floor(work / "fleet-out-2", work / "fleet-disk")
+    disk_row = (
+        "F5 the Fleet row's file-system floor, CPU a host",
+        f"{floor_cpu / count * 1e3:.1f} ms",
+        "(info)",
+        None,
+        f"{floor_system / count * 1e3:.1f} ms of it system time: the same {dirs:,} folders "
+        f"and {files:,} files (the bytes the build wrote) made again by a bare loop "
+        f"(mkdir; create, write, close); the Fleet row is {cpu / floor_cpu:.1f}× this",
+    )
     if quick:
         rows.append(
             (
@@ -254,6 +307,7 @@ def figures(
                 "machine others share cannot show it",
             )
         )
+    rows.append(disk_row)
     loop = single_loop(hostc, hosts, work / "fleet-single", sample) * count / sample
     rows.append(
         (

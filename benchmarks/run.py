@@ -650,7 +650,7 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
         from fleet import figures
 
         fleet_rows, per_host = figures(hostc, work, quick)
-        rows += [Row(*r) for r in fleet_rows[:2]]
+        rows += [Row(*r) for r in fleet_rows[:3]]
         build, whole, renders, read = in_worker("floor", repeats, work / "floor")
         ratio = build / whole
         rows.append(
@@ -679,7 +679,7 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
                 "nothing, a build renders 18 files",
             )
         )
-        rows += [Row(*r) for r in fleet_rows[2:]]
+        rows += [Row(*r) for r in fleet_rows[3:]]
     return rows
 
 

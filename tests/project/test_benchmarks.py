@@ -43,6 +43,7 @@ FIGURES = (
     "peer TuneD",
     "F2 ",
     "F3 ",
+    "F5 ",
 )
 
 
