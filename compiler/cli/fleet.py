@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO, cast
 
@@ -48,10 +48,7 @@ def report(
     results = fleet.run(hosts, job, jobs, progress)
     results += fleet.ansible_fleet(results, job)
     results += fleet.stale_hosts(results, job)
-    for d, given in fleet_view.diagnostics_once(results):
-        warn([d])
-        if line := fleet_view.hosts_line(given):
-            typer.echo(line, err=True)
+    print_once(((r.host, (*r.errors, *r.warnings)) for r in results), warn)
     if job.mode == "changed":
         changed(results, as_json=as_json)
     if job.mode == "plan":
@@ -72,6 +69,20 @@ def report(
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def print_once(
+    given: Iterable[tuple[str, Sequence[Diagnostic]]],
+    warn: Callable[[Sequence[Diagnostic]], None],
+) -> None:
+    """Many hosts' diagnostics on stderr, each distinct one once with the hosts it
+    concerns under it (`fleet_view.diagnostics_once`): a build's and a review's alike."""
+    from hostc.cli import fleet_view
+
+    for d, hosts in fleet_view.diagnostics_once(given):
+        warn([d])
+        if line := fleet_view.hosts_line(hosts):
+            typer.echo(line, err=True)
 
 
 def changed(results: list[Result], *, as_json: bool) -> NoReturn:
@@ -145,7 +156,6 @@ def fleet_diff(old: str, new: str, fmt: str, jobs: int | None) -> NoReturn:
     if fmt == "html":
         _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
     found = _guard(lambda: api.fleet_diff(old, new, jobs))
-    for _, diags in found.failed:
-        _warn(list(diags))
+    print_once(found.failed, lambda diags: _warn(list(diags)))
     sys.stdout.write(api.fleet_review_text(found, fmt))
     raise typer.Exit(2 if found.failed else 1 if found.changed else 0)

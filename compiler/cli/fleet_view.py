@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from hostc.api.build import fleet_line
@@ -29,16 +29,19 @@ def bar(done: int, total: int) -> str:
     return f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} hosts"
 
 
-def diagnostics_once(results: Sequence[Result]) -> list[tuple[Diagnostic, list[str]]]:
+def diagnostics_once(
+    given: Iterable[tuple[str, Sequence[Diagnostic]]],
+) -> list[tuple[Diagnostic, list[str]]]:
     """Each distinct diagnostic once, in the order hosts first gave it, with the hosts
-    that gave it.  A node class's problem (its shared spec file, its snapshot) reaches
-    every host of the class as the very same diagnostic, same file and line: one root
-    cause is printed once, not once per host.  A diagnostic that names a host's own
-    file differs from host to host and stays on its own."""
+    that gave it (`given`: each host with its diagnostics, a build's or a review's).  A
+    node class's problem (its shared spec file, its snapshot) reaches every host of the
+    class as the very same diagnostic, same file and line: one root cause is printed
+    once, not once per host.  A diagnostic that names a host's own file differs from
+    host to host and stays on its own."""
     found: dict[Diagnostic, list[str]] = {}
-    for r in results:
-        for d in (*r.errors, *r.warnings):
-            found.setdefault(d, []).append(r.host)
+    for host, diags in given:
+        for d in diags:
+            found.setdefault(d, []).append(host)
     return list(found.items())
 
 

@@ -142,3 +142,19 @@ def test_pre_commit_groups_stale_hosts_and_keeps_the_diffs_behind_a_flag(
     assert r.returncode == 1
     assert r.stdout.startswith("2 hosts: dgx-r1-01, dgx-r1-03\n")
     assert "dgx-r1-03: --- a/cmdline/kernel-cmdline" in r.stdout
+
+
+def test_a_class_error_in_a_review_is_printed_once_with_its_hosts(fleet: Path) -> None:
+    """A class the DGX hosts extend, broken in the working tree: each host that takes the
+    broken value fails with the same diagnostic (the class's file and line), printed once
+    with the hosts it concerns, as a build prints it; the host that sets the value itself
+    is still compared, and the review names each host not compared."""
+    cls = fleet / "classes" / "dgx-inference.toml"
+    text = cls.read_text()
+    cls.write_text(text.replace("housekeeping_per_node = 4", 'housekeeping_per_node = "4"'))
+    r = run_hostc("diff", "hosts/@HEAD", "hosts/", cwd=fleet)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("error: classes/dgx-inference.toml:") == 1, r.stderr
+    assert "\n  for 2 hosts: dgx-r1-01, dgx-r1-03\n" in r.stderr, r.stderr
+    assert "**not compared:** dgx-r1-01: " in r.stdout, r.stdout
+    assert "dgx-r1-02" in r.stdout and "dgx-r1-02" not in r.stderr
