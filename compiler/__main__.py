@@ -11,8 +11,8 @@ embedding `hostc.api` keeps its own collector, its own `compile` and its own exi
   hosts, skip it, and workers forked from here do not dirty its pages) and the
   collector is on again for the command itself;
 - the code attrs and cattrs generate (each class's `__init__`, each structure hook)
-  is compiled once and kept, as Python keeps a module's bytecode
-  (`hostc.cli.codecache`);
+  and the code `re` generates for each regular expression the modules compile are
+  made once and kept, as Python keeps a module's bytecode (`hostc.cli.codecache`);
 - the end is `os._exit` once both streams are flushed: the interpreter's finalization
   would free every object and module one by one, for a process about to vanish.
   Every file hostc writes is closed by then (each write is its own `with`, staged and
@@ -23,14 +23,12 @@ The collector and the exit each earn less than the 10 % a speed trick must (call
 a DGX build: the collector -26 M and the exit -58 M of 982 M instructions); together
 they earn 13-16 % of a cold build's wall and CPU time in the benchmark's own row
 (benchmarks/run.py, "P1d start-up apparatus earns", which fails below 10 %).  The
-generated-code cache has its own rows there ("P1d generated-code cache earns"): 13.7 %
-of the instructions (888 M -> 767 M; the row fails below 10 %), but only 8.8 % of wall
-and 8.6 % of CPU time in 41 interleaved pairs on a quiet machine (the instructions it
-saves are compiler work, cheaper per instruction than the imports around them): below
-the 10 % by what a user feels, kept because it is what brings P1d's instruction count
-under its goal; remove it (this import and two lines below) if that goal is dropped.
-The fleet benchmark starts through this module too (`run`, without the exit, so that
-it can read the command's resource usage afterwards).
+generated-code cache has its own rows there ("P1d generated-code cache earns"): 20.5 %
+of the instructions (879 M -> 699 M; the row fails below 10 %), of which the regular
+expressions are 60 M; by wall time the patterns alone earn 6.5 % (40 interleaved pairs,
+farm-bench) and the whole cache 12-14 % in the benchmark's runs.  The fleet benchmark
+starts through this module too (`run`, without the exit, so that it can read the
+command's resource usage afterwards).
 """
 
 import contextlib

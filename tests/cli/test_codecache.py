@@ -4,12 +4,14 @@ prints or writes, or where a file may be written."""
 
 from __future__ import annotations
 
+import _sre
 import ast
 import builtins
 import functools
 import importlib.util
 import marshal
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import pytest
 
 from hostc.cli import codecache
 from hostc.cli.codecache import GeneratedCode
+from hostc.knowledge.charsets import CONTROL
 
 from conftest import EXAMPLES, PLAIN, ROOT
 
@@ -69,12 +72,24 @@ def cache_file(prefix: Path) -> Path:
     return found[0] if found else prefix / "none"
 
 
-def kept(path: Path) -> dict[tuple[str, str, str, int], object]:
+def kept_file(path: Path) -> dict[str, object]:
     data = path.read_bytes()
     assert data.startswith(importlib.util.MAGIC_NUMBER)
-    codes = marshal.loads(data[len(importlib.util.MAGIC_NUMBER) :])
+    doc = marshal.loads(data[len(importlib.util.MAGIC_NUMBER) :])
+    assert isinstance(doc, dict) and doc["sre"] == _sre.MAGIC
+    return doc
+
+
+def kept(path: Path) -> dict[tuple[str, str, str, int], object]:
+    codes = kept_file(path)["compile"]
     assert isinstance(codes, dict)
     return codes
+
+
+def kept_patterns(path: Path) -> dict[tuple[str | bytes, int], object]:
+    patterns = kept_file(path)["re"]
+    assert isinstance(patterns, dict)
+    return patterns
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -96,6 +111,9 @@ def test_a_build_from_the_cache_is_the_plain_interpreters(tmp_path: Path) -> Non
     names = {filename.split(" ")[0] for _, filename, _, _ in codes}
     assert {"<attrs", "<cattrs"} <= names, names
     assert not any(Path(filename).is_file() for _, filename, _, _ in codes)  # no file's code
+    patterns = kept_patterns(path)
+    assert (CONTROL.pattern, CONTROL.flags & ~re.UNICODE) in patterns  # hostc's own
+    assert len(patterns) > 50, len(patterns)  # and the libraries'
     before = path.stat().st_mtime_ns
     second = hostc(args("out"), prefix)
     (tmp_path / "out").rename(tmp_path / "second")
@@ -202,13 +220,99 @@ def test_a_planted_link_at_the_staging_name_is_not_followed(
     assert link.is_symlink() and not path.exists()
 
 
+#: patterns of every kind the cache keeps: str and bytes, flags, named groups, a look-
+#: behind, a possessive repeat, an atomic group, a Unicode class
+PATTERNS: list[tuple[str | bytes, int]] = [
+    (r"(?P<key>[a-z_.]+)\s*=\s*(?P<value>.*)$", re.MULTILINE.value),
+    (rb"^[\x00-\x1f]+(?<=\n)x*+", 0),
+    (r"(?>ab|a)c[\u2028\u2029\x85]", re.IGNORECASE.value),
+    (rb"caf\xe9", (re.IGNORECASE | re.LOCALE).value),
+]  # flags as re hands them to its compiler: plain ints
+SUBJECTS = ["vm.swappiness = 10\nkernel.x=1", "AC\u2028", "abc\x85", "x"]
+
+
+@pytest.fixture
+def cache(monkeypatch: pytest.MonkeyPatch) -> GeneratedCode:
+    """A cache with no file, re's compiler handing its code through it (as `install`)."""
+    made = GeneratedCode(None)
+    monkeypatch.setattr(codecache._RE_COMPILER, "_sre", made.sre)
+    return made
+
+
+def same(a: re.Pattern[str] | re.Pattern[bytes], b: re.Pattern[str] | re.Pattern[bytes]) -> None:
+    assert (a.pattern, a.flags, a.groups, a.groupindex) == (
+        b.pattern,
+        b.flags,
+        b.groups,
+        b.groupindex,
+    )
+    for text in SUBJECTS:
+        subject = text.encode("latin-1", "replace") if isinstance(a.pattern, bytes) else text
+        assert [m.span() for m in a.finditer(subject)] == [m.span() for m in b.finditer(subject)]
+
+
+def test_a_kept_pattern_is_the_one_re_compiles(
+    cache: GeneratedCode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A miss keeps what re's compiler handed `_sre`; a hit gives `_sre` the same and
+    compiles nothing in Python: the same pattern, flags, groups and matches."""
+    real = codecache._RE_COMPILER.compile
+    first = [cache.pattern(p, f) for p, f in PATTERNS]
+    assert set(cache.patterns) == set(PATTERNS)
+    marshal.dumps(cache.patterns)  # keepable as it is
+
+    def refused(p: object, flags: int = 0) -> object:
+        raise AssertionError(f"compiled again: {p!r}")
+
+    monkeypatch.setattr(cache, "real_pattern", refused)
+    for (p, f), one in zip(PATTERNS, first, strict=True):
+        again = cache.pattern(p, f)
+        same(again, one)
+        same(again, real(p, f))
+
+
+def test_a_pattern_re_does_not_compile_is_its_error(cache: GeneratedCode) -> None:
+    with pytest.raises(re.error):
+        cache.pattern("(unclosed", 0)
+    assert not cache.patterns
+
+
+def test_kept_code_that_sre_refuses_is_compiled_afresh(cache: GeneratedCode) -> None:
+    """A file that passed marshal but holds code `_sre` rejects: the pattern is compiled
+    as re compiles it, never served from the file."""
+    pattern, flags = PATTERNS[0]
+    cache.pattern(pattern, flags)
+    args = list(cache.patterns[(pattern, flags)])
+    args[2] = [999999, 1, 2]  # not SRE code
+    cache.patterns[(pattern, flags)] = tuple(args)
+    same(cache.pattern(pattern, flags), re.compile(pattern, flags))
+    assert cache.patterns[(pattern, flags)][2] != [999999, 1, 2]
+
+
+def test_patterns_another_sre_kept_are_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "generated.test.marshal"
+    one = GeneratedCode(str(path))
+    monkeypatch.setattr(codecache._RE_COMPILER, "_sre", one.sre)
+    one.pattern(*PATTERNS[0])
+    one.save()
+    assert set(kept_patterns(path)) == {PATTERNS[0]}
+    assert GeneratedCode(str(path)).patterns
+    monkeypatch.setattr(_sre, "MAGIC", _sre.MAGIC + 1)
+    assert not GeneratedCode(str(path)).patterns
+
+
 def test_install_is_left_to_the_process() -> None:
     """Importing hostc, its API or its CLI does not touch `compile`; only the process's
     own start (hostc/__main__.py) does."""
     probe = (
-        "import builtins; real = builtins.compile; import hostc.api, hostc.cli.main; "
-        "assert builtins.compile is real; import hostc.__main__ as m; "
-        "assert builtins.compile == m.GENERATED.compile"
+        "import builtins, re._compiler as rc; real = builtins.compile; real_re = rc.compile; "
+        "import hostc.api, hostc.cli.main; "
+        "assert builtins.compile is real and rc.compile is real_re; "
+        "import hostc.__main__ as m; "
+        "assert builtins.compile == m.GENERATED.compile and rc.compile == m.GENERATED.pattern"
     )
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
