@@ -26,9 +26,9 @@ they earn 13-16 % of a cold build's wall and CPU time in the benchmark's own row
 generated-code cache has its own rows there ("P1d generated-code cache earns"): 20.5 %
 of the instructions (879 M -> 699 M; the row fails below 10 %), of which the regular
 expressions are 60 M; by wall time the patterns alone earn 6.5 % (40 interleaved pairs,
-farm-bench) and the whole cache 12-14 % in the benchmark's runs.  The fleet benchmark
-starts through this module too (`run`, without the exit, so that it can read the
-command's resource usage afterwards).
+farm-bench) and the whole cache 13-18 % in the benchmark's runs (O-Q, docs/speed.md).
+The fleet benchmark starts through this module too (`run`, without the exit, so that it
+can read the command's resource usage afterwards).
 """
 
 import contextlib
