@@ -44,6 +44,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _made(compiled: Any, args: tuple[Any, ...]) -> bool:
+    """Whether `args` are what `_sre.compile` made `compiled` from: its pattern object,
+    final flags and group count (and not another thread's call in between, nor an
+    interpreter whose `_sre.compile` takes its arguments in another order: then the
+    pattern is simply not kept)."""
+    return (
+        len(args) >= 4
+        and args[0] is compiled.pattern
+        and args[1] == compiled.flags
+        and args[3] == compiled.groups
+    )
+
+
 class GeneratedCode:
     """The code objects `compile` made from source strings, kept between runs.
 
@@ -180,7 +193,7 @@ class GeneratedCode:
                 del self.patterns[key]
         self.handed = None
         compiled = self.real_pattern(p, flags)
-        if self.handed is not None:
+        if self.handed is not None and _made(compiled, self.handed):
             # re's opcodes are named int subclasses: kept as the ints `_sre` reads
             args = tuple(_plain(a) for a in self.handed)
             with contextlib.suppress(ValueError):  # not marshallable: compiled each run

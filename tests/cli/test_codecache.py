@@ -271,6 +271,24 @@ def test_a_kept_pattern_is_the_one_re_compiles(
         same(again, real(p, f))
 
 
+def test_arguments_another_call_handed_are_not_kept(
+    cache: GeneratedCode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another thread's pattern compiled between this call's start and end hands `_sre`
+    other arguments: they are never kept under this call's pattern."""
+    real = cache.real_pattern
+    other = PATTERNS[2]
+
+    def interleaved(p: object, flags: int = 0) -> object:
+        compiled = real(p, flags)
+        real(*other)  # the other call's arguments are the last handed
+        return compiled
+
+    monkeypatch.setattr(cache, "real_pattern", interleaved)
+    same(cache.pattern(*PATTERNS[0]), re.compile(*PATTERNS[0]))
+    assert not cache.patterns
+
+
 def test_a_pattern_re_does_not_compile_is_its_error(cache: GeneratedCode) -> None:
     with pytest.raises(re.error):
         cache.pattern("(unclosed", 0)
