@@ -307,6 +307,20 @@ def test_kept_code_that_sre_refuses_is_compiled_afresh(cache: GeneratedCode) -> 
     assert cache.patterns[(pattern, flags)][2] != [999999, 1, 2]
 
 
+def test_arguments_kept_for_another_pattern_are_not_served(cache: GeneratedCode) -> None:
+    """A file whose entries were swapped (the arguments of one pattern under another's
+    key) serves neither: each pattern is compiled as re compiles it."""
+    (one, f1), (two, f2) = PATTERNS[0], PATTERNS[2]
+    cache.pattern(one, f1)
+    cache.pattern(two, f2)
+    cache.patterns[(one, f1)], cache.patterns[(two, f2)] = (
+        cache.patterns[(two, f2)],
+        cache.patterns[(one, f1)],
+    )
+    same(cache.pattern(one, f1), re.compile(one, f1))
+    same(cache.pattern(two, f2), re.compile(two, f2))
+
+
 def test_patterns_another_sre_kept_are_ignored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
