@@ -36,7 +36,7 @@ _READ: set[tuple[int, int]] | None = None
 @contextlib.contextmanager
 def session() -> Iterator[None]:
     """One command: every file `read_bytes_bounded` reads is remembered, and every
-    destination (`output.refuse_special`) that is one of them is refused."""
+    destination (`refusals.refuse_special`) that is one of them is refused."""
     global _READ
     old, _READ = _READ, set()
     try:

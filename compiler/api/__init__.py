@@ -67,9 +67,9 @@ from hostc.delivery.activation import Step, steps
 from hostc.delivery.activation import needs_reboot as _needs_reboot
 from hostc.delivery.compare import diff as _diff
 from hostc.delivery.compare import differences as _differences
-from hostc.delivery.output import apply_manifest as _apply_manifest
-from hostc.delivery.output import check_out as _check_out
-from hostc.delivery.output import manifest as _manifest
+from hostc.delivery.manifest import apply_manifest as _apply_manifest
+from hostc.delivery.manifest import manifest as _manifest
+from hostc.delivery.refusals import check_out as _check_out
 from hostc.diagnostics import Diagnostic, HostcError
 from hostc.inputs import overwrites_input
 from hostc.patharg import artifact_list, as_path, of_type

@@ -72,6 +72,8 @@ class Result(Record):
     errors: tuple[Diagnostic, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
     files: int = 0
+    #: of those files, how many already held these bytes: left as they were
+    unchanged: int = 0
     #: --check: (path under out/, unified diff) per differing file
     differences: tuple[tuple[str, str], ...] = ()
     plan: str | None = None  # plan --json: the Plan's JSON text
@@ -157,7 +159,9 @@ def _run(host: FleetHost, job: Job) -> Result:
     done = api.write_build(plan, artifacts, job.out, (), job.targets, host=host.name)
     removed = tuple(str(p) for p in done.removed)
     kept = tuple((str(p), why) for p, why in done.kept)
-    return attrs.evolve(base, files=len(done.written), removed=removed, kept=kept)
+    return attrs.evolve(
+        base, files=len(done.written), unchanged=len(done.unchanged), removed=removed, kept=kept
+    )
 
 
 def _chunk(hosts: list[FleetHost], jobs: int) -> list[list[FleetHost]]:

@@ -80,7 +80,7 @@ def write_out(
     if as_json:
         _manifest(plan, artifacts, warnings, out, done)
     if not quiet:
-        typer.echo(wrote(list(done.written), out), err=True)
+        typer.echo(wrote(list(done.written), out, len(done.unchanged)), err=True)
     for path in done.removed if not quiet else ():
         typer.echo(
             f"removed {_clean(str(path))}: the previous build wrote it, this one does not", err=True
@@ -114,7 +114,8 @@ def _manifest(
     done: Written | None = None,
 ) -> None:
     """`--json`: each artifact (and where it was written), how it is applied, warnings,
-    and with --out the previous build's files removed or kept."""
+    and with --out the previous build's files removed or kept, and those already in
+    place (left untouched)."""
     doc: dict[str, object] = {
         "artifacts": api.manifest(artifacts, out),
         **api.apply_manifest(plan, artifacts),
@@ -123,4 +124,5 @@ def _manifest(
     if done is not None:
         doc["removed"] = [str(p) for p in done.removed]
         doc["kept"] = [{"path": str(p), "why": why} for p, why in done.kept]
+        doc["unchanged"] = [str(p) for p in done.unchanged]
     typer.echo(json.dumps(doc, indent=2))

@@ -111,6 +111,7 @@ def row(r: Result) -> dict[str, object]:
         "spec": r.spec,
         "ok": r.ok,
         "files": r.files,
+        "unchanged": r.unchanged,
         "differences": [{"path": p, "diff": t} for p, t in r.differences],
         "warnings": [d.to_json() for d in r.warnings],
         "errors": [d.to_json() for d in r.errors],

@@ -30,11 +30,16 @@ def flagged(diags: list[Diagnostic]) -> list[Diagnostic]:
     return [attrs.evolve(d, path=flag) if d.path == at("targets") else d for d in diags]
 
 
-def wrote(written: list[Path], out: Path) -> str:
-    """`wrote 1 file: out/ignition/config.ign`, or the count and the directory."""
+def wrote(written: list[Path], out: Path, unchanged: int = 0) -> str:
+    """`wrote 1 file: out/ignition/config.ign`, or the count and the directory; and how
+    many of them already held these bytes and were left as they were."""
     if len(written) == 1:
+        if unchanged:
+            return f"{printable(str(written[0]))} is unchanged: left as it was"
         return f"wrote 1 file: {printable(str(written[0]))}"
-    return f"wrote {len(written)} files under {printable(str(out))}"
+    n = len(written) - unchanged
+    line = f"wrote {n} file{'' if n == 1 else 's'} under {printable(str(out))}"
+    return f"{line}; {unchanged} unchanged, left as they were" if unchanged else line
 
 
 def found(topo: Topology) -> str:

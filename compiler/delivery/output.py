@@ -1,4 +1,5 @@
-"""Write artifacts atomically, or describe them (JSON); `delivery.compare` diffs them with a tree.
+"""Write artifacts atomically; `delivery.manifest` describes them (JSON),
+`delivery.compare` diffs them with a tree.
 
 A build renders everything in memory first; only then are files replaced one
 by one with os.replace, so a failed build leaves the previous output as it was.
@@ -6,20 +7,20 @@ by one with os.replace, so a failed build leaves the previous output as it was.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import attrs
+
 from hostc.artifact import Artifact
-from hostc.delivery.activation import needs_reboot, steps
+from hostc.delivery.refusals import check_out, refuse_special
 from hostc.diagnostics import HostcError, file_error
-from hostc.inputs import overwrites_input, read_by_this_command
-from hostc.plan.model import OsFamily
+from hostc.inputs import overwrites_input
+from hostc.record import Record
 
 
 def destination(out: Path, art: Artifact) -> Path:
@@ -31,95 +32,9 @@ def destination(out: Path, art: Artifact) -> Path:
 #: they are never a destination, `--check` ignores them, and removing them is safe.
 STAGING_SUFFIX = ".hostc-tmp"
 
-#: Directories `--out` refuses: a build there would litter (or, as root, shadow)
-#: the system tree.  Anything under the virtual file systems is refused as well.
-SYSTEM_DIRS = frozenset(
-    {
-        *("/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32"),
-        *("/proc", "/run", "/sbin", "/sys", "/usr", "/var", "/usr/bin", "/usr/lib"),
-        *("/usr/lib64", "/usr/local", "/usr/sbin", "/usr/share", "/var/lib", "/var/log"),
-    }
-)
-_VIRTUAL = ("/proc", "/sys", "/dev")
-
-
-#: What hostc will not write over, by file type: it writes regular files only, and never
-#: replaces (nor writes through) a device node, FIFO or socket.  `-o -` is standard output.
-_SPECIAL = {
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-}
-#: the one rule's words, in every refusal
-SPECIAL_RULE = (
-    "hostc writes regular files only and never replaces a device, FIFO or socket; "
-    "use -o - for standard output"
-)
-
-
-class SpecialFileError(OSError):
-    """A device, FIFO, socket or input hostc never replaces (an OSError: writers exit 2)."""
-
-
-def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
-    """'a character device', 'a FIFO', ... when `path` is (or links to) a special file;
-    None when it is a regular file, a directory, absent or unreadable.  Decided by the
-    file's type (lstat, then stat through a link) before anything is opened, so a FIFO
-    never blocks."""
-    for follow in (False, True):
-        try:
-            mode = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow).st_mode
-        except (OSError, ValueError):
-            return None
-        kind = _SPECIAL.get(stat.S_IFMT(mode))
-        if kind is not None:
-            return kind
-        if not stat.S_ISLNK(mode):
-            return None
-    return None
-
-
-def refuse_special(path: Path, dir_fd: int | None = None, shown: Path | None = None) -> None:
-    """Raise SpecialFileError when `path` is a device node, FIFO, socket or an input."""
-    kind = special_kind(path, dir_fd)
-    why = f"is {kind}: {SPECIAL_RULE}" if kind is not None else read_by_this_command(path, dir_fd)
-    if why is not None:
-        raise SpecialFileError(errno.EPERM, why, str(shown or path))
-
 
 def is_staging_file(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(STAGING_SUFFIX)
-
-
-def unsafe_out(out: Path) -> str | None:
-    """Why `out` may not receive a build, or None.
-
-    The rule: never a file-system root or a system directory (also when reached
-    through a symlink), never under /proc, /sys or /dev, never an existing
-    non-directory.  Any other directory is fine: a build only ever writes
-    `DIR/<target>/…`, and only the files it makes.
-    """
-    try:
-        real = out.resolve()
-    except (OSError, RuntimeError) as e:
-        return f"cannot resolve the path: {e}"
-    text = real.as_posix()
-    if text in SYSTEM_DIRS or real.parent == real:
-        return f"{text} is a system directory; write the build into a directory of its own"
-    if any(text == v or text.startswith(v + "/") for v in _VIRTUAL):
-        return f"{text} is inside a virtual file system"
-    if real.exists() and not real.is_dir():
-        return "exists and is not a directory"
-    return None
-
-
-def check_out(out: Path) -> None:
-    """Raise the one error `unsafe_out` finds: a many-host build asks once, before any
-    host is built, so an unwritable `--out` is one error rather than one per host."""
-    problem = unsafe_out(out)
-    if problem is not None:
-        raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
 
 
 #: called once every file is in place, with the written folder's descriptor and the
@@ -133,8 +48,9 @@ def write(
     protect: Iterable[Path] = (),
     after: AfterWrite | None = None,
     host: str = "",
-) -> list[Path]:
-    """Stage every file next to its destination first, then rename them all.
+) -> Placed:
+    """Stage every file next to its destination first, then rename them all; a file
+    already in place is left as it is (`Placed`).
 
     A failure while staging (a path blocked by a file or a symbolic link, a full
     disk) removes the staged files and every directory this call created, and
@@ -162,15 +78,17 @@ def write(
         )
     tree = _Tree(out)
     staged: list[tuple[int, str, str, Path]] = []
+    placed = Placed([], [])
     try:
         tree.open_root()
         for art in arts:
             dest = destination(base, art)
-            *dirs, name = Path(art.target, art.relpath).parts
-            dfd = tree.directory([*top, *dirs])
-            if dfd not in tree.fresh:  # a directory this call made holds nothing yet
-                tree.refuse_directory(dfd, name, dest)
-            staged.append((dfd, _stage_at(dfd, name, art.data, art.mode), name, dest))
+            placed.files.append(dest)
+            step = tree.stage(art, top, dest)
+            if step is None:
+                placed.unchanged.append(dest)
+            else:
+                staged.append(step)
         for dfd, tmp, name, _ in staged:
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         if after is not None:  # the host's folder and what was made below it
@@ -183,7 +101,51 @@ def write(
         raise
     finally:
         tree.close()
-    return [dest for _, _, _, dest in staged]
+    return placed
+
+
+@attrs.frozen(repr=False, eq=False)
+class Placed(Record):
+    """What `write` left in place: every destination, in the artifacts' order, and those
+    of them that already held the file and were left untouched.
+
+    A destination that already is the file (a regular file, not a link, owned by this
+    user, with the same mode and bytes) keeps its inode and modification time: a
+    rebuild touches only what changed, so `rsync`, `make` or a watcher that goes by
+    modification times sees only the files that did."""
+
+    files: list[Path]
+    unchanged: list[Path]
+
+
+def _holds(dfd: int, name: str, data: bytes, mode: int) -> bool:
+    """Whether `name` in the directory `dfd` already is the file a write would leave: a
+    regular file (opened without following a link, and without blocking on a FIFO)
+    owned by this user, with exactly `mode` and `data`."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or stat.S_IMODE(st.st_mode) != mode
+            or st.st_uid != os.geteuid()
+            or st.st_size != len(data)
+        ):
+            return False
+        got = b""
+        while len(got) <= len(data):  # one byte past: a file that grew since fstat differs
+            chunk = os.read(fd, len(data) + 1 - len(got))
+            if not chunk:
+                break
+            got += chunk
+        return got == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class _Tree:
@@ -252,6 +214,17 @@ class _Tree:
         self.fresh.add(fd)
         return fd
 
+    def stage(self, art: Artifact, top: list[str], dest: Path) -> tuple[int, str, str, Path] | None:
+        """Stage `art` in its folder below `top` (made or opened): (folder, staged name,
+        name, dest), or None when the folder already holds this very file (`_holds`)."""
+        *dirs, name = Path(art.target, art.relpath).parts
+        dfd = self.directory([*top, *dirs])
+        if dfd not in self.fresh:  # a directory this call made holds nothing yet
+            self.refuse_directory(dfd, name, dest)
+            if _holds(dfd, name, art.data, art.mode):
+                return None
+        return dfd, _stage_at(dfd, name, art.data, art.mode), name, dest
+
     def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
         """A destination that is a directory, a device node, a FIFO or a socket."""
         with contextlib.suppress(FileNotFoundError):
@@ -300,6 +273,13 @@ def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
     raise FileExistsError(errno.EEXIST, "no free staging name", name)
 
 
+def replace_at(dfd: int, name: str, data: bytes, mode: int) -> None:
+    """`name` in the folder `dfd` replaced by `data` (staged, then renamed; never through
+    a link), unless it already holds exactly that (`_holds`): then it is left as it is."""
+    if not _holds(dfd, name, data, mode):
+        os.replace(_stage_at(dfd, name, data, mode), name, src_dir_fd=dfd, dst_dir_fd=dfd)
+
+
 def _makedirs(path: Path) -> list[Path]:
     """mkdir -p, returning the directories it made, outermost first."""
     missing: list[Path] = []
@@ -334,43 +314,6 @@ def _stage(dest: Path, data: bytes, mode: int) -> Path:
         return dest.parent / _stage_at(dfd, dest.name, data, mode)
     finally:
         os.close(dfd)
-
-
-def manifest(artifacts: list[Artifact], out: Path | None) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
-    for a in artifacts:
-        row: dict[str, object] = {
-            "target": a.target,
-            "path": a.path,
-            "kind": a.kind.value,
-            "mode": f"{a.mode:04o}",
-            "sha256": hashlib.sha256(a.data).hexdigest(),
-            "activation": [str(x) for x in a.activation],
-        }
-        if out is None:
-            try:
-                row["content"] = a.data.decode("utf-8")
-            except UnicodeDecodeError:
-                row["content_base64"] = base64.b64encode(a.data).decode("ascii")
-        else:
-            row["written"] = str(destination(out, a))
-        rows.append(row)
-    return rows
-
-
-def apply_manifest(artifacts: Iterable[Artifact], family: OsFamily) -> dict[str, object]:
-    """The manifest's top level for a provisioning system that places the files itself:
-    the apply steps for the host's OS family, in order, and whether a reboot follows."""
-    arts = list(artifacts)
-    return {
-        # live: only makes the running host take the change now (skip it when a reboot
-        # follows); package: what provides argv[0] where a base image may lack it
-        "apply": [
-            {"argv": list(s.command), "why": s.why, "live": s.live, "package": s.package}
-            for s in steps(arts, family)
-        ],
-        "reboot": needs_reboot(arts),
-    }
 
 
 def write_text(path: Path, text: str) -> None:

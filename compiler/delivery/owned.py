@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from hostc.artifact import Artifact
-from hostc.delivery.output import _stage_at
+from hostc.delivery.output import replace_at
 from hostc.diagnostics import HostcError, file_error
 from hostc.plan.kernelargs import cmdline
 from hostc.record import Record
@@ -66,6 +66,8 @@ class Written(Record):
     written: tuple[Path, ...]
     removed: tuple[Path, ...] = ()  # stale files of the previous build, removed
     kept: tuple[tuple[Path, str], ...] = ()  # stale, but not hostc's as it wrote it: why
+    #: those of `written` that already held the file: left as they were (inode, mtime)
+    unchanged: tuple[Path, ...] = ()
 
 
 def _row(a: Artifact) -> dict[str, Any]:
@@ -266,7 +268,7 @@ def write(
     """`hostc.delivery.output.write`, then the previous build's stale files removed and the new
     record written.  A record that is not hostc's is an error before anything is
     written."""
-    from hostc.delivery.output import _stage_at, write
+    from hostc.delivery.output import write
 
     arts = list(artifacts)
     folder = out / host if host else out
@@ -289,13 +291,13 @@ def write(
             "dirs": sorted(made),
             "files": rows,
         }
-        tmp = _stage_at(root, RECORD, _dump(doc), 0o644)
-        os.replace(tmp, RECORD, src_dir_fd=root, dst_dir_fd=root)
+        replace_at(root, RECORD, _dump(doc), 0o644)  # kept as it is when nothing changed
         _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
-    written = write(arts, out, protect, after, host)
-    return Written(tuple(written), result.get("removed", ()), result.get("kept", ()))
+    placed = write(arts, out, protect, after, host)
+    removed, kept = result.get("removed", ()), result.get("kept", ())
+    return Written(tuple(placed.files), removed, kept, tuple(placed.unchanged))
 
 
 def prune(out: Path) -> Written:
@@ -338,8 +340,7 @@ def mark_failed(folder: Path, why: str) -> bool:
         return False
     text = f"hostc: the last build of this host failed; these files are an earlier build's\n{why}"
     try:
-        tmp = _stage_at(root, FAILED, text.encode(), 0o644)
-        os.replace(tmp, FAILED, src_dir_fd=root, dst_dir_fd=root)
+        replace_at(root, FAILED, text.encode(), 0o644)
     finally:
         os.close(root)
     return True

@@ -208,7 +208,7 @@ def test_ignition_selects_the_tuned_profile_and_enables_tuned() -> None:
 
 def test_json_manifest_marks_live_steps_and_needed_packages() -> None:
     """A provisioning pipeline follows the same first-boot rule as cloud-init."""
-    from hostc.delivery.output import apply_manifest
+    from hostc.delivery.manifest import apply_manifest
 
     plan = example_plan("epyc-1s-training")
     rows = apply_manifest(host_files(plan), plan.host.os_family)["apply"]

@@ -2,7 +2,7 @@
 files that command reads (its spec, a spec it extends, its snapshot, a file of the
 probed tree, an import source or --base), the file is left as it was and the command
 says why (exit 2).  One rule for all writers: `inputs.session` remembers what the
-command read, and `output.refuse_special`, which every destination passes, refuses it."""
+command read, and `refusals.refuse_special`, which every destination passes, refuses it."""
 
 from __future__ import annotations
 
