@@ -65,7 +65,8 @@ def write(
     assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
     top, base = ([host], out / host) if host else ([], out)
     arts = list(artifacts)
-    clash = overwrites_input((destination(base, a) for a in arts), protect)
+    files = [destination(base, a) for a in arts]
+    clash = overwrites_input(files, protect)
     if clash is not None:
         raise HostcError(
             [
@@ -78,15 +79,13 @@ def write(
         )
     tree = _Tree(out)
     staged: list[tuple[int, str, str, Path]] = []
-    placed = Placed([], [])
+    unchanged: list[Path] = []
     try:
         tree.open_root()
-        for art in arts:
-            dest = destination(base, art)
-            placed.files.append(dest)
+        for art, dest in zip(arts, files, strict=True):
             step = tree.stage(art, top, dest)
             if step is None:
-                placed.unchanged.append(dest)
+                unchanged.append(dest)
             else:
                 staged.append(step)
         for dfd, tmp, name, _ in staged:
@@ -101,7 +100,7 @@ def write(
         raise
     finally:
         tree.close()
-    return placed
+    return Placed(tuple(files), tuple(unchanged))
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -114,8 +113,8 @@ class Placed(Record):
     rebuild touches only what changed, so `rsync`, `make` or a watcher that goes by
     modification times sees only the files that did."""
 
-    files: list[Path]
-    unchanged: list[Path]
+    files: tuple[Path, ...]
+    unchanged: tuple[Path, ...]
 
 
 def _holds(dfd: int, name: str, data: bytes, mode: int) -> bool:

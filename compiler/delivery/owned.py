@@ -297,7 +297,7 @@ def write(
 
     placed = write(arts, out, protect, after, host)
     removed, kept = result.get("removed", ()), result.get("kept", ())
-    return Written(tuple(placed.files), removed, kept, tuple(placed.unchanged))
+    return Written(placed.files, removed, kept, placed.unchanged)
 
 
 def prune(out: Path) -> Written:

@@ -67,7 +67,7 @@ def test_only_the_file_that_differs_is_replaced(tmp_path: Path) -> None:
     }
     assert changed not in placed.unchanged
     assert len(placed.unchanged) == len(arts) - 1
-    assert placed.files == [out / a.target / a.relpath for a in arts]
+    assert placed.files == tuple(out / a.target / a.relpath for a in arts)
 
 
 def test_the_same_bytes_under_another_mode_are_replaced(tmp_path: Path) -> None:
