@@ -295,7 +295,8 @@ def figures(
         f"{floor_system / count * 1e3:.1f} ms of it system time: the same {dirs:,} folders "
         f"and {files:,} files (the bytes the build wrote) made again by a bare loop "
         f"(mkdir; create, write, close), in turn with the build, medians of "
-        f"{len(floors)}; the Fleet row is {cpu / floor_cpu:.1f}× this",
+        f"{len(floors)}; the Fleet row is {cpu / floor_cpu:.1f}× this, "
+        f"{(cpu - floor_cpu) / count * 1e3:.1f} ms a host above it (what hostc adds)",
     )
     if quick:
         rows.append(
