@@ -91,6 +91,10 @@ def summary(results: Sequence[Result], compare: bool = False, checked: bool = Fa
     else:
         counts = f"{done} {'checked' if checked else 'built'}, {failed} failed"
     tail = f"{len(hosts)} hosts: {counts}, {warned} warning(s)"
+    unchanged = sum(r.unchanged for r in hosts)
+    if unchanged:  # a rebuild: how much of the tree it touched
+        files = sum(r.files for r in hosts)
+        tail += f"; {files - unchanged:,} of {files:,} files written, the rest unchanged"
     return "\n".join([*lines, *owned(results), tail]) + "\n"
 
 

@@ -125,6 +125,7 @@ def test_a_fleet_rebuild_reports_its_unchanged_files(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = run_hostc("build", hosts, "--out", out, "--jobs", "1", "--json")
     assert first.returncode == 0, first.stderr
+    assert "2 hosts: 2 built, 0 failed, 0 warning(s)\n" in first.stderr  # nothing to say yet
     assert {r["host"]: r["unchanged"] for r in json.loads(first.stdout)["hosts"]} == {
         "a": 0,
         "b": 0,
@@ -140,6 +141,8 @@ def test_a_fleet_rebuild_reports_its_unchanged_files(tmp_path: Path) -> None:
     differ = sorted(p.name for p, data in before.items() if p.read_bytes() != data)
     assert differ == [RECORD, "90-hostc.conf", "hostc-verify"]
     assert rows["b"]["unchanged"] == rows["b"]["files"] - 2
+    total = rows["a"]["files"] + rows["b"]["files"]
+    assert f"; 2 of {total} files written, the rest unchanged" in again.stderr
 
 
 def test_the_message_counts_what_was_written_and_what_was_left() -> None:
