@@ -117,34 +117,41 @@ class Placed(Record):
     unchanged: tuple[Path, ...]
 
 
-def _holds(dfd: int, name: str, data: bytes, mode: int) -> bool:
-    """Whether `name` in the directory `dfd` already is the file a write would leave: a
-    regular file (opened without following a link, and without blocking on a FIFO)
-    owned by this user, with exactly `mode` and `data`."""
+def read_at(dfd: int, name: str, limit: int) -> tuple[os.stat_result, bytes] | None:
+    """A regular file in the folder `dfd`: its status and at most `limit` + 1 bytes (one
+    past: a longer file shows it), opened without following a link and without blocking
+    on a FIFO; None when absent, unopenable or not a regular file.  Read through the
+    descriptor: a file object costs a stat, a tty probe and a seek more."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
     except OSError:
-        return False
+        return None
     try:
         st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or stat.S_IMODE(st.st_mode) != mode
-            or st.st_uid != os.geteuid()
-            or st.st_size != len(data)
-        ):
-            return False
+        if not stat.S_ISREG(st.st_mode):
+            return None
         got = b""
-        while len(got) <= len(data):  # one byte past: a file that grew since fstat differs
-            chunk = os.read(fd, len(data) + 1 - len(got))
+        while len(got) <= limit:
+            chunk = os.read(fd, limit + 1 - len(got))
             if not chunk:
                 break
             got += chunk
-        return got == data
-    except OSError:
-        return False
+        return st, got
     finally:
         os.close(fd)
+
+
+def _holds(dfd: int, name: str, data: bytes, mode: int) -> bool:
+    """Whether `name` in the folder `dfd` already is the file a write would leave: a
+    regular file (`read_at`) owned by this user, with exactly `mode` and `data`."""
+    try:
+        found = read_at(dfd, name, len(data))
+    except OSError:  # unreadable: write it as if it were not there
+        return False
+    if found is None:
+        return False
+    st, got = found
+    return stat.S_IMODE(st.st_mode) == mode and st.st_uid == os.geteuid() and got == data
 
 
 class _Tree:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from hostc.artifact import Artifact
-from hostc.delivery.output import replace_at
+from hostc.delivery.output import read_at, replace_at
 from hostc.diagnostics import HostcError, file_error
 from hostc.plan.kernelargs import cmdline
 from hostc.record import Record
@@ -130,16 +130,9 @@ def parse(text: str, shown: str) -> dict[str, Any]:
 
 
 def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
-    """A regular file's bytes in the folder `dfd`, never through a link; None if absent
-    or not a regular file."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return f.read(limit + 1)
+    """A regular file's bytes in the folder `dfd` (`output.read_at`), or None."""
+    found = read_at(dfd, name, limit)
+    return None if found is None else found[1]
 
 
 def read(out: Path) -> dict[str, Any] | None:
