@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import attrs
 
 from hostc.api.compile import _read_spec, compile_file, compile_layered, compile_plan
 from hostc.api.emit import emit
+from hostc.api.gitrev import RefusedPath, Revision
 from hostc.artifact import Artifact
 from hostc.cpuset import CpuListError
 from hostc.diagnostics import HostcError, file_error
@@ -56,66 +56,21 @@ def _excluded(
     return tuple(out)
 
 
-def _git(
-    path: Path, rev: str, *args: str, stdin: bytes | None = None, cwd: Path | None = None
-) -> bytes:
-    """`git ARGS` run in the file's own directory (any repository layout), or in `cwd`;
-    its stdout."""
-    try:
-        r = subprocess.run(
-            ["git", "-C", str(cwd or path.parent or "."), *args],
-            input=stdin,
-            capture_output=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise HostcError([file_error(str(path), f"cannot run git: {e}")]) from None
-    if r.returncode != 0:
-        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise HostcError([file_error(f"{path}@{rev}", why[-1] if why else "git failed")])
-    return r.stdout
-
-
-def _git_show(path: Path, rev: str, limit: int = SNAPSHOT_LIMIT) -> str:
-    """The file's text at REV.  Its object is named once (`git rev-parse REV:./NAME`), its
-    type and size asked before anything is read (`git cat-file --batch-check`: a directory
-    there is an error, not its tree listing, and a blob over `limit` bytes is refused as a
-    file on disk would be, without loading it), then that object is read."""
-    oid = _git(path, rev, "rev-parse", f"{rev}:./{path.name}").decode("ascii", "replace").strip()
-    if not oid or any(c not in "0123456789abcdef" for c in oid):
-        raise HostcError([file_error(f"{path}@{rev}", "git named no object")])
-    check = _git(path, rev, "cat-file", "--batch-check", stdin=f"{oid}\n".encode())
-    fields = check.decode("ascii", "replace").split()  # "OID TYPE SIZE" or "OID missing"
-    kind, size = (
-        (fields[1], int(fields[2])) if len(fields) == 3 and fields[2].isdigit() else ("", 0)
-    )
-    if kind != "blob":
-        what = f"is a {kind}, not a file" if kind else "names no object git has"
-        raise HostcError([file_error(f"{path}@{rev}", what)])
-    if size > limit:
-        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
-    data = _git(path, rev, "cat-file", "blob", oid)
-    if len(data) > limit:  # the object is immutable; kept as the bound's last word
-        raise HostcError([file_error(f"{path}@{rev}", f"larger than {limit} bytes")])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise HostcError([file_error(f"{path}@{rev}", "not UTF-8 text")]) from None
-
-
 @attrs.define
 class _Revision:
-    """A layered spec's files as git has them at `rev` (`layers.Files`): each read once,
-    named `PATH@REV` in diagnostics."""
+    """A layered spec's files as git has them at a revision (`layers.Files`), read through
+    `gitrev.Revision`: each read once, named `PATH@REV` in diagnostics."""
 
-    rev: str
+    at: Revision
     read: dict[str, str | None] = attrs.field(factory=dict)
 
     def _get(self, path: Path) -> str | None:
         key = str(path)
         if key not in self.read:
             try:
-                self.read[key] = _git_show(path, self.rev)
+                self.read[key] = self.at.read(path, SNAPSHOT_LIMIT, self.shown(path))
+            except RefusedPath:  # a link or a nested repository: an error, never "missing"
+                raise
             except HostcError:
                 self.read[key] = None
         return self.read[key]
@@ -124,7 +79,7 @@ class _Revision:
         found = self._get(path)
         limit = SPEC_LIMIT if what == "spec" else SNAPSHOT_LIMIT
         if found is None or len(found.encode()) > limit:
-            return _git_show(path, self.rev, limit)  # its own error
+            return self.at.read(path, limit, self.shown(path))  # its own error
         return found
 
     def exists(self, path: Path) -> bool:
@@ -134,7 +89,7 @@ class _Revision:
         return self._get(path) is not None
 
     def shown(self, path: Path) -> str:
-        return f"{os.path.normpath(path)}@{self.rev}"
+        return f"{os.path.normpath(path)}@{self.at.rev}"
 
 
 def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str) -> Side:
@@ -184,14 +139,11 @@ def load(arg: str) -> Side:
     path = Path(arg)
     if "@" in arg and not path.exists():
         name, rev = arg.rsplit("@", 1)
-        if not rev or rev.startswith("-"):  # never an option to git
-            raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
+        at = Revision.at(rev, arg)
         spec_path = Path(name)
-
-        text = _git_show(spec_path, rev, SPEC_LIMIT)
-
+        text = at.read(spec_path, SPEC_LIMIT, arg)
         if declares_layers(parse(text, arg)):
-            files = _Revision(rev, {str(spec_path): text})
+            files = _Revision(at, {str(spec_path): text})
             plan, _ = compile_layered(spec_path, files)
             merged = load_layered(spec_path, files)[0]
             excluded = _excluded(merged, arg, None, plan)
@@ -202,7 +154,9 @@ def load(arg: str) -> Side:
                 [file_error(arg, f"host.topology is not set: nothing to read at {rev}")]
             )
         topo_path = spec_path.parent / spec.host.topology
-        return _from_texts(arg, arg, text, f"{topo_path}@{rev}", _git_show(topo_path, rev))
+        shown = f"{topo_path}@{rev}"
+        topo = at.read(topo_path, SNAPSHOT_LIMIT, shown)
+        return _from_texts(arg, arg, text, shown, topo)
     if path.suffix == ".json":
         return Side(arg, _plan_json(path, arg))
     plan, _ = compile_file(path)
@@ -238,17 +192,11 @@ def hosts_at(arg: str) -> dict[str, str]:
     if "@" not in arg or arg.startswith("@") or path.exists():
         return {h.name: str(h.spec) for h in select(arg)}
     name, rev = arg.rsplit("@", 1)
-    if not rev or rev.startswith("-"):
-        raise HostcError([file_error(arg, f"{rev!r} is not a revision")])
+    at = Revision.at(rev, arg)
     folder = Path(name or ".")
-    inside = folder.is_dir()  # listed from inside (the repository's root works too), or
-    tree = f"{rev}:./" if inside else f"{rev}:./{folder.name}"  # from its parent when gone
-    ls = ("ls-tree", "-r", "-z", "--full-tree", "--name-only", tree)
-    listing = _git(folder, rev, *ls, cwd=folder if inside else None)
-    names = listing.decode("utf-8", "replace").split("\0")
     specs = [
         folder / n
-        for n in sorted(names)
+        for n in sorted(map(str, at.listing(folder, arg)))
         if ("/" not in n and n.endswith(".toml"))
         or (n.count("/") == 1 and n.endswith("/node.toml"))
     ]

@@ -127,10 +127,10 @@ def test_spec_at_a_git_revision(tmp_path: Path) -> None:
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
     spec = repo / "node.toml"
     spec.write_text(spec.read_text() + '\n[sysctl]\n"vm.swappiness" = 10\n')
-    r = run_hostc("diff", f"{spec}@HEAD", spec, "--json")
+    r = run_hostc("diff", f"{spec}@HEAD", spec, "--json", cwd=repo)
     assert r.returncode == 1, r.stderr
     assert [s["name"] for s in json.loads(r.stdout)["settings"]] == ["sysctls[vm.swappiness]"]
-    bad = run_hostc("diff", f"{spec}@no-such-rev", spec)
+    bad = run_hostc("diff", f"{spec}@no-such-rev", spec, cwd=repo)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert f"{spec}@no-such-rev" in bad.stderr
 
@@ -155,10 +155,10 @@ def test_a_fleet_host_at_a_git_revision_reads_its_classes_there_too(tmp_path: Pa
     cls = repo / "examples" / "fleet" / "classes" / "dgx-inference.toml"
     cls.write_text(cls.read_text() + '\n[sysctl]\n"vm.swappiness" = 10\n')
     host = repo / "examples" / "fleet" / "hosts" / "dgx-r1-01.toml"
-    r = run_hostc("diff", f"{host}@HEAD", host, "--json")
+    r = run_hostc("diff", f"{host}@HEAD", host, "--json", cwd=repo)
     assert r.returncode == 1, r.stdout + r.stderr
     assert [s["name"] for s in json.loads(r.stdout)["settings"]] == ["sysctls[vm.swappiness]"]
-    same = run_hostc("diff", f"{host}@HEAD", f"{host}@HEAD")
+    same = run_hostc("diff", f"{host}@HEAD", f"{host}@HEAD", cwd=repo)
     assert same.returncode == 0, same.stdout + same.stderr
     (repo / "examples" / "fleet" / "classes" / "gone.toml").write_text("version = 1\n")
     host.write_text(host.read_text().replace("dgx-inference.toml", "gone.toml"))
@@ -166,7 +166,7 @@ def test_a_fleet_host_at_a_git_revision_reads_its_classes_there_too(tmp_path: Pa
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "gone")
     run("rm", "-q", "--cached", "examples/fleet/classes/gone.toml")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "class not in git")
-    missing = run_hostc("diff", f"{host}@HEAD", host)
+    missing = run_hostc("diff", f"{host}@HEAD", host, cwd=repo)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
     assert "gone.toml@HEAD, which does not exist" in missing.stderr, missing.stderr
     (repo / "examples" / "fleet" / "classes" / "dir.toml").mkdir()
@@ -174,7 +174,7 @@ def test_a_fleet_host_at_a_git_revision_reads_its_classes_there_too(tmp_path: Pa
     host.write_text(host.read_text().replace("gone.toml", "dir.toml"))
     run("add", ".")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a folder")
-    folder = run_hostc("diff", f"{host}@HEAD", host)
+    folder = run_hostc("diff", f"{host}@HEAD", host, cwd=repo)
     assert folder.returncode == 2 and "Traceback" not in folder.stderr, folder.stderr
     assert "dir.toml@HEAD, which does not exist" in folder.stderr, folder.stderr  # not a tree
 

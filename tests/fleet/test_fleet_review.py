@@ -93,7 +93,7 @@ def test_bad_fleet_sides_are_one_clean_line_never_a_traceback(
         assert "Traceback" not in r.stderr and r.stdout == ""
         return r.stderr
 
-    assert "hosts@nope" in fails("hosts/@nope", "hosts/")
+    assert "hosts/@nope: 'nope' names no commit" in fails("hosts/@nope", "hosts/")
     assert "is not a revision" in fails("hosts/@--output=x", "hosts/")
     (fleet / "notes").mkdir()
     (fleet / "notes" / "README.txt").write_text("no spec here\n")
@@ -103,7 +103,8 @@ def test_bad_fleet_sides_are_one_clean_line_never_a_traceback(
     assert "the other side one spec" in fails("hosts/@HEAD", "hosts/dgx-r1-01.toml")
     elsewhere = tmp_path_factory.mktemp("not-a-repo") / "hosts"
     shutil.copytree(fleet / "hosts", elsewhere)
-    assert "not a git repository" in fails(f"{elsewhere}@HEAD", elsewhere)
+    assert "is outside the repository hostc was started in" in fails(f"{elsewhere}@HEAD", elsewhere)
+    assert "not a git repository" in fails("hosts@HEAD", "hosts", cwd=elsewhere.parent)
 
     # one host broken on one side: named, the others still compared (exit 2)
     for host in HOSTS[1:]:
