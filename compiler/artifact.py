@@ -25,8 +25,7 @@ class Action(enum.StrEnum):
     SYSCTL = "sysctl"  # sysctl --system
     BOOTLOADER = "bootloader"  # regenerate the boot configuration (update-grub, grubby, …)
     RUN = "run"  # run the file itself, or the script named by `unit` (its own artifact)
-    DAEMON_RELOAD = "daemon-reload"  # systemctl daemon-reload: units and drop-ins
-    DAEMON_REEXEC = "daemon-reexec"  # systemctl daemon-reexec: system.conf.d
+    DAEMON_RELOAD = "daemon-reload"  # systemctl daemon-reload: units, drop-ins, system.conf.d
     ENABLE = "enable"  # systemctl enable <unit>
     ENABLE_NOW = "enable-now"  # systemctl enable --now <unit>: a service later steps need
     START = "start"  # systemctl start <unit> (or restart, when it already ran)

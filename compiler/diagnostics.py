@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -82,6 +83,54 @@ def terminal(text: str) -> str:
     if text.isascii() and text.isprintable():
         return text
     return charsets.TERMINAL_UNSAFE_TEXT.sub(_escape, text)
+
+
+#: A lone surrogate: what Python's surrogateescape puts in a file name for each byte that
+#: is not UTF-8 (U+DC80-U+DCFF, byte 0xff as U+DCFF), and what no UTF-8 output can carry.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: ... and how json.dumps(ensure_ascii=True) writes one (a pair, a character past U+FFFF,
+#: matches too: it only costs the check below)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _byte(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+
+
+def _without_surrogates(value: object) -> object:
+    if isinstance(value, str):
+        return _SURROGATE.sub(_byte, value)
+    if isinstance(value, Mapping):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def json_text(doc: object, *, ascii_only: bool = False) -> str:
+    """`doc` as the JSON hostc prints (`--json`, `--format json`; no final newline): valid
+    JSON in valid UTF-8, whatever a name in it holds.  The one writer of that medium.
+
+    - A byte of a file name that is not UTF-8 (a lone surrogate, as Python decodes it) is
+      written as the four characters `\\xNN` (`\\xff`), as a terminal shows a byte;
+      any other lone surrogate as the six characters `\\uDNNN`.  A lone surrogate is no
+      character: raw it is no UTF-8, and as a JSON escape strict parsers refuse it.
+    - A character a terminal must not be handed raw (`charsets.TERMINAL_UNSAFE_TEXT`:
+      DEL, C1, bidi, zero-width, separators) is a JSON `\\uNNNN` escape, which reads
+      back as the very character (the terminal's own escape, `\\x85`, is no JSON).
+    - `ascii_only`: every other non-ASCII character escaped too (the outputs that always were
+      ASCII stay so)."""
+    text = json.dumps(doc, indent=2, ensure_ascii=ascii_only)
+    if (_SURROGATE_ESCAPE if ascii_only else _SURROGATE).search(text):
+        text = json.dumps(_without_surrogates(doc), indent=2, ensure_ascii=ascii_only)
+    if text.isascii():
+        return text
+    return charsets.TERMINAL_UNSAFE_TEXT.sub(_json_escape, text)
 
 
 #: The TOML type of a Python value, as a message names it (`got a string`).

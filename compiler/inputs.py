@@ -59,7 +59,13 @@ def read_by_this_command(path: Path, dir_fd: int | None = None) -> str | None:
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB"
+    """A limit as a person reads it: `16 MiB`, or `64 KiB` below a mebibyte."""
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / (1 << 10):g} KiB"
+
+
+def too_large(name: str, size: int, limit: int, what: str) -> HostcError:
+    """The error for a file of `size` bytes where a `what` is at most `limit` bytes."""
+    return HostcError([file_error(name, f"is {size} bytes; a {what} is at most {_mib(limit)}")])
 
 
 def read_bytes_bounded(path: Path, *, limit: int, what: str) -> bytes:
@@ -99,7 +105,7 @@ def read_bytes_bounded(path: Path, *, limit: int, what: str) -> bytes:
             )
             raise fail(f"is {kind}, not a regular file; hostc reads a {what} from a file")
         if st.st_size > limit:
-            raise fail(f"is {st.st_size} bytes; a {what} is at most {_mib(limit)}")
+            raise too_large(name, st.st_size, limit, what)
         if _READ is not None:
             _READ.add((st.st_dev, st.st_ino))
         chunks: list[bytes] = []

@@ -1,36 +1,59 @@
-"""The three commands the Ansible play runs on a host, fixed POSIX sh scripts whose data
+"""The four commands the Ansible play runs on a host, fixed POSIX sh scripts whose data
 are their arguments and standard input (never code): `CHECK` names what differs from
-the build, `INSTALL` writes what does, `APPLY` runs the apply steps.  Kept apart from
-the play they serve (targets/ansible.py) so each can be read, linted (shellcheck) and
-run by dash alone."""
+the build, `DISRUPTION` asks this build's hostc-apply what the change costs, `INSTALL`
+writes what differs, `APPLY` runs the apply steps.  Kept apart from the play they serve
+(targets/_ansible_roll.py) so each can be read, linted (shellcheck) and run by dash
+alone."""
 
 from __future__ import annotations
 
+from hostc.targets._render import render
 from hostc.targets.lifecycle import STAGED
 
-__all__ = ["APPLY", "CHECK", "INSTALL"]
+__all__ = ["APPLY", "CHECK", "DISRUPTION", "INSTALL"]
+
+#: the one writer (hostc_put, hostc_remove), the text every writing script includes
+_PARTIAL = "_safe_write.sh.j2"
 
 #: The install command, a fixed script (the data come on its standard input, never as
-#: code): one line per file, `MODE BASE64 PATH` (the path last, so it may hold spaces).
-#: Each file is written beside its destination, given its mode and owner, then renamed
-#: over it: a reader sees the old file or the new one, and a symbolic link there is
-#: replaced, never followed.  Arguments: root, owner, group.
-INSTALL = r"""set -eu
-root=$1 owner=$2 group=$3 tmp=
-trap 'rm -f -- "$tmp"' EXIT
+#: code): one line per file, `MODE BASE64 PATH` (the path last, so it may hold spaces),
+#: or `absent - PATH` for a file to remove.  Its body is the one writer,
+#: targets/templates/_safe_write.sh.j2 rendered, and a loop: each file goes through
+#: `hostc_put ROOT PATH MODE -` (every folder on the way and the file itself checked, a
+#: symbolic link refused and never followed, the file written beside its destination
+#: and renamed over it, owned by root), each removal through `hostc_remove`; the first
+#: refusal stops the rest, naming the path.  A file's content is decoded once to be
+#: checked before it is decoded into hostc_put (a bad line writes nothing).  Arguments:
+#: root, then the owner and group the check expects, which must be those hostc_put
+#: gives (root, or the user that runs it where that is not root): any other would be
+#: found different, and installed again, on every run.
+INSTALL = (
+    "set -eu\n"
+    + render(_PARTIAL)
+    + r"""root=$1 owner=$2 group=$3
+case " $(id -un) $(id -u) : $(id -gn) $(id -g) " in
+  *" $owner "*:*" $group "*) ;;
+  *)
+    printf 'hostc: files are written as %s:%s (root under become), not %s:%s\n' \
+      "$(id -un)" "$(id -gn)" "$owner" "$group" >&2
+    exit 1
+    ;;
+esac
 while read -r mode data path; do
   [ -n "$path" ] || continue
-  f=$root$path
-  mkdir -p -- "${f%/*}"
-  tmp=$(mktemp -- "${f%/*}/.hostc-install.XXXXXX")
-  printf '%s' "$data" | base64 -d >"$tmp"
-  chmod -- "$mode" "$tmp"
-  chown -- "$owner:$group" "$tmp"
-  mv -f -- "$tmp" "$f"
-  tmp=
+  if [ "$mode" = absent ]; then
+    hostc_remove "$root" "$path"
+    if [ "$hostc_changed" = yes ]; then
+      printf 'removed %s\n' "$path"
+    fi
+    continue
+  fi
+  printf '%s' "$data" | base64 -d >/dev/null
+  printf '%s' "$data" | base64 -d | hostc_put "$root" "$path" "$mode" -
   printf 'installed %s\n' "$path"
 done
 """
+)
 
 
 #: The one remote command of a run's check, a fixed script (the data are its arguments:
@@ -38,8 +61,10 @@ done
 #: path that this host does not hold as built: missing, a symbolic link, other bytes,
 #: another mode, another owner (by name or number).  A file hostc-kubelet-reset staged
 #: for the next boot (under STAGED, the live one kept as the running kubelet's
-#: checkpoints need it) counts as held.  Arguments: root, owner, group, the mark, then
-#: path, sha256, mode for each file.
+#: checkpoints need it) counts as held.  Under a root other than `/` (an image), it also
+#: prints `link:<folder>` for each folder on the way to a path that is a symbolic link
+#: (the play refuses the root: a file would be written through it, outside the image).
+#: Arguments: root, owner, group, the mark, then path, sha256, mode for each file.
 CHECK = (
     r"""root=$1 owner=$2 group=$3 mark=$4
 shift 4
@@ -56,7 +81,21 @@ held() {
 if [ -f "$root$mark" ] && [ ! -L "$root$mark" ]; then
   printf 'pending:%s\n' "$(cat -- "$root$mark")"
 fi
+nl='
+'
+seen=$nl
 while [ $# -ge 3 ]; do
+  dir=${1%/*}
+  while [ -n "$root" ] && [ -n "$dir" ]; do
+    case $seen in
+      *"$nl$dir$nl"*) break ;;
+    esac
+    seen=$seen$dir$nl
+    if [ -L "$root$dir" ]; then
+      printf 'link:%s\n' "$dir"
+    fi
+    dir=${dir%/*}
+  done
   mode=$3
   while [ "${mode#0}" != "$mode" ]; do mode=${mode#0}; done
   if ! held "$root$1" "$2" "$mode" && ! held "$root"""
@@ -68,6 +107,17 @@ while [ $# -ge 3 ]; do
 done
 """
 )
+
+
+#: `hostc-apply --disruption` of this build (its text in base64, the first argument; the
+#: rest are hostc-apply's), run from the build's copy: the host may hold an older
+#: hostc-apply, or none.  Only `base64 -d` reads the text, never Jinja2 or a shell's
+#: parsing of the play; it runs as `sh -c TEXT hostc-apply ARGS...`.
+DISRUPTION = r"""set -eu
+script=$(printf '%s' "$1" | base64 -d)
+shift
+exec sh -c "$script" hostc-apply "$@"
+"""
 
 
 #: The apply steps in one command (one module instead of one per step: each is a Python

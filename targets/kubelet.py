@@ -6,13 +6,17 @@ kubelet.service drop-in that adds `--config-dir` (kubeadm's unit passes only
 `--config` at.  RKE2 and k3s: a config.yaml.d drop-in whose `kubelet-arg+` list appends
 kubelet flags (a plain `kubelet-arg` would replace every kubelet-arg set in
 config.yaml).  Built as data and serialized by PyYAML; the reasons go in a comment block
-on top.  /usr/local/sbin/hostc-kubelet-reset takes the config into effect: a config
-whose manager settings changed goes into place together with the checkpoints' removal,
-while no pod runs (before the kubelet's first start in a boot, from
-hostc-kubelet-reset.service, or on a stopped kubelet); on a running kubelet it is staged
-for the next boot and the running kubelet's config stays in place, so a kubelet restart
-before the reboot never meets checkpoints of other settings.  The boot unit clears the
-checkpoints at every boot (MCO's kubelet-cleanup.service).  Where the
+on top.  Every delivery installs the config under /var/lib/hostc/staged (`delivered`),
+never at the path the kubelet reads (`path`): /usr/local/sbin/hostc-kubelet-reset puts
+it there.  A config whose manager settings changed goes into place together with the
+checkpoints' removal, while no pod runs (before the kubelet's first start in a boot,
+from hostc-kubelet-reset.service, so a fresh image's first boot starts with it, or on a
+stopped kubelet); on a running kubelet it waits for the next boot and the running
+kubelet's config stays in place, so a kubelet restart before the reboot never meets
+checkpoints of other settings, not even between the install and the reset
+(review-outputs-4 R9).  The staged file names the manager settings it carries
+(`stamp_line`), so a reset of another build never puts it in place.  The boot unit
+clears the checkpoints at every boot (MCO's kubelet-cleanup.service).  Where the
 service manager's CPUAffinity= confines services to the housekeeping CPUs, a drop-in for
 the container runtime gives it every CPU back (kernel ≥ 6.2 keeps an inherited affinity
 inside a pod's cpuset: `hostc.knowledge.runtime`).
@@ -25,6 +29,7 @@ from typing import Any
 from hostc import vocab
 from hostc.artifact import Action, Activation
 from hostc.knowledge import kubelet as ko
+from hostc.plan.kubelet import managers_stamp
 from hostc.plan.model import KubeletPlan, Plan, Reason
 from hostc.targets import _yaml
 from hostc.targets._emitter import Emitter
@@ -52,9 +57,21 @@ def applies(plan: Plan) -> str | None:
 
 
 def path(k: KubeletPlan) -> str:
+    """Where the kubelet (or RKE2, k3s) reads hostc's configuration."""
     if k.flavor is not vocab.Flavor.KUBEADM:
         return rancher_path(k.flavor)
     return DROPIN if k.version >= ko.CONFIG_DIR_SINCE else WHOLE
+
+
+def delivered(k: KubeletPlan) -> str:
+    """Where the deliveries install it: staged, for hostc-kubelet-reset to put in place."""
+    return STAGED + path(k)
+
+
+def stamp_line(k: KubeletPlan) -> str:
+    """The config's line that names the manager settings it carries: hostc-kubelet-reset
+    puts a staged config in place only when it names the settings of its own build."""
+    return f"# hostc managers: {managers_stamp(k)}"
 
 
 def _reserved(r: Any) -> dict[str, str]:
@@ -157,14 +174,15 @@ def header(plan: Plan, k: KubeletPlan) -> list[str]:
     lines = [
         host_header(plan, role=False).line,
         comment(
-            f"Apply: run {RESET}: it clears "
+            f"Installed in {STAGED}, never at {path(k)} directly: {RESET} puts it there, "
+            "and clears "
             + " and ".join(state_files(k))
-            + " only if these CPU or memory settings changed, and only while no pod runs "
-            f"(before {k.unit} starts at boot, or on a stopped kubelet); until then this "
-            f"file waits in {STAGED} and the kubelet keeps the configuration its "
-            "checkpoints were made for.  An unchanged re-apply restarts nothing and checks "
-            "that the kubelet runs these policies."
+            + " first if these CPU or memory settings changed, only while no pod runs "
+            f"(before {k.unit} starts at boot, or on a stopped kubelet); until then the "
+            "kubelet keeps the configuration its checkpoints were made for.  An unchanged "
+            "re-apply restarts nothing and checks that the kubelet runs these policies."
         ),
+        stamp_line(k),
     ]
     if k.flavor is vocab.Flavor.KUBEADM and k.version < ko.CONFIG_DIR_SINCE:
         lines.append(
@@ -214,16 +232,6 @@ def checkpoints(k: KubeletPlan) -> list[tuple[str, str]]:
     return rows
 
 
-def stamp(k: KubeletPlan) -> str:
-    """The settings the checkpoints depend on, as one line: a change means clear them."""
-    memory = ",".join(f"{r.node}:{r.memory}" for r in k.reserved_memory)
-    return (
-        f"cpu={k.cpu.policy} options={','.join(k.cpu.options) or '-'} "
-        f"reserved={k.cpu.reserved} memory={k.memory.policy if k.memory else '-'} "
-        f"reservedMemory={memory if k.memory_manager_static else '-'}"
-    )
-
-
 def config_dir_flag(k: KubeletPlan) -> str | None:
     """kubeadm ≥ 1.30 reads hostc's drop-in only with this flag on the command line."""
     if k.flavor is vocab.Flavor.KUBEADM and k.version >= ko.CONFIG_DIR_SINCE:
@@ -239,7 +247,8 @@ def reset_script(plan: Plan, k: KubeletPlan) -> str:
         unit=k.unit,
         checkpoints=rows,
         policies=", ".join(p for _, p in rows),
-        stamp=stamp(k),
+        stamp=managers_stamp(k),
+        stamp_line=stamp_line(k),
         stamp_file=ko.STAMP,
         config_dir=config_dir_flag(k),
         config=path(k),
@@ -254,7 +263,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         return
     host = host_header(plan)
     takes_effect = Activation(Action.RUN, RESET)
-    out.file(path(k), render(plan, k), takes_effect)
+    out.file(delivered(k), render(plan, k), takes_effect)
     out.file(RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755)
     out.file(
         RESET_UNIT_PATH,

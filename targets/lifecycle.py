@@ -3,19 +3,22 @@
 Every delivery (rootfs apply.sh, cloud-init, Ignition) carries three more files:
 
 - `/var/lib/hostc/manifest.new`: this build's manifest, plain lines a POSIX sh reads
-  (`file SHA256 PATH`, `boot PATH` for a file that takes effect only at a reboot,
-  `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`, and from Ignition, which installs
-  it as the current manifest, `karg ARG`);
+  (`file SHA256 PATH`, `stopped UNIT`, `kubelet UNIT`, `checkpoint PATH`, from Ignition,
+  which installs it as the current manifest, `karg ARG`, and the build's disruption
+  entries, `entry KEY DIGEST` and `effect KEY CASE KIND TEXT`, written by
+  `hostc.delivery.effects`, the one rule of what a change costs);
 - `/usr/local/sbin/hostc-apply`: compares it with the manifest of the build installed
   before (`/var/lib/hostc/manifest`), removes what only the old build installed
   (stale drop-ins, presets, units; a stale GRUB drop-in regenerates grub.cfg),
   restores the distribution's state (`systemctl preset`) of units the old build
-  stopped and the new one does not, says whether a reboot is needed, and makes the
-  new manifest the current one.  It is the deliveries' last step, and it runs their
-  reloads and restarts (`hostc-apply --changed FILE… -- COMMAND`, `--restart`), each
-  only when one of its files differs between the two manifests or was rewritten by
-  the delivery (`HOSTC_CHANGED`), a restart not at all while a reboot is owed
-  (`hostc.delivery.activation`);
+  stopped and the new one does not, prints the change's disruption (the union of the
+  effects of the entries whose digest differs between the two manifests: the same
+  function `hostc diff` applies, done mechanically; `hostc-apply --disruption` prints it
+  alone), and makes the new manifest the current one.  It is the deliveries' last
+  step, and it runs their reloads and restarts (`hostc-apply --changed FILE… --
+  COMMAND`, `--restart`), each only when one of its files differs between the two
+  manifests or was rewritten by the delivery (`HOSTC_CHANGED`), a restart not at all
+  while the disruption owes a reboot (`hostc.delivery.activation`);
 - `/usr/local/sbin/hostc-revert`: undoes everything the current manifest lists: the
   files, the kernel arguments through the same carrier (the GRUB drop-in removed and
   update-grub, grubby --remove-args of the grubby state, or `rpm-ostree kargs
@@ -36,8 +39,10 @@ import hashlib
 from collections.abc import Sequence
 
 from hostc.artifact import Action, Activation, Artifact, ArtifactKind
+from hostc.delivery.effects import artifact_entries, effect_lines, plan_facts, stopped_units
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
-from hostc.plan.model import IrqOwner, Plan
+from hostc.plan.kubelet import checkpointed
+from hostc.plan.model import Plan
 from hostc.targets import grubby
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, oneline
@@ -54,20 +59,16 @@ ACTIVE = "/var/lib/hostc/active"
 TARGET = "lifecycle"
 
 
-def stopped_units(plan: Plan) -> list[str]:
-    """Units this build stops: the services it disables, irqbalance when hostc owns IRQs."""
-    units = [s.unit for s in plan.runtime.services_off]
-    irq = plan.runtime.irq
-    if irq is not None and irq.owner is IrqOwner.HOSTC and plan.runtime.hostc_owned:
-        units.append("irqbalance.service")
-    return sorted(set(units))
-
-
-def _line(*words: str) -> str:
-    """One manifest line; a word sh would split (or a newline) is refused, never written."""
+def _line(*words: str, text: str | None = None) -> str:
+    """One manifest line; a word sh would split (or a newline) is refused, never written.
+    `text`: the line's free rest (an effect's words), one line of printable text."""
     for w in words:
         if not w or any(c.isspace() for c in w) or any(ord(c) < 0x20 for c in w):
             raise UnsafeValue(f"{w[:80]!r} cannot be a manifest word")
+    if text is not None:
+        if not text.strip() or any(ord(c) < 0x20 or c == "\x7f" for c in text):
+            raise UnsafeValue(f"{text[:80]!r} cannot be a manifest line's text")
+        return " ".join((*words, text)) + "\n"
     return " ".join(words) + "\n"
 
 
@@ -77,18 +78,14 @@ def manifest_text(plan: Plan, files: Sequence[Artifact], kargs: Sequence[str] = 
     hostc-revert can take them out (`rpm-ostree kargs --delete-if-present`)."""
     by_path = sorted(files, key=lambda a: a.path)
     lines = [_line("file", hashlib.sha256(a.data).hexdigest(), a.path) for a in by_path]
-    lines += [
-        _line("boot", a.path)
-        for a in by_path
-        if any(x.action is Action.REBOOT for x in a.activation)
-    ]
     lines += [_line("karg", a) for a in kargs]
     lines += [_line("stopped", u) for u in stopped_units(plan)]
-    # the keys sysctl.d sets: a key the next build drops keeps its running value until
-    # the next boot, a changed value applies live (hostc.delivery.disruption, the same rule)
-    lines += [_line("sysctl", s.key) for s in sorted(plan.sysctls, key=lambda s: s.key)]
+    # what each entry costs a running host when added, changed or removed: hostc-apply
+    # judges a change by these lines alone (hostc.delivery.effects, the one rule)
+    for row in effect_lines(artifact_entries(by_path, plan_facts(plan))):
+        lines.append(_line(*row[:4], text=row[4]) if row[0] == "effect" else _line(*row))
     k = plan.kubelet
-    if k is not None and (k.cpu.policy != "none" or k.memory_manager_static):
+    if k is not None and checkpointed(k):
         lines.append(_line("kubelet", k.unit))
         lines += [_line("checkpoint", p) for p in (CPU_STATE, MEMORY_STATE)]
     head = f"# hostc manifest for {oneline(plan.host.name)}: read by {APPLY} and {REVERT}\n"

@@ -47,10 +47,15 @@ def _runtime_dropin(plan: Plan, unit: str, memlock: Limit, out: Emitter) -> None
 
 
 def manager_reread(plan: Plan) -> Activation:
-    """How the manager takes system.conf.d: a re-exec, except on a kubelet node, where a
-    re-exec (like a reload) can take running containers' GPUs away (NVIDIA/nvidia-docker
-    #1730): there the next boot rereads it."""
-    return Activation(Action.DAEMON_REEXEC if plan.kubelet is None else Action.NEXT_BOOT)
+    """How the manager takes system.conf.d: `daemon-reload` rereads it and applies the
+    defaults to units started afterwards (src/core/main.c, MANAGER_RELOAD:
+    parse_configuration, set_manager_defaults; systemd-system.conf(5)), no re-exec
+    needed; except on a kubelet node, where a reload can take running containers' GPUs
+    away (NVIDIA/nvidia-docker #1730): there hostc reloads nothing for it, and the next
+    boot rereads it."""
+    if plan.kubelet is None:
+        return Activation(Action.DAEMON_RELOAD)
+    return Activation(Action.NEXT_BOOT, "the service manager's defaults")
 
 
 def emit(plan: Plan, out: Emitter) -> None:

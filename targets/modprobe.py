@@ -1,9 +1,13 @@
-"""modprobe: /etc/modprobe.d/90-hostc.conf, blacklists (optionally hard blocks) and options,
-and /etc/modules-load.d/90-hostc.conf, the modules loaded at every boot.
+"""modprobe: /etc/modprobe.d/90-hostc.conf, blacklists (optionally hard blocks),
+/etc/modprobe.d/90-hostc-options.conf, module options, and
+/etc/modules-load.d/90-hostc.conf, the modules loaded at every boot.
 
 `blacklist X` only ignores X's aliases (explicit loads and dependencies still
-work); `install X /bin/false` makes every modprobe of X fail.  Modules in the
-initramfs need it rebuilt, then a reboot (modprobe.d(5), targets.md §6).
+work); `install X /bin/false` makes every modprobe of X fail.  Both act on future
+loads only and unload nothing, so a change to them takes effect at the next boot and
+owes no reboot; a loaded module keeps the options it was loaded with, so an options
+change owes one (modprobe.d(5), targets.md §6).  Two files, so that each change is
+judged by what it holds.  Modules in the initramfs need it rebuilt.
 systemd-modules-load reads modules-load.d early at every boot; restarting it
 loads the list now (modules-load.d(5)).
 """
@@ -21,6 +25,7 @@ from hostc.targets._escape import oneline, word
 from hostc.targets._render import Row, header, render
 
 PATH = "/etc/modprobe.d/90-hostc.conf"
+OPTIONS_PATH = "/etc/modprobe.d/90-hostc-options.conf"
 LOAD_PATH = "/etc/modules-load.d/90-hostc.conf"
 LOADER = "systemd-modules-load.service"
 
@@ -45,15 +50,21 @@ class ModuleRow(Record):
 
 def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
-    if plan.runtime.modules:
-        rows = [
-            ModuleRow(
-                m.reason, word(m.name), m.blacklist, m.hard, oneline(m.options) if m.options else ""
-            )
-            for m in plan.runtime.modules
-        ]
-        text = render("modprobe.conf.j2", host=host, modules=rows)
-        out.file(PATH, text, Activation(Action.INITRAMFS), Activation(Action.REBOOT))
+    rows = [
+        ModuleRow(
+            m.reason, word(m.name), m.blacklist, m.hard, oneline(m.options) if m.options else ""
+        )
+        for m in plan.runtime.modules
+    ]
+    blocks = [attrs.evolve(r, options="") for r in rows if r.blacklist or r.hard]
+    if blocks:
+        text = render("modprobe.conf.j2", host=host, modules=blocks, options=False)
+        later = Activation(Action.NEXT_BOOT, "module blacklists")
+        out.file(PATH, text, Activation(Action.INITRAMFS), later)
+    options = [attrs.evolve(r, blacklist=False, hard=False) for r in rows if r.options]
+    if options:
+        text = render("modprobe.conf.j2", host=host, modules=options, options=True)
+        out.file(OPTIONS_PATH, text, Activation(Action.INITRAMFS), Activation(Action.REBOOT))
     if plan.modules_load:
         rows_ = [Row(m.reason, word(m.name)) for m in plan.modules_load]
         text = render("modules-load.conf.j2", host=host, rows=rows_)

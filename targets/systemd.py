@@ -19,6 +19,8 @@ import attrs
 
 from hostc.artifact import Action, Activation
 from hostc.knowledge import charsets
+from hostc.knowledge.kernel import APPLIED_LIVE
+from hostc.knowledge.runtime import KUBE_UNITS, WORKLOAD_SLICE
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.record import Record
@@ -28,6 +30,7 @@ from hostc.targets import verify
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
+from hostc.targets._slices import emit_slices, pid1_repin, slice_rows, workload_slice
 from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value
 from hostc.targets.limits import manager_reread
 from hostc.vocab import DeviceKind
@@ -55,18 +58,6 @@ _DEVNAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: seconds a NIC event waits before hostc-tuning re-runs: the events of one driver
 #: reload or firmware reset (every port, net and infiniband) give one run (hostc's choice)
 UDEV_DEBOUNCE_S = 5
-
-#: Units that start pods: the tuning must be in place before them, on any node that
-#: has them (Before= on an absent unit is ignored).
-KUBE_UNITS = (
-    "containerd.service",
-    "crio.service",
-    "kubelet.service",
-    "rke2-server.service",
-    "rke2-agent.service",
-    "k3s.service",
-    "k3s-agent.service",
-)
 
 
 def dropin_path(unit: str) -> str:
@@ -179,9 +170,27 @@ class Write(Record):
     each: bool  # a glob: one file per policy, CPU or node
 
 
+def thp_write(plan: Plan) -> Write | None:
+    """The THP mode written to the running kernel too (None: no mode, or TuneD owns the
+    runtime settings): `enabled` takes it at once, `transparent_hugepage=` sets it only
+    from the next boot's start (`knowledge.kernel.APPLIED_LIVE`), so a new mode needs no
+    reboot."""
+    thp = plan.thp
+    if thp is None or not _owned(plan):
+        return None
+    path = APPLIED_LIVE["transparent_hugepage"]
+    why = (
+        f"{thp.reason.why}; written here as well, so the running kernel takes a new mode "
+        "now (transparent_hugepage= on the command line sets it from the next boot's start)"
+    )
+    return Write(Reason(thp.reason.source, why), thp.shown, path, each=False)
+
+
 def writes(plan: Plan, before_cstates: bool) -> list[Write]:
-    """The table settings hostc-tuning writes, in the script's order."""
-    out = []
+    """The table settings hostc-tuning writes, in the script's order (the THP mode
+    before its defrag policy)."""
+    thp = None if before_cstates else thp_write(plan)
+    out = [thp] if thp is not None else []
     for v in plan.runtime.tunables if _owned(plan) else ():
         s, f = v.setting, v.setting.sysfs
         if f is not None and (s in _BEFORE_CSTATES) == before_cstates:
@@ -196,6 +205,7 @@ def tuning_parts(plan: Plan) -> list[str]:
     rt = plan.runtime
     parts = []
     if _owned(plan):
+        parts += ["THP mode"] if thp_write(plan) is not None else []
         parts += [SHORT_NAME.get(v.setting, v.name) for v in rt.tunables]
         if rt.cpumasks:
             parts.append("workqueue masks")
@@ -207,6 +217,8 @@ def tuning_parts(plan: Plan) -> list[str]:
             parts.append("MCE polling")
         if rt.nic_channels:
             parts.append("NIC channels")
+        if pid1_repin(plan) is not None:
+            parts.append("PID 1 CPUs")
     if services(plan):
         parts.append("services")
     return parts
@@ -225,20 +237,6 @@ def _env_reason(w: Placement, name: str) -> Reason | None:
     return w.nics_reason
 
 
-def _pid1_repin(plan: Plan) -> str | None:
-    """PID 1's housekeeping CPUs, where a workload's cpuset would widen them: the first
-    unit with AllowedCPUs= enables the cpuset controller, and a kernel before 6.2 resets
-    each moved task to its cpuset's CPUs (`hostc.knowledge.runtime`).  Re-applied by a
-    privileged ExecStartPost= rather than a daemon-reload (a reload can detach GPUs from
-    running containers).  Unknown kernels get it too: on a newer one it changes nothing."""
-    part = plan.partition
-    if not part.isolated or not _owned(plan) or plan.host.cpuset_ignored:
-        return None
-    if not plan.host.cpuset_resets_affinity:
-        return None
-    return str(part.housekeeping)
-
-
 def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Emitter) -> None:
     text = render(
         "workload-dropin.conf.j2",
@@ -249,7 +247,7 @@ def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Em
         limits=limits,
         tuning=tuning,
         contain=not plan.host.cpuset_ignored,
-        repin=_pid1_repin(plan),
+        slice=WORKLOAD_SLICE if workload_slice(plan) is not None else None,
     )
     out.file(
         dropin_path(w.unit),
@@ -286,6 +284,7 @@ def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
         writes=[*writes(plan, before_cstates=True), None, *writes(plan, before_cstates=False)],
         sysfs=sysfs_globs(plan),
         channels=channels,
+        repin=pid1_repin(plan),
     )
     out.file(
         UNIT_PATH,
@@ -324,6 +323,7 @@ def emit(plan: Plan, out: Emitter) -> None:
     limits = _limit_rows(plan)
     for w in plan.workloads:
         _workload(plan, w, bool(parts), limits, out)
+    emit_slices(plan, out, UNIT)
     if irq is not None and irq.owner is IrqOwner.IRQBALANCE and _owned(plan):
         text = render("irqbalance-dropin.conf.j2", host=host, irq=irq)
         out.file(IRQBALANCE_DROPIN, text, *irqbalance_owns(plan))
@@ -332,7 +332,14 @@ def emit(plan: Plan, out: Emitter) -> None:
         row = Row(p.housekeeping_reason, str(p.housekeeping))
         out.file(
             MANAGER_PATH,
-            render("manager-cpuaffinity.conf.j2", host=host, row=row),
+            render(
+                "manager-cpuaffinity.conf.j2",
+                host=host,
+                row=row,
+                slices=[name for name, _ in slice_rows(plan)],
+                keeps=not plan.host.cpuset_resets_affinity,
+                unit=UNIT,
+            ),
             manager_reread(plan),
             Activation(Action.REBOOT),
         )

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from hostc.artifact import Action, Activation
+from hostc.knowledge.kernel import APPLIED_LIVE, TUNED_SKIPPED_WITH_CMDLINE
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner, TunedFacts
@@ -41,10 +42,11 @@ def force_latency(max_cstate: int, tuned: TunedFacts) -> str:
     """`cstate.id_no_zero:N|3`: PM QoS latency = the exit latency of cpuidle state N (C1
     for N = 1), so no deeper state is entered; `no_zero` keeps a zero latency from meaning
     polling; 3 µs when the states cannot be read.  TuneD holds /dev/cpu_dma_latency open
-    while it runs.  A TuneD known to predate `id_no_zero` (2.18) gets `cstate.id` (2.13)."""
+    while it runs.  A TuneD not known to read `id_no_zero` (2.18: older, or a release
+    hostc does not know) gets `cstate.id` (2.13), which every release reads."""
     if max_cstate <= 0:
         return "0"
-    if tuned.predates_cstate_id_no_zero:
+    if not tuned.cstate_id_no_zero:
         return f"cstate.id:{max_cstate}|3"
     return f"cstate.id_no_zero:{max_cstate}|3"
 
@@ -132,12 +134,35 @@ def spelled(plan: Plan, s: Setting[Any]) -> tuple[str, str]:
     return s.tuned
 
 
+def thp_option(plan: Plan) -> tuple[str, str, Reason] | None:
+    """(section, option, reason) of the THP mode in this host's profile (None: no mode).
+    TuneD's own `[vm] transparent_hugepages` writes nothing while /proc/cmdline carries
+    `transparent_hugepage=` (`knowledge.kernel.TUNED_SKIPPED_WITH_CMDLINE`), which every
+    command line hostc makes does: a new mode would wait for a reboot.  So the profile
+    writes `enabled` under `[sysfs]`, which the running kernel takes at once
+    (`knowledge.kernel.APPLIED_LIVE`); the word still sets it at the boot's start."""
+    thp = plan.thp
+    if thp is None or t.THP.tuned is None:
+        return None
+    section, option = t.THP.tuned
+    skipped = TUNED_SKIPPED_WITH_CMDLINE.get(f"{section}.{option}")
+    if skipped is None:
+        return section, option, thp.reason
+    why = (
+        f"{thp.reason.why}; by [sysfs], as [{section}] {option} writes nothing while the "
+        f"command line carries {skipped}, which hostc's does: the running kernel takes a "
+        "new mode now, the command line from the next boot's start"
+    )
+    return "sysfs", APPLIED_LIVE["transparent_hugepage"], Reason(thp.reason.source, why)
+
+
 def options(plan: Plan, section: str) -> list[tuple[Reason, str, str]]:
     """(reason, option, value) of the table settings the profile sets in `section`, in
     the table's order (EPP's `[cpu]` option is the template's)."""
     out = []
-    if t.THP.tuned is not None and section == t.THP.tuned[0] and plan.thp is not None:
-        out.append((plan.thp.reason, t.THP.tuned[1], plan.thp.shown))  # the boot mode
+    thp = thp_option(plan)
+    if thp is not None and plan.thp is not None and section == thp[0]:
+        out.append((thp[2], thp[1], plan.thp.shown))
     for v in plan.runtime.tunables:
         where, option = spelled(plan, v.setting)
         if where == section and not (where == "cpu" and v.setting is t.EPP):

@@ -18,10 +18,12 @@ import attrs
 from hostc.artifact import Action, Activation
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
+from hostc.knowledge import charsets
+from hostc.knowledge.runtime import KUBE_UNITS
 from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.targets._emitter import Emitter
-from hostc.targets._escape import shell
+from hostc.targets._escape import UnsafeValue, shell
 from hostc.targets._render import header, render
 
 SCRIPT = "/usr/local/sbin/hostc-verify"
@@ -41,6 +43,7 @@ CHECKS = {
     "sysctl": "check_sysctl",
     "manager": "check_manager",
     "pid-cpus": "check_status",
+    "service-cpus": "check_unit_cpus",
     "per-cpu": "check_per_cpu",
     "module-absent": "check_module_absent",
     "gpudirect": "check_gpudirect",
@@ -91,6 +94,19 @@ def left_to_audit(plan: Plan) -> list[str]:
     return _split(expectations(plan))[1]
 
 
+def after(plan: Plan) -> list[str]:
+    """The units the verifier runs after, besides hostc's own: the container runtimes
+    and kubelets (an absent unit orders nothing) and the workloads, the units that turn
+    the cgroup cpuset controller on or start containers, so that the CPUs it reads are
+    the ones they leave (review-outputs-4 G2: PID 1's CPUs were read in a race with
+    rke2-agent)."""
+    units = [*KUBE_UNITS, *(w.unit for w in plan.workloads if w.unit not in KUBE_UNITS)]
+    for unit in units:
+        if not charsets.UNIT.fullmatch(unit):
+            raise UnsafeValue(f"unit name {unit[:80]!r} is not safe in a unit file")
+    return units
+
+
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
     rows, skipped = _split(expectations(plan))  # one walk of the audit table per build
@@ -99,7 +115,7 @@ def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
     out.file(
         UNIT_PATH,
-        render("hostc-verify.service.j2", host=host, script=SCRIPT),
+        render("hostc-verify.service.j2", host=host, script=SCRIPT, after=" ".join(after(plan))),
         Activation(Action.DAEMON_RELOAD),
         Activation(Action.ENABLE, UNIT),
     )

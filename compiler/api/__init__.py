@@ -53,12 +53,14 @@ from hostc.api.topology import (
     IMPORT_KINDS,
     capture,
     capture_bytes,
+    check_file,
     dumps_snapshot,
     import_source,
     probe,
     read_snapshot,
     read_source,
     start_spec,
+    write_file,
     write_snapshot,
 )
 from hostc.artifact import Artifact
@@ -96,6 +98,7 @@ __all__ = [
     "capture",
     "capture_bytes",
     "changed",
+    "check_file",
     "check_out",
     "compile_file",
     "compile_plan",
@@ -135,6 +138,7 @@ __all__ = [
     "topology_path",
     "write",
     "write_build",
+    "write_file",
     "write_snapshot",
 ]
 

@@ -9,12 +9,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from hostc.api.emit import as_names_or_paths, emit
 from hostc.artifact import Artifact
 from hostc.delivery import owned
-from hostc.delivery.owned import RECORD, Written, is_fleet_host, plan_facts, read
+from hostc.delivery.effects import plan_facts
+from hostc.delivery.owned import RECORD, Written, is_fleet_host, read
 from hostc.delivery.owned import prune as remove
-from hostc.diagnostics import HostcError, file_error
+from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.patharg import artifact_list, as_names, as_path, of_type
 from hostc.plan.model import Plan
 from hostc.targets import TARGETS, TargetRole
@@ -52,18 +55,40 @@ def write_build(
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
-    owner = owned.Owner(target_scope(names), names, owned.plan_facts(plan), bool(host))
+    owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host))
     return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host)
 
 
 def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]:
     """Folders of `out` that a fleet build wrote for a host no longer among `hosts`."""
+    return stale_folders(out, hosts)[0]
+
+
+def stale_folders(
+    out: str | os.PathLike[str], hosts: Iterable[str]
+) -> tuple[list[Path], list[tuple[Path, tuple[Diagnostic, ...]]]]:
+    """`stale_hosts`, and each other folder whose build record is not one hostc wrote,
+    with a warning naming the record: such a folder is no host's that hostc knows, so it
+    is left alone (never pruned) and the fleet's build goes on."""
     root, keep = as_path(out, "out"), set(hosts)
     try:
         names = sorted(os.listdir(root))
     except OSError:
-        return []
-    return [root / n for n in names if n not in keep and is_fleet_host(root / n)]
+        return [], []
+    found: list[Path] = []
+    unread: list[tuple[Path, tuple[Diagnostic, ...]]] = []
+    for n in names:
+        if n in keep:
+            continue
+        try:
+            if is_fleet_host(root / n):
+                found.append(root / n)
+        except HostcError as e:
+            why = "; the folder is left alone, never pruned"
+            warn = Severity.WARNING
+            diags = (attrs.evolve(d, severity=warn, message=d.message + why) for d in e.diagnostics)
+            unread.append((root / n, tuple(diags)))
+    return found, unread
 
 
 def prune(folder: str | os.PathLike[str]) -> Written:
@@ -74,7 +99,7 @@ def prune(folder: str | os.PathLike[str]) -> Written:
 def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
     """What building `plan` costs a host that runs the build recorded in `out`: the same
     targets rebuilt, their host files compared with the record's (`hostc.delivery.disruption`)."""
-    from hostc.delivery.disruption import compute, from_facts, host_files, recorded_files
+    from hostc.delivery.disruption import compute, recorded, state
 
     plan = of_type(plan, Plan, "plan", "a Plan")
     where = as_path(out, "out")
@@ -90,9 +115,12 @@ def changed(plan: Plan, out: str | os.PathLike[str]) -> Disruption:
             ]
         )
     scope = set(doc["scope"])
+    unknown = [n for n in doc["selected"] if n != "all" and n not in TARGETS]
+    if unknown:  # the record's error, not the command line's
+        why = f"selected: {unknown[0][:40]!r} is no target of this hostc"
+        raise HostcError([file_error(str(where / RECORD), why)])
     fresh = [a for a in emit(plan, doc["selected"] or ["all"]) if a.target in scope]
-    old = from_facts(recorded_files(doc), doc.get("facts", {}))
-    return compute(old, from_facts(host_files(fresh), plan_facts(plan)))
+    return compute(recorded(doc), state(plan, fresh))
 
 
 def fleet_line(found: Mapping[str, Disruption]) -> str:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from hostc import api
+from hostc.api.build import stale_folders
+from hostc.api.selection import FLEET_FOLDER
 from hostc.api.selection import HOST_NAME as HOST_NAME
 from hostc.api.selection import FleetHost as FleetHost
 from hostc.api.selection import host_name as host_name
@@ -144,7 +146,7 @@ def _run(host: FleetHost, job: Job) -> Result:
         artifacts = api.emit(plan, job.targets)
     except HostcError as e:
         raise HostcError(with_file(e.diagnostics, str(host.spec))) from None
-    playbook = tuple((a.path, a.data) for a in artifacts if a.target == "ansible")
+    playbook = tuple((a.path, a.data) for a in artifacts if a.target == FLEET_FOLDER)
     base = attrs.evolve(base, ansible=playbook)
     if job.out is None:
         return attrs.evolve(base, files=len(artifacts))
@@ -224,11 +226,14 @@ def _warm() -> None:
 
 def stale_hosts(results: list[Result], job: Job) -> list[Result]:
     """One row per folder of `job.out` a fleet build wrote for a host no longer selected:
-    reported, and with `job.prune` removed (only what its record lists, unchanged)."""
+    reported, and with `job.prune` removed (only what its record lists, unchanged); one
+    with a warning per other folder whose record is not hostc's, left alone."""
     if job.mode != "build" or job.compare or job.out is None:
         return []
-    rows = []
-    for folder in api.stale_hosts(job.out, {r.host for r in results}):
+    found, unread = stale_folders(job.out, {r.host for r in results})
+    foreign = "its build record is not hostc's: left alone"
+    rows = [Result(f.name, str(f), warnings=w, kept=((str(f), foreign),)) for f, w in unread]
+    for folder in found:
         if not job.prune:
             why = "no longer in the fleet; --prune removes it"
             rows.append(Result(folder.name, str(folder), kept=((str(folder), why),)))
@@ -237,7 +242,7 @@ def stale_hosts(results: list[Result], job: Job) -> list[Result]:
         removed = tuple(str(p) for p in done.removed)
         kept = tuple((str(p), why) for p, why in done.kept)
         rows.append(Result(folder.name, str(folder), removed=removed, kept=kept))
-    return [attrs.evolve(r, gone=True) for r in rows]
+    return [attrs.evolve(r, gone=True) for r in sorted(rows, key=lambda r: r.host)]
 
 
 def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
@@ -255,18 +260,24 @@ def ansible_fleet(results: list[Result], job: Job) -> list[Result]:
                     file_error(r.spec, f"two hosts write ansible/{name}: host.name must differ")
                 )
             arts[name] = data
-    found = [deliverable("ansible", n, d) for n, d in sorted(arts.items())]
+    found = [deliverable(FLEET_FOLDER, n, d) for n, d in sorted(arts.items())]
     name = "ansible (all hosts)"
     if errors:
-        return [Result(name, str(job.out / "ansible"), errors=tuple(errors), fleetwide=True)]
+        return [Result(name, str(job.out / FLEET_FOLDER), errors=tuple(errors), fleetwide=True)]
     if job.compare:
         diffs = tuple(differences(found, job.out))
         return [
             Result(
-                name, str(job.out / "ansible"), files=len(found), differences=diffs, fleetwide=True
+                name,
+                str(job.out / FLEET_FOLDER),
+                files=len(found),
+                differences=diffs,
+                fleetwide=True,
             )
         ]
 
-    return [
-        Result(name, str(job.out / "ansible"), files=len(api.write(found, job.out)), fleetwide=True)
-    ]
+    try:  # OUT's own record (`hostc.delivery.owned`) says what the fleet wrote there
+        written = api.write(found, job.out)
+    except HostcError as e:  # that record is not hostc's: this row fails, not the command
+        return [Result(name, str(job.out / FLEET_FOLDER), errors=e.diagnostics, fleetwide=True)]
+    return [Result(name, str(job.out / FLEET_FOLDER), files=len(written), fleetwide=True)]

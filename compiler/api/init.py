@@ -12,8 +12,11 @@ from pathlib import Path
 import attrs
 import tomli_w
 
+from hostc.diagnostics import HostcError
 from hostc.knowledge.machine import CPUFREQ_SETTINGS
 from hostc.record import Record
+from hostc.topology.importers.chroot import HostTree
+from hostc.topology.importers.sysfs_reader import FILE_LIMIT
 from hostc.topology.model import NO_DRIVER, Topology
 from hostc.vocab import Role
 
@@ -44,19 +47,35 @@ def recorded(topo: Topology) -> Machine:
 
 def look(root: Path) -> Machine:
     """The hypervisor CPU flag (x86 /proc/cpuinfo, CPUID leaf 1 ECX bit 31),
-    /sys/hypervisor/type (Xen) and whether /sys/devices/system/cpu/cpufreq has a policy."""
-    virtual = ""
+    /sys/hypervisor/type (Xen) and whether /sys/devices/system/cpu/cpufreq has a policy.
+
+    Read through `HostTree`, as the probe reads the same root: a link resolves inside
+    it (an absolute link to a FIFO outside never blocks, a file outside is never read),
+    reads are bounded, and what cannot be read counts as absent."""
+    tree = HostTree(root)
     try:
-        cpuinfo = (root / "proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        cpuinfo = ""
+        data = tree.read("proc/cpuinfo", limit=FILE_LIMIT, what="/proc/cpuinfo file")
+    except (HostcError, OSError):  # unreadable, too large, a FIFO, a loop of links
+        data = None
+    cpuinfo = (data or b"").decode("utf-8", "replace")
+    virtual = ""
     if re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.M):
         virtual = "the hypervisor CPU flag"
-    elif (root / "sys/hypervisor/type").is_file():
+    elif _is_file(tree, "sys/hypervisor/type"):
         virtual = "/sys/hypervisor/type"
-    cpufreq = root / "sys/devices/system/cpu/cpufreq"
-    has_policy = cpufreq.is_dir() and any(p.name.startswith("policy") for p in cpufreq.iterdir())
-    return Machine(virtual, has_policy)
+    try:
+        names = tree.names("sys/devices/system/cpu/cpufreq") or []
+    except OSError:
+        names = []
+    return Machine(virtual, any(n.startswith("policy") for n in names))
+
+
+def _is_file(tree: HostTree, rel: str) -> bool:
+    try:
+        path = tree.path(rel)
+    except OSError:
+        return False
+    return path is not None and path.is_file()
 
 
 @attrs.frozen(repr=False, eq=False)

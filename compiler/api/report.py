@@ -5,7 +5,6 @@ Each report module is imported when its function runs, so a build loads none.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +18,7 @@ from hostc.api.compile import (
     topology_path,
 )
 from hostc.api.emit import emit
-from hostc.diagnostics import HostcError, file_error, with_file
+from hostc.diagnostics import HostcError, file_error, json_text, with_file
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path, of_type
 from hostc.plan.model import Plan
@@ -126,7 +125,7 @@ def fleet_review_text(review: FleetReview, fmt: str) -> str:
     if fmt == "json":
         from hostc.api.fleetdiff import fleet_json
 
-        return json.dumps(fleet_json(review), indent=2, ensure_ascii=False) + "\n"
+        return json_text(fleet_json(review)) + "\n"
     from hostc.api.fleetdiff import fleet_markdown
 
     return fleet_markdown(review)
@@ -149,7 +148,7 @@ def review_text(review: Review, fmt: str) -> str:
     if fmt == "json":
         from hostc.api.review import to_json
 
-        return json.dumps(to_json(review), indent=2, ensure_ascii=False) + "\n"
+        return json_text(to_json(review)) + "\n"
     from hostc.api.review import to_markdown
 
     return to_markdown(review)

@@ -77,7 +77,8 @@ def review(old_arg: str, new_arg: str) -> Review:
     changes = cost = None
     if old.artifacts is not None and new.artifacts is not None:
         changes = files(old.artifacts, new.artifacts)
-        cost = compute(state(old.data, old.artifacts), state(new.data, new.artifacts))
+        if old.plan is not None and new.plan is not None:
+            cost = compute(state(old.plan, old.artifacts), state(new.plan, new.artifacts))
     return Review(old, new, _why_removed(diff(old.data, new.data), old, new), changes, cost)
 
 

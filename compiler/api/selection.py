@@ -26,6 +26,15 @@ class FleetHost(Record):
 #: A host's name is one word: its output folder `OUT/<host>`, never `.`, `..` or a path.
 HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
+#: The folder of OUT a fleet build writes for all its hosts, beside theirs: the ansible
+#: target's one playbook and every host's variables (`hostc.api.fleet.ansible_fleet`
+#: writes it under this name).  OUT's other own files are hidden (`.hostc-build.json`),
+#: which no host name can be.
+FLEET_FOLDER = "ansible"
+#: The names of OUT that are the fleet's, never a host's: refused as host names, in any
+#: case (a case-insensitive file system makes `Ansible/` the same folder).
+RESERVED = frozenset({FLEET_FOLDER})
+
 
 def host_name(spec: Path) -> str:
     """The spec's stem, or its folder's name for `<dir>/node.toml` (as written: a
@@ -58,8 +67,8 @@ def select(arg: str) -> list[FleetHost]:
 
 
 def named(specs: list[Path]) -> list[FleetHost]:
-    """Each spec's host, sorted by name; HostcError when a name is not one word or two
-    collide."""
+    """Each spec's host, sorted by name; HostcError when a name is not one word, is one of
+    the fleet's own folders (RESERVED) or two collide."""
     seen: dict[str, Path] = {}
     problems = []
     for spec in specs:
@@ -72,6 +81,17 @@ def named(specs: list[Path]) -> list[FleetHost]:
                     "at most 128, not starting with `.` or `-`)",
                     hint="a host's name is its file stem, or its folder for <dir>/node.toml;"
                     " it names the host's output folder",
+                )
+            )
+            continue
+        if name.casefold() in RESERVED:
+            problems.append(
+                file_error(
+                    str(spec),
+                    f"host name {name!r} is the name of the fleet's own folder OUT/"
+                    f"{FLEET_FOLDER}/ (every host's ansible files): the outputs would collide",
+                    hint="rename the spec (a host's name is its file stem, or its folder "
+                    "for <dir>/node.toml)",
                 )
             )
             continue

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import attrs
 
+from hostc.delivery.output import check_file as _check_file
 from hostc.delivery.output import write_bytes, write_text
 from hostc.diagnostics import HostcError, at, error, file_error, kind_of
 from hostc.inputs import SNAPSHOT_LIMIT, SOURCE_LIMIT, read_text_bounded
@@ -29,11 +30,13 @@ __all__ = [
     "IMPORT_KINDS",
     "capture",
     "capture_bytes",
+    "check_file",
     "dumps_snapshot",
     "import_source",
     "probe",
     "read_snapshot",
     "read_source",
+    "write_file",
     "write_snapshot",
 ]
 
@@ -162,8 +165,26 @@ def dumps_snapshot(topo: Topology, source: str = "<snapshot>") -> str:
 
 
 def write_snapshot(text: str, path: str | os.PathLike[str]) -> None:
-    """Write a snapshot's text to `path` atomically (OSError as the file system says)."""
+    """Write a snapshot's text to `path` atomically (`write_file`)."""
     write_text(as_path(path, "path"), text)
+
+
+def write_file(path: str | os.PathLike[str], data: str | bytes, *, parents: bool = False) -> None:
+    """Write one named output file (`-o FILE`) the one safe way: staged beside it and
+    renamed over it (readers see the old file or the new one).  OSError, with nothing
+    written, for a name that is a symbolic link (never followed nor replaced), a device,
+    FIFO or socket, a directory, an input of this command, or one whose folder lies under
+    /dev, /proc or /sys; and as the file system says.  `parents`: make missing folders."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if not isinstance(raw, bytes):
+        raise HostcError([error(at("data"), f"expected str or bytes, got {kind_of(data)}")])
+    write_bytes(as_path(path, "path"), raw, parents=parents)
+
+
+def check_file(path: str | os.PathLike[str]) -> None:
+    """Raise the OSError `write_file` would raise for `path` for what is there now, writing
+    nothing: a command with several outputs asks for each before it writes any."""
+    _check_file(as_path(path, "path"))
 
 
 def start_spec(

@@ -16,7 +16,6 @@ Drift is differs or pending-reboot; not-observable is not drift.
 from __future__ import annotations
 
 import enum
-import json
 import re
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, expectations
 from hostc.audit.observers import OBSERVERS
 from hostc.audit.seen import Seen
+from hostc.diagnostics import json_text
 from hostc.plan.model import Plan
 from hostc.record import Record
 
@@ -123,4 +123,4 @@ def dumps(findings: list[Finding], *, source: Path) -> str:
             for f in findings
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json_text(doc, ascii_only=True) + "\n"

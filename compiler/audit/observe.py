@@ -25,8 +25,10 @@ import attrs
 from hostc.cpuset import CpuSet
 from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
+from hostc.knowledge.runtime import SERVICE_PROBE, SLICE_CPUSET, WORKLOAD_SLICE
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner, Value
+from hostc.provenance import key
 from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Cmdline, Per, UnitProperty
@@ -61,6 +63,7 @@ class Look(StrEnum):
     SYSCTL = "sysctl"
     MANAGER = "manager"
     PID_CPUS = "pid-cpus"
+    SERVICE_CPUS = "service-cpus"
     UNIT_CPUS = "unit-cpus"
     UNIT_NUMA = "unit-numa"
     UNIT = "unit"
@@ -189,18 +192,34 @@ def _limits(plan: Plan) -> Iterator[Expect]:
 
 
 def _manager_cpus(plan: Plan) -> Iterator[Expect]:
+    """PID 1's CPUs, and an ordinary service's: on a kernel before 6.2 the services'
+    CPUs are their slice's cpuset, not PID 1's mask (`Plan.slice_cpusets`), and so is
+    the slices' own cpuset where hostc sets one."""
     part = plan.partition
-    if part.isolated and plan.runtime.owner is RuntimeOwner.SYSTEMD:
-        value = str(part.housekeeping)
-        pending = ((MANAGER_CPUS_FILE,), f"CPUAffinity={value}")
-        yield Expect(
-            Look.PID_CPUS,
-            "PID 1 CPUs",
-            value,
-            part.housekeeping_reason,
-            ("1", "Cpus_allowed_list"),
-            pending,
-        )
+    if not (part.isolated and plan.runtime.owner is RuntimeOwner.SYSTEMD):
+        return
+    value, hk = str(part.housekeeping), part.housekeeping_reason
+    pending = ((MANAGER_CPUS_FILE,), f"CPUAffinity={value}")
+    yield Expect(Look.PID_CPUS, "PID 1 CPUs", value, hk, ("1", "Cpus_allowed_list"), pending)
+    service = (SERVICE_PROBE, "Cpus_allowed_list")
+    yield Expect(
+        Look.SERVICE_CPUS, f"services' CPUs ({SERVICE_PROBE})", value, hk, service, pending
+    )
+    if not plan.slice_cpusets:
+        return
+    why = "system services on the housekeeping CPUs by their slice's cpuset (before 6.2)"
+    slices = [("system.slice", part.housekeeping, Reason(hk.source, why))]
+    if plan.workloads:
+        union = CpuSet()
+        for w in plan.workloads:
+            union = union | w.cpus
+        why = "the workloads' slice holds every workload's CPUs"
+        slices.append((WORKLOAD_SLICE, union, Reason(key("workload"), why)))
+    for name, cpus, reason in slices:
+        carriers = (f"/etc/systemd/system/{name}.d/90-hostc.conf", f"/etc/systemd/system/{name}")
+        cpuset = (SLICE_CPUSET.format(name),)
+        pended = (carriers, f"AllowedCPUs={cpus}")
+        yield Expect(Look.CPULIST, f"{name} cpuset", str(cpus), reason, cpuset, pended)
 
 
 def _workloads(plan: Plan) -> Iterator[Expect]:

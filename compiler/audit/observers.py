@@ -336,6 +336,7 @@ OBSERVERS: dict[Look, Callable[[HostReader, Expect], Seen]] = {
     Look.MANAGER: manager,
     Look.PID_CPUS: pid_cpus,
     Look.UNIT_CPUS: unit_cpus,
+    Look.SERVICE_CPUS: unit_cpus,
     Look.UNIT_NUMA: unit_numa,
     Look.UNIT: unit,
     Look.PER_CPU: per_cpu,

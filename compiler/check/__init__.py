@@ -90,6 +90,7 @@ PLAN_RULES: tuple[Callable[[Plan], Iterable[Diagnostic]], ...] = (
     plan_rules.os_known,
     kernel.cmdline_fits,
     kernel.extra_args_not_derived,
+    runtime.loaded_modules_not_blocked,
     runtime.isolated_cpus_pinned,
     runtime.nohz_full_not_shared,
     runtime.workload_one_node,

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 from hostc.diagnostics import Diagnostic, at, error, warning
 from hostc.knowledge.arch import Arch
-from hostc.knowledge.kernel import HUGEPAGES_NODE_FORM_SINCE
+from hostc.knowledge.kernel import HUGEPAGES_NODE_FORM_SINCE, HUGEPAGESZ_REFUSED
 from hostc.resolve import Resolved
-from hostc.resolve.hugepages import headroom_mib
+from hostc.resolve.hugepages import DEFAULT_PAGE_SIZE, headroom_mib
 from hostc.spec.model import HostSpec
 from hostc.topology.model import Topology
 from hostc.units import size_kib
@@ -27,6 +27,54 @@ def _known_sizes(topo: Topology) -> set[int] | None:
         except ValueError:
             continue
     return out or None
+
+
+def _kib(size: str) -> int:
+    try:
+        return size_kib(size)
+    except ValueError:
+        return 0
+
+
+def _unset_size(
+    topo: Topology, known: set[int] | None, usual: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    """The pool's size when the spec leaves it out (1G), checked against the sizes the
+    snapshot's kernel offers as a given size is.  An error, never another size picked:
+    the counts are pages, so another size reserves other memory (2M pages where 1G was
+    meant: 1/512 of it, 512M pages on a 64K-page Grace kernel: half), and the hint names
+    the size to set.  The kernel itself refuses an unoffered `hugepagesz=` and ignores
+    the `hugepages=` after it, reserving nothing (`HUGEPAGESZ_REFUSED`)."""
+    size, path = DEFAULT_PAGE_SIZE, at("hugepages", "size")
+    if known is None:
+        yield warning(
+            path,
+            f"not set, so the pool's pages are {size}, and the snapshot does not list the "
+            "hugepage sizes this host's kernel offers, so that cannot be checked",
+            hint=(
+                f"{topo.arch} usually offers {', '.join(usual)}; set size"
+                if usual
+                else "capture the host with `hostc probe`, or set size"
+            ),
+        )
+        return
+    if size.kib in known:
+        return
+    offered = ", ".join(topo.hugepage_sizes)
+    below = [s for s in topo.hugepage_sizes if 0 < _kib(s) <= size.kib]
+    largest = max(below, key=_kib) if below else None
+    yield error(
+        path,
+        f"not set, so the pool's pages are {size}, and this host's kernel offers no {size} "
+        f"pages (it offers {offered}): at boot it logs '{HUGEPAGESZ_REFUSED}{size}', "
+        "ignores the hugepages= after it and reserves nothing",
+        hint=(
+            f'set size = "{largest}", the largest size it offers up to {size}, and give '
+            "the counts in pages of that size"
+            if largest is not None
+            else f"set size to one of {offered} and give the counts in pages of that size"
+        ),
+    )
 
 
 def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
@@ -61,6 +109,8 @@ def hugepages_shape(r: Resolved) -> Iterator[Diagnostic]:
             )
     req = r.hugepages
     assert req is not None
+    if hp.size is None and any(c > 0 for c in req.per_node.values()):
+        yield from _unset_size(topo, known, usual)
     if hp.default_size and hp.default_size != req.size:
         yield warning(
             at("hugepages", "default_size"),

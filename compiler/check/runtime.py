@@ -6,14 +6,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import attrs
+
 from hostc.cpuset import CpuSet
-from hostc.diagnostics import Diagnostic, Named, at, error, warning
-from hostc.knowledge import charsets
+from hostc.diagnostics import Diagnostic, Named, at, error, label, warning
+from hostc.knowledge import charsets, systemd
 from hostc.knowledge import kernel as kernelfacts
+from hostc.knowledge.gpu import PEERMEM_MODULE
 from hostc.knowledge.kubelet import kubelet_unit
 from hostc.knowledge.vendor import Vendor
-from hostc.plan.model import IrqOwner, Plan, RuntimeOwner
+from hostc.plan.model import IrqOwner, Module, Plan, RuntimeOwner
+from hostc.provenance import PresetLayer, SpecKey
+from hostc.record import Record
 from hostc.resolve import Resolved
+from hostc.settings import Family
 from hostc.settings import table as t
 from hostc.spec import text
 from hostc.spec.model import HostSpec, Role
@@ -47,21 +53,6 @@ def unit_problem(name: str, dropin: bool = False) -> str | None:
             "reach other units"
         )
     return None
-
-
-#: The units hostc writes or configures itself (systemd target: hostc-tuning and the
-#: irqbalance drop-in; kubelet target: the kubelet's unit per flavour (knowledge.kubelet
-#: kubelet_unit) and the container runtimes it runs beside; TuneD, which the tuned
-#: target configures; systemd-sysctl, which hostc-tuning orders after).  A workload
-#: placed in one of them would get a drop-in at the same path as hostc's own, or move
-#: a service hostc reasons about.
-HOSTC_UNITS = frozenset(
-    {
-        "hostc-tuning.service", "irqbalance.service", "kubelet.service",
-        "rke2-server.service", "rke2-agent.service", "k3s.service", "k3s-agent.service",
-        "containerd.service", "crio.service", "tuned.service", "systemd-sysctl.service",
-    }
-)  # fmt: skip
 
 
 def _kubelet_units(spec: HostSpec) -> set[str]:
@@ -105,6 +96,18 @@ def _repeats(keys: list[str]) -> Iterator[tuple[int, int]]:
         seen.setdefault(k, i)
 
 
+_RESERVED_HINT = 'name the workload\'s own service (unit = "my-server.service")'
+
+
+def _reserved_message(unit: str, is_unit: str, what: str) -> str:
+    """Why no workload may be `unit`, which is `is_unit`: itself, or the template or unit
+    whose drop-ins it shares (systemd reads them under every name a unit has)."""
+    if is_unit != unit:
+        how = "an instance of" if systemd.template_of(unit) == is_unit else "an alias of"
+        unit = f"{unit}, {how} {is_unit} (systemd reads a unit's drop-ins under all its names),"
+    return f"{unit} is {what}; hostc places no workload in it"
+
+
 def units_valid(r: Resolved) -> Iterator[Diagnostic]:
     """Unit names, and no unit that is hostc's own or a workload's where it would collide."""
     spec = r.spec
@@ -121,18 +124,14 @@ def units_valid(r: Resolved) -> Iterator[Diagnostic]:
             yield error(at("services", "disable", i), problem)
     for i, w in enumerate(spec.workload):
         unit = w.unit if w.unit is not None else f"{w.name}.service"
+        path = spec.workload_at(i).key("unit" if w.unit else "name")
         problem = unit_problem(unit, dropin=True)
         if problem is None and not unit.endswith(".service"):
             problem = f"{text.shown(unit)} is not a .service: only services take CPUAffinity="
         if problem is not None:
-            yield error(spec.workload_at(i).key("unit" if w.unit else "name"), problem)
-        elif unit in HOSTC_UNITS or unit.startswith("hostc-"):
-            yield error(
-                spec.workload_at(i).key("unit" if w.unit else "name"),
-                f"{unit} is one of the units hostc itself writes or configures; "
-                "a workload drop-in would collide with hostc's own",
-                hint='name the workload\'s own service (unit = "my-server.service")',
-            )
+            yield error(path, problem)
+        elif (taken := systemd.reserved(unit)) is not None:
+            yield error(path, _reserved_message(unit, *taken), hint=_RESERVED_HINT)
     units = [w.unit or f"{w.name}.service" for w in spec.workload]
     for i, first in _repeats(units):
         yield error(
@@ -198,6 +197,88 @@ def epp_taken(r: Resolved) -> Iterator[Diagnostic]:
         f"no P-state driver offers energy_performance_preference on {where}: hostc-tuning "
         "skips it and TuneD logs an error",
     )
+
+
+# --- Plan rules: what hostc loads is never what the spec blocks -------------------------
+
+
+@attrs.frozen(repr=False, eq=False)
+class _Load(Record):
+    """One module hostc itself loads: by whom, and what a blacklist entry does to it."""
+
+    module: str
+    by: str  # who asks for it, key or preset entry first
+    blocked: str  # what a `blacklist` line alone does to this load
+    hard_blocked: str  # what `install <module> /bin/false` does to it
+    hint: str
+
+
+def _loads(plan: Plan) -> Iterator[_Load]:
+    """Every module hostc loads: modules-load.d (systemd-modules-load, which applies the
+    blacklist: kmod's KMOD_PROBE_APPLY_BLACKLIST, journal "Module 'X' is deny-listed (by
+    kmod)") and hostc-gpudirect.service's explicit `modprobe`, which a `blacklist` line
+    does not stop and an `install X /bin/false` line fails (modprobe.d(5))."""
+    skipped = (
+        'systemd-modules-load skips a blacklisted module ("deny-listed (by kmod)"), so it '
+        "is never loaded and hostc-verify.service, which expects it loaded, fails every boot"
+    )
+    for m in plan.modules_load:
+        src = m.reason.source
+        setting = next(
+            (s.name for s in t.SETTINGS if s.family is Family.MODULE_LOAD and s.example == m.name),
+            None,
+        )
+        by = f"the {src.layer} preset" if isinstance(src, PresetLayer) else str(src)
+        by += f" ({setting})" if setting else ""
+        off = f'preset.exclude = ["{setting}"]' if setting else "leave it out of the preset"
+        yield _Load(
+            m.name,
+            f"{by} loads it at every boot (modules-load.d)",
+            skipped,
+            skipped,
+            f"drop it from modules.blacklist, or keep hostc from loading it: {off}",
+        )
+    g = plan.runtime.gpudirect
+    if g is not None and g.peermem:
+        given = isinstance(g.reason.source, SpecKey)
+        mode = f'modules.gpudirect = "{g.mode}"' + ("" if given else " (the default)")
+        where = " where DMA-BUF is not usable" if g.mode == "auto" else ""
+        yield _Load(
+            PEERMEM_MODULE,
+            f"{mode} loads it with hostc-gpudirect.service{where}",
+            "an explicit modprobe ignores `blacklist`, so it is loaded all the same, where "
+            "the blacklist tells hostc-verify.service to expect it absent",
+            f"the modprobe runs `install {PEERMEM_MODULE} /bin/false` and "
+            "hostc-gpudirect.service fails every boot",
+            'drop it from modules.blacklist, or set modules.gpudirect = "dmabuf" (never '
+            f"load {PEERMEM_MODULE})",
+        )
+
+
+def loaded_modules_not_blocked(plan: Plan) -> Iterator[Diagnostic]:
+    """No module hostc loads is blacklisted: one error per blacklist entry, in the spec's
+    order, naming what loads it.  Names compare as modprobe reads them (`-` is `_`)."""
+    loads: dict[str, _Load] = {}
+    for load in _loads(plan):
+        loads.setdefault(load.module.replace("-", "_"), load)
+    for m in sorted((m for m in plan.runtime.modules if m.blacklist), key=_spec_order):
+        by = loads.get(m.name.replace("-", "_"))
+        if by is None:
+            continue
+        src = m.reason.source
+        how = "hard-blocked (modules.hard_block)" if m.hard else "blacklisted"
+        yield error(
+            at(*src.path) if isinstance(src, SpecKey) else label(str(src)),
+            f"{m.name} is {how}, but {by.by}: {by.hard_blocked if m.hard else by.blocked}",
+            hint=by.hint,
+        )
+
+
+def _spec_order(m: Module) -> int:
+    """A blacklisted module's index in modules.blacklist (-1 where it came from elsewhere)."""
+    src = m.reason.source
+    last = src.path[-1] if isinstance(src, SpecKey) else None
+    return last if isinstance(last, int) else -1
 
 
 # --- Plan rules: the traps of knobs.md -----------------------------------------

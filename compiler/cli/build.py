@@ -4,7 +4,6 @@ Part of the CLI: it prints and exits, and reaches hostc only through `hostc.api`
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +13,7 @@ import typer
 from hostc import api
 from hostc.cli.base import _clean, _fail, _guard, _usage
 from hostc.cli.text import wrote
-from hostc.diagnostics import Diagnostic, file_error
+from hostc.diagnostics import Diagnostic, file_error, json_text
 
 if TYPE_CHECKING:
     from hostc.artifact import Artifact
@@ -49,7 +48,7 @@ def compare(
             "differences": [{"path": rel, "diff": text} for rel, text in found],
             "warnings": [d.to_json() for d in warnings],
         }
-        typer.echo(json.dumps(doc, indent=2))
+        typer.echo(json_text(doc, ascii_only=True))
     elif found:
         sys.stdout.write("".join(text for _, text in found))
         n = len(found)
@@ -125,4 +124,4 @@ def _manifest(
         doc["removed"] = [str(p) for p in done.removed]
         doc["kept"] = [{"path": str(p), "why": why} for p, why in done.kept]
         doc["unchanged"] = [str(p) for p in done.unchanged]
-    typer.echo(json.dumps(doc, indent=2))
+    typer.echo(json_text(doc, ascii_only=True))

@@ -4,7 +4,6 @@ live), per host and summed over a fleet.  Part of the CLI: it prints and exits."
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +12,7 @@ import typer
 
 from hostc import api
 from hostc.cli.base import JobsOpt, SpecArg, TopologyOpt, _compile, _guard, _warn, app, is_fleet
+from hostc.diagnostics import json_text
 
 
 @app.command("changed")
@@ -41,7 +41,7 @@ def changed_cmd(
     _warn(warnings)
     found = _guard(lambda: api.changed(plan, out))
     if as_json:
-        sys.stdout.write(json.dumps({"disruption": found.to_json()}, indent=2) + "\n")
+        sys.stdout.write(json_text({"disruption": found.to_json()}, ascii_only=True) + "\n")
     else:
         sys.stdout.write(found.line() + "\n")
     if found.files or found.kubelet_reset:

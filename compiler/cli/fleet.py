@@ -18,7 +18,7 @@ from hostc.api import fleet
 from hostc.api.fleet import FleetHost, Job, Result
 from hostc.cli.base import _guard, _usage, _warn
 from hostc.cli.text import unescaped
-from hostc.diagnostics import Diagnostic
+from hostc.diagnostics import Diagnostic, json_text
 
 
 def report(
@@ -53,9 +53,9 @@ def report(
         changed(results, as_json=as_json)
     if job.mode == "plan":
         doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(doc) + "\n")
     elif as_json:
-        typer.echo(json.dumps({"hosts": [row(r) for r in results]}, indent=2))
+        typer.echo(json_text({"hosts": [row(r) for r in results]}, ascii_only=True))
     elif job.compare:
         if grouped:
             from hostc.api.fleetdiff import stale_summary
@@ -94,7 +94,7 @@ def changed(results: list[Result], *, as_json: bool) -> NoReturn:
     total = disruption_total(found)
     if as_json:
         hosts = {h: d.to_json() for h, d in found.items()}
-        typer.echo(json.dumps({"hosts": hosts, "summary": total}, indent=2))
+        typer.echo(json_text({"hosts": hosts, "summary": total}, ascii_only=True))
     else:
         width = max((len(h) for h in found), default=0)
         for h, d in found.items():

@@ -17,6 +17,26 @@ from hostc.diagnostics import file_error
 ROLES = ("inference", "training", "general")
 
 
+def _refuse_unwritable(writes: list[Path]) -> None:
+    """Every destination `api.write_file` would refuse (a link, a FIFO, a device, a
+    folder under /dev), all named, before anything is probed or written."""
+    refused = []
+    for p in writes:
+        try:
+            api.check_file(p)
+        except OSError as e:
+            refused.append(file_error(str(p), f"refusing to write: {e.strerror or e}"))
+    if refused:
+        _fail(refused)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        api.write_file(path, text, parents=True)
+    except OSError as e:
+        _fail([file_error(str(path), f"cannot write: {e.strerror or e}")])
+
+
 def _refuse_existing(writes: list[Path]) -> None:
     there = [p for p in writes if p.exists()]
     if there:
@@ -55,6 +75,7 @@ def init_cmd(
     Warns about a VM, a host too small to isolate, no GPU, no cpufreq driver."""
     snap = output.parent / "topology.toml"
     writes = [output] if topology is not None else [output, snap]
+    _refuse_unwritable(writes)
     if not force:
         _refuse_existing(writes)
     if topology is not None:
@@ -73,11 +94,10 @@ def init_cmd(
     # what it writes must pass `hostc check`: compile it first, write nothing on failure
     spec = _guard(lambda: api.loads_spec(text, str(output)))
     _guard(lambda: api.compile_plan(spec, topo, spec_file=str(output)))
-    output.parent.mkdir(parents=True, exist_ok=True)
     if topology is None:
-        api.write_snapshot(api.dumps_snapshot(topo), snap)
+        _write(snap, _guard(lambda: api.dumps_snapshot(topo)))
         typer.echo(f"wrote {snap}", err=True)
-    output.write_text(text, encoding="utf-8")
+    _write(output, text)
     for w in warnings:
         typer.echo(f"warning: {w}", err=True)
     typer.echo(f"wrote {output}; next: hostc check {output} && hostc plan {output}", err=True)

@@ -8,7 +8,6 @@ a bug.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -39,7 +38,7 @@ from hostc.cli.build import compare, need_compared, to_stdout, write_out
 from hostc.cli.report_json import JsonOpt
 from hostc.cli.text import TARGET_HELP as TARGET_HELP
 from hostc.cli.text import TerminalSafe, flagged
-from hostc.diagnostics import HostcError, with_file
+from hostc.diagnostics import HostcError, json_text, with_file
 from hostc.inputs import session
 
 if TYPE_CHECKING:
@@ -238,7 +237,7 @@ def explain_cmd(
     host shows it."""
     found = _guard(lambda: api.explain(spec, what, topology))
     if as_json:
-        typer.echo(json.dumps(found.to_json(), indent=2, ensure_ascii=False))
+        typer.echo(json_text(found.to_json()))
     else:
         sys.stdout.write(found.render())
 

@@ -6,7 +6,6 @@ are the text form's."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -15,13 +14,13 @@ import typer
 
 from hostc import api
 from hostc.cli.base import _warn
-from hostc.diagnostics import HostcError, Severity
+from hostc.diagnostics import HostcError, Severity, json_text
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="the report as JSON on stdout")]
 
 
 def _emit(doc: object) -> None:
-    typer.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    typer.echo(json_text(doc))
 
 
 def check(spec: Path, topology: Path | None, strict: bool) -> NoReturn:

@@ -17,8 +17,10 @@ A delivery that carries hostc-apply (`Action.COMMIT`: every delivery does) runs 
 step that only reloads or restarts something through it: `hostc-apply --changed
 FILE… -- COMMAND` runs COMMAND only when one of the files that call for it differs from
 the build applied before (the manifests), so a re-run that changed one sysctl runs
-`sysctl --system` and nothing else; `--restart` also skips it while a reboot is owed
-(the reboot brings the new state, so a restart before it is a second outage).
+`sysctl --system` and nothing else; a live step (`--restart`: a reload, a restart, a
+sysctl load) is also skipped while the change's disruption owes a reboot (the reboot
+brings the new state, so a restart before it is a second outage), so that the host does
+exactly what `hostc diff` said: nothing live before a reboot.
 hostc-apply itself runs last and records the build as applied: a run cut off before it
 leaves the old manifest, and the next run does the same steps again.  `systemctl
 enable` is given `--no-reload`: each plain enable reloads the manager
@@ -58,7 +60,6 @@ class Step(Record):
 GUARDED = frozenset(
     {
         Action.DAEMON_RELOAD,
-        Action.DAEMON_REEXEC,
         Action.SYSCTL,
         Action.START,
         Action.RESTART,
@@ -75,7 +76,6 @@ ORDER = (
     Action.PYTHON_MODULE,
     Action.REMOVE,
     Action.DAEMON_RELOAD,
-    Action.DAEMON_REEXEC,
     Action.SYSCTL,
     Action.RUN,
     Action.ENABLE,
@@ -116,9 +116,6 @@ def _step(action: Action, unit: str | None, art: Artifact, family: OsFamily) -> 
         return Step(("sysctl", "--system"), why, live=True)
     if action is Action.DAEMON_RELOAD:
         return Step(("systemctl", "daemon-reload"), "systemd rereads units and drop-ins")
-    if action is Action.DAEMON_REEXEC:
-        why = "the manager rereads system.conf.d"
-        return Step(("systemctl", "daemon-reexec"), why, live=True)
     if action in (Action.ENABLE, Action.ENABLE_NOW, Action.START, Action.RESTART) and unit:
         return _service_step(action, unit)
     if action is Action.RUN:
@@ -149,7 +146,9 @@ def _guarded(step: Step, action: Action, commit: str | None, inputs: list[str]) 
     """`step` run by hostc-apply only when one of `inputs` changed (see the module)."""
     if commit is None or action not in GUARDED:
         return step
-    mode = "--restart" if action is Action.RESTART else "--changed"
+    # a live step (it only makes the running host take the change now) waits while the
+    # disruption owes a reboot: the reboot applies it, and nothing runs live before it
+    mode = "--restart" if step.live else "--changed"
     return attrs.evolve(step, guard=(commit, mode, *inputs, "--"))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from hostc.artifact import Artifact
-from hostc.delivery.refusals import check_out, refuse_special
+from hostc.delivery.refusals import check_out, refuse_file_out, refuse_special, refuse_virtual
 from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import overwrites_input
 from hostc.record import Record
@@ -313,27 +313,75 @@ def _makedirs(path: Path) -> list[Path]:
     return made
 
 
-def _stage(dest: Path, data: bytes, mode: int) -> Path:
-    """`_stage_at` beside `dest`, its folder opened as a path only (as mkstemp, no read right)."""
-    dfd = os.open(dest.parent, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY)
+def _open_folder(folder: Path) -> int:
+    """`folder` opened as a path only (as mkstemp: no read right needed), for the *at calls."""
+    flags = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+    return os.open(folder, flags)
+
+
+def _real_folder(dfd: int, folder: Path) -> str:
+    """The real path of the open folder `dfd` as the kernel has it (its links resolved
+    when it was opened, so a link swapped since changes nothing); `folder` resolved where
+    /proc is not mounted."""
     try:
-        return dest.parent / _stage_at(dfd, dest.name, data, mode)
+        real = os.readlink(f"/proc/self/fd/{dfd}")
+    except OSError:
+        real = ""
+    return real if real.startswith("/") else str(folder.resolve())
+
+
+def _name(path: Path) -> str:
+    if path.name in ("", ".", ".."):  # `-o /`, `-o ..`: a folder, never a file's name
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    return path.name
+
+
+def check_file(path: Path) -> None:
+    """Raise what `write_bytes` would refuse `path` for, writing nothing: a command with
+    two outputs (`hostc init`) asks for both before it writes either.  A folder that is
+    not there yet is judged by where it would be made."""
+    name = _name(path)
+    try:
+        dfd = _open_folder(path.parent)
+    except FileNotFoundError:
+        refuse_virtual(str(path.parent.resolve()), path)
+        return
+    try:
+        refuse_file_out(dfd, name, _real_folder(dfd, path.parent), path)
     finally:
         os.close(dfd)
 
 
-def write_text(path: Path, text: str) -> None:
-    """One file, atomically (snapshots, schemas)."""
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: Path, text: str, *, parents: bool = False) -> None:
+    """`write_bytes` of `text` as UTF-8 (snapshots, specs, schemas)."""
+    write_bytes(path, text.encode("utf-8"), parents=parents)
 
 
-def write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace `path` atomically: readers see the old file or the new one, never half.
-    A device node, FIFO or socket at `path` is refused (SpecialFileError), not replaced."""
-    refuse_special(path)
-    tmp = _stage(path, data, mode)
+def write_bytes(path: Path, data: bytes, mode: int = 0o644, *, parents: bool = False) -> None:
+    """The one writer of a single named file (`-o FILE`, `--capture FILE`, `hostc init`'s
+    spec and snapshot, regenerated files): its folder opened once, the file staged in it
+    and renamed over the name (`replace_at`), so readers see the old file or the new one.
+
+    Refused before anything is written (SpecialFileError, IsADirectoryError; `refusals.
+    refuse_file_out`): a name that is a symbolic link, dangling or not (never followed,
+    never replaced: `-o /dev/stdout` as root left a regular file in /dev), a device node,
+    FIFO or socket, a directory, an input of this command, and any name whose folder
+    really lies under /dev, /proc or /sys, however the path reaches it.  `parents`: make
+    the missing folders first (mkdir -p, never under those), removed again on failure."""
+    name = _name(path)
+    made: list[Path] = []
+    if parents:
+        refuse_virtual(str(path.parent.resolve()), path)
+        made = _makedirs(path.parent)
     try:
-        os.replace(tmp, path)
+        dfd = _open_folder(path.parent)
+        try:
+            refuse_file_out(dfd, name, _real_folder(dfd, path.parent), path)
+            replace_at(dfd, name, data, mode)
+        finally:
+            os.close(dfd)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for d in reversed(made):
+            with contextlib.suppress(OSError):
+                d.rmdir()
         raise

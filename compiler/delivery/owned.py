@@ -28,19 +28,18 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 import attrs
 
 from hostc.artifact import Artifact
 from hostc.delivery.output import read_at, replace_at
-from hostc.diagnostics import HostcError, file_error
-from hostc.plan.kernelargs import cmdline
+from hostc.diagnostics import HostcError, file_error, kind_of
+from hostc.inputs import loads_json
 from hostc.record import Record
-from hostc.report.plan_view import to_data
 
 if TYPE_CHECKING:
-    from hostc.plan.model import Plan
+    pass
 
 RECORD = ".hostc-build.json"
 #: marks a fleet host's folder whose last build failed (first-day-3 F11); its next build
@@ -70,7 +69,7 @@ class Written(Record):
     unchanged: tuple[Path, ...] = ()
 
 
-def _row(a: Artifact) -> dict[str, Any]:
+def _row(a: Artifact) -> RecordRow:
     return {
         "path": f"{a.target}/{a.relpath}",
         "host_path": a.path,
@@ -81,17 +80,14 @@ def _row(a: Artifact) -> dict[str, Any]:
     }
 
 
+#: what a record that is not hostc's calls for
+_NOT_OURS = (
+    f"not a record hostc wrote; remove {RECORD} (hostc then removes no stale file) and build again"
+)
+
+
 def _bad(shown: str, key: str, why: str) -> HostcError:
-    return HostcError(
-        [
-            file_error(
-                shown,
-                f"{key}: {why}",
-                hint=f"not a record hostc wrote; remove {RECORD} (hostc then removes no "
-                "stale file) and build again",
-            )
-        ]
-    )
+    return HostcError([file_error(shown, f"{key}: {why}", hint=_NOT_OURS)])
 
 
 def _valid_path(p: object) -> bool:
@@ -101,32 +97,78 @@ def _valid_path(p: object) -> bool:
     return len(parts) >= 2 and all(x not in ("", ".", "..") for x in parts)
 
 
-def parse(text: str, shown: str) -> dict[str, Any]:
-    """A record, checked: every path relative and inside DIR, every field its type."""
+class RecordRow(TypedDict):
+    """One file of a build record, as `parse` checked it."""
+
+    path: str  # <target>/<relpath> under DIR (`_valid_path`)
+    host_path: str
+    kind: str
+    sha256: str
+    mode: NotRequired[str]  # records before modes were kept: 0644
+    activation: list[str]
+
+
+class BuildRecord(TypedDict):
+    """A build record (`DIR/.hostc-build.json`), as `parse` checked it."""
+
+    hostc_build: int
+    scope: list[str]
+    selected: list[str]
+    dirs: list[str]  # folders under DIR that hostc made (`_valid_path`)
+    files: list[RecordRow]
+    fleet: NotRequired[bool]
+    facts: NotRequired[dict[str, Any]]  # read leniently by `hostc.delivery.disruption`
+
+
+def _strings(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _check_row(f: object, at: str, shown: str) -> None:
+    if not isinstance(f, dict):
+        raise _bad(shown, at, f"expected a table, got {kind_of(f)}")
+    if not _valid_path(f.get("path")):
+        raise _bad(shown, f"{at}.path", "expected a path inside DIR (<target>/<file>)")
+    for key in ("host_path", "kind", "sha256", *(("mode",) if "mode" in f else ())):
+        if not isinstance(f.get(key), str):
+            raise _bad(shown, f"{at}.{key}", f"expected a string, got {kind_of(f.get(key))}")
+    if not _strings(f.get("activation")):
+        raise _bad(shown, f"{at}.activation", "expected a list of strings")
+
+
+def parse(text: str, shown: str) -> BuildRecord:
+    """The one check of a build record, by its structure (`BuildRecord`): JSON through
+    `inputs.loads_json` (nesting and numbers bounded), every field of its type, every
+    path relative and inside DIR.  Anything else is one HostcError naming `shown` and
+    the field; a record that passes is safe to index as its type says."""
     try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise _bad(shown, "(document)", f"not JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("hostc_build") != FORMAT:
+        doc = loads_json(text, shown, "build record")
+    except HostcError as e:
+        raise HostcError([attrs.evolve(d, hint=_NOT_OURS) for d in e.diagnostics]) from None
+    if not isinstance(doc, dict):
+        raise _bad(shown, "(document)", f"expected a table, got {kind_of(doc)}")
+    try:  # a `\udcff` escape decodes to no character: no path, and no record to write again
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _bad(shown, "(document)", "a string holds a lone surrogate escape") from None
+    version = doc.get("hostc_build")
+    if type(version) is not int or version != FORMAT:  # not True, which == 1
         raise _bad(shown, "hostc_build", f"expected {FORMAT}")
     for key in ("scope", "selected", "dirs"):
-        v = doc.get(key)
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        if not _strings(doc.get(key)):
             raise _bad(shown, key, "expected a list of strings")
     if not all(_valid_path(f"{d}/x") for d in doc["dirs"]):
         raise _bad(shown, "dirs", "a folder outside DIR")
     files = doc.get("files")
     if not isinstance(files, list):
-        raise _bad(shown, "files", "expected a list")
+        raise _bad(shown, "files", f"expected a list, got {kind_of(files)}")
     for i, f in enumerate(files):
-        ok = isinstance(f, dict) and _valid_path(f.get("path"))
-        ok = ok and all(isinstance(f.get(k), str) for k in ("host_path", "kind", "sha256"))
-        ok = ok and isinstance(f.get("activation"), list)
-        if not ok:
-            raise _bad(shown, f"files[{i}]", "expected path, host_path, kind, sha256, activation")
+        _check_row(f, f"files[{i}]", shown)
+    if not isinstance(doc.get("fleet", False), bool):
+        raise _bad(shown, "fleet", "expected true or false")
     if not isinstance(doc.get("facts", {}), dict):
         raise _bad(shown, "facts", "expected a table")
-    return doc
+    return cast(BuildRecord, doc)
 
 
 def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
@@ -135,8 +177,9 @@ def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
     return None if found is None else found[1]
 
 
-def read(out: Path) -> dict[str, Any] | None:
-    """DIR's record, or None when there is none (or DIR does not exist)."""
+def read(out: Path) -> BuildRecord | None:
+    """DIR's record, or None when there is none (or DIR does not exist); HostcError
+    naming it when it is not a record hostc wrote (`parse`)."""
     try:
         dfd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -147,13 +190,19 @@ def read(out: Path) -> dict[str, Any] | None:
         os.close(dfd)
 
 
-def _record_at(dfd: int, shown: str) -> dict[str, Any] | None:
+def _record_at(dfd: int, shown: str) -> BuildRecord | None:
+    """The record in the folder `dfd`: read by `output.read_at` (bounded, never through
+    a link, never blocking on a FIFO), then `parse`d."""
     data = _read_at(dfd, RECORD, RECORD_LIMIT)
     if data is None:
         return None
     if len(data) > RECORD_LIMIT:
         raise _bad(shown, "(document)", f"larger than {RECORD_LIMIT} bytes")
-    return parse(data.decode("utf-8", "replace"), shown)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad(shown, "(document)", "not UTF-8 text") from None
+    return parse(text, shown)
 
 
 def _open_dirs(root: int, parts: list[str]) -> list[int] | str:
@@ -178,9 +227,9 @@ def _open_dirs(root: int, parts: list[str]) -> list[int] | str:
     return fds
 
 
-def _remove_one(root: int, row: Mapping[str, Any]) -> str | None:
+def _remove_one(root: int, row: RecordRow) -> str | None:
     """Remove one recorded file: None when removed or already gone, else why it stays."""
-    *dirs, name = str(row["path"]).split("/")
+    *dirs, name = row["path"].split("/")
     fds = _open_dirs(root, dirs)
     if isinstance(fds, str):
         return fds or None
@@ -224,8 +273,8 @@ def _rmdirs(root: int, made: set[str], start: str) -> None:
 
 
 def clean(
-    root: int, out: Path, old: Mapping[str, Any] | None, keep: set[str], scope: Iterable[str]
-) -> tuple[list[Path], list[tuple[Path, str]], set[str], list[dict[str, Any]]]:
+    root: int, out: Path, old: BuildRecord | None, keep: set[str], scope: Iterable[str]
+) -> tuple[list[Path], list[tuple[Path, str]], set[str], list[RecordRow]]:
     """Remove what `old` recorded under `scope`'s folders that is not in `keep`:
     (removed, kept with why, folders hostc made that remain, rows to carry on)."""
     if old is None:
@@ -234,9 +283,9 @@ def clean(
     made = set(old["dirs"])
     removed: list[Path] = []
     kept: list[tuple[Path, str]] = []
-    carried: list[dict[str, Any]] = []
+    carried: list[RecordRow] = []
     for row in old["files"]:
-        path = str(row["path"])
+        path = row["path"]
         if path in keep:
             continue
         if path.split("/")[0] not in folders:
@@ -305,7 +354,7 @@ def prune(out: Path) -> Written:
         old = _record_at(root, str(out / RECORD))
         if old is None:
             return Written((), (), ((out, f"no {RECORD}: not a build of hostc's"),))
-        scope = {str(r["path"]).split("/")[0] for r in old["files"]}
+        scope = {r["path"].split("/")[0] for r in old["files"]}
         removed, kept, made, _ = clean(root, out, old, set(), scope)
         for d in sorted(made, key=lambda x: -x.count("/")):
             _rmdirs(root, made, d)
@@ -340,52 +389,12 @@ def mark_failed(folder: Path, why: str) -> bool:
 
 
 def is_fleet_host(folder: Path) -> bool:
-    """Whether `folder` holds a record of a fleet build's host (never through a link)."""
+    """Whether `folder` holds a record of a fleet build's host (never through a link);
+    HostcError naming the record when it holds one that is not hostc's (`parse`)."""
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return False
         doc = read(folder)
-    except (OSError, HostcError):
+    except OSError:
         return False
     return bool(doc and doc.get("fleet") is True)
-
-
-def managers(plan_data: Mapping[str, Any]) -> str | None:
-    """The kubelet managers' configuration its checkpoints depend on (the reset script's
-    stamp), from plan.json data; None when the kubelet keeps no checkpoint of hostc's."""
-    k = plan_data.get("kubelet")
-    if not isinstance(k, dict):
-        return None
-    cpu, memory = k.get("cpu") or {}, k.get("memory") or {}
-    static_memory = memory.get("policy") == "Static"
-    if cpu.get("policy", "none") == "none" and not static_memory:
-        return None
-    rows = ",".join(f"{r['node']}:{r['memory']}" for r in k.get("reserved_memory") or [])
-    return (
-        f"cpu={cpu.get('policy')} options={','.join(cpu.get('options') or []) or '-'} "
-        f"reserved={cpu.get('reserved')} memory={memory.get('policy', '-')} "
-        f"reservedMemory={rows if static_memory else '-'}"
-    )
-
-
-def facts(plan_data: Mapping[str, Any]) -> dict[str, Any]:
-    """What a build record keeps of the Plan, besides its files: what `hostc.delivery.disruption`
-    judges a change by."""
-    k = plan_data.get("kubelet")
-    return {
-        "kubelet_unit": k.get("unit") if isinstance(k, dict) else None,
-        "kubelet_managers": managers(plan_data),
-        "sysctls": sorted(s["key"] for s in plan_data.get("sysctls", [])),
-        "cmdline": (plan_data.get("views") or {}).get("cmdline"),
-    }
-
-
-def plan_facts(plan: Plan) -> dict[str, Any]:
-    """`facts` of a Plan without rendering the whole plan.json."""
-    data: dict[str, Any] = {
-        "sysctls": [{"key": s.key} for s in plan.sysctls],
-        "views": {"cmdline": cmdline(plan)},
-    }
-    if plan.kubelet is not None:
-        data["kubelet"] = to_data(plan.kubelet)
-    return facts(data)

@@ -24,7 +24,10 @@ SYSTEM_DIRS = frozenset(
         *("/usr/lib64", "/usr/local", "/usr/sbin", "/usr/share", "/var/lib", "/var/log"),
     }
 )
-_VIRTUAL = ("/proc", "/sys", "/dev")
+#: The kernel's virtual file systems: no build and no single output file is created or
+#: replaced under them (a file there is a kernel attribute or a device; /dev/stdout is a
+#: link the system owns), also when a path reaches them through links.
+VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
 
 
 #: What hostc will not write over, by file type: it writes regular files only, and never
@@ -42,8 +45,16 @@ SPECIAL_RULE = (
 )
 
 
+#: the link rule's words, in every refusal of a single output file that is a link
+LINK_RULE = (
+    "hostc never writes through a symbolic link nor replaces one; name the file itself, "
+    "or use -o - for standard output"
+)
+
+
 class SpecialFileError(OSError):
-    """A device, FIFO, socket or input hostc never replaces (an OSError: writers exit 2)."""
+    """A device, FIFO, socket, link or input hostc never replaces, or a place under /dev,
+    /proc or /sys it never writes (an OSError: writers exit 2)."""
 
 
 def special_kind(path: Path, dir_fd: int | None = None) -> str | None:
@@ -87,7 +98,7 @@ def unsafe_out(out: Path) -> str | None:
     text = real.as_posix()
     if text in SYSTEM_DIRS or real.parent == real:
         return f"{text} is a system directory; write the build into a directory of its own"
-    if any(text == v or text.startswith(v + "/") for v in _VIRTUAL):
+    if virtual_root(text) is not None:
         return f"{text} is inside a virtual file system"
     if real.exists() and not real.is_dir():
         return "exists and is not a directory"
@@ -100,3 +111,41 @@ def check_out(out: Path) -> None:
     problem = unsafe_out(out)
     if problem is not None:
         raise HostcError([file_error(str(out), f"refusing to write here: {problem}")])
+
+
+def virtual_root(real: str) -> str | None:
+    """The virtual file system (VIRTUAL_ROOTS) the resolved path `real` lies in, or None."""
+    for v in VIRTUAL_ROOTS:
+        if real == v or real.startswith(v.rstrip("/") + "/"):
+            return v
+    return None
+
+
+def refuse_virtual(folder: str, shown: Path) -> None:
+    """Raise SpecialFileError when the folder whose real path is `folder` lies under
+    /dev, /proc or /sys: `shown` is neither created nor replaced there."""
+    v = virtual_root(folder)
+    if v is not None:
+        raise SpecialFileError(
+            errno.EPERM,
+            f"would be written in {folder}: hostc creates and replaces no file under "
+            "/dev, /proc or /sys; use -o - for standard output",
+            str(shown),
+        )
+
+
+def refuse_file_out(dfd: int, name: str, folder: str, shown: Path) -> None:
+    """Raise what forbids writing the one output file `name` in the open folder `dfd`
+    (whose real path is `folder`): a symbolic link (dangling or not; never followed, never
+    replaced), a device node, FIFO or socket, a directory, an input of this command, or
+    a folder under /dev, /proc or /sys.  Decided by lstat before anything is opened."""
+    try:
+        mode: int | None = os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISLNK(mode):
+        raise SpecialFileError(errno.ELOOP, f"is a symbolic link: {LINK_RULE}", str(shown))
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(shown))
+    refuse_special(Path(name), dfd, shown=shown)
+    refuse_virtual(folder, shown)

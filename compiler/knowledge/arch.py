@@ -97,7 +97,8 @@ FIRST_HALT_STATE: Table[Arch, int] = Table(
 )
 
 _ARM64_HUGE = (
-    "Documentation/arch/arm64/hugetlbpage.rst: 4K granule 64K/2M/32M/1G; 64K granule 512M and 16G"
+    "Documentation/arch/arm64/hugetlbpage.rst (CONT PTE, PMD, CONT PMD, PUD): 4K granule "
+    "64K/2M/32M/1G; 64K granule 2M/512M/16G (2M listed with the 4K sizes), no 1G"
 )
 _PPC_HUGE = "Documentation/admin-guide/mm/hugetlbpage.rst; powerpc radix MMU 2M/1G, hash 16M/16G"
 

@@ -241,7 +241,8 @@ TUNED_OPTION_SINCE: Table[str, tuple[int, int, int]] = Table(
         ),
         "cpu.force_latency.cstate.id_no_zero": (
             (2, 18, 0),
-            "[cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01), v2.18.0",
+            "[cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01, PR #404 "
+            '"Expanding cpu plugin force_latency option syntax"), v2.18.0',
         ),
         "scheduler.cgroup_ps_blacklist": (
             (2, 17, 0),

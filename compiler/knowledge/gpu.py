@@ -41,6 +41,11 @@ _PERSISTENCED = (
     "Manager User Guide: the GPUs are registered with the fabric while the driver is loaded)"
 )
 
+#: The module hostc-gpudirect.service loads (`modprobe nvidia-peermem`) where the GPUDirect
+#: RDMA mode asks for it: NVIDIA's peer-memory client for the RDMA stack (CUDA GPUDirect
+#: RDMA guide, "Using nvidia-peermem"; targets/templates/hostc-gpudirect.sh.j2).
+PEERMEM_MODULE = "nvidia-peermem"
+
 #: The units a CUDA workload starts after on an NVSwitch host (only ordered: After=).
 NVSWITCH_DAEMONS: Table[str, str] = Table(
     {

@@ -24,6 +24,53 @@ MANAGED_IRQ_SINCE: Release = (5, 6)
 #: tree for the 5.16 merge window; parser: mm/hugetlb.c hugepages_setup, node form `N:count`).
 HUGEPAGES_NODE_FORM_SINCE: Release = (5, 16)
 
+#: What the kernel logs for a `hugepagesz=` its MMU does not offer (mm/hugetlb.c
+#: hugepagesz_setup: `arch_hugetlb_valid_size()` false, "HugeTLB: unsupported
+#: hugepagesz=%s", parsed_valid_hugepagesz cleared), and then for the `hugepages=` after
+#: it (hugepages_setup: "HugeTLB: hugepages=%s does not follow a valid hugepagesz,
+#: ignoring"): that pool is not reserved at all.  Seen in dmesg with `hugepagesz=1Y
+#: hugepages=1` (lkml, Peng Liu, "hugetlb: Fix return value of __setup handlers", 2022)
+#: and `hugepagesz=1G hugepages=1` on a kernel without gigantic pages (lkml, Sourabh Jain,
+#: powerpc fadump, 2025).  So the pool's size, given or the 1G default, is checked
+#: against the snapshot's `hugepage_sizes` (hostc.check.memory).
+HUGEPAGESZ_REFUSED = "HugeTLB: unsupported hugepagesz="
+
+#: Kernel arguments whose setting is also a runtime file the running kernel takes at once
+#: (argument → that file): the word only sets the file's value at the boot's start, so
+#: hostc writes the file live too (hostc-tuning, or TuneD's [sysfs]) and a command line
+#: that changes in these words alone owes no reboot (`hostc.plan.kernelargs.applied_live`).
+APPLIED_LIVE: Table[str, str] = Table(
+    {
+        "transparent_hugepage": (
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+            "Documentation/admin-guide/mm/transhuge.rst: 'echo never "
+            ">/sys/kernel/mm/transparent_hugepage/enabled' (sysfs, at runtime), and Boot "
+            "parameters: 'You can change the sysfs boot time default for the top-level "
+            '"enabled" control by passing the parameter transparent_hugepage=always or '
+            "transparent_hugepage=madvise or transparent_hugepage=never'",
+        ),
+    }
+)
+
+#: TuneD options that write nothing while the kernel command line carries a word of the
+#: same setting (option → that word; TuneD's plugin code, the same in every release, so
+#: here rather than with the per-release TuneD tables of `distro`).  hostc puts
+#: `transparent_hugepage=` on every command line it makes, so from the first reboot on
+#: `[vm] transparent_hugepages` never writes the file, and a changed mode would not reach
+#: the running kernel: hostc's profile writes the file under `[sysfs]` instead
+#: (targets/tuned.py).
+TUNED_SKIPPED_WITH_CMDLINE: Table[str, str] = Table(
+    {
+        "vm.transparent_hugepages": (
+            "transparent_hugepage=",
+            "redhat-performance/tuned tuned/plugins/plugin_vm.py _set_transparent_hugepages: "
+            '\'if cmdline.find("transparent_hugepage=") > 0: ... log.info("transparent_hugepage '
+            'is already set in kernel boot cmdline, ignoring value from profile"); return '
+            "None' (every release to the current master)",
+        ),
+    }
+)
+
 #: Build options an isolation mechanism needs: without them the kernel ignores the
 #: parameter (nohz_full= needs CONFIG_NO_HZ_FULL; rcu_nocbs= CONFIG_RCU_NOCB_CPU;
 #: isolcpus= CONFIG_CPU_ISOLATION), per Documentation/admin-guide/kernel-parameters.txt.

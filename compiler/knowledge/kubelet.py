@@ -231,9 +231,10 @@ def kubelet_unit(flavor: Flavor, role: NodeRole | None) -> str:
 #: The kubelet's state files that a policy change makes stale (it refuses to start with them).
 CPU_STATE = "/var/lib/kubelet/cpu_manager_state"
 MEMORY_STATE = "/var/lib/kubelet/memory_manager_state"
-#: hostc's record of the manager settings the checkpoints were made for; it lives next to
-#: them, so anything that wipes the kubelet's directory (kubeadm reset) wipes it too.
-STAMP = "/var/lib/kubelet/hostc-managers.stamp"
+#: hostc's record of the manager settings the checkpoints were made for, written by root at
+#: every boot: where only root writes (/var/lib/hostc), never beside the checkpoints, where
+#: a hostPath pod can plant a link (root's write lands anywhere) or a FIFO (boot hangs).
+STAMP = "/var/lib/hostc/kubelet-managers.stamp"
 
 #: evictionHard memory.available when not set: the kubelet's own default.
 DEFAULT_EVICTION_MEMORY = "100Mi"

@@ -95,17 +95,15 @@ def host_facts(r: Resolved) -> HostFacts:
 
 def tuned_facts(os: str | None) -> TunedFacts:
     """What the TuneD of release `os` (ID-VERSION_ID) reads, from the distribution tables."""
-    version = osfacts.tuned_version(os)
-    since = osfacts.TUNED_OPTION_SINCE
     return TunedFacts(
-        version=version,
+        version=osfacts.tuned_version(os),
         perf_package=osfacts.tuned_perf_package(os),
         epp=osfacts.tuned_reads(os, "cpu.energy_performance_preference"),
         cgroup_ps_blacklist=osfacts.tuned_reads(os, "scheduler.cgroup_ps_blacklist"),
         net_channels=osfacts.tuned_reads(os, "net.channels"),
-        predates_cstate_id_no_zero=(
-            version is not None and version < since["cpu.force_latency.cstate.id_no_zero"]
-        ),
+        # an unknown release gets the form every release reads (cstate.id, 2.13), never
+        # the 2.18 one guessed (review-outputs-4 G3)
+        cstate_id_no_zero=osfacts.tuned_reads(os, "cpu.force_latency.cstate.id_no_zero"),
     )
 
 

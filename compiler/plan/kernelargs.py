@@ -192,3 +192,17 @@ def spell(plan: Plan) -> list[KernelArg]:
 def cmdline(plan: Plan) -> str:
     """The Plan's command line."""
     return " ".join(str(a) for a in spell(plan))
+
+
+def applied_live(plan: Plan) -> list[KernelArg]:
+    """The Plan's kernel arguments whose setting the running kernel also takes now: the
+    runtime owner writes the file `knowledge.kernel.APPLIED_LIVE` names for each
+    (hostc-tuning, or TuneD's `[sysfs]`), and the word sets it from the next boot's start.
+    A command line that changes in these words alone owes no reboot (`boot_only`)."""
+    return [a for a in spell(plan) if a.key in kernelfacts.APPLIED_LIVE]
+
+
+def boot_only(plan: Plan) -> str:
+    """The Plan's command line without the arguments applied live (`applied_live`): the
+    part whose change only a reboot brings."""
+    return " ".join(str(a) for a in spell(plan) if a.key not in kernelfacts.APPLIED_LIVE)

@@ -137,3 +137,22 @@ class KubeletPlan(Record):
     @property
     def memory_manager_static(self) -> bool:
         return self.memory is not None and self.memory.policy is MemoryManagerPolicy.STATIC
+
+
+def checkpointed(k: KubeletPlan) -> bool:
+    """Whether the kubelet keeps a checkpoint of hostc's policy (a CPU policy other than
+    none, or the Static memory manager): what a managers change must clear."""
+    return k.cpu.policy != "none" or k.memory_manager_static
+
+
+def managers_stamp(k: KubeletPlan) -> str:
+    """The settings the kubelet managers' checkpoints depend on, as one line: a change
+    means the checkpoints are cleared at the next boot (drain and reboot).
+    hostc-kubelet-reset compares it with the stamp the last reset left, and the
+    disruption compares two builds' stamps (where `checkpointed`): one spelling for both."""
+    memory = ",".join(f"{r.node}:{r.memory}" for r in k.reserved_memory)
+    return (
+        f"cpu={k.cpu.policy} options={','.join(k.cpu.options) or '-'} "
+        f"reserved={k.cpu.reserved} memory={k.memory.policy if k.memory else '-'} "
+        f"reservedMemory={memory if k.memory_manager_static else '-'}"
+    )

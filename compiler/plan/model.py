@@ -76,8 +76,9 @@ class TunedFacts(Record):
     epp: bool = False  # reads [cpu] energy_performance_preference (2.20)
     cgroup_ps_blacklist: bool = False  # reads [scheduler] cgroup_ps_blacklist (2.17)
     net_channels: bool = False  # reads [net] channels (2.16)
-    #: known to predate force_latency's `cstate.id_no_zero` (2.18): it gets `cstate.id`
-    predates_cstate_id_no_zero: bool = False
+    #: reads force_latency's `cstate.id_no_zero` (2.18); an older or unknown release gets
+    #: `cstate.id` (2.13), which every release reads
+    cstate_id_no_zero: bool = False
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -336,3 +337,19 @@ class Plan(Record):
 
     def isolation_by(self, mechanism: str) -> Isolation | None:
         return next((x for x in self.isolation if x.mechanism == mechanism), None)
+
+    @property
+    def slice_cpusets(self) -> bool:
+        """Whether the services are kept on the housekeeping CPUs by their slices' cgroup
+        cpusets (system.slice, user.slice; the workloads in a slice of their own), with
+        PID 1 put back by hostc-tuning: where hostc confines services (an isolated
+        partition, hostc the runtime owner), systemd applies AllowedCPUs=, and the kernel
+        is not known to keep an inherited mask inside a cpuset (before 6.2, or unknown:
+        `hostc.knowledge.runtime`).  On a kernel that keeps it, the manager's
+        CPUAffinity= alone reaches every service."""
+        return (
+            bool(self.partition.isolated)
+            and self.runtime.hostc_owned
+            and not self.host.cpuset_ignored
+            and self.host.cpuset_resets_affinity
+        )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import attrs
 
+from hostc.knowledge.kernel import APPLIED_LIVE
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import Plan, Reason
 from hostc.record import Record
@@ -102,8 +103,10 @@ def kernel(plan: Plan) -> list[CatalogEntry]:
         # with a value, only `key=` is the argument (a bare word may be a list of keys,
         # as the GRUB drop-in's duplicate-key loop has)
         after = r"=" if a.value is not None else r"[\s\"',]|$"
-        carries = _any(*(_token(k, after=after) for k in (a.key, *ARG_ALIASES.get(a.key, ()))))
-        out.append(CatalogEntry(a.key, value, a.reason, "boot", carries, tuple(where)))
+        words = [_token(k, after=after) for k in (a.key, *ARG_ALIASES.get(a.key, ()))]
+        if a.key in APPLIED_LIVE:  # its file written live too (hostc-tuning, TuneD's [sysfs])
+            words.append(_token(APPLIED_LIVE[a.key], before=r"^|\s", after=r"[=\s]|$"))
+        out.append(CatalogEntry(a.key, value, a.reason, "boot", _any(*words), tuple(where)))
     return out
 
 
@@ -166,14 +169,24 @@ def partition(plan: Plan) -> list[CatalogEntry]:
     def manager(path: str, line: str) -> bool:
         return "/system.conf.d/" in path and line.startswith("CPUAffinity=")
 
+    def slices(path: str, line: str) -> bool:
+        """system.slice's and user.slice's cpusets, PID 1 put back by hostc-tuning
+        (kernels before 6.2: `Plan.slice_cpusets`)."""
+        if path.endswith(".slice.d/90-hostc.conf"):
+            return line == f"AllowedCPUs={p.housekeeping}"
+        return path.endswith("/hostc-tuning") and line.startswith("elif taskset ")
+
     return [
         CatalogEntry(
             "housekeeping",
             str(p.housekeeping),
             p.housekeeping_reason,
             "boot",
-            _any(manager, _token("irqaffinity")),
-            ("systemctl show -p CPUAffinity (the service manager's CPUs)",),
+            _any(manager, slices, _token("irqaffinity")),
+            (
+                "systemctl show -p CPUAffinity (the service manager's CPUs)",
+                "/proc/<MainPID of systemd-journald.service>/status (Cpus_allowed_list)",
+            ),
         ),
         CatalogEntry(
             "isolated",

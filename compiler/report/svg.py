@@ -11,17 +11,19 @@ coordinates, Plan order, the serializer escapes every name from the input.
 
 from __future__ import annotations
 
-import functools
 import xml.etree.ElementTree as ET
+
+import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import NodeView, Plan
+from hostc.record import Record
 from hostc.report import palette as P
 from hostc.report.roles import HOUSEKEEPING, ISOLATED, OFFLINE, CpuRole, offline, roles
 from hostc.report.svgcpus import CHANGED, CellContext, Core, cpus_area
 from hostc.report.svgdoc import dumps, el, fit, root, titled, width_of
-from hostc.report.svgparts import devices, memory_bar
+from hostc.report.svgparts import DeviceIndex, device_index, devices, memory_bar
 
 ISOLATION_ARGS = ("isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity")
 INNER = P.WIDTH - 2 * P.MARGIN - 4 * P.PAD  # width of a node's content
@@ -34,8 +36,10 @@ def render_svg(plan: Plan, changed: CpuSet | None = None) -> str:
     y = _legend(body, y, plan, bool(changed))
     by_role = roles(plan)
     ctx = CellContext(tuple(w.name for w in plan.workloads), plan.partition.boot_cpu, changed)
+    # indexed once per picture: each node reads its own rows (never the whole Plan again)
+    pic = _Picture(by_role, ctx, _cores_by_node(plan), device_index(plan))
     for pkg, nodes in _packages(plan):
-        y = _package(body, y, pkg, nodes, plan, by_role, ctx) + 12
+        y = _package(body, y, pkg, nodes, pic) + 12
     y = _unplaced(body, y, plan, by_role, ctx)
     y = _cmdline(body, y, plan)
     height = y + P.MARGIN
@@ -140,31 +144,28 @@ def _packages(plan: Plan) -> list[tuple[int | None, list[NodeView]]]:
     return sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
 
 
-def _package(
-    g: ET.Element,
-    y: int,
-    pkg: int | None,
-    nodes: list[NodeView],
-    plan: Plan,
-    by_role: dict[int, CpuRole],
-    ctx: CellContext,
-) -> int:
+def _package(g: ET.Element, y: int, pkg: int | None, nodes: list[NodeView], pic: _Picture) -> int:
     label = f"package {pkg}" if pkg is not None else "no CPUs (memory or device nodes)"
     pg = el(g, "g", data_package="" if pkg is None else pkg)
     frame = _outer_box(pg, label, y)
     top = y
     y += 28
     for node in nodes:
-        y = _node(pg, y, node, plan, by_role, ctx) + 10
+        y = _node(pg, y, node, pic) + 10
     frame.set("height", str(y - top))
     return y
 
 
-def _node_cores(node: NodeView, plan: Plan) -> list[Core]:
-    return _cores_by_node(plan).get(node.id, [])
+@attrs.frozen(repr=False, eq=False)
+class _Picture(Record):
+    """What every node's drawing reads of the whole Plan, computed once per picture."""
+
+    by_role: dict[int, CpuRole]
+    ctx: CellContext
+    cores: dict[int, list[Core]]  # `_cores_by_node`
+    index: DeviceIndex
 
 
-@functools.lru_cache(maxsize=4)
 def _cores_by_node(plan: Plan) -> dict[int, list[Core]]:
     """Each node's cores (online, then its offline CPUs), every core placed once by its
     first CPU's node: linear in the CPUs, where a pass over all cores per node was not."""
@@ -182,9 +183,7 @@ def _cores_by_node(plan: Plan) -> dict[int, list[Core]]:
     return {n: sorted(cores, key=lambda c: (min(c) in off, min(c))) for n, cores in out.items()}
 
 
-def _node(
-    g: ET.Element, y: int, node: NodeView, plan: Plan, by_role: dict[int, CpuRole], ctx: CellContext
-) -> int:
+def _node(g: ET.Element, y: int, node: NodeView, pic: _Picture) -> int:
     x = P.MARGIN + P.PAD
     w = P.WIDTH - 2 * x
     ng = el(g, "g", data_node=node.id)
@@ -208,12 +207,12 @@ def _node(
     el(ng, "text", head, x=x + P.PAD, y=y + 18, font_size=12, font_weight="bold", fill=P.INK)
     el(ng, "text", fit(detail, w - 120, 11), x=x + 110, y=y + 18, font_size=11, fill=P.MUTED)
     top, y = y, y + 28
-    cores = _node_cores(node, plan)
+    cores = pic.cores.get(node.id, [])
     if cores:
-        y += cpus_area(ng, x + P.PAD, y, cores, by_role, ctx) + 4
-    used = devices(ng, x + P.PAD, y, w - 2 * P.PAD, node, plan)
+        y += cpus_area(ng, x + P.PAD, y, cores, pic.by_role, pic.ctx) + 4
+    used = devices(ng, x + P.PAD, y, w - 2 * P.PAD, node, pic.index)
     y += used + (6 if used else 0)
-    y += memory_bar(ng, x + P.PAD, y, w - 2 * P.PAD, node, plan)
+    y += memory_bar(ng, x + P.PAD, y, w - 2 * P.PAD, node, pic.index)
     frame.set("height", str(y - top))
     return y
 

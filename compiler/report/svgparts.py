@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import xml.etree.ElementTree as ET
 
 import attrs
@@ -19,18 +18,22 @@ CLOSE = ("PIX", "PXB", "PHB", "NODE")
 
 
 @attrs.frozen(repr=False, eq=False)
-class _Links(Record):
-    """The snapshot's GPU-NIC links indexed once per picture, so drawing every node's
-    devices reads each link a bounded number of times: linear in the links, where a
-    scan of all links per GPU and per NIC was cubic in the devices."""
+class DeviceIndex(Record):
+    """What drawing every node's devices and memory needs of the whole Plan, indexed once
+    per picture (`device_index`): each node then reads only its own rows.  A scan of all
+    links per GPU and per NIC was cubic in the devices; so was a cache keyed on the Plan,
+    which hashed the whole Plan (every link) once per node."""
 
     by_gpu: dict[str, list[DeviceLink]]
     by_nic: dict[str, list[DeviceLink]]
     kind: dict[tuple[str, str], str]  # (gpu, nic) → the first link's kind
+    #: GPU → (the workload(s) it serves, the first one's colour), as the CPU cells show
+    users: dict[str, tuple[str, str]]
+    #: node → its kubelet reservedMemory in MiB, in the Plan's order (static memory only)
+    reserved: dict[int, list[int]]
 
 
-@functools.lru_cache(maxsize=4)
-def _links(plan: Plan) -> _Links:
+def device_index(plan: Plan) -> DeviceIndex:
     by_gpu: dict[str, list[DeviceLink]] = {}
     by_nic: dict[str, list[DeviceLink]] = {}
     kind: dict[tuple[str, str], str] = {}
@@ -38,10 +41,15 @@ def _links(plan: Plan) -> _Links:
         by_gpu.setdefault(lk.gpu, []).append(lk)
         by_nic.setdefault(lk.nic, []).append(lk)
         kind.setdefault((lk.gpu, lk.nic), lk.kind)
-    return _Links(by_gpu, by_nic, kind)
+    reserved: dict[int, list[int]] = {}
+    kube = plan.kubelet
+    if kube is not None and kube.memory_manager_static:
+        for r in kube.reserved_memory:
+            reserved.setdefault(r.node, []).append(r.memory.bytes >> 20)
+    return DeviceIndex(by_gpu, by_nic, kind, _users(plan), reserved)
 
 
-def _columns(node: NodeView, links: _Links) -> list[tuple[str | None, list[str]]]:
+def _columns(node: NodeView, index: DeviceIndex) -> list[tuple[str | None, list[str]]]:
     """One column per GPU with the node's NICs it reaches closest under it; NICs no GPU
     of this node reaches by PIX..NODE get columns of their own."""
     cols: list[tuple[str | None, list[str]]] = [(gpu, []) for gpu in node.gpus]
@@ -50,7 +58,7 @@ def _columns(node: NodeView, links: _Links) -> list[tuple[str | None, list[str]]
         first.setdefault(gpu, i)
     placed: set[str] = set()
     for nic in node.nics:
-        best = [lk for lk in links.by_nic.get(nic, ()) if lk.gpu in first and lk.kind in CLOSE]
+        best = [lk for lk in index.by_nic.get(nic, ()) if lk.gpu in first and lk.kind in CLOSE]
         if best:
             best.sort(key=lambda lk: (CLOSE.index(lk.kind), first[lk.gpu]))
             cols[first[best[0].gpu]][1].append(nic)
@@ -59,14 +67,13 @@ def _columns(node: NodeView, links: _Links) -> list[tuple[str | None, list[str]]
     return cols
 
 
-def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Plan) -> int:
+def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, index: DeviceIndex) -> int:
     """GPUs in a row, each NIC under the GPU it is closest to with the link kind on the
     line between them; the height used (0 without devices)."""
     if not node.gpus and not node.nics:
         return 0
-    links = _links(plan)
-    cols = _columns(node, links)
-    users = _users(plan)
+    cols = _columns(node, index)
+    users = index.users
     pill = 16 if any(gpu in users for gpu, _ in cols) else 0  # the workload's name above
     step = pill + (86 if any(g and n for g, n in cols) else 30)  # NICs under linked GPUs
     x0 = x
@@ -77,7 +84,7 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
             cx, row = x0, row + 1
         top = y + row * step + pill
         if gpu is not None:
-            far = [f"{lk.nic} {lk.kind}" for lk in links.by_gpu.get(gpu, ())]
+            far = [f"{lk.nic} {lk.kind}" for lk in index.by_gpu.get(gpu, ())]
             tip = f"GPU {gpu} on node {node.id}" + (" · links: " + ", ".join(far) if far else "")
             gx = cx + (span - BOX_W) // 2
             if gpu in users:
@@ -87,14 +94,13 @@ def devices(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Pla
             nx = cx + k * SLOT + (SLOT - BOX_W) // 2
             ny = top + 56 if gpu is not None else top
             _box(g, nx, ny, nic, P.NIC_FILL, f"NIC {nic} on node {node.id}", data_nic=nic)
-            kind = None if gpu is None else links.kind.get((gpu, nic))
+            kind = None if gpu is None else index.kind.get((gpu, nic))
             if gpu is not None and kind is not None:
                 _link(g, cx + span // 2, top + BOX_H, nx + BOX_W // 2, ny, gpu, nic, kind)
         cx += span
     return (row + 1) * step
 
 
-@functools.lru_cache(maxsize=4)
 def _users(plan: Plan) -> dict[str, tuple[str, str]]:
     """GPU → (the workload(s) it serves, the first one's colour), as the CPU cells show."""
     names: dict[str, list[str]] = {}
@@ -164,26 +170,26 @@ def _gib(mib: int) -> str:
     return f"{mib} MiB"
 
 
-def memory_parts(node: NodeView, plan: Plan) -> list[tuple[str, int, str]]:
+def memory_parts(node: NodeView, index: DeviceIndex) -> list[tuple[str, int, str]]:
     """(label, MiB, fill) for each part of the node's memory: pools, reserved, the rest."""
     parts = [
         (f"hugepages {count}×{format_kib(size)}", size * count // 1024, P.HUGEPAGE_FILLS[i % 3])
         for i, (size, count) in enumerate(node.hugepages)
     ]
-    kube = plan.kubelet
-    if kube is not None and kube.memory_manager_static:
-        for r in kube.reserved_memory:
-            if r.node == node.id:
-                parts.append(("kubelet reservedMemory", r.memory.bytes >> 20, P.RESERVED_FILL))
+    parts += [
+        ("kubelet reservedMemory", mib, P.RESERVED_FILL) for mib in index.reserved.get(node.id, ())
+    ]
     used = sum(p[1] for p in parts)
     if node.memory_mib is not None:
         parts.append(("rest", max(0, node.memory_mib - used), P.REST_FILL))
     return parts
 
 
-def memory_bar(g: ET.Element, x: int, y: int, width: int, node: NodeView, plan: Plan) -> int:
+def memory_bar(
+    g: ET.Element, x: int, y: int, width: int, node: NodeView, index: DeviceIndex
+) -> int:
     """The node's memory as one bar split into its parts, a text line under it."""
-    parts = memory_parts(node, plan)
+    parts = memory_parts(node, index)
     total = node.memory_mib
     if total is None or total <= 0:
         el(g, "text", "memory: not in the snapshot", x=x, y=y + 12, font_size=11, fill=P.MUTED)

@@ -145,6 +145,11 @@ class Setting(Generic[T]):
     added: Release | None = None  # the first release that has it
     removed: Release | None = None  # the first release that no longer has it
     source: str = ""
+    #: Where the value is read only when something starts (a socket made, `listen()`, a
+    #: `setsockopt`): a running server keeps what it read until its next start, so a
+    #: change applied live reaches it then (`hostc.delivery.effects`); the text says when
+    #: and where the kernel reads it.  Empty: the kernel reads it at each use.
+    read_at: str = ""
 
     def kernel_default(self, release: Release | None) -> tuple[int, ...] | None:
         """The kernel's default at `release` (the newest row when the release is unknown)."""

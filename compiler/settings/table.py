@@ -93,6 +93,7 @@ RMEM_MAX = sysctl_setting(
     kernel_defaults=((ANY, (212992,)),),
     limit=True,
     source="net/core/sock.c: SK_RMEM_MAX (212992 on 64-bit)",
+    read_at="read at setsockopt(SO_RCVBUF): net/core/sock.c sk_setsockopt",
 )
 WMEM_MAX = sysctl_setting(
     "net.core.wmem_max",
@@ -102,6 +103,7 @@ WMEM_MAX = sysctl_setting(
     kernel_defaults=((ANY, (212992,)),),
     limit=True,
     source="net/core/sock.c: SK_WMEM_MAX (212992 on 64-bit)",
+    read_at="read at setsockopt(SO_SNDBUF): net/core/sock.c sk_setsockopt",
 )
 TCP_RMEM = sysctl_setting(
     "net.ipv4.tcp_rmem",
@@ -113,6 +115,7 @@ TCP_RMEM = sysctl_setting(
     kernel_defaults=((ANY, (4096, 87380, 6291456)), ((4, 20), (4096, 131072, 6291456))),
     limit=True,
     source="Documentation/networking/ip-sysctl.rst tcp_rmem: default 131072 bytes",
+    read_at="the initial buffer is read when a socket is made: net/ipv4/tcp.c tcp_init_sock",
 )
 TCP_WMEM = sysctl_setting(
     "net.ipv4.tcp_wmem",
@@ -122,6 +125,7 @@ TCP_WMEM = sysctl_setting(
     kernel_defaults=((ANY, (4096, 16384, 4194304)),),
     limit=True,
     source="Documentation/networking/ip-sysctl.rst tcp_wmem",
+    read_at="the initial buffer is read when a socket is made: net/ipv4/tcp.c tcp_init_sock",
 )
 NETDEV_BACKLOG = sysctl_setting(
     "net.core.netdev_max_backlog",
@@ -138,6 +142,7 @@ SOMAXCONN = sysctl_setting(
     kernel_defaults=((ANY, (128,)), ((5, 4), (4096,))),
     limit=True,
     source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
+    read_at="read at listen(), which caps the backlog then: net/socket.c __sys_listen",
 )
 # The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset writes
 # `all` and `default`; 0 is each one's default.
@@ -371,3 +376,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
 
 #: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
 SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
+#: sysctl key → where the kernel reads it when something starts (`Setting.read_at`)
+SOCKET_TIME: dict[str, str] = {
+    s.name: s.read_at for s in SETTINGS if s.family is Family.SYSCTL and s.read_at
+}

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from hostc import api
 from hostc.delivery.disruption import Disruption, compute, state
-from hostc.report import plan_view
 
 from conftest import ROOT, run_hostc
 
@@ -61,7 +60,7 @@ def _cost(old: dict[str, object], new: dict[str, object]) -> tuple[Disruption, d
     changed = {
         k: after.get(k, b"") for k in set(before) | set(after) if before.get(k) != after.get(k)
     }
-    return compute(state(plan_view.plan_json(p), a), state(plan_view.plan_json(q), b)), changed
+    return compute(state(p, a), state(q, b)), changed
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -91,6 +90,7 @@ def test_a_sysctl_change_applies_live_and_restarts_nothing() -> None:
         "later": [],
         "reboot_for": [],
         "files": 0,
+        "summary": "live",
     }
     assert cost.line() == "applies live (sysctl); restarts nothing; no reboot"
     # a sysctl dropped from the build keeps its running value until the next boot

@@ -81,9 +81,9 @@ irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
   plan     topology:mlx5_0: mlx5_0 sits on NUMA node 0: its interrupts go to that node's housekeeping CPUs
   emitted  /usr/local/sbin/hostc-tuning:@  nic_channels 0000:18:00.0 8
   emitted  /usr/local/sbin/hostc-tuning:@  pin_device 0000:18:00.0 0-3,112-115
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", NAME=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", KERNEL=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
-  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="mlx5_0|mlx5_1|mlx5_2|mlx5_3|mlx5_4|mlx5_5|mlx5_6|mlx5_7", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", NAME=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl --no-block restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="net", KERNEL=="ibp104s0|ibp120s0|ibp136s0|ibp24s0|ibp40s0|ibp56s0|ibp72s0|ibp88s0", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl --no-block restart hostc-tuning.service"
+  emitted  /etc/udev/rules.d/90-hostc-tuning.rules:@  ACTION=="add", SUBSYSTEM=="infiniband", KERNEL=="mlx5_0|mlx5_1|mlx5_2|mlx5_3|mlx5_4|mlx5_5|mlx5_6|mlx5_7", RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 --unit=hostc-tuning-udev /bin/systemctl --no-block restart hostc-tuning.service"
   observe  /proc/irq/<n>/smp_affinity_list for each IRQ in /sys/bus/pci/devices/0000:18:00.0/msi_irqs
 """,
     ),
@@ -158,9 +158,12 @@ def test_explain_a_spec_key_the_spec_leaves_to_a_preset() -> None:
     assert (f.name, f.value, f.origin.kind) == ("transparent_hugepage", "madvise", "preset")
     grub = "/etc/default/grub.d/90-hostc.cfg"
     thp = 'GRUB_CMDLINE_LINUX_DEFAULT="${GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }transparent_hugepage=madvise"'
+    tuning = "/usr/local/sbin/hostc-tuning"  # written live too (review-outputs-4 R10)
+    live = "put madvise /sys/kernel/mm/transparent_hugepage/enabled"
     assert [(c.path, c.line) for c in f.lines] == [
         ("kernel-cmdline", 1),
         (grub, _line(DGX, grub, thp)),
+        (tuning, _line(DGX, tuning, live)),
     ]
     assert "/sys/kernel/mm/transparent_hugepage/enabled" in f.observe
 

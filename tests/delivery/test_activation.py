@@ -171,7 +171,7 @@ def test_apply_sh_without_tuned_needs_no_tuned_adm() -> None:
 def test_irqbalance_owner_enables_and_starts_irqbalance() -> None:
     text = _apply_sh(example_plan("h100-4gpu-inference"))
     assert "\nsystemctl enable --no-reload irqbalance.service\n" in text
-    guard = f"{APPLY} --changed /etc/systemd/system/irqbalance.service.d/90-hostc.conf --"
+    guard = f"{APPLY} --restart /etc/systemd/system/irqbalance.service.d/90-hostc.conf --"
     assert f"\n{guard} systemctl restart irqbalance.service || {{\n" in text  # a live step
     assert "try-restart irqbalance" not in text
     doc = _doc(example_plan("h100-4gpu-inference"))  # first boot: enabled for the next boot

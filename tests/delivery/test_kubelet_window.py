@@ -78,7 +78,9 @@ class Host:
         stub.chmod(0o755)
         plan, _ = api.compile_file(RKE2)
         arts = {a.path: a for a in api.emit(plan, ["kubelet"])}
-        self.config = arts[CONFIG].data
+        # the config as the build delivers it, wherever the build installs it
+        (self.delivered,) = (p for p, a in arts.items() if b"kubelet-arg+" in a.data)
+        self.config = arts[self.delivered].data
         self.reset = tmp / "reset"
         self.reset.write_bytes(arts[tk.RESET].data)
         self.env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}",
@@ -88,9 +90,9 @@ class Host:
         return self.root / p.lstrip("/")
 
     def install(self, data: bytes) -> None:
-        """What a delivery does: the drop-in written at its path."""
-        self.path(CONFIG).parent.mkdir(parents=True, exist_ok=True)
-        self.path(CONFIG).write_bytes(data)
+        """What a delivery does: the drop-in written at the build's path for it."""
+        self.path(self.delivered).parent.mkdir(parents=True, exist_ok=True)
+        self.path(self.delivered).write_bytes(data)
 
     def sh(self, script: str, *args: str) -> subprocess.CompletedProcess[str]:
         argv = [self.dash, "-c", script, "sh", *args]
@@ -142,7 +144,7 @@ def test_a_kubelet_restart_between_apply_and_reboot_keeps_the_running_policy(hos
     assert _policy(host) == "static"
     assert host.path(CONFIG).read_bytes() == host.config
     assert host.path(ACTIVE + CONFIG).read_bytes() == host.config
-    assert not host.path(STAGED + CONFIG).exists()
+    assert host.path(STAGED + CONFIG).read_bytes() == host.config  # as delivered
     host.start()  # after the reboot, restarts are as safe
     host.reset_()  # an unchanged re-apply on the running kubelet
     host.start()
@@ -159,6 +161,7 @@ def test_a_second_change_before_the_reboot_puts_the_running_configuration_back(
     host.reset_()
     host.reboot()
     newer = host.config.replace(b"reserved-cpus=0-3,", b"reserved-cpus=0-5,")
+    newer = newer.replace(b"reserved=0-3,", b"reserved=0-5,")  # the managers it names
     assert newer != host.config
     script = host.reset.read_text().replace("reserved=0-3,", "reserved=0-5,")
     host.reset.write_text(script)  # the newer build's script: its own stamp
@@ -171,6 +174,60 @@ def test_a_second_change_before_the_reboot_puts_the_running_configuration_back(
     host.start()
     host.reboot()
     assert host.path(CONFIG).read_bytes() == newer
+
+
+def test_a_kubelet_restart_between_install_and_reset_keeps_the_running_policy(
+    host: Host,
+) -> None:
+    """Every delivery installs the files first and runs hostc-kubelet-reset later (the
+    rootfs apply.sh after a daemon-reload that may stop it, the Ansible play in a
+    handler): a config installed at the path the kubelet reads was live in between, and a
+    kubelet restart there crash-looped on the old checkpoints (review-outputs-4 R9).  It
+    is installed staged; the reset and the boot unit put it in place."""
+    host.install(host.config)
+    host.start()  # a restart before the reset ran: the configuration it already had
+    assert _policy(host) == "none" and not host.path(CONFIG).exists()
+    assert host.delivered == STAGED + CONFIG
+    host.reset_()
+    host.reboot()  # a fresh image's first boot takes the same path: staged, then the boot unit
+    assert _policy(host) == "static"
+
+
+def test_a_staged_configuration_of_another_build_never_goes_into_place(host: Host) -> None:
+    """A delivery cut between the config and the reset script leaves a config another
+    build's reset would take while the kubelet runs: the config names the manager
+    settings it carries, and a reset of other settings drops it."""
+    host.install(host.config)
+    host.reboot()
+    newer = host.config.replace(b"reserved-cpus=0-3,", b"reserved-cpus=0-5,")
+    newer = newer.replace(b"reserved=0-3,", b"reserved=0-5,")
+    host.install(newer)  # the new config in; the reset on the host is still this build's
+    r = host.reset_()  # unchanged for this build's script: it checks and puts nothing live
+    assert "unchanged" in r.stdout
+    assert host.path(CONFIG).read_bytes() == host.config
+    assert not host.path(STAGED + CONFIG).exists()
+    host.start()
+    assert _policy(host) == "static"
+
+
+def test_revert_removes_the_configuration_the_reset_put_in_place(
+    host: Host, tmp_path: Path
+) -> None:
+    """The manifest lists the staged path, the one the delivery installed; the copy at
+    the path the kubelet reads goes too."""
+    from hostc.targets import lifecycle
+
+    plan, _ = api.compile_file(RKE2)
+    arts = {a.path: a for a in api.emit(plan, ["rootfs"]) if a.path.startswith("/")}
+    for p in (lifecycle.NEW_MANIFEST, lifecycle.REVERT):
+        host.path(p).parent.mkdir(parents=True, exist_ok=True)
+        host.path(p).write_bytes(arts[p].data)
+    host.install(host.config)
+    host.reboot()
+    assert host.path(CONFIG).exists()
+    r = host.sh(host.path(lifecycle.REVERT).read_text())
+    assert r.returncode == 0, r.stderr
+    assert not host.path(CONFIG).exists() and not host.path(STAGED + CONFIG).exists()
 
 
 def test_checkpoints_are_cleared_at_every_boot(host: Host) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from hostc import api
 from hostc.artifact import Artifact, ArtifactKind
+from hostc.delivery.effects import stopped_units
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import IrqOwner, Plan
 from hostc.targets import lifecycle
@@ -79,7 +80,7 @@ def test_every_delivery_records_each_file_it_installs_with_its_sha256() -> None:
 def test_the_manifest_lists_the_units_the_build_stops() -> None:
     plan = plan_of(DGX)
     assert plan.runtime.irq is not None and plan.runtime.irq.owner is IrqOwner.HOSTC
-    assert lifecycle.stopped_units(plan) == sorted(
+    assert list(stopped_units(plan)) == sorted(
         {s.unit for s in plan.runtime.services_off} | {"irqbalance.service"}
     )
 
@@ -154,15 +155,27 @@ def test_a_step_runs_only_when_its_own_files_changed(tmp_path: Path) -> None:
 
 
 def test_no_workload_restarts_while_a_reboot_is_owed(tmp_path: Path) -> None:
-    """The reboot brings the new drop-in: a restart before it is a second outage."""
+    """The reboot brings the new drop-in: a restart before it is a second outage.  The
+    kernel arguments change (one more housekeeping core: the isolated CPUs move), so the
+    disruption owes a reboot; the GRUB step still runs (the reboot needs it)."""
     plan, root = plan_of(DGX), tmp_path / "host"
     v1 = build(plan)
     install(root, v1)
     assert run_script(root, lifecycle.APPLY).returncode == 0
-    old = {a.path: a.data for a in v1}
-    install(root, build(plan, {SERVE_A: old[SERVE_A] + b"# x\n", GRUB: old[GRUB] + b"# x\n"}))
+    spec = tmp_path / "node.toml"
+    text = DGX.read_text().replace("housekeeping_per_node = 4", "housekeeping_per_node = 5")
+    spec.write_text(
+        text.replace('topology = "topology.toml"', f'topology = "{DGX.parent}/topology.toml"')
+    )
+    install(root, build(plan_of(spec)))
     assert guard(root, "--restart", SERVE_A) == "skipped"
     assert guard(root, "--changed", GRUB) == "would run"
+    # bytes of the GRUB drop-in alone (a comment) change no kernel argument: no reboot
+    install(root, v1)
+    assert run_script(root, lifecycle.APPLY).returncode == 0
+    old = {a.path: a.data for a in v1}
+    install(root, build(plan, {SERVE_A: old[SERVE_A] + b"# x\n", GRUB: old[GRUB] + b"# x\n"}))
+    assert guard(root, "--restart", SERVE_A) == "would run"
 
 
 def test_applying_a_new_build_removes_what_only_the_old_one_installed(tmp_path: Path) -> None:
@@ -181,7 +194,10 @@ def test_applying_a_new_build_removes_what_only_the_old_one_installed(tmp_path: 
     assert v1_only and not (left & v1_only), left & v1_only
     assert {a.path for a in v2} - {lifecycle.NEW_MANIFEST} <= left
     assert "hostc-apply: removed /etc/modprobe.d/90-hostc.conf" in second.stdout
-    assert "reboot needed" in second.stdout and "modules" in second.stdout
+    # a blacklist unloads nothing: its removal waits for the next boot (R5); the other
+    # build's kernel arguments and the manager's CPU affinity owe the reboot
+    assert "reboot needed" in second.stdout and "kernel arguments" in second.stdout
+    assert "module" not in second.stdout.split("reboot needed")[1].split("\n")[0]
     manifest = (root / lifecycle.MANIFEST.lstrip("/")).read_text()
     assert manifest == next(a for a in v2 if a.path == lifecycle.NEW_MANIFEST).text
 
@@ -314,9 +330,17 @@ def test_a_changed_sysctl_applies_live_and_a_dropped_one_waits_for_the_next_boot
     done = run_script(root, lifecycle.APPLY)
     assert done.returncode == 0, done.stderr
     assert "applied; no reboot needed" in done.stdout
-    assert "no longer set" not in done.stdout
-    install(root, delivered(plan_of(VM_V2)))
+    assert "keeps its running value" not in done.stdout
+    # v1-sysctl without busy_poll: the dropped key keeps its running value until the
+    # next boot; nothing else changes, so no reboot subsumes it
+    spec = tmp_path / "v1-dropped.toml"
+    spec.write_text((vm / "v1.toml").read_text().replace('"net.core.busy_poll" = 50\n', ""))
+    (tmp_path / "topology.toml").write_text((vm / "topology.toml").read_text())
+    install(root, delivered(plan_of(spec)))
     done = run_script(root, lifecycle.APPLY)
     assert done.returncode == 0, done.stderr
-    line = next(x for x in done.stdout.splitlines() if "no longer set" in x)
-    assert line.split(":")[-1].split() == ["net.core.busy_poll"]
+    assert "applied; no reboot needed" in done.stdout, done.stdout
+    later = [x for x in done.stdout.splitlines() if "until the next boot" in x]
+    assert later == [
+        "hostc-apply: later: net.core.busy_poll keeps its running value until the next boot"
+    ], done.stdout

@@ -213,6 +213,11 @@ def test_a_failed_live_step_still_regenerates_the_boot_configuration(tmp_path: P
         'while [ "$1" != -- ]; do shift; done\nshift\nexec "$@"\n'
     )
     script = script.replace("/usr/local/sbin/hostc-apply", str(stubs / "apply"))
+    # no DESTDIR (the steps run only on a live host): each file goes to the `install`
+    # stub instead of hostc_put, which would write this machine's /etc
+    put = '    hostc_put "${DESTDIR:-}" "$2" "$1" "$src$2"\n'
+    assert script.count(put) == 1
+    script = script.replace(put, '    install "$1" "$2"\n    hostc_changed=yes\n')
     done = subprocess.run(
         ["sh", "-c", script],
         env={"PATH": f"{stubs}:/usr/bin:/bin"},

@@ -131,10 +131,10 @@ def perfect_host(plan: Plan, root: Path) -> Path:
             show(root, None, {e.args[0]: e.expected})
         elif e.kind == "pid-cpus":
             status[e.args[0]][e.args[1]] = e.expected
-        elif e.kind in ("unit-cpus", "unit-numa"):
+        elif e.kind in ("unit-cpus", "service-cpus", "unit-numa"):
             pid = pids.setdefault(e.args[0], str(1000 + len(pids)))
             show(root, e.args[0], {"LoadState": "loaded", "ActiveState": "active", "MainPID": pid})
-            if e.kind == "unit-cpus":
+            if e.kind != "unit-numa":
                 status[pid][e.args[1]] = e.expected
             else:
                 put(root, f"/proc/{pid}/numa_maps", f"00400000 {e.expected} file=/bin/sh N1=2\n")

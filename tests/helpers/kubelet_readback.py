@@ -74,7 +74,7 @@ def problems(plan: Plan, conf: str, unit: str, args: str) -> list[str]:
     assert k is not None and kt.config_dir_flag(k) is not None, "a kubeadm kubelet ≥ 1.30"
     path = kt.path(k)
     out = []
-    if conf != built(plan)[path]:
+    if conf != built(plan)[kt.delivered(k)]:  # installed staged, put in place by the reset
         out.append(f"the kubelet's drop-in folder does not hold the build's {path}: {conf[:300]!r}")
     out += _config_problems(plan, conf)
     for dropin in (KUBEADM_DROPIN, kt.KUBELET_DROPIN):

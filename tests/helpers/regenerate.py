@@ -128,8 +128,8 @@ def disruption_golden(spec: Path, plan: api.Plan, arts: list[api.Artifact]) -> s
         data["workload"] = data["workload"][:-1]
     new = compile_data(spec, data)
     cost = disruption.compute(
-        disruption.state(plan_view.plan_json(plan), arts),
-        disruption.state(plan_view.plan_json(new), api.emit(new)),
+        disruption.state(plan, arts),
+        disruption.state(new, api.emit(new)),
     )
     doc = json.dumps({"disruption": cost.to_json()}, indent=2)
     return f"# {REPRESENTATIVE}\n{cost.line()}\n{doc}\n"

@@ -37,6 +37,8 @@ def writers(work: Path, target: Path) -> dict[str, list[str]]:
         "import -o": [*hostc, "import", "lscpu", str(lscpu), "--arch", "x86_64", "-o", str(target)],
         "probe -o": [*hostc, "probe", "--root", str(root), "-o", str(target)],
         "probe --capture": [*hostc, "probe", "--root", str(root), "--capture", str(target)],
+        # --force: past "exists; not overwritten", to the writer itself
+        "init -o": [*hostc, "init", "--root", str(root), "--force", "-o", str(target)],
     }
 
 
@@ -133,5 +135,44 @@ def in_namespace(work: Path) -> None:
     print(json.dumps(results))
 
 
+#: the machine's own /dev/stdout, rebuilt on the tmpfs over /dev
+STDOUT_LINK = "/proc/self/fd/1"
+
+
+def dev_links_in_namespace(work: Path) -> None:
+    """Run inside `unshare --mount --propagation private`: a tmpfs over /dev holding a
+    /dev/stdout link as the system makes it; every writer aimed at /dev/stdout (its
+    standard output a regular file, which is what the link leads to) and at a new name
+    in /dev.  Print, per case, the exit status, the message and what /dev holds after."""
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/dev"], check=True)
+    os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    stdout, new = Path("/dev/stdout"), Path("/dev/hostc-new.toml")
+    stdout.symlink_to(STDOUT_LINK)
+    results: dict[str, dict[str, object]] = {}
+    for dest in (stdout, new):
+        for name, argv in writers(work, dest).items():
+            with (work / "stdout.log").open("wb") as log:
+                try:
+                    r = subprocess.run(argv, stdout=log, stderr=subprocess.PIPE, timeout=30)
+                    got: dict[str, object] = {"rc": r.returncode, "err": r.stderr.decode()}
+                except subprocess.TimeoutExpired:
+                    got = {"rc": "timeout", "err": "blocked"}
+            link = os.readlink(stdout) if stdout.is_symlink() else None
+            made = sorted(
+                p.name for p in Path("/dev").iterdir() if p.name not in ("null", "stdout")
+            )
+            results[f"{name} {dest}"] = {**got, "stdout link": link, "made in /dev": made}
+            if link != STDOUT_LINK:  # the next case meets /dev as the system has it
+                stdout.unlink(missing_ok=True)
+                stdout.symlink_to(STDOUT_LINK)
+            for p in Path("/dev").iterdir():
+                if p.name not in ("null", "stdout"):
+                    p.unlink()
+    print(json.dumps(results))
+
+
 if __name__ == "__main__":
-    in_namespace(Path(sys.argv[1]))
+    if sys.argv[2:] == ["dev-links"]:
+        dev_links_in_namespace(Path(sys.argv[1]))
+    else:
+        in_namespace(Path(sys.argv[1]))

@@ -83,8 +83,17 @@ def _known(arts: list[api.Artifact]) -> Shown:
 _HEX = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 
 
+#: a lifecycle manifest's digest of a fact (a sysctl's value, the kernel arguments, the
+#: kubelet managers): the value is in the file targets' golden already
+_FACT = re.compile(
+    r"^(entry (?:sysctl:\S+|cmdline|cmdline-live|kubelet-managers)) [0-9a-f]{16}$", re.M
+)
+
+
 def _name_hashes(text: str, shown: Shown) -> str:
-    """Each quoted sha256 of a shown body as `<sha256 of X>`."""
+    """Each quoted sha256 of a shown body as `<sha256 of X>`, each fact's digest in a
+    lifecycle manifest as `<digest>`."""
+    text = _FACT.sub(r"\1 <digest>", text)
     return _HEX.sub(
         lambda m: f"<sha256 of {shown.hashes[m[0]]}>" if m[0] in shown.hashes else m[0], text
     )
@@ -227,7 +236,14 @@ def _cut_hashes(text: str, hashes: Iterable[str]) -> str:
     too, where the hex digits of `%20` run into it)."""
     for h in hashes:
         text = text.replace(h, _CUT)
-    return text
+    return _FACT_QUOTED.sub(lambda m: m[1] + _CUT, text)
+
+
+#: a fact's digest in a lifecycle manifest, as it stands in a frame (percent-encoded too)
+_FACT_QUOTED = re.compile(
+    r"(entry(?: |%20)(?:sysctl:[^\s%]+|cmdline|cmdline-live|kubelet-managers)(?: |%20))"
+    r"[0-9a-f]{16}(?![0-9a-f])"
+)
 
 
 def _tar_frame(raw: bytes, shown: Shown) -> bytes:

@@ -198,7 +198,7 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(
 ) -> None:
     import subprocess
 
-    from hostc.api import diffinputs
+    from hostc.api.gitrev import Revision
 
     ran: list[list[str]] = []
     real = subprocess.run
@@ -209,15 +209,17 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(
 
     with monkeypatch.context() as m:
         m.setattr(subprocess, "run", run)
+        m.chdir(committed)  # the repository is the one hostc runs in
+        at = Revision.at("HEAD", "big.toml@HEAD")
         try:
-            text = diffinputs._git_show(committed / "big.toml", "HEAD", limit)
+            text = at.read(committed / "big.toml", limit, "big.toml@HEAD")
         except HostcError as e:
             assert limit < 5000 and "larger than" in e.diagnostics[0].message
             assert not any("blob" in a for a in ran), ran  # never loaded
         else:
             assert limit >= 5000 and text == "x" * 5000
         with pytest.raises(HostcError, match="not a file"):
-            diffinputs._git_show(committed / "sub", "HEAD", limit)
+            at.read(committed / "sub", limit, "sub@HEAD")
 
 
 # --- the topology picture: linear in the links -------------------------------------------

@@ -11,6 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,3 +94,50 @@ def test_a_fleet_writes_only_below_out_in_a_folder_per_valid_host(
             if p.is_file() and not p.is_symlink():
                 host = p.relative_to(out).parts[0]
                 assert HOST_NAME.fullmatch(host), p
+
+
+def _fleet(tmp: Path, names: list[str]) -> Path:
+    hosts = tmp / "hosts"
+    hosts.mkdir()
+    (tmp / "topology.toml").write_text((EXAMPLE / "topology.toml").read_text())
+    spec = (EXAMPLE / "node.toml").read_text()
+    for n in names:
+        (hosts / f"{n}.toml").write_text(spec.replace('"topology.toml"', '"../topology.toml"'))
+    return hosts
+
+
+def _build(work: Path, *args: str) -> tuple[int, str]:
+    err = io.StringIO()
+    cwd = Path.cwd()
+    os.chdir(work)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = run(["build", "hosts", "--out", "out", "-j", "1", *args])
+    finally:
+        os.chdir(cwd)
+    return code, err.getvalue()
+
+
+def test_the_fleets_own_folders_are_the_reserved_host_names(tmp_path: Path) -> None:
+    """What a fleet build writes in OUT beside its hosts' folders is, name for name, what
+    no host may be named (`selection.RESERVED`), hidden files aside."""
+    from hostc.api.selection import RESERVED
+
+    _fleet(tmp_path, ["a", "b"])
+    code, err = _build(tmp_path, "-t", "all", "-t", "ansible")
+    assert code == 0, err
+    own = {p.name for p in (tmp_path / "out").iterdir()} - {"a", "b"}
+    assert {n for n in own if not n.startswith(".")} == set(RESERVED)
+
+
+@pytest.mark.parametrize("name", ["ansible", "Ansible"])
+def test_a_host_named_like_the_fleets_own_folder_is_refused(tmp_path: Path, name: str) -> None:
+    """A host file `ansible.toml` wrote OUT/ansible/ as its folder, where the fleet writes
+    the playbook of all hosts: the two shared it.  Refused, naming the spec; nothing
+    written (`Ansible` too: one folder on a case-insensitive file system)."""
+    hosts = _fleet(tmp_path, ["a", name])
+    code, err = _build(tmp_path, "-t", "all", "-t", "ansible")
+    assert code == 2, err
+    assert f"error: hosts/{name}.toml: host name {name!r}" in err, err
+    assert str(hosts / "a.toml") not in err and "hosts/a.toml" not in err, err
+    assert not (tmp_path / "out").exists()

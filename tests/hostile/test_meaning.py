@@ -183,6 +183,83 @@ def test_a_workload_in_one_of_hostcs_own_units_is_refused(unit: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("workload", "path", "unit"),
+    [
+        ('name = "w"\nunit = "cri-o.service"', 'workload "w".unit', "crio.service"),
+        ('name = "cri-o"', 'workload "cri-o".name', "crio.service"),
+        ('name = "w"\nunit = "autovt@tty2.service"', 'workload "w".unit', "getty@.service"),
+        ('name = "udev"', 'workload "udev".name', "systemd-udevd.service"),
+        (
+            'name = "w"\nunit = "dbus-org.freedesktop.login1.service"',
+            'workload "w".unit',
+            "systemd-logind.service",
+        ),
+    ],
+)
+def test_a_workload_on_another_name_of_a_reserved_unit_is_refused(
+    workload: str, path: str, unit: str
+) -> None:
+    """systemd reads a unit's drop-ins under each of its names: an alias (CRI-O's
+    `Alias=cri-o.service`) or a workload name without its suffix reaches the same unit,
+    so it is judged by the unit it is, in one error at the key that names it."""
+    found = problems(spec(f'[[workload]]\n{workload}\ngpus = ["GPU0"]\n'))
+    assert len(found) == 1 and path in found[0] and unit in found[0], found
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["systemd-modules-load.service", "systemd-sysctl.service", "systemd-udevd.service",
+     "systemd-journald.service", "dbus.service", "getty@tty1.service", "user@1000.service",
+     "openibd.service", "nvidia-persistenced.service", "docker.service"],
+)  # fmt: skip
+def test_a_workload_on_an_early_boot_or_infrastructure_unit_is_refused(unit: str) -> None:
+    """A drop-in's After=hostc-tuning.service on a DefaultDependencies=no unit that runs
+    before sysinit.target (or on a unit hostc-tuning itself starts after) is an ordering
+    cycle, and systemd breaks it by dropping a start job."""
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert len(found) == 1 and 'workload "w".unit' in found[0], found
+    assert "hint:" in found[0], found
+
+
+@pytest.mark.parametrize("unit", ["crio-exporter.service", "my-getty.service", "vllm@a.service"])
+def test_a_workload_named_like_a_reserved_unit_but_not_it_is_accepted(unit: str) -> None:
+    found = problems(spec(f'[[workload]]\nname = "w"\ngpus = ["GPU0"]\nunit = "{unit}"\n'))
+    assert found == [], found
+
+
+@pytest.mark.parametrize(
+    ("names", "hard"),
+    [('"nvidia-peermem", "ib_umad"', "true"), ('"nvidia_peermem", "ib-umad"', "false")],
+)
+def test_a_module_hostc_loads_is_never_blacklisted(names: str, hard: str) -> None:
+    """gpudirect loads nvidia-peermem (hostc-gpudirect.service) and the GPU+RDMA preset
+    loads ib_umad (modules-load.d): blocking either contradicts the build.  One error per
+    blacklist entry, at its key, naming what loads it; `-` and `_` are one name."""
+    found = problems(
+        spec(f'[modules]\nblacklist = [{names}]\nhard_block = {hard}\ngpudirect = "peermem"\n')
+    )
+    assert len(found) == 2, found
+    assert "modules.blacklist[0]" in found[0] and "modules.gpudirect" in found[0], found
+    assert "modules.blacklist[1]" in found[1] and "load_ib_umad" in found[1], found
+
+
+def test_a_module_the_default_gpudirect_loads_is_never_hard_blocked() -> None:
+    found = problems(spec('[modules]\nblacklist = ["nvidia-peermem"]\nhard_block = true\n'))
+    assert len(found) == 1 and "modules.blacklist[0]" in found[0], found
+    assert 'modules.gpudirect = "auto" (the default)' in found[0], found
+
+
+def test_a_module_hostc_does_not_load_may_be_hard_blocked() -> None:
+    found = problems(
+        spec(
+            '[modules]\nblacklist = ["nvidia-peermem", "ib_umad"]\nhard_block = true\n'
+            'gpudirect = "dmabuf"\n[preset]\nexclude = ["load_ib_umad"]\n'
+        )
+    )
+    assert found == [], found
+
+
+@pytest.mark.parametrize(
     "table",
     [
         '[hugepages]\nsize = "2M"\nper_node = { "01" = 8, "1" = 8 }\n',

@@ -43,7 +43,7 @@ def _assert_refused(results: dict[str, dict[str, object]], kinds: dict[str, str]
 def test_every_writer_refuses_a_fifo_and_a_socket_without_blocking(tmp_path: Path) -> None:
     results = cases(tmp_path, {"fifo": fifo, "sock": unix_socket})
     _assert_refused(results, {"fifo": "fifo", "sock": "sock"})
-    assert len(results) == 10
+    assert len(results) == 12
 
 
 def _need_namespace() -> str:
@@ -70,10 +70,10 @@ def test_every_writer_leaves_dev_null_a_device_in_a_private_namespace(tmp_path: 
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     results = json.loads(r.stdout)
-    assert len(results) == 8 and all(case.endswith(" chr") for case in results), results
+    assert len(results) == 10 and all(case.endswith(" chr") for case in results), results
     _assert_refused(results, {"chr": "chr"})
     literal = {case: got for case, got in results.items() if "/dev/null" in case}
-    assert len(literal) == 3 and all("/dev/null" in str(got["err"]) for got in literal.values())
+    assert len(literal) == 4 and all("/dev/null" in str(got["err"]) for got in literal.values())
     build = results["build --out chr"]
     assert str(build["target"]) in str(build["err"])  # the file, not only the folder
 

@@ -36,7 +36,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     3: ("hostc.resolve",),
     4: ("hostc.check", "hostc.lower"),
     # readers of the Plan: the targets, how their files are activated, the audit of a host
-    5: ("hostc.targets", "hostc.delivery.activation", "hostc.audit"),
+    5: ("hostc.targets", "hostc.delivery.activation", "hostc.delivery.effects", "hostc.audit"),
     # what is done with a Plan and its artifacts: files written and owned, what a change
     # costs, and the reports and views of a Plan
     6: ("hostc.delivery", "hostc.report"),

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from hostc.diagnostics import HostcError, file_error
-from hostc.inputs import read_bytes_bounded
+from hostc.inputs import read_bytes_bounded, too_large
 
 #: Links followed while resolving one path (Linux's own limit, MAXSYMLINKS).
 MAX_LINKS = 40
@@ -94,8 +94,9 @@ class HostTree:
     """The one reader of a host tree, for `probe --root`, `audit --root` and captures.
 
     Paths resolve inside the root (`Resolver`); each file is read once, by identity
-    (device, inode), so a thousand hard links to one file cost one read; the bytes
-    read are counted against TREE_BUDGET by their real size.
+    (device, inode), so a thousand hard links to one file cost one read (and hand back
+    one bytes object, never a copy); the bytes read are counted against TREE_BUDGET by
+    their real size, and every read has its own `limit`, a file read before included.
     """
 
     def __init__(self, root: Path, *, shown: str | None = None, budget: int = TREE_BUDGET) -> None:
@@ -123,7 +124,10 @@ class HostTree:
             raise HostcError([file_error(str(path), f"cannot read: {e.strerror or e}")]) from None
         key = (st.st_dev, st.st_ino)
         if key in self._read:
-            return self._read[key]
+            data = self._read[key]
+            if len(data) > limit:  # read before, under another name and a larger limit
+                raise too_large(str(path), len(data), limit, what)
+            return data
         data = read_bytes_bounded(path, limit=limit, what=what)
         self.spent += len(data)
         if self.spent > self.budget:

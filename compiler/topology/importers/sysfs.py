@@ -35,7 +35,7 @@ from hostc.topology.importers.sysfs_cpus import (
 from hostc.topology.importers.sysfs_memory import HUGEPAGE_DIR, NODE_DIR, hugepage_dirs, read_nodes
 from hostc.topology.importers.sysfs_os import kernel_config, os_release
 from hostc.topology.importers.sysfs_pci import read_devices
-from hostc.topology.importers.sysfs_reader import Reader
+from hostc.topology.importers.sysfs_reader import FILE_LIMIT, Reader
 from hostc.topology.model import Topology
 from hostc.topology.validate import validate
 from hostc.units import format_kib
@@ -84,7 +84,7 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
         cpufreq_driver=cpufreq,
         cpuidle_driver=cpuidle,
     )
-    return topo, r.text(SMI_FILE)
+    return topo, r.text(SMI_FILE, limit=FILE_LIMIT)
 
 
 def run_nvidia_smi() -> tuple[str | None, str | None]:

@@ -13,7 +13,7 @@ import attrs
 
 from hostc.diagnostics import HostcError, file_error
 from hostc.knowledge.vendor import cpu_vendor
-from hostc.topology.importers.sysfs_reader import Reader, known, numbered
+from hostc.topology.importers.sysfs_reader import FILE_LIMIT, Reader, known, numbered
 from hostc.topology.model import NO_DRIVER, LogicalCpu, known_cluster
 
 CPU_DIR = "sys/devices/system/cpu"
@@ -47,7 +47,7 @@ def _cpuinfo_only(text: str) -> str:
 def hypervisor_flag(r: Reader) -> bool | None:
     """Whether the CPU flags carry `hypervisor` (x86: CPUID leaf 1 ECX bit 31, set by
     hypervisors for their guests); None where /proc/cpuinfo has no flags line (arm64)."""
-    text = r.text("proc/cpuinfo", keep=_cpuinfo_only) or ""
+    text = r.text("proc/cpuinfo", keep=_cpuinfo_only, limit=FILE_LIMIT) or ""
     for line in text.splitlines():
         if m := _FLAGS.match(line):
             return HYPERVISOR in m.group(1).split()
@@ -179,7 +179,7 @@ def _core_kinds(r: Reader, ids: list[int]) -> dict[int, str]:
 
 def cpu_identity(r: Reader, arch: str | None) -> tuple[str | None, str | None]:
     """(vendor, model) from /proc/cpuinfo: the tuning knowledge is keyed on them."""
-    text = r.text("proc/cpuinfo", keep=_cpuinfo_only)
+    text = r.text("proc/cpuinfo", keep=_cpuinfo_only, limit=FILE_LIMIT)
     found: dict[str, str] = {}
     for line in (text or "").splitlines():
         if m := _CPUINFO.match(line):

@@ -8,7 +8,7 @@ import re
 
 import attrs
 
-from hostc.topology.importers.sysfs_reader import DECIMAL, Reader, numbered
+from hostc.topology.importers.sysfs_reader import DECIMAL, FILE_LIMIT, Reader, numbered
 from hostc.topology.model import LogicalCpu, NumaNode
 from hostc.units import format_kib
 
@@ -25,7 +25,7 @@ def _memtotal_only(text: str) -> str:
 
 def _memtotal_mib(r: Reader, rel: str) -> int | None:
     """MemTotal in MiB; a file without that line is broken, not a machine without memory."""
-    text = r.text(rel, keep=_memtotal_only)
+    text = r.text(rel, keep=_memtotal_only, limit=FILE_LIMIT)
     if text is None:
         return None
     m = _MEMTOTAL.search(text)

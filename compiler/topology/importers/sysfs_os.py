@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from hostc.topology.importers.sysfs_reader import Reader
+from hostc.topology.importers.sysfs_reader import FILE_LIMIT, Reader
 from hostc.topology.model import OsRelease, valid_os_id
 
 OS_RELEASE = ("etc/os-release", "usr/lib/os-release")
@@ -46,7 +46,7 @@ def kernel_config(r: Reader, kernel: str | None) -> dict[str, str]:
     if not (r.root / rel).exists():
         return {}
     out: dict[str, str] = {}
-    for line in (r.text(rel, keep=_config_only) or "").splitlines():
+    for line in (r.text(rel, keep=_config_only, limit=FILE_LIMIT) or "").splitlines():
         if m := _CONFIG_LINE.match(line.strip()):
             if m.group(1):
                 out[m.group(1)] = m.group(2)
@@ -60,7 +60,7 @@ def os_release(r: Reader) -> OsRelease | None:
     rel = next((p for p in OS_RELEASE if (r.root / p).exists()), None)
     if rel is None:
         return None
-    text = r.text(rel, keep=_os_release_only)
+    text = r.text(rel, keep=_os_release_only, limit=FILE_LIMIT)
     if text is None:
         return None
     values: dict[str, str] = {}

@@ -24,6 +24,16 @@ _NUMBERED = re.compile(r"^(cpu|node)([0-9]{1,6})$")
 DECIMAL = re.compile(r"-?[0-9]{1,18}")
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{1,16}")
 
+#: A sysfs or procfs value is one line: a sysfs attribute is at most a page (4 KiB, 64 KiB
+#: on 64K-page arm64 and ppc64), a CPU list file of Linux 5.14+ at most NR_CPUS × 7 / 2
+#: bytes (28 KiB for 8,192 CPUs), /proc/cmdline at most COMMAND_LINE_SIZE (2-4 KiB).  A
+#: larger file is no value: refused by its size, never read (a tree of hard links to one
+#: 16 MB file cost a copy of it per CPU file).
+VALUE_LIMIT = 64 << 10
+#: The whole files read beside the values, filtered by `keep`: /proc/cpuinfo (about 1.5 KB
+#: a CPU), /proc/meminfo, os-release, the kernel config, the stored nvidia-smi text.
+FILE_LIMIT = SOURCE_LIMIT
+
 
 class Reader:
     """Files under a root, read leniently: failures are collected, not raised.
@@ -39,6 +49,11 @@ class Reader:
         self.errors: list[Diagnostic] = []
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
+        #: per file (the tree's one bytes object, by id: hard links share it), its text,
+        #: None when it is not UTF-8; and per text (by id) what `cpulist` or `integer`
+        #: made of it, or why not: a thousand links to one file cost one decode, one parse
+        self._texts: dict[int, str | None] = {}
+        self._parsed: dict[tuple[str, int], object] = {}
 
     def where(self, rel: str) -> str:
         return str(self.root / rel) if self.display is None else f"{self.display}:{rel}"
@@ -58,11 +73,17 @@ class Reader:
             self.fail(rel, f"cannot be resolved: {e.strerror or e}")
             return None
 
-    def text(self, rel: str, keep: Callable[[str], str] | None = None) -> str | None:
+    def text(
+        self, rel: str, keep: Callable[[str], str] | None = None, *, limit: int = VALUE_LIMIT
+    ) -> str | None:
+        """`rel`'s text: a one-line value (at most `limit`, VALUE_LIMIT unless a whole file
+        is meant: FILE_LIMIT), or None with a diagnostic; `keep` filters a whole file down
+        to what is used (and kept in a capture)."""
         if self.path(rel) is None:
             return None
+        what = "sysfs or procfs value" if limit == VALUE_LIMIT else f"{rel} file"
         try:
-            data = self.tree.read(rel, limit=SOURCE_LIMIT, what=f"{rel} file")
+            data = self.tree.read(rel, limit=limit, what=what)
         except TreeTooLarge:
             raise
         except HostcError as e:
@@ -70,36 +91,58 @@ class Reader:
             return None
         if data is None:
             return None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+        if id(data) in self._texts:
+            text = self._texts[id(data)]
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            self._texts[id(data)] = text
+        if text is None:
             self.files[rel] = data
             self.fail(rel, "is not text; expected a sysfs or procfs value")
             return None
-        if keep is not None:
-            text = keep(text)
+        if keep is None:
+            self.files[rel] = data  # the tree's one object per file: hard links copy nothing
+            return text
+        text = keep(text)
         self.files[rel] = text.encode("utf-8")
         return text
 
-    def integer(self, rel: str, *, base: int = 10) -> int | None:
+    def _value(self, rel: str, kind: str, parse: Callable[[str], object]) -> object:
+        """What `parse` makes of `rel`'s text (a string: why it cannot), once per file."""
         text = self.text(rel)
         if text is None:
             return None
-        if (_HEX if base == 16 else DECIMAL).fullmatch(text.strip()):
-            return int(text.strip(), base)
-        kind = "a hexadecimal number" if base == 16 else "an integer"
-        self.fail(rel, f"expected {kind}, found {text.strip()[:40]!r}")
-        return None
+        key = (kind, id(text))  # the text is kept in `_texts`: its id stays its own
+        if key not in self._parsed:
+            self._parsed[key] = parse(text)
+        found = self._parsed[key]
+        if isinstance(found, str):
+            self.fail(rel, found)
+            return None
+        return found
+
+    def integer(self, rel: str, *, base: int = 10) -> int | None:
+        def parse(text: str) -> int | str:
+            if (_HEX if base == 16 else DECIMAL).fullmatch(text.strip()):
+                return int(text.strip(), base)
+            kind = "a hexadecimal number" if base == 16 else "an integer"
+            return f"expected {kind}, found {text.strip()[:40]!r}"
+
+        found = self._value(rel, f"integer/{base}", parse)
+        return found if isinstance(found, int) else None
 
     def cpulist(self, rel: str) -> CpuSet | None:
-        text = self.text(rel)
-        if text is None:
-            return None
-        try:
-            return CpuSet.parse(text)
-        except (CpuListError, ValueError) as e:
-            self.fail(rel, f"is not a CPU list: {e}")
-            return None
+        def parse(text: str) -> CpuSet | str:
+            try:
+                return CpuSet.parse(text)
+            except (CpuListError, ValueError) as e:
+                return f"is not a CPU list: {e}"
+
+        found = self._value(rel, "cpulist", parse)
+        return found if isinstance(found, CpuSet) else None
 
     def listdir(self, rel: str) -> list[str]:
         path = self.path(rel)

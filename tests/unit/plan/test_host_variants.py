@@ -353,6 +353,45 @@ def test_known_hugepage_sizes_refuse_an_unsupported_one() -> None:
     assert errors_of(s, host()) == ["hugepages.size: this CPU does not support 16M pages"]
 
 
+def _hugepage_errors(s: m.HostSpec, topo: Topology) -> list[tuple[str, str, str | None]]:
+    with pytest.raises(HostcError) as e:
+        api.compile_plan(s, topo)
+    return [(str(d.path), d.message, d.hint) for d in e.value.errors]
+
+
+def test_an_unset_hugepage_size_is_checked_against_the_sizes_the_kernel_offers() -> None:
+    """The pool's size defaults to 1G; a kernel that does not offer 1G pages refuses
+    `hugepagesz=1G` and ignores the `hugepages=` after it, so nothing is reserved
+    (review-outputs-4 G1: `hostc check` said ok).  An error naming the size to set, never
+    another size picked: the counts are pages of the size."""
+    s = spec(hugepages=m.Hugepages(per_node={0: 8, 1: 8}))
+    only_2m = attrs.evolve(host(), hugepage_sizes=["2M"])
+    [(path, message, hint)] = _hugepage_errors(s, only_2m)
+    assert path == "hugepages.size"
+    assert message.startswith("not set, so the pool's pages are 1G, and this host's kernel")
+    assert "'HugeTLB: unsupported hugepagesz=1G'" in message and "(it offers 2M)" in message
+    assert hint == (
+        'set size = "2M", the largest size it offers up to 1G, and give the counts in '
+        "pages of that size"
+    )
+    # a 64K-page arm64 kernel (Grace: 6.8.0-1021-nvidia-64k): 2M, 512M and 16G
+    grace = attrs.evolve(host(), arch="aarch64", hugepage_sizes=["2M", "512M", "16G"])
+    [(_, _, hint)] = _hugepage_errors(s, grace)
+    assert hint is not None and hint.startswith('set size = "512M"')
+    plan, _ = plan_of(spec(hugepages=m.Hugepages(size="512M", per_node={0: 8, 1: 8})), grace)
+    assert "default_hugepagesz=512M hugepagesz=512M hugepages=0:8,1:8" in cmdline(plan)
+    # 1G offered, or no page asked for: nothing to say
+    assert "hugepagesz=1G" in cmdline(plan_of(s, host())[0])
+    plan_of(spec(hugepages=m.Hugepages(total=0)), only_2m)
+
+
+def test_an_unset_hugepage_size_on_a_snapshot_without_sizes_is_a_warning() -> None:
+    power = attrs.evolve(host(), arch="ppc64", hugepage_sizes=[])
+    _, warnings = api.compile_plan(spec(hugepages=m.Hugepages(total=2)), power)
+    [w] = [w for w in warnings if str(w.path) == "hugepages.size"]
+    assert "cannot be checked" in w.message and w.hint == "ppc64 usually offers 16M, 16G; set size"
+
+
 @pytest.mark.parametrize(("given", "want"), [("2048K", "2M"), ("1024M", "1G"), ("1g", "1G")])
 def test_page_sizes_are_read_in_any_unit(given: str, want: str) -> None:
     plan, _ = plan_of(spec(hugepages=m.Hugepages(size=given, total=2)), host())

@@ -30,6 +30,7 @@ from hostc.plan.model import OsFamily, Plan
 from hostc.report import kubelet_view
 from hostc.spec import model as m
 from hostc.targets.kubelet import RESET
+from hostc.targets.lifecycle import STAGED
 from hostc.topology.model import Topology
 
 from conftest import ROOT
@@ -150,7 +151,9 @@ def memory_total_from_flags(f: dict[str, list[str]]) -> Quantity:
 def test_rke2_example_reserves_the_housekeeping_set_and_adds_up() -> None:
     plan, _ = api.compile_file(RKE2)
     art, reset, *_ = api.emit(plan, ["kubelet"])
-    assert art.path == "/etc/rancher/rke2/config.yaml.d/90-hostc.yaml"
+    assert (
+        art.path == STAGED + "/etc/rancher/rke2/config.yaml.d/90-hostc.yaml"
+    )  # hostc-kubelet-reset puts it in place
     f = flag_values(art.text)
     assert CpuSet.parse(f["reserved-cpus"][0]) == plan.partition.housekeeping
     per_node = reserved_memory_from_flags(f["reserved-memory"])
@@ -168,7 +171,9 @@ def test_rke2_example_reserves_the_housekeeping_set_and_adds_up() -> None:
 def test_kubeadm_example_is_a_v1beta1_dropin() -> None:
     plan, _ = api.compile_file(KUBEADM)
     art, *_ = api.emit(plan, ["kubelet"])
-    assert art.path == "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
+    assert (
+        art.path == STAGED + "/etc/kubernetes/kubelet.conf.d/90-hostc.conf"
+    )  # hostc-kubelet-reset puts it in place
     doc = yaml.safe_load(art.text)
     assert_v1beta1(doc)
     assert CpuSet.parse(doc["reservedSystemCPUs"]) == plan.partition.housekeeping
@@ -208,7 +213,9 @@ def test_kubeadm_before_130_gets_a_whole_config_file() -> None:
     topo = machine(gpus_per_node=2)
     plan = _kubelet_plan(_spec(version="1.29"), topo)
     art, *_ = api.emit(plan, ["kubelet"])
-    assert art.path == "/etc/kubernetes/hostc-kubelet-config.yaml"
+    assert (
+        art.path == STAGED + "/etc/kubernetes/hostc-kubelet-config.yaml"
+    )  # hostc-kubelet-reset puts it in place
     assert "--config=/etc/kubernetes/hostc-kubelet-config.yaml" in art.text
     assert_v1beta1(yaml.safe_load(art.text))
 
@@ -243,7 +250,9 @@ def test_alpha_option_needs_the_gate_and_gets_it() -> None:
         ),
     )
     art, reset, *_ = api.emit(_kubelet_plan(spec, topo), ["kubelet"])
-    assert art.path == "/etc/rancher/k3s/config.yaml.d/90-hostc.yaml"
+    assert (
+        art.path == STAGED + "/etc/rancher/k3s/config.yaml.d/90-hostc.yaml"
+    )  # hostc-kubelet-reset puts it in place
     assert flag_values(art.text)["feature-gates"] == ["CPUManagerPolicyAlphaOptions=true"]
     assert "unit=k3s.service\n" in reset.text
 

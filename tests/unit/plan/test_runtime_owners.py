@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -202,6 +203,20 @@ def test_tuned_epp_option_only_where_the_tuned_reads_it() -> None:
     assert "energy_performance_preference" not in unknown["cpu"]
     path = "/sys/devices/system/cpu/cpufreq/policy*/energy_performance_preference"
     assert unknown["sysfs"][path] == "performance"
+
+
+def test_an_unknown_tuned_gets_the_force_latency_form_every_release_reads() -> None:
+    """`cstate.id_no_zero` needs TuneD 2.18 (fc0dbea); a release hostc does not know may
+    be older, and an older TuneD cannot parse it, so it gets `cstate.id`, which every
+    release reads (review-outputs-4 G3: ubuntu-22.04 got the 2.18 form)."""
+    unknown = files(compile_(spec(**TUNED_OWNED)), "tuned")[TUNED]  # ubuntu-22.04
+    assert "\nforce_latency=cstate.id:1|3\n" in unknown
+    assert "cstate.id_no_zero: that form needs TuneD 2.18.0 (hostc does not know" in unknown
+    assert tuned_facts("ubuntu-22.04").cstate_id_no_zero is False
+    assert tuned_facts(None).cstate_id_no_zero is False
+    known = tuned_ini(compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12)))  # 2.20.0
+    assert known["cpu"]["force_latency"] == "cstate.id_no_zero:1|3"
+    assert tuned_facts("debian-12").cstate_id_no_zero is True
 
 
 def test_tuned_nic_channels_only_where_the_tuned_reads_them() -> None:
@@ -432,16 +447,102 @@ def test_hostc_irq_owner_reruns_on_nic_add_and_after_the_drivers() -> None:
     assert "Wants=" not in unit
     rules = out["/etc/udev/rules.d/90-hostc-tuning.rules"]
     assert 'SUBSYSTEM=="net"' in rules
-    # debounced: one transient timer of a fixed name, then one restart (no reload)
+    # debounced: one transient timer of a fixed name, then one queued restart (no reload)
     run = (
         'RUN+="/usr/bin/systemd-run --no-block --collect --on-active=5 '
-        '--unit=hostc-tuning-udev /bin/systemctl restart hostc-tuning.service"'
+        '--unit=hostc-tuning-udev /bin/systemctl --no-block restart hostc-tuning.service"'
     )
     lines = [x for x in rules.splitlines() if x and not x.startswith("#")]
     assert lines and all(x.endswith(run) for x in lines)
     plan = compile_(spec(**HOSTC_IRQ))
     for c in plan.runtime.nic_channels:
         assert (c.netdev or c.rdma or c.pci) in rules
+
+
+THP_ENABLED = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def test_a_thp_mode_reaches_the_running_kernel_without_a_reboot(tmp_path: Path) -> None:
+    """`transparent_hugepage=` only sets the boot's start value of THP's `enabled`, which
+    takes a mode at runtime (transhuge.rst); a mode change cost a reboot because only
+    the command line carried it (review-outputs-4 R10).  The runtime owner now writes
+    `enabled` too: hostc-tuning, or TuneD's [sysfs] (its [vm] transparent_hugepages
+    writes nothing while the command line carries the word, as hostc's does)."""
+    never = spec(kernel=m.Kernel(transparent_hugepage=m.ThpMode.NEVER))
+    plan = compile_(never)
+    assert "transparent_hugepage=never" in cmdline(plan).split()  # the boot's start
+    script = files(plan, "systemd")[SCRIPT]
+    assert f"\nput never {THP_ENABLED}\n" in script
+    assert "THP mode" in files(plan, "systemd")["/etc/systemd/system/hostc-tuning.service"]
+    _write(tmp_path / THP_ENABLED.lstrip("/"), "always [madvise] never\n")
+    run_script(plan, tmp_path)
+    assert (tmp_path / THP_ENABLED.lstrip("/")).read_text() == "never\n"
+    # TuneD owns the runtime: [sysfs], which writes whatever the command line says
+    ini = tuned_ini(compile_(spec(kernel=never.kernel, **TUNED_OWNED)))
+    assert ini["sysfs"][THP_ENABLED] == "never"
+    assert "transparent_hugepages" not in ini["vm"]
+    # what a change of the mode alone owes: the rest of the command line is the same
+    from hostc.knowledge.kernel import TUNED_SKIPPED_WITH_CMDLINE
+    from hostc.plan.kernelargs import applied_live, boot_only
+
+    assert TUNED_SKIPPED_WITH_CMDLINE["vm.transparent_hugepages"] == "transparent_hugepage="
+
+    madvise = compile_(spec())
+    assert [str(a) for a in applied_live(plan)] == ["transparent_hugepage=never"]
+    assert boot_only(plan) == boot_only(madvise) and cmdline(plan) != cmdline(madvise)
+    assert "transparent_hugepage" not in boot_only(plan)
+
+
+def _runs(events: list[float], inner_blocks: bool, debounce: float, run_s: float) -> list[float]:
+    """When hostc-tuning starts, for udev events at `events` (seconds), as systemd treats
+    the rule (`hostc.knowledge.udev.DEBOUNCE`): an event whose `systemd-run --unit=NAME`
+    finds the name free makes a timer that fires `debounce` s later and restarts the
+    unit; the name stays taken until the transient service ends, at once when the inner
+    systemctl only queues the restart, or when the run ends when it waits for it."""
+    starts: list[float] = []
+    free_at = float("-inf")
+    for at in sorted(events):
+        if at < free_at:
+            continue  # "failed with exit code 1": served by the run already queued, or lost
+        fire = at + debounce
+        starts.append(fire)
+        free_at = fire + (run_s if inner_blocks else 0.0)
+    return starts
+
+
+def test_a_nic_that_appears_while_hostc_tuning_runs_gets_a_run_after_it() -> None:
+    """The inner `systemctl restart` of the udev rule blocked until hostc-tuning ended, so
+    the transient unit kept its name for the whole run: a NIC that appeared after the run
+    had scanned got "systemd-run ... failed with exit code 1" and was never configured
+    (review-outputs-4 R2, seen in a booted Debian 12).  The inner systemctl only queues
+    the restart, so the name is free as the timer fires and a late device gets a run."""
+    from hostc.targets import systemd as ts
+
+    rules = files(compile_(spec(**HOSTC_IRQ)), "systemd")[ts.UDEV_RULES]
+    runs = [
+        shlex.split(line.split('RUN+="', 1)[1].removesuffix('"'))
+        for line in rules.splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert runs
+    for argv in runs:
+        inner = next(i for i, a in enumerate(argv) if i and not a.startswith("--"))
+        outer, command = argv[:inner], argv[inner:]
+        assert outer[0] == "/usr/bin/systemd-run"
+        assert {"--no-block", "--collect", "--unit=hostc-tuning-udev"} <= set(outer)
+        assert f"--on-active={ts.UDEV_DEBOUNCE_S}" in outer
+        assert command[0] == "/bin/systemctl" and command[-2:] == ["restart", ts.UNIT]
+        blocks = "--no-block" not in command
+        assert not blocks, "the inner systemctl waits for the run: the name stays taken"
+    # a driver reload: every port within 1 s gives one run; a PF probed late, 3.4 s into
+    # an 8 s run (VM3), gets its own run after it
+    burst, late = [0.0, 0.2, 0.9], 5.0 + 3.4
+    assert _runs(burst, blocks, ts.UDEV_DEBOUNCE_S, 8.0) == [5.0]
+    assert _runs([*burst, late], blocks, ts.UDEV_DEBOUNCE_S, 8.0) == [5.0, late + 5.0]
+    assert _runs([*burst, late], True, ts.UDEV_DEBOUNCE_S, 8.0) == [5.0]  # the old rule
+    from hostc.knowledge.udev import DEBOUNCE  # the facts this test models
+
+    assert "once its associated unit deactivated again" in DEBOUNCE.source("RemainAfterElapse=no")
 
 
 def test_udev_rules_match_the_pf_netdevs_and_rdma_devices_by_name_not_by_parent() -> None:
@@ -578,7 +679,7 @@ def test_tuned_owner_reason_says_the_cstate_limit_covers_every_cpu() -> None:
     assert plan.cstates is not None and plan.cstates.cpus == plan.partition.online
     assert "every CPU" in plan.cstates.reason.why
     assert "max_cstate" not in cmdline(plan)
-    assert tuned_ini(plan)["cpu"]["force_latency"] == "cstate.id_no_zero:1|3"
+    assert tuned_ini(plan)["cpu"]["force_latency"] == "cstate.id:1|3"  # unknown TuneD
 
 
 def test_check_says_when_tuned_cannot_keep_pinned_servers() -> None:

@@ -16,6 +16,7 @@ import attrs
 import pytest
 
 from hostc import api, settings
+from hostc.cpuset import CpuSet
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan.model import Plan
@@ -374,16 +375,175 @@ def test_release_that_cannot_contain_workloads_is_warned_about() -> None:
     assert not any("cgroup hierarchy" in w.message for w in none)
 
 
-@pytest.mark.parametrize(("kernel", "repinned"), [((6, 1), True), (None, True), ((6, 2), False)])
-def test_pid1_is_put_back_after_a_workload_cpuset_only_where_the_kernel_resets_it(
+def _on_kernel(plan: Plan, kernel: tuple[int, int] | None) -> Plan:
+    release = None if kernel is None else f"{kernel[0]}.{kernel[1]}.0-1-generic"
+    host = attrs.evolve(plan.host, kernel=release, kernel_version=kernel)
+    return attrs.evolve(plan, host=host)
+
+
+SLICE_DROPINS = (
+    "/etc/systemd/system/system.slice.d/90-hostc.conf",
+    "/etc/systemd/system/user.slice.d/90-hostc.conf",
+)
+WORKLOAD_SLICE = "/etc/systemd/system/hostc.slice"
+#: Debian 12, Ubuntu 22.04, RHEL 9 and an unknown kernel reset a moved task's CPUs;
+#: 6.2 and later keep them (da019032819a)
+KERNELS = [((6, 1), True), ((5, 15), True), ((5, 14), True), (None, True), ((6, 2), False),
+           ((6, 8), False)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kernel", "sliced"), KERNELS)
+def test_services_are_confined_by_their_slices_cpuset_where_the_kernel_resets_them(
+    kernel: tuple[int, int] | None, sliced: bool
+) -> None:
+    """Review-outputs-4 R1: before Linux 6.2 a task moved into a cgroup cpuset gets the
+    cpuset's CPUs, so once a workload's AllowedCPUs= turns the controller on, every
+    service started or restarted afterwards runs on every CPU (a booted Debian 12,
+    6.1, showed it with PID 1 re-pinned).  system.slice and user.slice hold the
+    housekeeping CPUs as their own cpuset there, each line under its reason; the
+    workloads move to a slice holding all their CPUs (a child cpuset is clipped to its
+    parent's).  6.2 and later keep the inherited mask: no slice files."""
+    plan = _on_kernel(example("dgx-h100-inference"), kernel)
+    out = files(plan, "systemd")
+    hk = str(plan.partition.housekeeping)
+    for path in SLICE_DROPINS:
+        assert (path in out) is sliced, path
+        if sliced:
+            lines = out[path].splitlines()
+            at = lines.index(f"AllowedCPUs={hk}")
+            assert lines[at - 1].startswith("# cpu.housekeeping_per_node: every "), lines
+            assert "[Slice]" in lines and "6.2" in lines[at - 1]
+    assert (WORKLOAD_SLICE in out) is sliced
+    union = CpuSet()
+    for w in plan.workloads:
+        union = union | w.cpus
+        dropin = out[f"/etc/systemd/system/{w.unit}.d/90-hostc.conf"].splitlines()
+        assert ("Slice=hostc.slice" in dropin) is sliced
+        assert f"AllowedCPUs={w.cpus}" in dropin
+    if sliced:
+        lines = out[WORKLOAD_SLICE].splitlines()
+        at = lines.index(f"AllowedCPUs={union}")
+        assert lines[at - 1].startswith("# workload: every workload's CPUs"), lines
+        assert union.isdisjoint(plan.partition.housekeeping)
+
+
+@pytest.mark.parametrize(("kernel", "repinned"), KERNELS)
+def test_pid1_is_put_back_by_hostc_tuning_only_where_the_kernel_resets_it(
     kernel: tuple[int, int] | None, repinned: bool
 ) -> None:
-    """Before Linux 6.2 the cpuset a workload's AllowedCPUs= turns on resets every moved
-    task's mask, PID 1's CPUAffinity= included (the booted Debian 12 VM showed it); the
-    drop-in re-pins PID 1 there, and an unknown kernel gets it too (harmless on 6.2+)."""
-    plan = example("dgx-h100-inference")
-    plan = attrs.evolve(plan, host=attrs.evolve(plan.host, kernel_version=kernel))
-    line = f"ExecStartPost=-+/usr/bin/taskset -a -p -c {plan.partition.housekeeping} 1"
+    """init.scope is in no slice: where the slices' cpusets are on, a kernel before 6.2
+    gives PID 1 every CPU when the controller comes on at the root, and hostc-tuning
+    (hostc's own unit, no user-supplied environment) puts it back; no workload does."""
+    plan = _on_kernel(example("dgx-h100-inference"), kernel)
+    out = files(plan, "systemd")
+    hk = plan.partition.housekeeping
+    script = out["/usr/local/sbin/hostc-tuning"]
+    assert (f"elif taskset -a -p -c {hk} 1 >/dev/null 2>&1; then" in script) is repinned
+    assert ("PID 1 CPUs" in out["/etc/systemd/system/hostc-tuning.service"]) is repinned
     for w in plan.workloads:
-        dropin = files(plan, "systemd")[f"/etc/systemd/system/{w.unit}.d/90-hostc.conf"]
-        assert (line in dropin.splitlines()) is repinned
+        assert "taskset" not in out[f"/etc/systemd/system/{w.unit}.d/90-hostc.conf"]
+
+
+def _privileged_execs(path: str, text: str) -> list[str]:
+    """Exec*= lines whose command runs with full privileges (systemd.service(5), the
+    `+`, `!` and `!!` prefixes), in any order among the other prefixes (`-`, `@`, `:`)."""
+    out = []
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key.startswith("Exec"):
+            prefix = value[: len(value) - len(value.lstrip("-@:+!"))]
+            if "+" in prefix or "!" in prefix:
+                out.append(f"{path}: {line}")
+    return out
+
+
+def _unit_files(plan: Plan) -> dict[str, str]:
+    """Every unit file and drop-in of every target the plan gets (`all`)."""
+    return {a.path: a.text for a in api.emit(plan) if a.path.startswith("/etc/systemd/system/")}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.parent.name for p in (ROOT / "examples").glob("*/node.toml"))
+)
+def test_no_privileged_command_in_a_workloads_or_foreign_units_environment(name: str) -> None:
+    """Issue 50: a `+` command in a workload's drop-in ran as root with that unit's
+    Environment=/EnvironmentFile= (an LD_PRELOAD there ran as root).  No drop-in for a
+    unit hostc does not own, and no workload's, carries one, on the example's kernel and
+    on one before 6.2; hostc's own units (hostc-*) are the only place for root work."""
+    base = example(name)
+    found = []
+    for plan in (base, _on_kernel(base, (6, 1)), _on_kernel(base, None)):
+        for path, text in _unit_files(plan).items():
+            unit = path.removeprefix("/etc/systemd/system/").split("/")[0]
+            if unit.startswith("hostc-") and not unit.endswith(".d"):
+                continue  # hostc's own unit file
+            found += _privileged_execs(path, text)
+    assert found == []
+
+
+def test_the_runtime_stays_on_the_housekeeping_cpus_beside_the_pods_on_a_515_kubelet_node() -> None:
+    """Review-outputs-4 G2 (dgx-h100-rke2, kernel 5.15): the runtime's drop-in and the
+    pods turn the cpuset controller on at every boot.  The runtime is a system service:
+    system.slice's cpuset keeps it (and every other service) on the housekeeping CPUs;
+    the pods' kubepods cgroup is beside system.slice, so nothing hostc writes moves the
+    runtime or the pods into another slice."""
+    plan = example("dgx-h100-rke2")
+    assert plan.host.kernel_version == (5, 15) and plan.kubelet is not None
+    rt = plan.kubelet.runtime
+    assert rt is not None and rt.allowed == plan.partition.housekeeping
+    out = files(plan, "systemd", "kubelet")
+    assert f"AllowedCPUs={plan.partition.housekeeping}" in out[SLICE_DROPINS[0]].splitlines()
+    runtime = out[f"/etc/systemd/system/{rt.unit}.d/90-hostc-cpuaffinity.conf"]
+    assert "Slice=" not in runtime and "Exec" not in runtime
+    assert WORKLOAD_SLICE not in out  # no workload here
+    assert "taskset -a -p -c" in out["/usr/local/sbin/hostc-tuning"]
+
+
+def test_the_managers_cpuaffinity_file_says_what_keeps_services_on_housekeeping() -> None:
+    """The system.conf.d comment claimed "every service without its own CPUAffinity=
+    runs on the housekeeping CPUs", false before 6.2 once a cpuset is on; it names the
+    slices there and the 6.2 rule elsewhere."""
+    path = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
+    old = _on_kernel(example("dgx-h100-inference"), (5, 15))
+    text = files(old, "systemd")[path]
+    assert "every service without its own CPUAffinity=" not in text
+    assert "slices' cpusets (system.slice, user.slice" in text and "puts PID 1 back" in text
+    new = files(_on_kernel(old, (6, 8)), "systemd")[path]
+    assert "From Linux 6.2 a process keeps this mask inside a cgroup cpuset" in new
+
+
+def test_hostc_tuning_puts_pid1_back_once_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
+    """The re-pin in hostc-tuning (kernel 5.15): PID 1 on every CPU is put back with
+    `taskset -a -p -c <housekeeping> 1`, once (a second run finds it there); where
+    /proc/1/status shows no CPU list, nothing is called (the script's /proc is this
+    test's tree, so taskset never reaches the machine running the test)."""
+    plan = _on_kernel(example("dgx-h100-inference"), (5, 15))
+    hk = str(plan.partition.housekeeping)
+    text = files(plan, "systemd")["/usr/local/sbin/hostc-tuning"]
+    script = tmp_path / "hostc-tuning"
+    script.write_text(
+        text.replace("/sys/", f"{tmp_path}/sys/").replace("/proc/", f"{tmp_path}/proc/")
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "taskset.log"
+    (bin_dir / "taskset").write_text(f'#!/bin/sh\necho "$*" >>{calls}\n')
+    (bin_dir / "taskset").chmod(0o755)
+
+    def run() -> str:
+        env = {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+        done = subprocess.run(
+            ["sh", str(script)], capture_output=True, text=True, env=env, check=False
+        )
+        return done.stdout
+
+    assert "hostc-tuning: skip PID 1 CPUs: " in run()
+    assert not calls.exists()
+    status = tmp_path / "proc/1/status"
+    status.parent.mkdir(parents=True)
+    status.write_text(f"Name:\tsystemd\nCpus_allowed_list:\t{plan.partition.online}\n")
+    assert f"hostc-tuning: set PID 1 CPUs = {hk} (was {plan.partition.online})" in run()
+    assert calls.read_text() == f"-a -p -c {hk} 1\n"
+    status.write_text(f"Name:\tsystemd\nCpus_allowed_list:\t{hk}\n")
+    assert "PID 1 CPUs" not in run()
+    assert calls.read_text() == f"-a -p -c {hk} 1\n"

@@ -37,7 +37,7 @@ def _guest(plan: Plan) -> tuple[str, str, str]:
     assert name == ko.KUBEADM_CONFIG_ARGS
     unit = f"DropInPaths={kubelet_readback.KUBEADM_DROPIN} {kt.KUBELET_DROPIN}\n"
     args = "".join(f"{a}\n" for a in [*KUBEADM_ARGS, *value.split()])
-    return built[kt.path(plan.kubelet)], unit, args
+    return built[kt.delivered(plan.kubelet)], unit, args
 
 
 def test_kubelet_vm_readback_accepts_the_builds_drop_in_and_kubelet_arguments(

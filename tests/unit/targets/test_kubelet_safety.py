@@ -18,9 +18,11 @@ from hostc.artifact import Action, Activation
 from hostc.check import topology_hints as th
 from hostc.knowledge import kubelet as ko
 from hostc.knowledge import runtime as runtimefacts
+from hostc.plan.kubelet import managers_stamp
 from hostc.plan.model import Plan
 from hostc.spec import model as m
 from hostc.targets import kubelet as tk
+from hostc.targets.lifecycle import STAGED
 
 from conftest import ROOT
 from topogen import machine
@@ -33,7 +35,8 @@ TP = vocab.TopologyPolicy
 
 
 def _by_path(plan: Plan) -> dict[str, str]:
-    return {a.path: a.text for a in api.emit(plan, ["kubelet"])}
+    """The kubelet files by the path they take effect at (the config is installed staged)."""
+    return {a.path.removeprefix(STAGED): a.text for a in api.emit(plan, ["kubelet"])}
 
 
 def _plan(**kubelet: object) -> Plan:
@@ -114,8 +117,9 @@ def test_kubeadm_kubelet_runs_with_config_dir_without_touching_extra_args() -> N
     ]
     assert "KUBELET_EXTRA_ARGS=" not in dropin.text
     assert Activation(Action.DAEMON_RELOAD) in dropin.activation
-    # the configuration it makes the kubelet read lives in that directory
-    assert any(p.startswith(ko.CONFIG_DIR + "/") for p in arts)
+    # the configuration it makes the kubelet read lives in that directory (once
+    # hostc-kubelet-reset put it there from where it is installed)
+    assert any(p.startswith(ko.CONFIG_DIR + "/") for p in _by_path(plan))
     # rke2 and old kubeadm have no such drop-in
     assert tk.KUBELET_DROPIN not in _by_path(api.compile_file(RKE2)[0])
     assert tk.KUBELET_DROPIN not in _by_path(_plan(version="1.29"))
@@ -130,6 +134,7 @@ class Node:
     def __init__(self, tmp: Path, script: bytes, active: bool, pid: int = 0) -> None:
         self.root = tmp / "root"
         (self.root / "var/lib/kubelet").mkdir(parents=True)
+        self.file(ko.STAMP).parent.mkdir(parents=True)
         self.log = tmp / "log"
         self.log.touch()
         bindir = tmp / "bin"
@@ -170,7 +175,7 @@ def _reset(path: Path = RKE2) -> tuple[bytes, str]:
     plan, _ = api.compile_file(path)
     assert plan.kubelet is not None
     art = next(a for a in api.emit(plan, ["kubelet"]) if a.path == tk.RESET)
-    return art.data, tk.stamp(plan.kubelet)
+    return art.data, managers_stamp(plan.kubelet)
 
 
 def _checkpoints(

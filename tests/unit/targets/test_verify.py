@@ -22,11 +22,15 @@ from hostc.targets import Emitter, verify
 
 from conftest import example_plan, need_tool
 
+#: the ordinary service whose CPUs the verifier and audit read (review-outputs-4 R1)
+SERVICE_PROBE = "systemd-journald.service"
+
 EXAMPLES = ["dgx-h100-inference", "h100-kubeadm", "epyc-1s-training", "epyc-rhel9-inference"]
 
 FAKE_SYSTEMCTL = """#!/bin/sh
-# systemctl show -p PROP --value: answered from the tree's captured manager properties
-sed -n "s/^$3=//p" "$HOSTC_VERIFY_ROOT/{captured}/systemctl-show/manager"
+# systemctl show -p PROP --value [UNIT]: answered from the tree's captured properties of
+# UNIT, or of the manager
+sed -n "s/^$3=//p" "$HOSTC_VERIFY_ROOT/{captured}/systemctl-show/${{5:-manager}}"
 """
 
 
@@ -273,3 +277,54 @@ def test_verifier_and_audit_check_the_mce_poll_where_hostc_stops_it(tmp_path: Pa
     ]
     audit = {f.setting: f.found for f in api.audit(plan, root) if f.status.name == "DIFFERS"}
     assert audit == {"mce check_interval": "0,300"}
+
+
+def test_verifier_and_audit_read_an_ordinary_services_cpus_not_pid1_alone(
+    tmp_path: Path,
+) -> None:
+    """Review-outputs-4 R1: on kernels before 6.2 PID 1 can be back on the housekeeping
+    CPUs while every service started after the cpuset controller came on runs on all
+    CPUs.  journald on every CPU, PID 1 on the housekeeping ones: both the boot
+    verifier and `hostc audit` name journald's drift."""
+    from hostc import api
+
+    plan = example_plan("dgx-h100-inference")  # kernel 5.15
+    root = perfect_host(plan, tmp_path / "root")
+    show_file = root / CAPTURED / "systemctl-show" / SERVICE_PROBE
+    assert show_file.is_file(), "audit expects nothing of journald"
+    pid = next(
+        line.split("=", 1)[1] for line in show_file.read_text().splitlines() if "MainPID=" in line
+    )
+    assert pid != "1"
+    status = root / "proc" / pid / "status"
+    assert f"Cpus_allowed_list:\t{plan.partition.housekeeping}\n" in status.read_text()
+    script = script_of(plan, tmp_path / "hostc-verify")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert f"ok services' CPUs ({SERVICE_PROBE}) = {plan.partition.housekeeping}" in done.stdout
+    put(root, f"/proc/{pid}/status", f"Cpus_allowed_list:\t{plan.partition.online}\n")
+    done = run_verify(script, root, tmp_path)
+    assert done.returncode == 1
+    assert f"DRIFT services' CPUs ({SERVICE_PROBE}): expected " in done.stdout
+    assert "DRIFT PID 1 CPUs" not in done.stdout  # PID 1 alone would have passed
+    findings = {f.setting: f for f in api.audit(plan, root)}
+    journald = findings[f"services' CPUs ({SERVICE_PROBE})"]
+    assert journald.status.name == "DIFFERS" and journald.found == str(plan.partition.online)
+    assert findings["PID 1 CPUs"].status.name == "APPLIED"
+
+
+@pytest.mark.parametrize("name", ["dgx-h100-rke2", "dgx-h100-inference", "h100-kubeadm"])
+def test_the_verifier_starts_after_the_runtime_the_kubelet_and_the_workloads(name: str) -> None:
+    """Review-outputs-4 G2: hostc-verify read PID 1's CPUs in a race with rke2-agent,
+    whose AllowedCPUs= turns the cpuset controller on; it is ordered after every unit
+    that starts containers and after the workloads."""
+    plan = example_plan(name)
+    unit = next(a for a in verify_files(plan) if a.path == verify.UNIT_PATH).text
+    after = {u for line in unit.splitlines() if line.startswith("After=") for u in line[6:].split()}
+    wanted = {"containerd.service", "crio.service", "kubelet.service", "rke2-agent.service"}
+    wanted |= {w.unit for w in plan.workloads}
+    if plan.kubelet is not None:
+        wanted |= {plan.kubelet.unit}
+        if plan.kubelet.runtime is not None:
+            wanted.add(plan.kubelet.runtime.unit)
+    assert wanted <= after, wanted - after

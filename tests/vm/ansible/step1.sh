@@ -1,6 +1,7 @@
-# Boot 1: the playbook's first run: it installs every file, runs the apply steps and,
-# the kernel command line having changed, schedules the host's reboot (shutdown -r +N
-# over -c local), which ends this boot.
+# Boot 1: the playbook's first run: hostc-apply --disruption owes a reboot (a first
+# delivery: the kernel arguments), so the reboot play installs every file, runs the
+# apply steps and schedules the host's reboot (shutdown -r +N over -c local), which
+# ends this boot.
 R=/root/results
 cat /proc/cmdline >$R/cmdline-1
 start=$(date +%s)

@@ -16,7 +16,8 @@ install -D -m 0644 /root/vmtest/modules/modprobe/etc/modules-load.d/90-hostc.con
 # the kubelet package's unit and kubeadm's drop-in (tests/vm/kubeadm): no kubelet runs;
 # boot 2 reads back what the kubelet would be started with and read; step2.sh removes them again
 K=/root/vmtest/kubelet/kubelet
-install -D -m 0644 $K/etc/kubernetes/kubelet.conf.d/90-hostc.conf /etc/kubernetes/kubelet.conf.d/90-hostc.conf
+# (the build installs the config staged, for hostc-kubelet-reset to put in place: here by hand)
+install -D -m 0644 $K/var/lib/hostc/staged/etc/kubernetes/kubelet.conf.d/90-hostc.conf /etc/kubernetes/kubelet.conf.d/90-hostc.conf
 install -D -m 0644 $K/etc/systemd/system/kubelet.service.d/90-hostc.conf /etc/systemd/system/kubelet.service.d/90-hostc.conf
 install -D -m 0644 /root/vmtest/kubeadm/kubelet.service /usr/lib/systemd/system/kubelet.service
 install -D -m 0644 /root/vmtest/kubeadm/10-kubeadm.conf /usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf

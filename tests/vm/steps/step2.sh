@@ -8,6 +8,25 @@ dmesg >$R/dmesg-v1 2>&1
 pid=$(systemctl show -p MainPID --value demo.service)
 grep -E '^(Cpus|Mems)_allowed_list' /proc/$pid/status >$R/demo-v1 2>&1
 grep -E 'bind|interleave|prefer' /proc/$pid/numa_maps | head -3 >$R/demo-numa-v1 2>&1
+# Issue 50: the workloads' AllowedCPUs= have the cgroup cpuset controller on, and this
+# 6.1 kernel gives a task that moves into a cpuset the cpuset's CPUs.  The CPUs of PID 1,
+# of journald (started at boot), of a service started now and of both after a restart,
+# and the root's controllers (the test wants cpuset among them)
+cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/status; }
+mainpid() { systemctl show -p MainPID --value "$1"; }
+{
+    echo "pid1 $(cpus 1)"
+    echo "journald $(cpus $(mainpid systemd-journald.service))"
+    systemd-run --quiet --unit=vmtest-later.service /bin/sleep 600
+    sleep 1
+    echo "later $(cpus $(mainpid vmtest-later.service))"
+    systemctl restart systemd-journald.service vmtest-later.service
+    sleep 1
+    echo "journald-restarted $(cpus $(mainpid systemd-journald.service))"
+    echo "later-restarted $(cpus $(mainpid vmtest-later.service))"
+    systemctl stop vmtest-later.service
+    echo "root-controllers $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+} >$R/services-cpus-v1 2>&1
 # What hostc-tuning wrote that the kernel shows: every CPU's PM QoS resume latency beside
 # whether it has cpuidle state 1.
 for d in /sys/devices/system/cpu/cpu[0-9]*; do
