@@ -311,3 +311,13 @@ def test_each_finding_is_one_answer_on_every_applier(
         assert "stops whoopsie.service" in said.live
     if edit == "kubelet managers":
         assert said.kubelet_reset and "drain " in printed
+
+
+@pytest.mark.parametrize("name", sorted({e for e, _ in VARIANTS.values()}))
+def test_system_conf_d_is_reread_by_a_reload_never_a_reexec(name: str) -> None:
+    """R8: `daemon-reload` rereads system.conf.d (src/core/main.c, MANAGER_RELOAD); a
+    re-exec gains nothing and is the heavier path: no step and no script asks for one."""
+    plan, _ = api.compile_file(ROOT / "examples" / name / "node.toml")
+    arts = [a for a in api.emit(plan, ["all", "rootfs", "cloud-init"])]
+    assert not [s for s in steps(arts, plan.host.os_family) if "daemon-reexec" in s.argv]
+    assert not [a.path for a in arts if b"daemon-reexec" in a.data]
