@@ -762,7 +762,8 @@ def test_a_drain_owed_without_hostc_drain_fails_the_host_and_stops_the_push(
     r = _playbook(tmp_path, "", inventory=inventory)
     assert r.returncode != 0
     assert "this change owes a drain before the reboot" in r.stdout, r.stdout
-    assert _recap(r.stdout, "h1")["failed"] == 1
+    # one host fails and stops the push; which one goes first is Ansible's order
+    assert sum(_recap(r.stdout, h).get("failed", 0) for h in ("h1", "h2")) == 1, r.stdout
     for h in ("h1", "h2"):
         assert not (tmp_path / h / ansible.PENDING.lstrip("/")).exists(), h
         assert (
