@@ -300,7 +300,7 @@ def _fact_entries(facts: Facts, carried: bool) -> list[CostEntry]:
         out.append(CostEntry("kubelet-managers", _hash(facts.managers), reset, reset, reset))
     servers = ", ".join(facts.servers) or "running servers"
     for key, value in facts.sysctls:
-        why = SOCKET_TIME.get(key, "").split(":")[0]
+        why = SOCKET_TIME.get(key)
         kept = f"{servers} keep the previous {key} until their next start ({why})"
         later: Effects = (Effect(Kind.LATER, kept),) if why else ()
         gone = (Effect(Kind.LATER, f"{key} keeps its running value until the next boot"),)

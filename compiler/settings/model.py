@@ -148,7 +148,7 @@ class Setting(Generic[T]):
     #: Where the value is read only when something starts (a socket made, `listen()`, a
     #: `setsockopt`): a running server keeps what it read until its next start, so a
     #: change applied live reaches it then (`hostc.delivery.effects`); the text says when
-    #: and where the kernel reads it.  Empty: the kernel reads it at each use.
+    #: (where the kernel reads it is in `source`).  Empty: the kernel reads it at each use.
     read_at: str = ""
 
     def kernel_default(self, release: Release | None) -> tuple[int, ...] | None:

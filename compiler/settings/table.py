@@ -92,8 +92,8 @@ RMEM_MAX = sysctl_setting(
     merge=Merge.MAX,
     kernel_defaults=((ANY, (212992,)),),
     limit=True,
-    source="net/core/sock.c: SK_RMEM_MAX (212992 on 64-bit)",
-    read_at="read at setsockopt(SO_RCVBUF): net/core/sock.c sk_setsockopt",
+    source="net/core/sock.c: SK_RMEM_MAX (212992 on 64-bit); read by sk_setsockopt",
+    read_at="read at setsockopt(SO_RCVBUF)",
 )
 WMEM_MAX = sysctl_setting(
     "net.core.wmem_max",
@@ -102,8 +102,8 @@ WMEM_MAX = sysctl_setting(
     merge=Merge.MAX,
     kernel_defaults=((ANY, (212992,)),),
     limit=True,
-    source="net/core/sock.c: SK_WMEM_MAX (212992 on 64-bit)",
-    read_at="read at setsockopt(SO_SNDBUF): net/core/sock.c sk_setsockopt",
+    source="net/core/sock.c: SK_WMEM_MAX (212992 on 64-bit); read by sk_setsockopt",
+    read_at="read at setsockopt(SO_SNDBUF)",
 )
 TCP_RMEM = sysctl_setting(
     "net.ipv4.tcp_rmem",
@@ -114,8 +114,9 @@ TCP_RMEM = sysctl_setting(
     # initial rmem to 128KB"); the maximum scales with memory.
     kernel_defaults=((ANY, (4096, 87380, 6291456)), ((4, 20), (4096, 131072, 6291456))),
     limit=True,
-    source="Documentation/networking/ip-sysctl.rst tcp_rmem: default 131072 bytes",
-    read_at="the initial buffer is read when a socket is made: net/ipv4/tcp.c tcp_init_sock",
+    source="Documentation/networking/ip-sysctl.rst tcp_rmem: default 131072 bytes; "
+    "net/ipv4/tcp.c tcp_init_sock reads the initial buffer",
+    read_at="the initial buffer is read when a socket is made",
 )
 TCP_WMEM = sysctl_setting(
     "net.ipv4.tcp_wmem",
@@ -124,8 +125,9 @@ TCP_WMEM = sysctl_setting(
     str,
     kernel_defaults=((ANY, (4096, 16384, 4194304)),),
     limit=True,
-    source="Documentation/networking/ip-sysctl.rst tcp_wmem",
-    read_at="the initial buffer is read when a socket is made: net/ipv4/tcp.c tcp_init_sock",
+    source="Documentation/networking/ip-sysctl.rst tcp_wmem; net/ipv4/tcp.c tcp_init_sock "
+    "reads the initial buffer",
+    read_at="the initial buffer is read when a socket is made",
 )
 NETDEV_BACKLOG = sysctl_setting(
     "net.core.netdev_max_backlog",
@@ -141,8 +143,9 @@ SOMAXCONN = sysctl_setting(
     "65535",
     kernel_defaults=((ANY, (128,)), ((5, 4), (4096,))),
     limit=True,
-    source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4",
-    read_at="read at listen(), which caps the backlog then: net/socket.c __sys_listen",
+    source="Documentation/networking/ip-sysctl.rst somaxconn; 4096 since Linux 5.4; "
+    "net/socket.c __sys_listen reads it",
+    read_at="read at listen(), which caps the backlog then",
 )
 # The max of `all` and the interface's value applies (ip-sysctl.rst), so a preset writes
 # `all` and `default`; 0 is each one's default.
