@@ -210,7 +210,7 @@ def _pair(
     return said, root, _sandbox(root, old[1], new[1]), new
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(change=CHANGE)
 def test_hostc_apply_prints_exactly_the_disruption_hostc_diff_computes(
     where: str, change: tuple[str, frozenset[str], frozenset[str]]
@@ -235,7 +235,7 @@ def _ran(root: Path, script: Path, new: list[Artifact], family: Any) -> set[tupl
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(change=CHANGE)
 def test_the_steps_hostc_apply_runs_are_exactly_the_disruptions_live_steps_and_restarts(
     where: str, change: tuple[str, frozenset[str], frozenset[str]]
