@@ -213,6 +213,8 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
         _hostc("build", spec, "--target", "rootfs", "--out", vmtest / version, "-q")
     spec = spec_dir(vmtest / "modules", HERE / "v1.toml", rdma_topology(work / "rdma"))
     _hostc("build", spec, "--target", "modprobe", "--out", vmtest / "modules", "-q")
+    spec = spec_dir(vmtest / "nic", HERE / "v1.toml", rdma_topology(work / "rdma"))
+    _hostc("build", spec, "--target", "systemd", "--out", vmtest / "nic", "-q")
     spec = spec_dir(vmtest / "kubelet", HERE / "v1-kubelet.toml", HERE / "topology.toml")
     _hostc("build", spec, "--target", "kubelet", "--out", vmtest / "kubelet", "-q")
     shutil.copytree(HERE / "kubeadm", vmtest / "kubeadm")

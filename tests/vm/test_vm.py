@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from hostc import api
+from hostc.cpuset import CpuSet
 from hostc.plan.kernelargs import cmdline
 
 import kubelet_readback
@@ -253,6 +254,28 @@ def test_vm_a_repeated_apply_and_hostc_tuning_reruns_reload_and_restart_nothing(
     assert _read(results, "reloads-v1").strip() == "0", _read(results, "reapply-v1.log")
     before, after = _read(results, "demo-pids").split()
     assert before == after != "0"
+
+
+def test_vm_a_netdev_appearing_during_a_hostc_tuning_run_is_configured_by_a_later_run(
+    lifecycle_vm: tuple[dict[str, Any], Path],
+) -> None:
+    """Issue 50 (review-outputs-4 R2): with hostc's udev rule for a NIC of the snapshot
+    (a dummy netdev of its name stands in), a second appearance inside a run (after the
+    run placed the interrupts, while it is still going) starts a later run: the interrupt
+    moved onto isolated CPU 2 at that moment is back on the housekeeping CPUs.  With the
+    old rule (a blocking `systemctl restart` inside the debounce unit) the second event
+    found the name taken and nothing ran again (the review's VM3)."""
+    _, results = lifecycle_vm
+    text = _read(results, "nic-during-run")
+    lines = dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+    assert lines.get("first-run-in-progress", "").startswith("yes"), text
+    assert lines.get("second-add") == "during-run yes", text
+    planted = lines.get("planted", "")
+    assert planted.startswith("irq ") and not planted.startswith("irq none"), text
+    assert int(lines["runs-after-second-add"].split()[0]) >= 1, text
+    housekeeping = {0, 1, 4, 5}  # v1: one core of each node keeps house (SMT 2)
+    after = lines.get("irq-after", "")
+    assert after and CpuSet.parse(after).ids <= housekeeping, text
 
 
 def _disruption(old: str, new: str) -> dict[str, Any]:
