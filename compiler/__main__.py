@@ -37,12 +37,15 @@ import os
 import sys
 from typing import NoReturn
 
-from hostc.cli.codecache import GeneratedCode
+try:  # Ctrl-C while Python still imports hostc: exit 130, as later, never a traceback
+    from hostc.cli.codecache import GeneratedCode
 
-gc.disable()
-GENERATED = GeneratedCode.install()
+    gc.disable()
+    GENERATED = GeneratedCode.install()
 
-from hostc.cli.main import run  # noqa: E402
+    from hostc.cli.main import run
+except KeyboardInterrupt:
+    os._exit(130)
 
 gc.freeze()
 gc.enable()

@@ -28,16 +28,31 @@ class Layer(enum.StrEnum):
     GENERAL = "general"
     INFERENCE_PINNED = "inference+pinned"
     TRAINING_PINNED = "training+pinned"
+    #: opt-in (`cpu.realtime`), every role, over all the others
+    REALTIME = "realtime"
 
     @property
     def role(self) -> str | None:
         """The role the layer applies to (None: every role)."""
-        return None if self is Layer.BASE else self.value.split("+")[0]
+        if self in (Layer.BASE, Layer.REALTIME):
+            return None
+        return self.value.split("+")[0]
 
     @property
     def pinned(self) -> bool | None:
         """True for the layers of hosts with pinned workloads (None: either)."""
         return True if self.value.endswith("+pinned") else None
+
+    @property
+    def realtime(self) -> bool | None:
+        """True for the layer of hosts that run real-time threads (None: either)."""
+        return True if self is Layer.REALTIME else None
+
+    @property
+    def spec_key(self) -> str | None:
+        """The node.toml key that turns an opt-in layer on (`hostc explain KEY` lists
+        what the layer sets); None: the role and the workloads choose the layer."""
+        return "cpu.realtime" if self is Layer.REALTIME else None
 
 
 def _part(p: str | int) -> str:

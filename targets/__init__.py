@@ -104,7 +104,9 @@ TARGETS: dict[str, Target] = {
             "tuned",
             "tuned",
             "/etc/tuned[/profiles]/hostc/tuned.conf (where the host's TuneD reads it): the "
-            'Plan as a self-contained TuneD profile (only with [runtime] owner = "tuned")',
+            'Plan as a self-contained TuneD profile (only with [runtime] owner = "tuned"), '
+            "and hostc-tuned-ready.service, which holds the runtimes, kubelets and workloads "
+            "back until TuneD applied it",
         ),
         Target("modprobe", "modprobe", "/etc/modprobe.d/90-hostc.conf: blacklists and options"),
         Target(

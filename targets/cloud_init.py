@@ -1,7 +1,10 @@
 """cloud-init: one `#cloud-config` user-data carrying every host file and its apply steps.
 
-`write_files` writes each file byte for byte (readable `|` block scalars when
-YAML gives back exactly the same text, base64 otherwise), `runcmd` runs the
+`write_files` writes each file byte for byte: a file of `COMPRESS_FROM` bytes or more
+gzip-compressed (`encoding: gz+b64`, one of write_files' documented encodings: the
+scripts and the manifest are most of the size, and a cloud takes 16 KB to 256 KB of
+user-data, `hostc.knowledge.clouds`), a smaller one as a readable `|` block scalar when
+YAML gives back exactly the same text, base64 otherwise.  `runcmd` runs the
 apply steps of `hostc.delivery.activation` for the host's OS family as argv lists, and
 `power_state` reboots once when a file only takes effect after a reboot (never
 a bare `reboot` in runcmd, which would cut cloud-init's final stage short).
@@ -19,6 +22,7 @@ fails the build instead of the host.
 from __future__ import annotations
 
 import base64
+import gzip
 from collections.abc import Sequence
 
 from hostc.artifact import Artifact, ArtifactKind
@@ -35,6 +39,18 @@ MERGE_HOW = [
     {"name": "list", "settings": ["append"]},
     {"name": "dict", "settings": ["no_replace", "recurse_list"]},
 ]
+
+
+#: Files from this size on travel gzip-compressed: under it a file stays readable in the
+#: user-data (a drop-in, a sysctl.d file), and compression saves little.
+COMPRESS_FROM = 1024
+
+
+def gzipped(data: bytes) -> bytes:
+    """gzip at level 9 with mtime 0: the same bytes give the same output on every build
+    (Python's gzip writes no file name, and the header's time is the only other
+    varying field)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 def _dump(doc: object) -> str:
@@ -60,6 +76,10 @@ def _readable(data: bytes) -> str | None:
 def _entry(art: Artifact) -> dict[str, object]:
     entry: dict[str, object] = {"path": art.path, "owner": "root:root"}
     entry["permissions"] = f"{art.mode:04o}"
+    if len(art.data) >= COMPRESS_FROM:
+        entry["encoding"] = "gz+b64"
+        entry["content"] = base64.b64encode(gzipped(art.data)).decode("ascii")
+        return entry
     text = _readable(art.data)
     if text is None:
         entry["encoding"] = "b64"
@@ -98,8 +118,9 @@ def _check(text: str, carried: Sequence[Artifact], run: list[list[str]]) -> None
     doc = _yaml.load(text) or {}
     got = []
     for e in doc.get("write_files", []):
-        raw = e["content"]
-        data = base64.b64decode(raw) if e.get("encoding") == "b64" else raw.encode("utf-8")
+        raw, how = e["content"], e.get("encoding")
+        data = base64.b64decode(raw) if how in ("b64", "gz+b64") else raw.encode("utf-8")
+        data = gzip.decompress(data) if how == "gz+b64" else data
         got.append((e["path"], int(e["permissions"], 8), data))
     want = [(a.path, a.mode, a.data) for a in carried]
     if got != want or doc.get("runcmd", []) != run:

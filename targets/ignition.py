@@ -1,7 +1,10 @@
 """ignition: one Ignition 3.3.0 config carrying every host file, its units and the kernel arguments.
 
 Files go to `storage.files` as RFC 2397 data URLs (percent-encoded text,
-base64 otherwise) with a decimal `mode` and `overwrite: true`; systemd units
+base64 otherwise; a file of `cloud_init.COMPRESS_FROM` bytes or more gzip-compressed,
+base64, with `compression: gzip`, which spec 3.1.0 on takes for a file's contents: the
+scripts are most of the config, and a cloud's user-data takes 16 KB to 256 KB,
+`hostc.knowledge.clouds`) with a decimal `mode` and `overwrite: true`; systemd units
 and their `<unit>.d/*.conf` drop-ins go to `systemd.units` (`enabled` when a
 file asks for the unit to be enabled).  The kernel arguments travel in
 `kernelArguments.shouldExist`, straight from `hostc.plan.kernelargs`: CoreOS has
@@ -32,6 +35,8 @@ from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import Plan
 from hostc.targets import lifecycle
 from hostc.targets._emitter import Emitter
+from hostc.targets.cloud_init import COMPRESS_FROM, gzipped
+from hostc.targets.rootfs import enabled_units
 
 NAME = "config.ign"
 VERSION = "3.3.0"  # the newest spec ignition-validate 2.14 accepts as stable; has kernelArguments
@@ -60,6 +65,14 @@ def data_url(data: bytes) -> str:
     if _text(data) is not None:
         return "data:," + quote(data, safe=_SAFE)
     return "data:;base64," + base64.b64encode(data).decode("ascii")
+
+
+def contents(data: bytes) -> dict[str, str]:
+    """A file's `contents`: gzip-compressed from COMPRESS_FROM bytes on (the same rule as
+    cloud-init's write_files), a plain data URL below."""
+    if len(data) >= COMPRESS_FROM:
+        return {"compression": "gzip", "source": data_url(gzipped(data))}
+    return {"source": data_url(data)}
 
 
 def carried(plan: Plan, files: Sequence[Artifact]) -> list[Artifact]:
@@ -109,12 +122,7 @@ def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
     storage: list[dict[str, object]] = []
     units: dict[str, dict[str, object]] = {}
     installed = carried(plan, files)
-    enabled = {
-        x.unit
-        for a in installed
-        for x in a.activation
-        if x.action in (Action.ENABLE, Action.ENABLE_NOW) and x.unit
-    }
+    enabled = enabled_units(installed)
     for art in [*installed, *tuned_selection(installed)]:
         as_unit = art.mode == UNIT_MODE and _text(art.data) is not None
         unit = _UNIT_RE.fullmatch(art.path) if as_unit else None
@@ -132,10 +140,10 @@ def config(plan: Plan, files: Sequence[Artifact]) -> dict[str, object]:
                     "path": art.path,
                     "mode": art.mode,
                     "overwrite": True,
-                    "contents": {"source": data_url(art.data)},
+                    "contents": contents(art.data),
                 }
             )
-    for name in sorted(enabled):
+    for name in enabled:
         units.setdefault(name, {"name": name})["enabled"] = True
     doc: dict[str, object] = {"ignition": {"version": VERSION}}
     args = [str(a) for a in kernel_args(plan)]

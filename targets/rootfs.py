@@ -5,15 +5,21 @@ mkosi's ExtraTrees, a Dockerfile COPY).  `apply.sh`, next to the tree, installs
 each file with its mode as root:root (an uploaded tree belongs to the upload
 user, so `cp -a` would keep the wrong owner) and runs the apply steps of
 `hostc.delivery.activation` for the host's OS family, so no pipeline hard-codes them.
+With DESTDIR set (an image built offline: mkosi, debootstrap, Packer's chroot builder,
+the unpacked `rootfs.tar`) it installs under DESTDIR and enables there the units the
+steps enable (`enabled_units`), with `systemctl --root=DESTDIR enable`: the links the
+units' [Install] sections name, exactly what `systemctl enable` makes on a running host,
+no manager asked; the running host's other steps are not run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hostc.artifact import Artifact, ArtifactKind
+from hostc.artifact import Action, Artifact, ArtifactKind
 from hostc.delivery.activation import Step, needs_reboot, steps
 from hostc.plan.model import Plan
+from hostc.targets import lifecycle
 from hostc.targets._emitter import Emitter
 from hostc.targets._render import header, render
 
@@ -41,6 +47,31 @@ def required(run: Sequence[Step]) -> list[tuple[tuple[str, ...], str, str]]:
     return out
 
 
+def enabled_units(files: Sequence[Artifact]) -> list[str]:
+    """The units the files ask to be enabled (Action.ENABLE, ENABLE_NOW), sorted: what a
+    running host's `systemctl enable` steps enable, an image's `systemctl --root` and
+    Ignition's `enabled: true`."""
+    return sorted(
+        {
+            x.unit
+            for a in files
+            if a.kind is ArtifactKind.FILE
+            for x in a.activation
+            if x.action in (Action.ENABLE, Action.ENABLE_NOW) and x.unit
+        }
+    )
+
+
+def image_owes(run: Sequence[Step]) -> list[Step]:
+    """The steps an image built under DESTDIR still owes, to be run inside it (its chroot):
+    not the live ones (no running host), not systemctl's (the units are enabled under
+    DESTDIR, and no manager runs to reload), not hostc-apply's record (Action.COMMIT:
+    the unguarded last step).  What is left makes the boot configuration take the files:
+    update-grub, grubby's script, the initramfs, a TuneD profile."""
+    skip = ("systemctl", "rm", lifecycle.APPLY)
+    return [s for s in run if not s.live and s.argv[0] not in skip]
+
+
 def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
     carried = [a for a in files if a.kind is ArtifactKind.FILE]
     run = steps(carried, plan.host.os_family)
@@ -52,6 +83,8 @@ def apply_script(plan: Plan, files: Sequence[Artifact]) -> str:
         steps=run,
         required=required(run),
         reboot=needs_reboot(carried),
+        enabled=enabled_units(carried),
+        owed=image_owes(run),
     )
 
 

@@ -19,14 +19,15 @@ import attrs
 
 from hostc.artifact import Action, Activation
 from hostc.knowledge import charsets
+from hostc.knowledge import cpus as cpufacts
 from hostc.knowledge.kernel import APPLIED_LIVE
-from hostc.knowledge.runtime import KUBE_UNITS, WORKLOAD_SLICE
+from hostc.knowledge.runtime import KUBE_UNITS, TUNING_UNIT, WORKLOAD_SLICE
 from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import CStateLimit, IrqOwner, Placement, Plan, Reason, ServiceOff, SysfsWrite
 from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Per, Setting
-from hostc.targets import verify
+from hostc.targets import hugepages, verify
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, word
 from hostc.targets._render import Row, header, render
@@ -36,7 +37,7 @@ from hostc.targets.limits import manager_reread
 from hostc.vocab import DeviceKind
 
 SCRIPT = "/usr/local/sbin/hostc-tuning"
-UNIT = "hostc-tuning.service"
+UNIT = TUNING_UNIT
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
 IRQBALANCE_DROPIN = "/etc/systemd/system/irqbalance.service.d/90-hostc.conf"
 MANAGER_PATH = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
@@ -152,10 +153,11 @@ def udev_rules(plan: Plan) -> str | None:
 #: row's file; these rows go before the C-state block (the CPU frequency policy), the
 #: others after it.  The unit's description names each row by its setting name, or by
 #: the shorter word here.
-_BEFORE_CSTATES = (t.GOVERNOR, t.EPP)
+_BEFORE_CSTATES = (t.GOVERNOR, t.EPP, t.MIN_PERF_PCT)
 SHORT_NAME: dict[Setting[Any], str] = {
     t.GOVERNOR: "governor",
     t.EPP: "EPP",
+    t.MIN_PERF_PCT: "frequency floor",
     t.THP_DEFRAG: "THP defrag",
 }
 
@@ -213,7 +215,9 @@ def tuning_parts(plan: Plan) -> list[str]:
             parts.append("IRQ affinity")
         if runtime_cstates(plan):
             parts.append("C-states")
-        if rt.sysfs:
+        if any(cpufacts.is_online_write(w.name) for w in rt.sysfs):
+            parts.append("offline CPUs")
+        if any(w.name == "mce_check_interval" for w in rt.sysfs):
             parts.append("MCE polling")
         if rt.nic_channels:
             parts.append("NIC channels")
@@ -282,7 +286,8 @@ def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
         conflicts=conflicts(plan),
         cstates=runtime_cstates(plan),
         writes=[*writes(plan, before_cstates=True), None, *writes(plan, before_cstates=False)],
-        sysfs=sysfs_globs(plan),
+        offline=[(w, g) for w, g in sysfs_globs(plan) if cpufacts.is_online_write(w.name)],
+        sysfs=[(w, g) for w, g in sysfs_globs(plan) if not cpufacts.is_online_write(w.name)],
         channels=channels,
         repin=pid1_repin(plan),
     )
@@ -351,4 +356,5 @@ def emit(plan: Plan, out: Emitter) -> None:
             Activation(Action.DAEMON_RELOAD),
             Activation(Action.START, UNIT),
         )
+    hugepages.emit(plan, out)
     verify.emit(plan, out)

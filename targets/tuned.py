@@ -20,13 +20,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
+
 from hostc.artifact import Action, Activation
 from hostc.knowledge.kernel import APPLIED_LIVE, TUNED_SKIPPED_WITH_CMDLINE
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import BootCarrier, IrqOwner, Plan, Reason, RuntimeOwner, TunedFacts
+from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Setting
+from hostc.targets import tuned_order
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue
 from hostc.targets._render import header, render
@@ -82,8 +86,8 @@ def scheduler_left_out(plan: Plan) -> str | None:
 def tuned_known(plan: Plan) -> str:
     os = plan.host.os
     known = plan.host.tuned.version
-    if known:
-        return f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))}"
+    if known:  # the release's oldest (hostc.knowledge.distro.TUNED): a floor
+        return f"{os or 'this OS'} ships TuneD {'.'.join(map(str, known))} or newer"
     return f"hostc does not know the TuneD {os or 'this OS'} ships"
 
 
@@ -100,12 +104,59 @@ def cgroup_blacklist(plan: Plan) -> str:
     return ";".join(out)
 
 
-def channels(plan: Plan) -> int | None:
-    """`[net] channels=combined N` for every network device (TuneD's realtime profile does
-    the same), where every NIC of the Plan wants the same N; None otherwise (one count
-    would starve the NICs of nodes with more housekeeping CPUs)."""
-    counts = {c.count for c in plan.runtime.nic_channels}
-    return counts.pop() if len(counts) == 1 else None
+#: A section name TuneD's profile parser takes as one header (configparser: up to `]`).
+_SECTION = re.compile(r"net_[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}")
+#: A name TuneD's `devices=` matches literally (DeviceMatcher: fnmatch rules split at
+#: spaces and commas, `!` negates; none of `*?[!,` or a space may be in it).
+_NETDEV = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,63}")
+_PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+
+
+@attrs.frozen(repr=False, eq=False)
+class NetSection(Record):
+    """One NIC's `[net_<device>]` instance of TuneD's net plugin (`type=net`): its combined
+    channels, and how TuneD finds its netdev(s)."""
+
+    name: str
+    reason: Reason
+    option: str  # `devices` or `devices_udev_regex`
+    match: str
+    how: str  # why the match finds this NIC
+    count: int
+
+
+def net_sections(plan: Plan) -> list[NetSection]:
+    """A `[net_<device>]` per NIC of the Plan (NTO: `[net] devices_udev_regex=…
+    channels=combined N`), each with its own count: the NICs of a node get one channel
+    per housekeeping CPU of that node.  By the snapshot's netdev name (`devices=`); a NIC
+    the snapshot names no netdev for by its PCI function (`devices_udev_regex=` on the
+    DEVPATH property the kernel gives every netdev: every netdev under that function,
+    as hostc-tuning sets every netdev of it).  Empty where the host's TuneD does not read
+    `[net] channels` (2.16): an older or unknown TuneD would log "Unknown option" and
+    leave the queues, so the profile says so and check warns (check.tuned)."""
+    if not plan.host.tuned.net_channels:
+        return []
+    out = []
+    for c in plan.runtime.nic_channels:
+        name = f"net_{c.device}"
+        if not _SECTION.fullmatch(name):
+            raise UnsafeValue(f"NIC name {c.device[:80]!r} is not safe in a TuneD section")
+        if c.netdev is not None:
+            if not _NETDEV.fullmatch(c.netdev):
+                raise UnsafeValue(f"netdev {c.netdev[:80]!r} is not safe in TuneD's devices=")
+            option, match = "devices", c.netdev
+            how = f"TuneD finds {c.device} ({c.pci}) by its netdev name in the snapshot"
+        else:
+            if not _PCI.fullmatch(c.pci):
+                raise UnsafeValue(f"PCI address {c.pci[:80]!r} is not safe in a TuneD regex")
+            option = "devices_udev_regex"
+            match = rf"^DEVPATH=/devices/.*/{re.escape(c.pci.lower())}/net/"
+            how = (
+                f"TuneD finds every netdev of {c.device}'s PCI function {c.pci} by the "
+                "DEVPATH property the kernel gives each netdev (the snapshot names none)"
+            )
+        out.append(NetSection(name, c.reason, option, match, how, c.count))
+    return out
 
 
 #: TuneD's energy_perf_bias keywords for the EPP values that have one.  EPB is an
@@ -199,8 +250,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         epp_option=tuned.epp,
         no_scheduler=scheduler_left_out(plan),
         blacklist=cgroup_blacklist(plan),
-        channels=channels(plan) if tuned.net_channels else None,
-        channels_known=tuned.net_channels,
+        nets=net_sections(plan),
     )
     perf = tuned.perf_package
     needs = (
@@ -217,3 +267,4 @@ def emit(plan: Plan, out: Emitter) -> None:
             Activation(Action.TUNED_PROFILE, PROFILE),
             Activation(Action.REBOOT),
         )
+    tuned_order.emit(plan, out, PROFILE)

@@ -16,10 +16,9 @@ from collections.abc import Sequence
 import attrs
 
 from hostc.artifact import Action, Activation
-from hostc.audit.observe import Expect, expectations
+from hostc.audit.observe import Expect, Look, expectations, pod_unit_names
 from hostc.cpuset import CpuSet
 from hostc.knowledge import charsets
-from hostc.knowledge.runtime import KUBE_UNITS
 from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.targets._emitter import Emitter
@@ -52,6 +51,7 @@ CHECKS = {
     "nic-channels": "check_channels",
     "iommu-mode": "check_iommu",
     "acs-redirect": "check_acs",
+    "started-before": "check_started_before",
 }
 
 
@@ -94,22 +94,30 @@ def left_to_audit(plan: Plan) -> list[str]:
     return _split(expectations(plan))[1]
 
 
-def after(plan: Plan) -> list[str]:
-    """The units the verifier runs after, besides hostc's own: the container runtimes
-    and kubelets (an absent unit orders nothing) and the workloads, the units that turn
-    the cgroup cpuset controller on or start containers, so that the CPUs it reads are
-    the ones they leave (review-outputs-4 G2: PID 1's CPUs were read in a race with
-    rke2-agent)."""
-    units = [*KUBE_UNITS, *(w.unit for w in plan.workloads if w.unit not in KUBE_UNITS)]
+def pod_units(plan: Plan) -> list[str]:
+    """Every unit that starts pods or containers (the container runtimes and kubelets of
+    every flavour, `KUBE_UNITS`: an absent unit orders nothing) and the workloads' units,
+    once each, their names checked: hostc's early units order themselves Before= them
+    (hostc-hugepages), the verifier After= them."""
+    units = pod_unit_names(plan)
     for unit in units:
         if not charsets.UNIT.fullmatch(unit):
             raise UnsafeValue(f"unit name {unit[:80]!r} is not safe in a unit file")
     return units
 
 
+def after(plan: Plan) -> list[str]:
+    """The units the verifier runs after, besides hostc's own: `pod_units`, the units that
+    turn the cgroup cpuset controller on or start containers, so that the CPUs it reads
+    are the ones they leave (review-outputs-4 G2: PID 1's CPUs were read in a race with
+    rke2-agent)."""
+    return pod_units(plan)
+
+
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    rows, skipped = _split(expectations(plan))  # one walk of the audit table per build
+    found = expectations(plan)  # one walk of the audit table per build
+    rows, skipped = _split(found)
     if not rows:
         return
     host = header(plan)
@@ -119,5 +127,6 @@ def emit(plan: Plan, out: Emitter) -> None:
         Activation(Action.DAEMON_RELOAD),
         Activation(Action.ENABLE, UNIT),
     )
-    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=skipped)
+    maps = any(e.kind is Look.HUGEPAGE_MAP for e in found)
+    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=skipped, maps=maps)
     out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)

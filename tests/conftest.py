@@ -38,6 +38,10 @@ SHARED = ROOT.parent / "shared"
 SHARED_TOPOLOGIES = SHARED / "topologies"
 IN_CI = os.environ.get("CI") == "true"
 
+#: hostc's cache folder (the build records' seal secret, `hostc.delivery.contentkey`) in a
+#: folder of this process's own, for every command the suite runs: nothing under $HOME
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="hostc-test-cache-")
+
 #: `hostc ARGS` through the interpreter's own start and end: none of hostc/__main__.py's
 #: apparatus (collector, generated-code cache, exit); what that apparatus must not change.
 PLAIN = "import sys; from hostc.cli.main import main; sys.argv[0] = 'hostc'; main()"

@@ -30,7 +30,7 @@ from hostc.api.compile import (
     spec_files,
     topology_path,
 )
-from hostc.api.emit import as_names_or_paths, emit, target_warnings, targets
+from hostc.api.emit import as_names_or_paths, emit, size_warnings, target_warnings, targets
 from hostc.api.report import (
     SCHEMAS,
     audit,
@@ -128,6 +128,7 @@ __all__ = [
     "render_svg",
     "review_text",
     "schema",
+    "size_warnings",
     "spec_files",
     "spec_from_data",
     "stale_hosts",

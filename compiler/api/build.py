@@ -46,16 +46,18 @@ def write_build(
     targets: Sequence[str] = ("all",),
     *,
     host: str = "",
+    key: str | None = None,
 ) -> Written:
     """`hostc build --out`: write the artifacts (`hostc.delivery.output.write`), remove the files
     of the previous build in `out` that this one no longer makes under the targets it
     writes (only hostc's own, unchanged, never through a link), and record this build
     in `out/.hostc-build.json`.  `host`: a fleet's host, written in `out/host` (one word,
-    `hostc.api.fleet.HOST_NAME`), its folder opened like every other (never a link)."""
+    `hostc.api.fleet.HOST_NAME`), its folder opened like every other (never a link).
+    `key`: the inputs' content key (`hostc.delivery.contentkey`), sealed into the record."""
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
-    owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host))
+    owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host), key)
     return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host)
 
 

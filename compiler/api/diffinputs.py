@@ -36,6 +36,8 @@ class Side(Record):
     artifacts: tuple[Artifact, ...] | None = None
     #: each setting `preset.exclude` leaves out, with where it says so (`node.toml:31`)
     excluded: tuple[tuple[str, str], ...] = ()
+    #: the spec as merged (None: a saved plan.json), for the spec-level diff
+    spec: HostSpec | None = None
 
 
 def _excluded(
@@ -98,7 +100,7 @@ def _from_texts(label: str, spec_file: str, text: str, topo_file: str, topo: str
         spec, loads_topology(topo, topo_file), spec_file=spec_file, spec_source=text
     )
     excluded = _excluded(spec, spec_file, text, plan)
-    return Side(label, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded)
+    return Side(label, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded, spec)
 
 
 def _plan_json(path: Path, arg: str) -> dict[str, Any]:
@@ -147,7 +149,8 @@ def load(arg: str) -> Side:
             plan, _ = compile_layered(spec_path, files)
             merged = load_layered(spec_path, files)[0]
             excluded = _excluded(merged, arg, None, plan)
-            return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded)
+            data = plan_view.plan_json(plan)
+            return Side(arg, data, plan, tuple(emit(plan)), excluded, merged)
         spec = loads(text, arg)
         if spec.host.topology is None:
             raise HostcError(
@@ -160,15 +163,17 @@ def load(arg: str) -> Side:
     if path.suffix == ".json":
         return Side(arg, _plan_json(path, arg))
     plan, _ = compile_file(path)
-    return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), _excluded_here(path, plan))
+    spec, excluded = _excluded_here(path, plan)
+    return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded, spec)
 
 
-def _excluded_here(path: Path, plan: Plan) -> tuple[tuple[str, str], ...]:
-    """`_excluded` for a spec on disk (read again through compile's cache)."""
+def _excluded_here(path: Path, plan: Plan) -> tuple[HostSpec, tuple[tuple[str, str], ...]]:
+    """The spec on disk (read again through compile's cache), and `_excluded` for it."""
     spec, text = _read_spec(path)
     if spec is None:
-        return _excluded(load_layered(path)[0], str(path), None, plan)
-    return _excluded(spec, str(path), text, plan)
+        merged = load_layered(path)[0]
+        return merged, _excluded(merged, str(path), None, plan)
+    return spec, _excluded(spec, str(path), text, plan)
 
 
 def names_fleet(arg: str) -> bool:

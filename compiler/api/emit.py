@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from hostc import targets as registry
-from hostc.artifact import Artifact
+from hostc.artifact import Artifact, ArtifactKind
 from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, warning
+from hostc.knowledge.clouds import exceeded
 from hostc.patharg import as_names, of_type
 from hostc.plan.model import OsFamily, Plan
 from hostc.targets import TARGETS
@@ -81,4 +82,36 @@ def target_warnings(plan: Plan, names: Iterable[str]) -> list[Diagnostic]:
                 hint="cloud-init or rootfs deliver the same files to other hosts",
             )
         )
+    return out
+
+
+#: What a first-boot config too big for a cloud's user-data can travel as instead
+#: (docs/targets.md, "User-data size").
+_SMALLER = {
+    "cloud-init": "pass a two-line `#include` stub naming its URL as the user-data, or bake "
+    "the rootfs target into the image (docs/targets.md, User-data size)",
+    "ignition": "pass a config whose ignition.config.replace.source names its URL, or bake "
+    "the rootfs target into the image (docs/targets.md, User-data size)",
+}
+
+
+def size_warnings(artifacts: Iterable[Artifact]) -> list[Diagnostic]:
+    """One warning per first-boot config (cloud-init's user-data, Ignition's config) that
+    passes a cloud's user-data limit, naming each such cloud and its limit
+    (`hostc.knowledge.clouds`): the cloud's API refuses it at launch, long after the
+    build."""
+    out = []
+    for art in artifacts:
+        if art.kind is not ArtifactKind.DELIVERABLE or art.target not in _SMALLER:
+            continue
+        if over := exceeded(art.data):
+            clouds = ", ".join(lim.describe() for lim in over)
+            out.append(
+                warning(
+                    at("targets"),
+                    f"{art.target} {art.path} is {len(art.data)} bytes: more than the "
+                    f"user-data limit of {clouds}",
+                    hint=_SMALLER[art.target],
+                )
+            )
     return out

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from hostc import api
-from hostc.api.build import stale_folders
+from hostc.api.build import stale_folders, target_scope
 from hostc.api.selection import FLEET_FOLDER
 from hostc.api.selection import HOST_NAME as HOST_NAME
 from hostc.api.selection import FleetHost as FleetHost
@@ -27,6 +27,7 @@ from hostc.api.selection import host_name as host_name
 from hostc.api.selection import named as named
 from hostc.api.selection import select as select
 from hostc.artifact import deliverable
+from hostc.delivery import contentkey, reuse
 from hostc.delivery.compare import differences
 from hostc.delivery.owned import FAILED as FAILED
 from hostc.delivery.owned import mark_failed
@@ -129,6 +130,12 @@ def _attempt(host: FleetHost, job: Job) -> Result:
 
 
 def _run(host: FleetHost, job: Job) -> Result:
+    key = _key(host, job)
+    skipped = _unchanged(host, job, key) if key is not None else None
+    if job.mode == "changed" and job.out is not None:
+        skipped = changed_unchanged(host, job)
+    if skipped is not None:
+        return skipped
     plan, warnings = api.compile_file(host.spec, job.topology)
     if job.strict and warnings:
         errs = tuple(attrs.evolve(d, severity=Severity.ERROR) for d in warnings)
@@ -158,12 +165,63 @@ def _run(host: FleetHost, job: Job) -> Result:
             )
         found = tuple(differences(artifacts, dest))
         return attrs.evolve(base, files=len(artifacts), differences=found)
-    done = api.write_build(plan, artifacts, job.out, (), job.targets, host=host.name)
+    sealed = key if not warnings else None  # a skip could not repeat the warnings
+    done = api.write_build(plan, artifacts, job.out, (), job.targets, host=host.name, key=sealed)
     removed = tuple(str(p) for p in done.removed)
     kept = tuple((str(p), why) for p, why in done.kept)
     return attrs.evolve(
         base, files=len(done.written), unchanged=len(done.unchanged), removed=removed, kept=kept
     )
+
+
+def _key(host: FleetHost, job: Job) -> str | None:
+    """The content key of a build that writes under `out` (`hostc.delivery.contentkey`),
+    or None where none applies: another mode, `--check`, the ansible target (every
+    host's variables are gathered into OUT/ansible/ from the compiled build)."""
+    if job.mode != "build" or job.compare or job.out is None or "ansible" in job.targets:
+        return None
+    return contentkey.build_key(host.spec, job.targets, job.topology, job.strict)
+
+
+def _unchanged(host: FleetHost, job: Job, key: str) -> Result | None:
+    """A host whose build would leave OUT/<host>/ as it is (`contentkey.unchanged`): its
+    Result, not compiled; None to compile it."""
+    assert job.out is not None
+    doc = reuse.unchanged(job.out / host.name, key)
+    if doc is None:
+        return None
+    scope = set(target_scope(tuple(job.targets)))
+    rows = doc["files"]
+    if any(r["path"].split("/")[0] not in scope for r in rows):
+        return None  # another target's files carried along: compiled, as before
+    return Result(host.name, str(host.spec), files=len(rows), unchanged=len(rows))
+
+
+def changed_unchanged(host: FleetHost, job: Job) -> Result | None:
+    """`hostc changed`: a host whose recorded build was made from these very inputs
+    (sealed, `contentkey.sealed`) and carries no other target's files changes nothing:
+    its disruption is the record against itself, without compiling."""
+    from hostc.delivery.disruption import compute, recorded
+    from hostc.delivery.owned import read
+
+    assert job.out is not None
+    try:
+        doc = read(job.out / host.name)
+    except HostcError:
+        return None
+    if doc is None or not all(n == "all" or n in TARGETS for n in doc["selected"]):
+        return None
+    selected = tuple(doc["selected"]) or ("all",)
+    key = contentkey.build_key(host.spec, selected, job.topology, False)
+    if key is None or not contentkey.sealed(key, doc):
+        return None
+    if "ansible" in selected:
+        return None
+    scope = set(target_scope(selected))
+    if any(r["path"].split("/")[0] not in scope for r in doc["files"]):
+        return None
+    state = recorded(doc)
+    return Result(host.name, str(host.spec), disruption=compute(state, state))
 
 
 def _chunk(hosts: list[FleetHost], jobs: int) -> list[list[FleetHost]]:

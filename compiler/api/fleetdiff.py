@@ -10,13 +10,23 @@ a file's changed lines.  Reasons are left out of the key (they name each host's 
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
 from hostc.api.diffinputs import Side, hosts_at
-from hostc.api.review import Review, disruption_line, md_code, md_text, review, to_json
+from hostc.api.diffskip import same_hosts
+from hostc.api.review import (
+    Review,
+    disruption_line,
+    md_code,
+    md_text,
+    review,
+    spec_line,
+    to_json,
+)
+from hostc.delivery.disruption import Disruption, fleet_line
 from hostc.diagnostics import Diagnostic, HostcError, printable
 from hostc.record import Record
 
@@ -62,6 +72,7 @@ def _key(r: Review) -> Hashable:
         tuple((s.name, s.change, s.old, s.new) for s in r.plan.settings),
         None if r.files is None else tuple((f.target, f.path, f.change) for f in r.files),
         disruption_line(r) if r.changed else None,
+        tuple((c.key, c.old, c.new) for c in r.spec),
     )
 
 
@@ -103,7 +114,9 @@ def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
     unchanged: list[str] = []
     failed: list[tuple[str, tuple[Diagnostic, ...]]] = []
     both = [(h, a[h], b[h]) for h in sorted(set(a) & set(b))]
-    for host, r in _each(both, jobs):
+    same = same_hosts(old, new, both)  # the same input files on both sides: not compiled
+    unchanged += [h for h, _, _ in both if h in same]
+    for host, r in _each([p for p in both if p[0] not in same], jobs):
         if not isinstance(r, Review):
             failed.append((host, r))
         elif r.changed:
@@ -111,6 +124,7 @@ def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
         else:
             unchanged.append(host)
     first = dict(reviews)  # a group's Review: its first host's
+    unchanged.sort()
     groups = [
         FleetGroup(hosts, first[hosts[0]]) for _, hosts in grouped((h, _key(r)) for h, r in reviews)
     ]
@@ -132,7 +146,8 @@ def _hosts(n: int) -> str:
 def _change_lines(r: Review) -> list[str]:
     """A group's change in Markdown, one item per line; every input text escaped."""
     text, code = md_text, md_code
-    out = [
+    out = [f"- spec {spec_line(attrs.evolve(c, where=None))}" for c in r.spec]
+    out += [
         f"- node {text(m.node)}: CPUs {text(m.cpus)}: {text(m.old)} → {text(m.new)}"
         for m in r.plan.moves
     ]
@@ -191,18 +206,64 @@ def fleet_json(f: FleetReview) -> dict[str, Any]:
             "cpus": one["cpus"],
             "settings": settings,
             "artifacts": artifacts,
-            "disruption": disruption_line(g.review),
+            # each host's own file and line differ: the keys and values are the group's
+            "spec": [{k: c[k] for k in ("key", "old", "new")} for c in one["spec"]],
+            "disruption": one["disruption"],  # the object `hostc diff HOST@REV HOST` gives
         }
 
+    rows: dict[str, Disruption | None] = {h: g.review.disruption for g in f.groups for h in g.hosts}
+    rows |= dict.fromkeys(f.unchanged, NO_CHANGE)
     return {
         "old": f.old,
         "new": f.new,
         "changed": f.changed,
+        "disruption": fleet_disruption(rows),
         "groups": [group(g) for g in f.groups],
         "unchanged": list(f.unchanged),
         "added": list(f.added),
         "removed": list(f.removed),
         "failed": {h: [d.to_json() for d in diags] for h, diags in f.failed},
+    }
+
+
+#: a host whose build does not change: what `hostc diff` says of an unchanged host
+NO_CHANGE = Disruption((), (), False, (), (), 0)
+
+#: Disruption.summary's words, the costliest first
+WORDS = ("reboot", "restart", "live", "none")
+
+
+def fleet_disruption(rows: Mapping[str, Disruption | None]) -> dict[str, Any]:
+    """A fleet's answer to "does this reboot or restart anything?" as one object, shaped
+    as each host's (`Disruption.to_json`: `reboot`, `restart`, `kubelet_reset`, `live`,
+    `later`, `reboot_for`, `files`, `summary`) summed over the hosts (any reboot, every
+    unit restarted, the costliest `summary`), with `hosts`: each `summary` word's hosts,
+    and `line`, the sentence `hostc changed` ends with.  A host whose cost was not
+    computed (a side is a plan.json) is under `hosts.unknown`, and makes `summary`
+    `unknown` unless a known host reboots: a bot never reads "none" for it."""
+    known = {h: d for h, d in rows.items() if d is not None}
+    by_word: dict[str, list[str]] = {w: [] for w in (*WORDS, "unknown")}
+    for h in sorted(rows):
+        d = rows[h]
+        by_word["unknown" if d is None else d.summary].append(h)
+    worst = next((w for w in WORDS if by_word[w]), "none")
+    if by_word["unknown"] and worst != "reboot":
+        worst = "unknown"
+
+    def union(field: str) -> list[str]:
+        return sorted({x for d in known.values() for x in getattr(d, field)})
+
+    return {
+        "reboot": any(d.reboot for d in known.values()),
+        "restart": union("restart"),
+        "kubelet_reset": any(d.kubelet_reset for d in known.values()),
+        "live": union("live"),
+        "later": union("later"),
+        "reboot_for": union("reboot_for"),
+        "files": sum(d.files for d in known.values()),
+        "summary": worst,
+        "hosts": {w: hosts for w, hosts in by_word.items() if hosts},
+        "line": fleet_line(known),
     }
 
 
@@ -227,23 +288,35 @@ def _file_key(rel: str, text: str) -> tuple[str, ...]:
     return (f"{rel} (+{plus} −{len(body) - plus}):", *body)
 
 
-def stale_summary(found: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> str:
-    """`hostc pre-commit`: per group of hosts whose committed output is stale alike, its
-    files and their changed lines (at most SHOWN_LINES each), as terminal text."""
+def stale_summary(
+    found: Sequence[tuple[str, Sequence[tuple[str, str]]]],
+    costs: Mapping[str, str],
+    commands: tuple[str, str],
+) -> str:
+    """`hostc pre-commit`: per group of hosts whose committed output is stale alike, what
+    it costs a running host (`costs`: host → `Disruption.line()`), its files and their
+    changed lines (at most SHOWN_LINES each), as terminal text; then the commands that
+    update the output and show the Plan-level change (`commands`, as given)."""
     keys = (
-        (host, tuple(_file_key(rel, text) for rel, text in diffs)) for host, diffs in found if diffs
+        (host, (costs.get(host, ""), tuple(_file_key(rel, text) for rel, text in diffs)))
+        for host, diffs in found
+        if diffs
     )
     out: list[str] = []
-    for files, hosts in grouped(keys):
+    for (cost, files), hosts in grouped(keys):
         out.append(f"{_hosts(len(hosts))}: {', '.join(printable(h) for h in hosts)}")
+        if cost:
+            out.append(f"  on a running host: {printable(cost)}")
         for first, *changed in files:
             out.append(f"  {printable(first)}")
             out += [f"    {printable(ln)}" for ln in changed[:SHOWN_LINES]]
             if len(changed) > SHOWN_LINES:
                 out.append(f"    … {len(changed) - SHOWN_LINES} more changed line(s)")
     if out:
-        out.append(
-            "each file's unified diff: --diff; to update: hostc build HOSTS --out OUT; "
-            "the Plan-level change: hostc diff HOSTS@REV HOSTS"
-        )
+        update, plan_level = commands
+        out += [
+            f"to update: {printable(update)}",
+            f"the Plan-level change: {printable(plan_level)}",
+            "each file's unified diff: --diff",
+        ]
     return "\n".join(out) + "\n" if out else ""

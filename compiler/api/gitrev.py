@@ -205,6 +205,8 @@ class Revision:
     commit: str
     #: path → (mode, kind, object id, size) as `ls-tree -l` gives them; None: not there
     entries: dict[PurePosixPath, tuple[str, str, str, int] | None] = attrs.field(factory=dict)
+    #: folders whose every entry is in `entries` (`prefetch`): a child not there is absent
+    listed: set[PurePosixPath] = attrs.field(factory=set)
 
     @classmethod
     def at(cls, rev: str, shown: str) -> Revision:
@@ -220,13 +222,53 @@ class Revision:
         return rel
 
     def _ls(self, paths: list[PurePosixPath], shown: str) -> None:
-        want = [p for p in paths if p not in self.entries and str(p) != "."]
+        want = [
+            p
+            for p in paths
+            if p not in self.entries and str(p) != "." and p.parent not in self.listed
+        ]
         if not want:
             return
         args = ["ls-tree", "-z", "-t", "-l", "--full-tree", self.commit, "--", *map(str, want)]
-        out = _run(shown, self.repo.top, *args)
         for p in want:
             self.entries[p] = None
+        self._rows(_run(shown, self.repo.top, *args))
+
+    def prefetch(self, folders: list[PurePosixPath], shown: str) -> None:
+        """Every entry directly inside each of `folders` at the revision, read by one git
+        process (a fleet's thousands of hosts, not a process each); what a folder
+        does not list is then known to be absent.  Only the object store is read."""
+        want = sorted({f for f in folders if f.parts and f not in self.listed})
+        if not want:
+            return
+        args = ["ls-tree", "-z", "-l", "--full-tree", self.commit, "--", *(f"{f}/" for f in want)]
+        self._rows(_run(shown, self.repo.top, *args))
+        self.listed.update(want)
+
+    def object_format(self, shown: str) -> str:
+        """The hash the repository names objects by (`sha1`, or `sha256`): what a file's
+        blob id is computed with (`git hash-object`)."""
+        out = _run(shown, self.repo.top, "rev-parse", "--show-object-format")
+        found = out.decode("ascii", "replace").strip()
+        if found not in ("sha1", "sha256"):
+            raise HostcError([file_error(shown, f"unknown object format {found[:20]!r}")])
+        return found
+
+    def present(self, oids: set[str], shown: str) -> set[str]:
+        """Which of `oids` the object store holds as blobs, by one `cat-file
+        --batch-check` (a missing object of a partial clone is reported, never fetched)."""
+        if not oids:
+            return set()
+        ask = "".join(f"{o}\n" for o in sorted(oids)).encode("ascii")
+        out = _run(shown, self.repo.top, "cat-file", "--batch-check", stdin=ask)
+        found = set()
+        for line in out.decode("ascii", "replace").splitlines():
+            oid, _, kind = line.partition(" ")
+            if kind.startswith("blob ") and oid in oids:
+                found.add(oid)
+        return found
+
+    def _rows(self, out: bytes) -> None:
         for row in out.split(b"\0"):
             if not row:
                 continue

@@ -30,7 +30,22 @@ code,pre{font-family:"DejaVu Sans Mono",monospace;font-size:12px}
 pre{background:#f7f7f5;padding:8px;overflow-x:auto}
 .add{color:#1b6e1b}.del{color:#a3313d}.hunk{color:#56449c}
 summary{cursor:pointer;padding:4px 0}.none{color:#5a5a5a}
+.cost{display:flex;gap:10px;align-items:baseline;margin:8px 0 4px;font-size:15px}
+.badge{font-weight:bold;text-transform:uppercase;letter-spacing:.05em;padding:3px 10px;
+border-radius:4px;color:#fff;white-space:nowrap}
+.badge.reboot{background:#b3261e}.badge.restart{background:#a15c00}
+.badge.live{background:#1b6e1b}.badge.none,.badge.unknown{background:#5a5a5a}
+td.name{min-width:20ch}td.val{min-width:18ch}td.why{min-width:24ch}
 """
+
+#: what each badge word means, beside it
+BADGE_WORDS = {
+    "reboot": "reboot",
+    "restart": "restart",
+    "live": "live",
+    "none": "none",
+    "unknown": "not computed",
+}
 
 
 def page(r: Review) -> str:
@@ -38,8 +53,9 @@ def page(r: Review) -> str:
     title = f"hostc diff: {r.old.label} → {r.new.label}"
     body = [
         f"<h1>{markup(title)}</h1>",
+        *([_badge(r)] if r.changed else []),
         f"<p>{_verdict(r)}</p>",
-        *([f"<p><b>On a running host:</b> {markup(disruption_line(r))}</p>"] if r.changed else []),
+        *(["<h2>Spec keys changed</h2>", _spec(r)] if r.spec else []),
         "<h2>Settings</h2>",
         _settings(r),
         "<h2>CPUs that change role</h2>",
@@ -55,6 +71,28 @@ def page(r: Review) -> str:
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
+
+
+def _badge(r: Review) -> str:
+    """The cost on a running host as a coloured word at the top (reboot, restart, live,
+    none: `Disruption.summary`), the sentence beside it."""
+    word = "unknown" if r.disruption is None else r.disruption.summary
+    return (
+        f'<p class="cost"><span class="badge {word}">{BADGE_WORDS[word]}</span>'
+        f"<span><b>On a running host:</b> {markup(disruption_line(r))}</span></p>"
+    )
+
+
+def _spec(r: Review) -> str:
+    """The keys the reviewer edited, as written, above the Plan detail."""
+    rows = "".join(
+        f'<tr><td class="name"><code>{markup(c.key)}</code></td>'
+        f'<td class="val"><code>{markup(c.old or "(not set)")}</code></td>'
+        f'<td class="val"><code>{markup(c.new or "(not set)")}</code></td>'
+        f"<td>{markup(c.where or '')}</td></tr>"
+        for c in r.spec
+    )
+    return f"<table><tr><th>key</th><th>old</th><th>new</th><th>set in</th></tr>{rows}</table>"
 
 
 def _verdict(r: Review) -> str:
@@ -114,45 +152,55 @@ def _settings(r: Review) -> str:
     names = [*a, *(k for k in b if k not in a)]
     changed = [n for n in names if n in changes]
     same = [n for n in names if n not in changes]
-    head = "".join(
-        f"<th>{h}</th>" for h in ("setting", "change", "old", "new", "old reason", "new reason")
-    )
-    out = (
-        f"<table><tr>{head}</tr>{_rows(changed, a, b, changes)}</table>"
-        if changed
-        else '<p class="none">No setting changes.</p>'
-    )
+    out = _table(changed, a, b, changes) if changed else '<p class="none">No setting changes.</p>'
     if same:
         out += (
             f"<details><summary>{len(same)} unchanged setting(s)</summary>"
-            f"<table><tr>{head}</tr>{_rows(same, a, b, changes)}</table></details>"
+            f"{_table(same, a, b, changes)}</details>"
         )
     return out
 
 
-def _rows(
-    names: list[str],
-    a: dict[str, tuple[dict[str, str], str | None]],
-    b: dict[str, tuple[dict[str, str], str | None]],
-    changes: dict[str, str],
-) -> str:
+Rows = dict[str, tuple[dict[str, str], str | None]]
+
+
+def _reasons(name: str, a: Rows, b: Rows) -> tuple[str, str]:
+    x, y = a.get(name), b.get(name)
+    return ((x[1] or "") if x else "", (y[1] or "") if y else "")
+
+
+def _table(names: list[str], a: Rows, b: Rows, changes: dict[str, str]) -> str:
+    """One `reason` column when every row's two reasons are the same, else `old reason`
+    and `new reason` (a row whose two are the same spans both)."""
+    one = all(len(set(_reasons(n, a, b))) == 1 for n in names)
+    heads = (
+        "setting",
+        "change",
+        "old",
+        "new",
+        *(("reason",) if one else ("old reason", "new reason")),
+    )
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    return f"<table><tr>{head}</tr>{_rows(names, a, b, changes, one)}</table>"
+
+
+def _rows(names: list[str], a: Rows, b: Rows, changes: dict[str, str], one: bool) -> str:
     rows = []
     for name in names:
         x, y = a.get(name), b.get(name)
         change = changes.get(name, "")
-        cells = [
-            name,
-            change or "same",
-            show(x[0]) if x else "",
-            show(y[0]) if y else "",
-            (x[1] or "") if x else "",
-            (y[1] or "") if y else "",
-        ]
-        tds = "".join(
-            f'<td class="tag">{markup(c)}</td>' if i == 1 else f"<td>{markup(c)}</td>"
-            for i, c in enumerate(cells)
+        was, now = _reasons(name, a, b)
+        if one or was == now:
+            span = "" if one else ' colspan="2"'
+            why = f'<td class="why"{span}>{markup(now)}</td>'
+        else:
+            why = f'<td class="why">{markup(was)}</td><td class="why">{markup(now)}</td>'
+        rows.append(
+            f'<tr class="{change or "same"}"><td class="name">{markup(name)}</td>'
+            f'<td class="tag">{markup(change or "same")}</td>'
+            f'<td class="val">{markup(show(x[0]) if x else "")}</td>'
+            f'<td class="val">{markup(show(y[0]) if y else "")}</td>{why}</tr>'
         )
-        rows.append(f'<tr class="{change or "same"}">{tds}</tr>')
     return "".join(rows)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from hostc.api.diffinputs import Side, load
+from hostc.api.specdiff import SpecChange, spec_changes
 from hostc.artifact import Artifact
 from hostc.delivery.disruption import Disruption, compute, state
 from hostc.diagnostics import printable
@@ -36,6 +37,8 @@ class Review(Record):
     files: tuple[FileChange, ...] | None  # None: a side is a plan.json, no artifacts
     #: what the change costs a running host (None: a side is a plan.json)
     disruption: Disruption | None = None
+    #: the spec keys that changed, as written (none when a side is a plan.json)
+    spec: tuple[SpecChange, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -79,7 +82,9 @@ def review(old_arg: str, new_arg: str) -> Review:
         changes = files(old.artifacts, new.artifacts)
         if old.plan is not None and new.plan is not None:
             cost = compute(state(old.plan, old.artifacts), state(new.plan, new.artifacts))
-    return Review(old, new, _why_removed(diff(old.data, new.data), old, new), changes, cost)
+    edited = spec_changes(old.spec, new.spec, old.plan, new.plan)
+    plan = _why_removed(diff(old.data, new.data), old, new)
+    return Review(old, new, plan, changes, cost, edited)
 
 
 def _why_removed(d: PlanDiff, old: Side, new: Side) -> PlanDiff:
@@ -107,7 +112,16 @@ def to_json(r: Review) -> dict[str, Any]:
         "settings": [attrs.asdict(s) for s in r.plan.settings],
         "artifacts": None if r.files is None else [attrs.asdict(f) for f in r.files],
         "disruption": None if r.disruption is None else r.disruption.to_json(),
+        "spec": [attrs.asdict(c) for c in r.spec],
     }
+
+
+def spec_line(c: SpecChange) -> str:
+    """`hugepages.total = 64 → 96`, as Markdown (the key and values as code)."""
+    was = "(not set)" if c.old is None else md_code(c.old)
+    now = "(not set)" if c.new is None else md_code(c.new)
+    where = f" ({md_text(c.where)})" if c.where else ""
+    return f"{md_code(c.key)}: {was} → {now}{where}"
 
 
 def disruption_line(r: Review) -> str:
@@ -154,6 +168,10 @@ def to_markdown(r: Review) -> str:
     if not r.changed:
         files = "no artifact changes" if r.files is not None else "artifacts not compared"
         return "\n".join([*out, f"No change at Plan level; {files}.", ""])
+    if r.spec:
+        out += ["**Spec** (the keys as written; the Plan detail follows)", ""]
+        out += [f"- {spec_line(c)}" for c in r.spec]
+        out += [""]
     out += ["**CPUs**", ""]
     out += [
         f"- node {md_text(m.node)}: CPUs {md_text(m.cpus)}: {md_text(m.old)} → {md_text(m.new)}"

@@ -90,14 +90,20 @@ def drift(findings: list[Finding]) -> bool:
     return any(f.status in (Status.DIFFERS, Status.PENDING) for f in findings)
 
 
+#: the widest an EXPECTED or FOUND cell pads to (a longer value pushes its own row only)
+VALUE_WIDTH = 40
+
+
 def render(findings: list[Finding]) -> str:
-    """An aligned table: status, setting, expected, found, note."""
+    """An aligned table: status, setting, expected, found, note.  STATUS and SETTING are
+    as wide as their longest cell (a name never shifts its row, first-day-4 A2)."""
     head = ("STATUS", "SETTING", "EXPECTED", "FOUND", "NOTE")
     rows = [head] + [
         (f.status.value, f.setting, f.expected, f.found if f.found is not None else "-", f.note)
         for f in findings
     ]
-    widths = [min(40, max(len(r[i]) for r in rows)) for i in range(4)]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths[2:] = [min(VALUE_WIDTH, w) for w in widths[2:]]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + r[4]
         for r in rows

@@ -32,6 +32,10 @@ UNIT_PROPERTIES = (
     "CPUAffinity",
     "NUMAPolicy",
     "NUMAMask",
+    # the start order at boot (hostc.audit.order): monotonic µs, and the units it is after
+    "ActiveEnterTimestampMonotonic",
+    "InactiveExitTimestampMonotonic",
+    "After",
 )
 #: The manager's own properties (the defaults the limits target sets).
 MANAGER_PROPERTIES = (

@@ -17,83 +17,25 @@ Traps this table encodes (each has a test):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from enum import StrEnum
 from typing import Any
 
-import attrs
-
+from hostc.audit.expect import BOOT_CARRIERS as BOOT_CARRIERS
+from hostc.audit.expect import MANAGER_CPUS_FILE as MANAGER_CPUS_FILE
+from hostc.audit.expect import Expect as Expect
+from hostc.audit.expect import Look as Look
 from hostc.cpuset import CpuSet
+from hostc.knowledge import kubelet as kf
+from hostc.knowledge import kubelet_access as ka
+from hostc.knowledge import runtime as rk
 from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.knowledge.kubelet import CPU_STATE, MEMORY_STATE
 from hostc.knowledge.runtime import SERVICE_PROBE, SLICE_CPUSET, WORKLOAD_SLICE
 from hostc.plan.kernelargs import kernel_args
-from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner, Value
+from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner, Value, When
 from hostc.provenance import key
-from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Cmdline, Per, UnitProperty
 from hostc.units import format_kib
-
-#: Files that carry the next boot's command line: one holding a token /proc/cmdline
-#: lacks means the setting is installed and waits for a reboot.
-BOOT_CARRIERS = (
-    "/etc/default/grub.d/",
-    "/etc/default/grub",
-    "/boot/grub/grub.cfg",
-    "/boot/grub2/grub.cfg",
-    "/etc/kernel/cmdline",
-    "/boot/loader/entries/",
-    "/etc/tuned/bootcmdline",
-)
-MANAGER_CPUS_FILE = "/etc/systemd/system.conf.d/90-hostc-cpuaffinity.conf"
-
-
-class Look(StrEnum):
-    """How a value is looked at: the reader `hostc.audit.observers.OBSERVERS` runs for
-    an `Expect` (a closed set, so a typo is a type error, not a KeyError on a host)."""
-
-    CMDLINE = "cmdline"
-    CMDLINE_WORD = "cmdline-word"
-    VALUE = "value"
-    RELEASE = "release"
-    CPULIST = "cpulist"
-    MASK = "mask"
-    SELECTED = "selected"
-    FIRST_WORD = "first-word"
-    SYSCTL = "sysctl"
-    MANAGER = "manager"
-    PID_CPUS = "pid-cpus"
-    SERVICE_CPUS = "service-cpus"
-    UNIT_CPUS = "unit-cpus"
-    UNIT_NUMA = "unit-numa"
-    UNIT = "unit"
-    PER_CPU = "per-cpu"
-    IRQS_OFF = "irqs-off"
-    DEVICE_IRQS = "device-irqs"
-    MODULE_ABSENT = "module-absent"
-    MODULE_PARAM = "module-param"
-    CHECKPOINT = "checkpoint"
-    POD_CPUS = "pod-cpus"
-    GPUDIRECT = "gpudirect"
-    PM_QOS = "pm-qos"
-    EACH_VALUE = "each-value"
-    NIC_CHANNELS = "nic-channels"
-    IOMMU_MODE = "iommu-mode"
-    ACS_REDIRECT = "acs-redirect"
-
-
-@attrs.frozen(repr=False, eq=False)
-class Expect(Record):
-    """One value the Plan says the host has, and how to look at it."""
-
-    kind: Look  # the reader (the TABLE row names the Plan's setting kind)
-    setting: str  # what the report calls it
-    expected: str
-    reason: Reason
-    args: tuple[str, ...] = ()  # the observer's arguments (a path, a key, a unit)
-    #: (files, token): the value is installed but not yet in effect when one of these
-    #: files holds `token` (a kernel argument in the boot loader's configuration).
-    pending: tuple[tuple[str, ...], str] | None = None
 
 
 def _boot(token: str) -> tuple[tuple[str, ...], str]:
@@ -131,20 +73,49 @@ def _nohz(plan: Plan) -> Iterator[Expect]:
         )
 
 
+def _rcu(plan: Plan) -> Iterator[Expect]:
+    """RCU callback offload (rcu_nocbs=): each offloaded CPU has its callback kthread, and
+    those kthreads run on housekeeping CPUs (`hostc.audit.kthreads`; NTO's e2e 34358)."""
+    m = plan.isolation_by("rcu_nocbs")
+    part = plan.partition
+    if m is None or not part.isolated:
+        return
+    cpus = str(m.cpus if m.cpus is not None else part.isolated)
+    pending = _boot(f"rcu_nocbs={cpus}")
+    yield Expect(Look.RCU_OFFLOADED, "RCU callbacks offloaded", cpus, m.reason, (), pending)
+    why = Reason(
+        m.reason.source,
+        "the rcuop/rcuos/rcuog kthreads run the offloaded CPUs' callbacks and belong on "
+        "housekeeping CPUs (Documentation/admin-guide/kernel-per-CPU-kthreads.rst); "
+        "without nohz_full the kernel gives them every CPU",
+    )
+    hk = str(part.housekeeping)
+    yield Expect(Look.RCU_KTHREAD_CPUS, "RCU offload kthreads' CPUs", hk, why, (), pending)
+
+
 def _hugepages(plan: Plan) -> Iterator[Expect]:
+    """Every pool's count per node where the Plan pins it (the node form, or written per
+    node at runtime by hostc-hugepages), else its total; and per (size, node) that one
+    page of it maps there (`hostc.audit.hugepages`: live hosts only, never in sh)."""
+    hk = {n.id: n.housekeeping for n in plan.nodes}
     for pool in plan.hugepages:
-        d = f"hugepages/hugepages-{pool.size_kib}kB/nr_hugepages"
-        if not pool.node_form:
-            token = f"hugepages={pool.total}"
-            path = f"/sys/kernel/mm/{d}"
-            name = f"hugepages {format_kib(pool.size_kib)}"
+        d, size = f"hugepages/hugepages-{pool.size_kib}kB/nr_hugepages", pool.size_kib
+        boot, name = pool.when is When.BOOT, f"hugepages {format_kib(size)}"
+        pinned = pool.node_form or not boot
+        if not pinned:
+            path, token = f"/sys/kernel/mm/{d}", f"hugepages={pool.total}"
             yield Expect(Look.VALUE, name, str(pool.total), pool.reason, (path,), _boot(token))
-            continue
         token = "hugepages=" + ",".join(f"{n}:{c}" for n, c in pool.per_node)
         for node, count in pool.per_node:
             path = f"/sys/devices/system/node/node{node}/{d}"
-            name = f"hugepages {format_kib(pool.size_kib)} node{node}"
-            yield Expect(Look.VALUE, name, str(count), pool.reason, (path,), _boot(token))
+            pend = _boot(token) if boot else None
+            if pinned:
+                yield Expect(
+                    Look.VALUE, f"{name} node{node}", str(count), pool.reason, (path,), pend
+                )
+            args = (str(size), str(node), str(hk.get(node, "")))
+            want = f"a page maps on node {node}"
+            yield Expect(Look.HUGEPAGE_MAP, f"{name} node{node} usable", want, pool.reason, args)
 
 
 def _sysfs(v: Value[Any]) -> Iterator[Expect]:
@@ -289,6 +260,11 @@ def _kubelet(plan: Plan) -> Iterator[Expect]:
         return
     policy = k.cpu.policy
     yield Expect(Look.CHECKPOINT, "kubelet CPU manager", policy, k.cpu.reason, (CPU_STATE,))
+    res, strict = k.cpu.reserved, str(int(kf.STRICT_RESERVATION in k.cpu.options))
+    args = (CPU_STATE, ka.KUBELET_KUBECONFIG[k.flavor], strict, str(plan.partition.online))
+    want = f"{len(res)} CPUs ({res})"  # as the kubelet shows it (`hostc.audit.reserved`)
+    reason = k.cpu.reserved_reason
+    yield Expect(Look.KUBELET_RESERVED, "kubelet reserved CPUs", want, reason, (*args, str(res)))
     if k.memory is not None:
         yield Expect(
             Look.CHECKPOINT,
@@ -330,8 +306,9 @@ def _gpudirect(plan: Plan) -> Iterator[Expect]:
 
 
 def _devices(plan: Plan) -> Iterator[Expect]:
-    """What hostc-tuning writes (where it owns the runtime settings) and what the kernel
-    arguments make of the IOMMU and ACS, read back from sysfs (`hostc.audit.devices`)."""
+    """What hostc-tuning writes (where it owns the runtime settings; NIC channels under
+    either owner, TuneD's `[net_*]` otherwise) and what the kernel arguments make of the
+    IOMMU and ACS, read back from sysfs (`hostc.audit.devices`)."""
     rt, c = plan.runtime, plan.cstates
     if rt.hostc_owned and c is not None and c.cpus is not None:
         state = str(c.state)
@@ -339,7 +316,7 @@ def _devices(plan: Plan) -> Iterator[Expect]:
         yield Expect(Look.PM_QOS, "CPU PM QoS resume latency", want, c.reason, (state, str(c.cpus)))
     for w in rt.sysfs:  # hostc-tuning or TuneD's [sysfs] writes them
         yield Expect(Look.EACH_VALUE, w.name.replace("_", " ", 1), w.value, w.reason, (w.glob,))
-    for n in rt.nic_channels if rt.hostc_owned else ():
+    for n in rt.nic_channels:  # hostc-tuning, or TuneD's [net_*] (targets/tuned.py)
         want = f"at most {n.count} queues"
         yield Expect(
             Look.NIC_CHANNELS, f"{n.device} channels", want, n.reason, (n.pci, str(n.count))
@@ -349,6 +326,25 @@ def _devices(plan: Plan) -> Iterator[Expect]:
         yield Expect(Look.IOMMU_MODE, "IOMMU mode", "pass-through (identity)", io.reason)
         if io.acs_off is not None:
             yield Expect(Look.ACS_REDIRECT, "PCIe ACS redirect", "off", io.acs_off)
+
+
+def pod_unit_names(plan: Plan) -> list[str]:
+    """Every container runtime and kubelet flavour (`KUBE_UNITS`) and workload unit, once
+    each: one list for audit and the targets (`hostc.targets.verify.pod_units`)."""
+    return [*rk.KUBE_UNITS, *(w.unit for w in plan.workloads if w.unit not in rk.KUBE_UNITS)]
+
+
+def _start_order(plan: Plan) -> Iterator[Expect]:
+    """The runtime settings in place before every container runtime, kubelet and workload
+    started this boot: hostc-tuning.service, or with a TuneD owner the wait for its
+    profile (`hostc.audit.order`; both units are Before= them)."""
+    rt = plan.runtime
+    first = rk.TUNING_UNIT if rt.hostc_owned else rk.TUNED_READY_UNIT
+    what = "runtime tuning" if rt.hostc_owned else "TuneD profile"
+    units = pod_unit_names(plan)
+    why = Reason(rt.owner_reason.source, f"the {what} applies before pods and workloads start")
+    want = f"{first} finished first"
+    yield Expect(Look.STARTED_BEFORE, f"{what} before pods", want, why, (first, *units))
 
 
 def _tuned(plan: Plan) -> Iterator[Expect]:
@@ -363,6 +359,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("host", _host),
     ("kernel arguments", _kernel_args),
     ("isolation", _nohz),
+    ("RCU offload", _rcu),
     ("hugepages", _hugepages),
     ("transparent hugepages", _thp),
     ("sysctls", _sysctls),
@@ -378,6 +375,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("services disabled", _services),
     ("kubelet", _kubelet),
     ("TuneD", _tuned),
+    ("start order", _start_order),
 )
 
 

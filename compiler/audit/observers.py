@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hostc.audit import devices
+from hostc.audit import devices, hugepages, kthreads, order, reserved
 from hostc.audit.host import HostReader
 from hostc.audit.observe import Expect, Look
 from hostc.audit.seen import Seen, absent
@@ -348,4 +348,8 @@ OBSERVERS: dict[Look, Callable[[HostReader, Expect], Seen]] = {
     Look.POD_CPUS: pod_cpus,
     Look.GPUDIRECT: gpudirect,
     **devices.OBSERVERS,
+    **kthreads.OBSERVERS,
+    **hugepages.OBSERVERS,
+    **order.OBSERVERS,
+    **reserved.OBSERVERS,
 }

@@ -48,9 +48,18 @@ def cpus_exist(r: Resolved) -> Iterator[Diagnostic]:
                 hint=f"this machine has CPUs {known}",
             )
         offline = (cpus & known) - online
-        if offline:
+        taken = offline & (spec.cpu.offline or CpuSet())
+        if taken:
             yield error(
-                path, f"CPU(s) {offline} are offline in the topology", hint=f"online CPUs: {online}"
+                path,
+                f"CPU(s) {taken} are taken offline by cpu.offline: an offline CPU is in no CPU set",
+                hint="drop them from one of the two lists",
+            )
+        if offline - taken:
+            yield error(
+                path,
+                f"CPU(s) {offline - taken} are offline in the topology",
+                hint=f"online CPUs: {online}",
             )
 
 

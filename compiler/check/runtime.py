@@ -381,9 +381,15 @@ def tuned_keeps_pinned_servers(plan: Plan) -> Iterator[Diagnostic]:
         return
     if plan.host.tuned.cgroup_ps_blacklist:
         return
+    known = plan.host.tuned.version
+    which = (
+        f"{plan.host.os or 'this host'} ships TuneD {'.'.join(map(str, known))} or newer"
+        if known
+        else f"the TuneD of {plan.host.os or 'this host'} is not in hostc's table"
+    )
     yield warning(
         at("runtime", "owner"),
-        f"the TuneD of {plan.host.os or 'this host'} is not in hostc's table: the profile "
+        f"{which}: the profile "
         "leaves [scheduler] isolated_cores out (without cgroup_ps_blacklist, TuneD 2.17, "
         "TuneD would move the pinned servers onto the housekeeping CPUs)",
         hint='set host.os to a release hostc knows, or keep runtime.owner = "systemd"',

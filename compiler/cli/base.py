@@ -31,7 +31,8 @@ Exit codes:
   0    success: done, valid, no difference (check, plan, explain, targets, schema,
        probe, import: 0 or 2 only)
   1    a difference was found: build --check or pre-commit (a file differs), diff
-       (the two sides differ), audit (drift), changed (a host changes)
+       (the two sides differ), audit (drift), changed (a host changes), measure
+       (a count the Plan promised away)
   2    invalid input or usage: diagnostics on stderr, nothing written; with many
        hosts, a host failed (the others are still written)
   3    internal error, a bug in hostc (HOSTC_DEBUG=1 shows the traceback)

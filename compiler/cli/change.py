@@ -11,13 +11,20 @@ from typing import Annotated
 import typer
 
 from hostc import api
-from hostc.cli.base import JobsOpt, SpecArg, TopologyOpt, _compile, _guard, _warn, app, is_fleet
+from hostc.cli.base import JobsOpt, TopologyOpt, _compile, _guard, _warn, app, is_fleet
+from hostc.cli.text import write_costs
 from hostc.diagnostics import json_text
 
 
 @app.command("changed")
 def changed_cmd(
-    spec: SpecArg,
+    spec: Annotated[
+        Path,
+        typer.Argument(
+            help="the node.toml spec, or many hosts: a folder, glob or @list",
+            show_default=False,
+        ),
+    ],
     out: Annotated[
         Path,
         typer.Option(
@@ -43,6 +50,6 @@ def changed_cmd(
     if as_json:
         sys.stdout.write(json_text({"disruption": found.to_json()}, ascii_only=True) + "\n")
     else:
-        sys.stdout.write(found.line() + "\n")
+        write_costs(sys.stdout, found.line() + "\n", {found.line(): found.summary})
     if found.files or found.kubelet_reset:
         raise typer.Exit(1)

@@ -6,10 +6,11 @@ summary table on stderr."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
 import typer
 
@@ -17,8 +18,12 @@ from hostc import api
 from hostc.api import fleet
 from hostc.api.fleet import FleetHost, Job, Result
 from hostc.cli.base import _guard, _usage, _warn
-from hostc.cli.text import unescaped
-from hostc.diagnostics import Diagnostic, json_text
+from hostc.cli.text import unescaped, write_costs
+from hostc.diagnostics import Diagnostic, HostcError, json_text
+
+if TYPE_CHECKING:
+    from hostc.api.fleetdiff import FleetReview
+    from hostc.api.review import Review
 
 
 def report(
@@ -29,23 +34,30 @@ def report(
     *,
     quiet: bool = False,
     as_json: bool = False,
-    grouped: bool = False,
+    grouped: tuple[str, str] | None = None,
     diffs: bool = True,
 ) -> NoReturn:
     """Run every host, print, and exit: 2 when a host failed (the others are still
-    written), 1 when `--check` found a difference, else 0.  `grouped` (pre-commit): the
-    stale hosts grouped by identical changes first, the unified diffs only with `diffs`."""
+    written), 1 when `--check` found a difference, else 0.  `grouped` (pre-commit: the
+    commands that update the output and show the Plan-level change): the stale hosts
+    grouped by identical changes and cost first, the unified diffs only with `diffs`."""
     from hostc.cli import fleet_view
 
     show = fleet_view.wants_progress(sys.stderr, quiet or as_json)
     tty = cast(TextIO, unescaped(sys.stderr))  # a real `\r`, not its escaped `\x0d`
 
+    finished = [0]
+
     def progress(done: int, total: int) -> None:
+        finished[0] = done
         if show:
             tty.write(fleet_view.bar(done, total) + ("\n" if done == total else ""))
             tty.flush()
 
-    results = fleet.run(hosts, job, jobs, progress)
+    try:
+        results = fleet.run(hosts, job, jobs, progress)
+    except KeyboardInterrupt:
+        interrupted(job, finished[0], len(hosts))
     results += fleet.ansible_fleet(results, job)
     results += fleet.stale_hosts(results, job)
     print_once(((r.host, (*r.errors, *r.warnings)) for r in results), warn)
@@ -57,10 +69,13 @@ def report(
     elif as_json:
         typer.echo(json_text({"hosts": [row(r) for r in results]}, ascii_only=True))
     elif job.compare:
-        if grouped:
+        if grouped is not None:
             from hostc.api.fleetdiff import stale_summary
 
-            sys.stdout.write(stale_summary([(r.host, r.differences) for r in results]))
+            found = [(r.host, r.differences) for r in results]
+            costs = stale_costs(results, job)
+            text = stale_summary(found, {h: line for h, (line, _) in costs.items()}, grouped)
+            write_costs(sys.stdout, text, dict(costs.values()))
         if diffs:
             sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
     if not quiet:
@@ -69,6 +84,50 @@ def report(
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def interrupted(job: Job, done: int, total: int) -> NoReturn:
+    """Ctrl-C in the middle of many hosts: what was left written, then exit 130."""
+    if job.out is not None and job.mode == "build" and not job.compare:
+        typer.echo(
+            f"\ninterrupted: {done} of {total} hosts finished; {job.out}/ may hold some "
+            "hosts' new output beside others' earlier one (each file is written whole, "
+            "never half); run the same command again to finish",
+            err=True,
+        )
+    else:
+        typer.echo(f"\ninterrupted: {done} of {total} hosts finished; nothing written", err=True)
+    raise typer.Exit(130)
+
+
+def pre_commit_commands(hosts: str, out: Path, targets: Sequence[str]) -> tuple[str, str]:
+    """The exact commands a stale pre-commit prints, from its own arguments: the build
+    that updates OUT, and the Plan-level review of the change against HEAD."""
+    picked = "".join(f" -t {shlex.quote(t)}" for t in targets)
+    update = f"hostc build {shlex.quote(hosts)} --out {shlex.quote(str(out))}{picked}"
+    if not Path(hosts).is_dir():  # a glob or an @list has no revision: one host at a time
+        return update, "hostc diff HOST.toml@HEAD HOST.toml, for each host above"
+    folder = hosts if hosts.endswith("/") else hosts + "/"
+    return update, f"hostc diff {shlex.quote(folder + '@HEAD')} {shlex.quote(folder)}"
+
+
+def stale_costs(results: list[Result], job: Job) -> dict[str, tuple[str, str]]:
+    """pre-commit: what each stale host's new build costs a host running the committed
+    one (`hostc changed`'s line and word, against the record under OUT/<host>/), or why
+    it is not known.  Compiled again here, stale hosts only: a tenth of a second each."""
+    out: dict[str, tuple[str, str]] = {}
+    for r in results:
+        if not r.differences or r.fleetwide or job.out is None:
+            continue
+        where = job.out / r.host
+        try:
+            plan, _ = api.compile_file(Path(r.spec), job.topology)
+            cost = api.changed(plan, where)
+            out[r.host] = (cost.line(), cost.summary)
+        except HostcError as e:
+            why = e.diagnostics[0].message if e.diagnostics else "unknown"
+            out[r.host] = (f"not known ({why})", "unknown")
+    return out
 
 
 def print_once(
@@ -88,18 +147,19 @@ def print_once(
 def changed(results: list[Result], *, as_json: bool) -> NoReturn:
     """`hostc changed HOSTS --out DIR`: each host's disruption, then the fleet's sum; exit
     2 when a host failed, 1 when a host changes, else 0."""
+    from hostc.api.fleetdiff import fleet_disruption
     from hostc.cli.fleet_view import disruption_total
 
     found = {r.host: r.disruption for r in results if r.disruption is not None}
     total = disruption_total(found)
-    if as_json:
+    if as_json:  # the fleet's sum is the same object as each host's (`fleet_disruption`)
         hosts = {h: d.to_json() for h, d in found.items()}
-        typer.echo(json_text({"hosts": hosts, "summary": total}, ascii_only=True))
+        doc = {"hosts": hosts, "summary": fleet_disruption(found)}
+        typer.echo(json_text(doc, ascii_only=True))
     else:
         width = max((len(h) for h in found), default=0)
-        for h, d in found.items():
-            typer.echo(f"{h.ljust(width)}  {d.line()}")
-        typer.echo(total)
+        text = "".join(f"{h.ljust(width)}  {d.line()}\n" for h, d in found.items())
+        write_costs(sys.stdout, text + total + "\n", {d.line(): d.summary for d in found.values()})
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(d.files or d.kubelet_reset for d in found.values()) else 0)
@@ -136,7 +196,7 @@ def many_hosts(
     jobs: int | None,
     quiet: bool = False,
     as_json: bool = False,
-    grouped: bool = False,
+    grouped: tuple[str, str] | None = None,
     diffs: bool = True,
 ) -> NoReturn:
     report(
@@ -158,5 +218,18 @@ def fleet_diff(old: str, new: str, fmt: str, jobs: int | None) -> NoReturn:
         _usage("--format html shows one host: hostc diff DIR/HOST.toml@REV DIR/HOST.toml")
     found = _guard(lambda: api.fleet_diff(old, new, jobs))
     print_once(found.failed, lambda diags: _warn(list(diags)))
-    sys.stdout.write(api.fleet_review_text(found, fmt))
+    write_costs(sys.stdout, api.fleet_review_text(found, fmt), review_costs(found, fmt))
     raise typer.Exit(2 if found.failed else 1 if found.changed else 0)
+
+
+def review_costs(found: Review | FleetReview, fmt: str) -> dict[str, str]:
+    """`hostc diff`'s Markdown lines that tell a cost (`md_text` of each disruption's
+    line, one per host or group) → its word, for `write_costs` to colour; none for
+    JSON or HTML (a page has its badge)."""
+    from hostc.api.fleetdiff import FleetReview
+    from hostc.api.review import md_text
+
+    reviews = [g.review for g in found.groups] if isinstance(found, FleetReview) else [found]
+    if fmt != "markdown":
+        return {}
+    return {md_text(r.disruption.line()): r.disruption.summary for r in reviews if r.disruption}

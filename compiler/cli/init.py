@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hostc import api
 from hostc.cli.base import _fail, _guard, app
 from hostc.diagnostics import file_error
+
+if TYPE_CHECKING:
+    from hostc.topology.model import Topology
 
 #: the roles of hostc.vocab.Role (the CLI imports only the API)
 ROLES = ("inference", "training", "general")
@@ -48,14 +51,38 @@ def _refuse_existing(writes: list[Path]) -> None:
         )
 
 
+def _snapshot(
+    topology: Path | None, root: Path, output: Path
+) -> tuple[Topology, str, Path | None, str]:
+    """The snapshot the spec starts from, how the spec names it, the root probed (None:
+    read from --topology) and the default host name."""
+    if topology is not None:
+        topo = _guard(lambda: api.read_topology(topology))
+        return (
+            topo,
+            os.path.relpath(topology.resolve(), output.resolve().parent),
+            None,
+            topology.stem,
+        )
+    topo = _guard(lambda: api.probe(root))
+    default = os.uname().nodename if root == Path("/") else "node"  # gethostname(2)
+    return topo, "topology.toml", root, default
+
+
 @app.command("init")
 def init_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", help="the spec to write")] = Path(
         "node.toml"
     ),
     role: Annotated[
-        str, typer.Option("--role", help="the preset the host gets: " + ", ".join(ROLES))
-    ] = "inference",
+        str | None,
+        typer.Option(
+            "--role",
+            help="the preset the host gets: "
+            + ", ".join(ROLES)
+            + " (default: inference with a GPU, general without)",
+        ),
+    ] = None,
     topology: Annotated[
         Path | None,
         typer.Option(
@@ -63,7 +90,10 @@ def init_cmd(
         ),
     ] = None,
     root: Annotated[
-        Path, typer.Option("--root", help="probe /sys and /proc under DIR (default: this machine)")
+        Path,
+        typer.Option(
+            "--root", help="probe /sys and /proc under DIR (default: this machine)", metavar="DIR"
+        ),
     ] = Path("/"),
     name: Annotated[
         str | None, typer.Option("--name", help="host name (default: hostname)")
@@ -78,18 +108,10 @@ def init_cmd(
     _refuse_unwritable(writes)
     if not force:
         _refuse_existing(writes)
-    if topology is not None:
-        topo = _guard(lambda: api.read_topology(topology))
-        ref = os.path.relpath(topology.resolve(), output.resolve().parent)
-        probed: Path | None = None
-        default = topology.stem
-    else:
-        topo = _guard(lambda: api.probe(root))
-        ref = "topology.toml"
-        probed = root
-        default = os.uname().nodename if root == Path("/") else "node"  # gethostname(2)
+    topo, ref, probed, default = _snapshot(topology, root, output)
+    chosen = role or ("inference" if topo.gpus else "general")  # a clean start: no warning
     text, warnings = _guard(
-        lambda: api.start_spec(topo, Path(ref).as_posix(), name or default, role, probed)
+        lambda: api.start_spec(topo, Path(ref).as_posix(), name or default, chosen, probed)
     )
     # what it writes must pass `hostc check`: compile it first, write nothing on failure
     spec = _guard(lambda: api.loads_spec(text, str(output)))

@@ -35,9 +35,10 @@ from hostc.cli.base import (
 )
 from hostc.cli.base import _show as _show  # the printed form of a diagnostic, for tests
 from hostc.cli.build import compare, need_compared, to_stdout, write_out
+from hostc.cli.completion import target_names, values
 from hostc.cli.report_json import JsonOpt
 from hostc.cli.text import TARGET_HELP as TARGET_HELP
-from hostc.cli.text import TerminalSafe, flagged
+from hostc.cli.text import TerminalSafe, flagged, write_costs
 from hostc.diagnostics import HostcError, json_text, with_file
 from hostc.inputs import session
 
@@ -62,7 +63,7 @@ def build(
     topology: TopologyOpt = None,
     target: Annotated[
         list[str] | None,
-        typer.Option("--target", "-t", help=TARGET_HELP),
+        typer.Option("--target", "-t", help=TARGET_HELP, autocompletion=target_names),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="write DIR/<target>/<path>")
@@ -103,6 +104,8 @@ def build(
     warnings = warnings + flagged(with_file(picked, str(spec)))
     _strict(warnings, strict)
     artifacts = _guard(lambda: _emit(spec, plan, target or ["all"]))
+    # not under --strict: the size is the cloud's limit, not a fault of the spec
+    warnings = warnings + flagged(with_file(api.size_warnings(artifacts), str(spec)))
     _warn(warnings)
     if check:
         if out is None:
@@ -139,7 +142,8 @@ def pre_commit_cmd(
         Path, typer.Option("--out", "-o", help="the committed output, DIR/<host>/")
     ] = Path("out"),
     target: Annotated[
-        list[str] | None, typer.Option("--target", "-t", help="targets, as for build")
+        list[str] | None,
+        typer.Option("--target", "-t", help="targets, as for build", autocompletion=target_names),
     ] = None,
     jobs: JobsOpt = None,
     show_diff: Annotated[
@@ -158,9 +162,10 @@ def pre_commit_cmd(
         raise typer.Exit(0)
     need_compared(out)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
-    from hostc.cli.fleet import many_hosts
+    from hostc.cli.fleet import many_hosts, pre_commit_commands
 
-    many_hosts(chosen, job, jobs, grouped=True, diffs=show_diff)
+    commands = pre_commit_commands(hosts, out, job.targets)
+    many_hosts(chosen, job, jobs, grouped=commands, diffs=show_diff)
 
 
 @app.command("check")
@@ -192,7 +197,12 @@ def plan_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="the Plan as JSON")] = False,
     strict: StrictOpt = False,
     fmt: Annotated[
-        str, typer.Option("--format", help="text, json, or svg (the partition as a picture)")
+        str,
+        typer.Option(
+            "--format",
+            help="text, json, or svg (the partition as a picture)",
+            autocompletion=values("text", "json", "svg"),
+        ),
     ] = "text",
     jobs: JobsOpt = None,
 ) -> None:
@@ -248,7 +258,12 @@ def diff_cmd(
     new: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
     as_json: Annotated[bool, typer.Option("--json", help="the changes as JSON")] = False,
     fmt: Annotated[
-        str, typer.Option("--format", help="markdown, json, or html (a self-contained page)")
+        str,
+        typer.Option(
+            "--format",
+            help="markdown, json, or html (a self-contained page)",
+            autocompletion=values("markdown", "json", "html"),
+        ),
     ] = "markdown",
     jobs: JobsOpt = None,
 ) -> None:
@@ -263,7 +278,10 @@ def diff_cmd(
 
         fleet_diff(old, new, "json" if as_json else fmt, jobs)
     found = _guard(lambda: api.plan_diff(old, new))
-    sys.stdout.write(api.review_text(found, "json" if as_json else fmt))
+    from hostc.cli.fleet import review_costs
+
+    text = api.review_text(found, "json" if as_json else fmt)
+    write_costs(sys.stdout, text, review_costs(found, "json" if as_json else fmt))
     if found.changed:
         raise typer.Exit(1)
 
@@ -291,41 +309,14 @@ def targets_cmd(as_json: JsonOpt = False) -> None:
 
 @app.command("schema")
 def schema_cmd(
-    which: Annotated[str, typer.Argument(help="node or topology")] = "node",
+    which: Annotated[
+        str, typer.Argument(help="node or topology", autocompletion=values("node", "topology"))
+    ] = "node",
 ) -> None:
     """Print the JSON Schema of node.toml or of the topology snapshot."""
     if which not in api.SCHEMAS:
         _usage(f"unknown schema {which!r}; choose from {', '.join(api.SCHEMAS)}")
     sys.stdout.write(api.schema(which))
-
-
-@app.command("audit")
-def audit_cmd(
-    spec: SpecArg,
-    topology: TopologyOpt = None,
-    root: Annotated[
-        Path, typer.Option("--root", help="audit the tree under DIR (default: this host)")
-    ] = Path("/"),
-    capture: Annotated[
-        Path | None,
-        typer.Option("--capture", help="audit an archive from `hostc probe --capture --spec`"),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="the findings as JSON")] = False,
-) -> None:
-    """Did SPEC take effect?  Exit 0 when every observable setting is applied, 1 on drift
-    (a setting differs or waits for a reboot), 2 on bad input."""
-    if capture is not None and root != Path("/"):
-        _usage("pass --root DIR or --capture FILE, not both")
-    where = capture if capture is not None else root
-    plan, warnings = _guard(lambda: _compile(spec, topology))
-    _warn(warnings)
-    findings = _guard(lambda: api.audit(plan, where))
-    if as_json:
-        sys.stdout.write(api.audit_json(findings, where))
-    else:
-        sys.stdout.write(api.audit_text(findings))
-    if api.drift(findings):
-        raise typer.Exit(1)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -372,8 +363,12 @@ def main() -> None:
     sys.exit(run())
 
 
-# probe, import, changed, init and completion register themselves on the same app
+# audit, probe, import, changed, init, bench, measure and completion register themselves
+# on the same app
+import hostc.cli.audit  # noqa: E402
+import hostc.cli.bench  # noqa: E402
 import hostc.cli.change  # noqa: E402
 import hostc.cli.completion  # noqa: E402
 import hostc.cli.init  # noqa: E402
+import hostc.cli.measure  # noqa: E402
 import hostc.cli.topology  # noqa: E402, F401

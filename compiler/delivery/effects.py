@@ -47,6 +47,21 @@ DELIVERY = (
     "/var/lib/hostc/manifest",
 )
 KUBELET_RESET = "/usr/local/sbin/hostc-kubelet-reset"
+#: the oneshot that reserves runtime hugepage pools per NUMA node (`hostc.targets.hugepages`)
+HUGEPAGES_UNIT = "hostc-hugepages.service"
+#: What running it again does to a live host, by the kernel's rules for a node's
+#: nr_hugepages (admin-guide/mm/hugetlbpage.rst): a count grows "if sufficient resources
+#: exist", and on a running host memory may be too fragmented for it (a 1G page needs a
+#: free 1 GiB range); a count shrinks by the free pages, and pages in use become surplus,
+#: freed as their users free them.  So the change is live, and may fall short.
+HUGEPAGES_LIVE = (
+    f"{HUGEPAGES_UNIT} (pools set now where memory allows: a grown pool can fall short "
+    "on fragmented memory, and the unit then fails naming the node, size and count, the "
+    "next boot's run getting the rest; a shrunk pool frees its free pages now and pages "
+    "in use as they are freed)"
+)
+#: What removing it does: no unit frees what it reserved, so the pages stay until a boot.
+HUGEPAGES_KEPT = f"the pages {HUGEPAGES_UNIT} reserved stay reserved until the next boot"
 
 
 class Kind(enum.StrEnum):
@@ -226,7 +241,7 @@ def _file_effects(
         elif a is Action.SYSCTL:
             out.append(Effect(Kind.LIVE, "sysctl"))
         elif (a is Action.START or (a is Action.ENABLE_NOW and case == "add")) and unit:
-            out.append(Effect(Kind.LIVE, unit))
+            out.append(Effect(Kind.LIVE, HUGEPAGES_LIVE if unit == HUGEPAGES_UNIT else unit))
         elif a is Action.ENABLE and unit and case == "add":
             out.append(Effect(Kind.LIVE, f"enable {unit}"))
         elif a is Action.DAEMON_RELOAD:
@@ -259,6 +274,8 @@ def _removed(path: str, acts: tuple[Activation, ...]) -> list[Effect]:
     unit_file = path.startswith("/etc/systemd/system/") and path.count("/") == 4
     if unit_file and name.endswith((".service", ".timer")):
         out.append(Effect(Kind.LIVE, f"stops {name}"))
+    if unit_file and name == HUGEPAGES_UNIT:
+        out.append(Effect(Kind.LATER, HUGEPAGES_KEPT))
     for act in acts:
         if act.action is Action.RESTART and act.unit:
             # the unit keeps its running placement until it next starts

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from hostc.knowledge.table import Table
+from hostc.knowledge.tuned_options import TUNED_OPTION_SINCE
 
 #: The distributions rebuilt from RHEL's sources, keyed by major version like RHEL.
 RHEL_LIKE: Table[str, bool] = Table.members(
@@ -227,49 +228,19 @@ TUNED: Table[tuple[str, str], tuple[int, int, int]] = Table(
             (2, 24, 0),
             "packages.fedoraproject.org/pkgs/tuned: Fedora 41 2.24.0-4.fc41 (later 2.25.1-2.fc41)",
         ),
-    }
-)
-
-#: The first TuneD release that reads each option hostc writes (`git log -S` and
-#: `git describe --contains` in redhat-performance/tuned).  An older TuneD logs
-#: "Unknown option" (plugins/base.py) and ignores it.
-TUNED_OPTION_SINCE: Table[str, tuple[int, int, int]] = Table(
-    {
-        "cpu.energy_performance_preference": (
-            (2, 20, 0),
-            "[cpu] energy_performance_preference: commit 944e922 (2022-11-14), v2.20.0",
-        ),
-        "cpu.force_latency.cstate.id_no_zero": (
-            (2, 18, 0),
-            "[cpu] force_latency=cstate.id_no_zero:N: commit fc0dbea (2022-02-01, PR #404 "
-            '"Expanding cpu plugin force_latency option syntax"), v2.18.0',
-        ),
-        "scheduler.cgroup_ps_blacklist": (
-            (2, 17, 0),
-            "[scheduler] cgroup_ps_blacklist: commit 438ff4f (2021-07-15), v2.17.0",
-        ),
-        "scheduler.runtime": (
-            (2, 5, 0),
-            "[scheduler] runtime=0 (no perf-driven runtime tuning): commit ff3f8ae (2015), v2.5.0",
-        ),
-        "net.channels": ((2, 16, 0), "[net] channels: commit 0ab1f8c (2021-01-22), v2.16.0"),
-        "irqbalance.banned_cpus": (
-            (2, 14, 0),
-            "[irqbalance] banned_cpus (plugin_irqbalance.py added): commit 3c7b419, v2.14.0",
-        ),
-        "systemd.cpu_affinity": (
-            (2, 8, 0),
-            "[systemd] cpu_affinity (plugin_systemd.py added): commit bfc6214, v2.8.0",
-        ),
-        "vm.transparent_hugepage.defrag": (
-            (2, 11, 0),
-            "[vm] transparent_hugepage.defrag: commit 26db89d, v2.11.0",
-        ),
-        "cpu.energy_perf_bias": ((2, 3, 0), "[cpu] energy_perf_bias: commit 59e259a, v2.3.0"),
-        "bootloader.cmdline_suffix": (
-            (2, 5, 0),
-            "[bootloader] cmdline_<suffix>: commit 6c51fc8, v2.5.0",
-        ),
+        # the oldest TuneD of any RHEL 9 minor: the row gates options, never guesses newer
+        **{
+            (rhel, "9"): (
+                (2, 16, 0),
+                "RHEL 9 dist-git tuned.spec %changelog (the el9 sources as OpenELA imports "
+                "them, github.com/openela-main/tuned branch el9): 2.16.0-1 (2021-07-21) "
+                "replaced the 2.15.0 builds of the Fedora 34 fork ten months before RHEL "
+                "9.0 (GA 2022-05), 2.18.0-1 is of 2022-02-09; 9.2 ships 2.20.0-1.el9, 9.3 "
+                "2.21.0-1.el9_3 (branches el-9.2, el-9.3): every RHEL 9 minor ships 2.16.0 "
+                "or later",
+            )
+            for rhel in RHEL_LIKE
+        },
     }
 )
 

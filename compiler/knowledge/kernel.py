@@ -24,6 +24,35 @@ MANAGED_IRQ_SINCE: Release = (5, 6)
 #: tree for the 5.16 merge window; parser: mm/hugetlb.c hugepages_setup, node form `N:count`).
 HUGEPAGES_NODE_FORM_SINCE: Release = (5, 16)
 
+#: A NUMA node's pool of one hugepage size (admin-guide/mm/hugetlbpage.rst, "Per Node
+#: Hugepages Attributes"): `nr_hugepages` "returns the total number of huge pages on the
+#: specified node.  When this attribute is written, the number of persistent huge pages
+#: on the parent node will be adjusted to the specified value, if sufficient resources
+#: exist, regardless of the task's mempolicy or cpuset constraints"; `free_hugepages` and
+#: `surplus_hugepages` are that node's free and surplus pages.  Reservations are global
+#: ("the number of overcommit and reserve pages remain global quantities"), in
+#: /sys/kernel/mm/hugepages/hugepages-<kB>kB/resv_hugepages.
+NODE_DIR = "/sys/devices/system/node/node{node}"
+NODE_HUGEPAGES = NODE_DIR + "/hugepages/hugepages-{kib}kB"
+#: Compacting one node (Documentation/ABI/stable/sysfs-devices-node, nodeX/compact: "When
+#: this file is written to, all memory within that node will be compacted"); absent
+#: without CONFIG_COMPACTION.
+NODE_COMPACT = NODE_DIR + "/compact"
+GLOBAL_HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-{kib}kB"
+
+#: mmap flags for one anonymous page of a given hugepage size: MAP_HUGETLB (0x40000 in
+#: include/uapi/asm-generic/mman-common.h, which x86's and arm64's uapi asm/mman.h
+#: include; alpha, mips, parisc and others define their own) and the size as its log2
+#: shifted by MAP_HUGE_SHIFT (include/uapi/linux/mman.h: HUGETLB_FLAG_ENCODE_SHIFT, 26,
+#: include/uapi/asm-generic/hugetlb_encode.h).  Machine (`uname -m`) → MAP_HUGETLB.
+MAP_HUGETLB: Table[str, int] = Table(
+    {
+        arch: (0x40000, "include/uapi/asm-generic/mman-common.h: #define MAP_HUGETLB 0x040000")
+        for arch in ("x86_64", "aarch64")
+    }
+)
+MAP_HUGE_SHIFT = 26
+
 #: What the kernel logs for a `hugepagesz=` its MMU does not offer (mm/hugetlb.c
 #: hugepagesz_setup: `arch_hugetlb_valid_size()` false, "HugeTLB: unsupported
 #: hugepagesz=%s", parsed_valid_hugepagesz cleared), and then for the `hugepages=` after

@@ -116,6 +116,13 @@ SERVICE_PROBE = "systemd-journald.service"
 #: Where the unified hierarchy shows a slice's cpuset (cgroup-v2.rst, cpuset.cpus).
 SLICE_CPUSET = "/sys/fs/cgroup/{}/cpuset.cpus"
 
+#: hostc's units that put the runtime settings in place before every KUBE_UNITS unit and
+#: workload starts: its own tuning (runtime.owner = "systemd"), and the wait for TuneD's
+#: profile (runtime.owner = "tuned", hostc.targets.tuned_order).  Named here, so the
+#: targets that write them and the audit that reads their start order spell them once.
+TUNING_UNIT = "hostc-tuning.service"
+TUNED_READY_UNIT = "hostc-tuned-ready.service"
+
 
 def kernel_keeps_affinity(kernel: tuple[int, int] | None) -> bool | None:
     """Whether a kernel release intersects a moved task's requested mask with its cpuset

@@ -34,6 +34,7 @@ from hostc.resolve import Resolved
 from hostc.settings import table as t
 from hostc.spec import presets
 from hostc.spec.model import HostSpec
+from hostc.spec.preset_entries import REALTIME_LEFT_OUT, binds_pods
 from hostc.topology.model import Topology
 from hostc.vocab import LimitItem
 
@@ -62,6 +63,8 @@ def context(r: Resolved, pins: list[Placement]) -> presets.Context:
         kernel=h.kernel,
         pinned=bool(pins),
         multi_node=len(topo.nodes) > 1,
+        pods_bound=binds_pods(spec.kubelet),
+        realtime=spec.cpu.realtime,
         rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
         features=(("amd_pstate", h.amd_pstate),) if h.amd_pstate is not None else (),
         gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
@@ -211,7 +214,7 @@ def lower(resolved: Resolved) -> Plan:
         partition=part,
         isolation=tuple(isolation),
         nodes=nodes,
-        default_hugepagesz=memory.default_size(spec) if any(p.per_node for p in pools) else None,
+        default_hugepagesz=memory.default_size(resolved),
         hugepages=tuple(pools),
         thp=one.get(t.THP),
         cstates=cstates,
@@ -228,6 +231,7 @@ def lower(resolved: Resolved) -> Plan:
                 if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
             ),
             *kernel.nohz_left_out(spec, isolation),
+            *(REALTIME_LEFT_OUT if spec.cpu.realtime else ()),
         ),
         boot=boot(host, runtime_plan.owner),
         modules_load=tuple(

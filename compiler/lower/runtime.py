@@ -14,11 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from hostc.cpuset import CpuSet
+from hostc.knowledge import cpus as cpufacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import FIRST_HALT_STATE, Arch
 from hostc.knowledge.vendor import Vendor
 from hostc.lower.irq import irq_plan, nic_channels
+from hostc.lower.nics import chosen_channels
 from hostc.plan.model import (
     CpuMask,
     CpuPartition,
@@ -136,6 +140,37 @@ def _irq_cpus(topo: Topology, part: CpuPartition) -> CpuSet:
     nodes = {g.node for g in topo.gpus if g.node is not None}
     nodes |= {n.node for n in topo.nics if n.node is not None}
     return part.housekeeping & topo.cpus_of_nodes(tuple(sorted(nodes)))
+
+
+def offline_writes(spec: HostSpec) -> tuple[SysfsWrite, ...]:
+    """`cpu.offline`: one `cpuN/online = 0` per CPU, first of the runtime writes, so every
+    later one reaches only the CPUs that stay online (check judged the set: whole cores,
+    never the boot CPU, every NUMA node keeping one)."""
+    cpus = spec.cpu.offline
+    if not cpus:
+        return ()
+    return tuple(
+        SysfsWrite(
+            cpufacts.ONLINE_WRITE.format(n),
+            cpufacts.ONLINE_FILE.format(n),
+            "0",
+            Reason(
+                key("cpu", "offline"),
+                f"CPU {n} offline at every boot (cpu.offline {cpus}): in no CPU set of the "
+                "Plan; a boot without this write brings it back",
+            ),
+        )
+        for n in cpus
+    )
+
+
+def tunable(r: presets.Resolved) -> presets.Resolved:
+    """A sysfs row's value, with what it does where the merge's reason cannot say it (a
+    spec value's reason is only "set by the spec")."""
+    if r.setting is t.MIN_PERF_PCT:
+        why = f"{r.reason.why}: {cpufacts.MIN_PERF_PCT_WHY.format(pct=r.value)}"
+        return attrs.evolve(r, reason=Reason(r.reason.source, why))
+    return r
 
 
 def sysfs_writes(host: HostFacts, tick: Isolation | None) -> tuple[SysfsWrite, ...]:
@@ -344,8 +379,8 @@ def runtime(
         cpumasks=masks,
         modules=tuple(modules(spec)),
         services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
-        sysfs=sysfs_writes(host, tick),
-        nic_channels=nic_channels(topo, part, spec.irq.nic_channels),
+        sysfs=(*offline_writes(spec), *sysfs_writes(host, tick)),
+        nic_channels=chosen_channels(spec, topo, nic_channels(topo, part, spec.irq.nic_channels)),
         gpudirect=gpudirect(spec, topo),
-        tunables=tuple(one[s] for s in t.SYSFS_ROWS if s in one),  # in the table's order
+        tunables=tuple(tunable(one[s]) for s in t.SYSFS_ROWS if s in one),  # the table's order
     )

@@ -17,7 +17,7 @@ import attrs
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.vendor import Vendor
-from hostc.plan.base import Reason
+from hostc.plan.base import Reason, When
 from hostc.record import Record
 from hostc.units import format_kib
 from hostc.vocab import IommuMode
@@ -171,8 +171,8 @@ def spell(plan: Plan) -> list[KernelArg]:
     if plan.default_hugepagesz is not None:
         d = plan.default_hugepagesz
         out.append(KernelArg("default_hugepagesz", format_kib(d.value), d.reason))
-    for pool in plan.hugepages:
-        if not pool.per_node:
+    for pool in plan.hugepages:  # `hugepages=` applies to the `hugepagesz=` before it
+        if not pool.per_node or pool.when is not When.BOOT:  # runtime: hostc-hugepages
             continue
         size = format_kib(pool.size_kib)
         out.append(KernelArg("hugepagesz", size, pool.size_reason))

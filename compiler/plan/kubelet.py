@@ -9,6 +9,7 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.plan.base import Reason, When
 from hostc.record import Record
+from hostc.units import format_kib
 from hostc.vocab import (
     CpuManagerPolicy,
     Flavor,
@@ -149,10 +150,21 @@ def managers_stamp(k: KubeletPlan) -> str:
     """The settings the kubelet managers' checkpoints depend on, as one line: a change
     means the checkpoints are cleared at the next boot (drain and reboot).
     hostc-kubelet-reset compares it with the stamp the last reset left, and the
-    disruption compares two builds' stamps (where `checkpointed`): one spelling for both."""
+    disruption compares two builds' stamps (where `checkpointed`): one spelling for both.
+    The Static memory manager's checkpoint also holds each node's hugepages per size,
+    and a kubelet whose checkpoint differs from the machine refuses to start ("the
+    expected machine state is different from the real one", kubernetes
+    pkg/kubelet/cm/memorymanager/policy_static.go getDefaultMachineState/validateState),
+    so there the pools are part of the stamp (left out where none: older stamps hold)."""
     memory = ",".join(f"{r.node}:{r.memory}" for r in k.reserved_memory)
+    huge = ",".join(
+        f"{c.node}:" + "+".join(f"{n}x{format_kib(size)}" for size, n in c.hugepages)
+        for c in k.capacity
+        if c.hugepages
+    )
     return (
         f"cpu={k.cpu.policy} options={','.join(k.cpu.options) or '-'} "
         f"reserved={k.cpu.reserved} memory={k.memory.policy if k.memory else '-'} "
         f"reservedMemory={memory if k.memory_manager_static else '-'}"
+        + (f" hugepages={huge}" if k.memory_manager_static and huge else "")
     )

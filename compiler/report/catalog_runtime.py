@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hostc.plan.model import Plan
+from hostc.knowledge import kernel as kf
+from hostc.plan.model import Plan, When
 from hostc.report.catalog import Carrier
 from hostc.report.catalog import CatalogEntry as CatalogSetting
 from hostc.settings import table as t
 from hostc.settings.model import Per, Setting, Sysfs
+from hostc.units import format_kib
 
 
 def _has(*words: str) -> Carrier:
@@ -225,6 +227,35 @@ def _owners_and_rest(plan: Plan) -> list[CatalogSetting]:
 ACS_OBSERVE = ("lspci -vvv (ACSCtl of each bridge)",)
 
 
+def _reserve(kib: int) -> Carrier:
+    """hostc-hugepages' lines for pages of `kib` KiB: `reserve NODE KIB SIZE COUNT`."""
+    line = re.compile(rf"^reserve [0-9]+ {kib} ")
+    return lambda _path, text: line.search(text) is not None
+
+
+def _hugepage_pools(plan: Plan) -> list[CatalogSetting]:
+    """The runtime hugepage pools: hostc-hugepages' `reserve NODE KIB …` lines (the boot
+    pools are kernel arguments)."""
+    out = []
+    for p in plan.hugepages:
+        if p.when is not When.RUNTIME:
+            continue
+        out.append(
+            CatalogSetting(
+                f"hugepages {format_kib(p.size_kib)}",
+                ", ".join(f"node{n} {c}" for n, c in p.per_node) or "none",
+                p.reason,
+                str(p.when),
+                _reserve(p.size_kib),
+                tuple(
+                    kf.NODE_HUGEPAGES.format(node=n, kib=p.size_kib) + "/nr_hugepages"
+                    for n, _ in p.per_node
+                ),
+            )
+        )
+    return out
+
+
 def runtime(plan: Plan) -> list[CatalogSetting]:
     """The runtime settings, in `hostc plan`'s order."""
     return [
@@ -233,4 +264,5 @@ def runtime(plan: Plan) -> list[CatalogSetting]:
         *_modules_and_services(plan),
         *_rows(plan),
         *_owners_and_rest(plan),
+        *_hugepage_pools(plan),
     ]

@@ -17,12 +17,13 @@ import attrs
 from hostc.artifact import Artifact
 from hostc.diagnostics import HostcError, at, error
 from hostc.plan.model import Plan
+from hostc.provenance import PresetLayer, Source, SpecKeys
 from hostc.record import Record
 from hostc.report.catalog import CatalogEntry, kernel, limits, partition, sysctls, workloads
 from hostc.report.catalog_kubelet import kubelet
 from hostc.report.catalog_runtime import runtime
 from hostc.report.origin import ShownOrigin, origin
-from hostc.settings.model import Setting
+from hostc.settings.model import Family, Setting
 from hostc.settings.table import SETTINGS
 from hostc.spec import presets
 
@@ -46,6 +47,9 @@ class Found(Record):
     origin: ShownOrigin
     lines: tuple[Carried, ...]
     observe: tuple[str, ...]
+    #: how to change a value a preset gives: its spec key, or `preset.exclude` (None:
+    #: the spec already sets it, or no row of the settings table names it)
+    change: str | None = None
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -76,6 +80,7 @@ class Explanation(Record):
                 f"  source   {o.text}{where}",
             ]
             out += [f"           {d}" for d in o.detail]
+            out += [f"  change   {f.change}"] if f.change else []
             out.append(f"  plan     {f.reason}")
             out += [f"  emitted  {c.path}:{c.line}  {c.text}" for c in f.lines] or [
                 "  emitted  (no artifact line for this host's targets)"
@@ -137,11 +142,20 @@ def _select(
     by_key = [
         s
         for s in table
-        if _norm(str(s.reason.source)) == key
-        or _norm(str(s.reason.source)).startswith((key + ".", key + "["))
+        if any(
+            _norm(k) == key or _norm(k).startswith((key + ".", key + "["))
+            for k in _keys(s.reason.source)
+        )
     ]
     if by_key:
         return "spec key", by_key
+    by_layer = [
+        s
+        for s in table
+        if isinstance(s.reason.source, PresetLayer) and s.reason.source.layer.spec_key == key
+    ]
+    if by_layer:  # a key that turns a preset layer on: what the layer sets
+        return "spec key", by_layer
     row = _row(what)
     if row is not None:
         return _by_row(what, row, table)
@@ -162,6 +176,11 @@ def _select(
             )
         ]
     )
+
+
+def _keys(source: Source) -> list[str]:
+    """The spec keys a value came from as written: one, or each of several (SpecKeys)."""
+    return [str(k) for k in source.keys] if isinstance(source, SpecKeys) else [str(source)]
 
 
 def _row(what: str) -> Setting[Any] | None:
@@ -269,7 +288,28 @@ def explain(
             origin(s.name, s.reason, plan, spec, topo, ctx),
             _lines(s, arts),
             s.observe,
+            _change(s),
         )
         for s in chosen
     )
     return Explanation(what, how, found)
+
+
+def _change(s: CatalogEntry) -> str | None:
+    """For a value a preset layer gives: the spec key that overrides it and the
+    `preset.exclude` entry that leaves it out (first-day-4 X1)."""
+    if not isinstance(s.reason.source, PresetLayer):
+        return None
+    row = next(
+        (r for r in SETTINGS if r.name == s.name or s.name in _SHOWN_AS.get(r.name, ())), None
+    )
+    if row is None:
+        return None
+    exclude = f'preset.exclude = ["{row.name}"] leaves it out'
+    if row.family is Family.SYSCTL:  # `sysctl_setting`: its key is `sysctl."<key>"`
+        key = str(at("sysctl", row.name))
+    elif row.spec_key is not None:
+        key = str(at(*row.spec_key))
+    else:
+        return f"no spec key sets it; {exclude}"
+    return f"{key} in the spec overrides it; {exclude}"

@@ -108,6 +108,15 @@ def describe(c: presets.Cond) -> str:
         parts.append("workloads pinned to NUMA nodes" if c.pinned else "no pinned workloads")
     if c.multi_node is not None:
         parts.append("several NUMA nodes" if c.multi_node else "one NUMA node")
+    if c.pods_bound is not None:
+        parts.append(
+            "the kubelet binds pods to their NUMA nodes (Static memory manager, restricted "
+            "or single-numa-node)"
+            if c.pods_bound
+            else "the kubelet binds no pod to its NUMA nodes"
+        )
+    if c.realtime:
+        parts.append("cpu.realtime = true")
     if c.rdma is not None:
         parts.append("a workload gets RDMA NICs" if c.rdma else "no workload gets RDMA NICs")
     if c.gpu_vendor:

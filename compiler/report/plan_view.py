@@ -14,7 +14,7 @@ import attrs
 from hostc.cpuset import CpuSet
 from hostc.knowledge.kubelet import KubeVersion, Quantity
 from hostc.plan.kernelargs import cmdline, kernel_args
-from hostc.plan.model import IN_PLAN_JSON, Distro, IrqOwner, Placement, Plan, Reason, Value
+from hostc.plan.model import IN_PLAN_JSON, Distro, IrqOwner, Placement, Plan, Reason, Value, When
 from hostc.provenance import SOURCE_TYPES, Fact, PresetLayer, SpecKey, SpecKeys
 from hostc.report import kubelet_view
 from hostc.settings import table as t
@@ -117,6 +117,18 @@ def runtime_lines(plan: Plan) -> list[str]:
     return lines
 
 
+def hugepage_lines(plan: Plan) -> list[str]:
+    """Each hugepage pool: its size, where it is reserved, its pages per node."""
+    if not plan.hugepages:
+        return []
+    out = ["", "hugepage pools:"]
+    for p in plan.hugepages:
+        where = "boot" if p.when is When.BOOT else "runtime (hostc-hugepages.service)"
+        nodes = ", ".join(f"node{n} {c}" for n, c in p.per_node) or "none"
+        out += [f"  {format_kib(p.size_kib)} at {where}: {nodes}", f"      # {p.reason}"]
+    return out
+
+
 def _mib(v: int | None) -> str:
     if v is None:
         return "?"
@@ -164,6 +176,7 @@ def render(plan: Plan) -> str:
         f"  # {plan.boot.reason}",
     ]
     lines += [f"  {a}\n      # {a.reason}" for a in kernel_args(plan)] or ["  (none)"]
+    lines += hugepage_lines(plan)
     lines += ["", "sysctl:"]
     lines += [f"  {s.key} = {s.value}\n      # {s.reason}" for s in plan.sysctls] or ["  (none)"]
     lines += ["", "limits:"]

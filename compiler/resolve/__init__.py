@@ -16,7 +16,7 @@ import attrs
 from hostc.diagnostics import Diagnostic
 from hostc.plan.model import CpuPartition
 from hostc.record import Record
-from hostc.resolve import cpu, hugepages
+from hostc.resolve import cpu, hugepages, offline
 from hostc.resolve.host import ResolvedHost, resolve_host
 from hostc.resolve.hugepages import HugepageRequest
 from hostc.spec.model import HostSpec, Mechanism
@@ -33,15 +33,17 @@ class Resolved(Record):
     spec: HostSpec
     topo: Topology
     host: ResolvedHost
+    #: the snapshot as captured, before `cpu.offline` took CPUs out of it (`topo` is
+    #: the machine the Plan is for: `hostc.resolve.offline`); None: the same as `topo`
+    snapshot: Topology | None = None
 
     @functools.cached_property
     def partition(self) -> CpuPartition:
         return cpu.partition(self.spec, self.topo)
 
     @functools.cached_property
-    def hugepages(self) -> HugepageRequest | None:
-        if self.spec.hugepages is None:
-            return None
+    def hugepages(self) -> tuple[HugepageRequest, ...]:
+        """Every hugepage pool the spec asks for (none without `[hugepages]`)."""
         return hugepages.request(self.spec, self.topo, self.host.kernel)
 
     @functools.cached_property
@@ -57,4 +59,4 @@ class Resolved(Record):
 def resolve(spec: HostSpec, topo: Topology) -> tuple[Resolved, list[Diagnostic]]:
     """The resolved host and the diagnostics about facts that could not be read."""
     host, found = resolve_host(spec, topo)
-    return Resolved(spec, topo, host), found
+    return Resolved(spec, offline.target(spec, topo), host, topo), found

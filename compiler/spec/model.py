@@ -22,6 +22,9 @@ from hostc.keypath import KeyPath, Named, at
 from hostc.record import FrozenMap, Record
 from hostc.spec.model_kubelet import Kubelet as Kubelet
 from hostc.spec.model_kubelet import KubeletReserved as KubeletReserved
+from hostc.spec.model_memory import HugepageAllocation as HugepageAllocation
+from hostc.spec.model_memory import Hugepages as Hugepages
+from hostc.spec.model_memory import HugepagesPool as HugepagesPool
 from hostc.spec.model_runtime import Cpufreq as Cpufreq
 from hostc.spec.model_runtime import Irq as Irq
 from hostc.spec.model_runtime import Modules as Modules
@@ -29,7 +32,6 @@ from hostc.spec.model_runtime import Nccl as Nccl
 from hostc.spec.model_runtime import Runtime as Runtime
 from hostc.spec.model_runtime import Services as Services
 from hostc.spec.text import KernelArgText, Name
-from hostc.units import PageSize
 
 # the vocabularies of spec values (hostc.vocab, shared with the Plan), re-exported so a
 # spec is built from this one module (`m.RuntimeOwner.TUNED`, `m.ThpMode.MADVISE`)
@@ -144,6 +146,24 @@ class Cpu(Record):
         default=False,
         metadata=doc("permit a NUMA node with online CPUs to keep no housekeeping CPU", False),
     )
+    offline: CpuSet | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "CPUs taken offline at every boot, before the container runtime, the kubelet "
+            "and the workloads start (cpuN/online = 0): whole cores, never the boot CPU, "
+            "every NUMA node keeping an online CPU; they are in no CPU set of the Plan",
+            "60-63,124-127",
+        ),
+    )
+    realtime: bool = attrs.field(
+        default=False,
+        metadata=doc(
+            "real-time threads (SCHED_FIFO/SCHED_RR) run on the isolated CPUs: adds the "
+            "`realtime` preset layer (kernel.sched_rt_runtime_us = -1: no RT throttling); "
+            "needs isolated CPUs (opt-in)",
+            False,
+        ),
+    )
 
     @property
     def isolation(self) -> Isolate:
@@ -181,24 +201,6 @@ class Workload(Record):
             "more than one runnable task per CPU and makes every syscall dearer",
             False,
         ),
-    )
-
-
-@attrs.frozen(repr=False, eq=False)
-class Hugepages(Record):
-    size: PageSize | None = attrs.field(
-        default=None,
-        metadata=doc("page size of the pool (default 1G)", "1G"),
-    )
-    default_size: PageSize | None = attrs.field(
-        default=None,
-        metadata=doc("default_hugepagesz (default: `size`)", "1G"),
-    )
-    per_node: Mapping[int, int] | None = attrs.field(
-        default=None, metadata=doc("pages per NUMA node", {"0": 8, "1": 8})
-    )
-    total: int | None = attrs.field(
-        default=None, metadata=doc("pages in total, split evenly over nodes with memory", 16)
     )
 
 
@@ -298,7 +300,8 @@ class HostSpec(Record, Converted):
         default=(), metadata=doc("services pinned to their GPUs' NUMA nodes")
     )
     hugepages: Hugepages | None = attrs.field(
-        default=None, metadata=doc("boot-time hugepage reservation (off unless asked)")
+        default=None,
+        metadata=doc("hugepage pools, reserved at boot or early at runtime (off unless asked)"),
     )
     sysctl: Mapping[str, int | str] = attrs.field(
         factory=FrozenMap, metadata=doc("sysctl overrides", {"vm.swappiness": 1})

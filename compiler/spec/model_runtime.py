@@ -42,6 +42,16 @@ class Cpufreq(Record):
             "active",
         ),
     )
+    min_perf_pct: int | None = attrs.field(
+        default=None,
+        metadata=doc(
+            "frequency floor of intel_pstate (active or passive mode), in percent of the "
+            "highest turbo P-state: /sys/devices/system/cpu/intel_pstate/min_perf_pct, as "
+            "TuneD's latency-performance sets it (100: no CPU is asked to clock down; costs "
+            "power and heat)",
+            100,
+        ),
+    )
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -64,6 +74,17 @@ class Irq(Record):
             "or `keep` (the driver's count: more kernel-network throughput, more interrupt "
             "vectors on the housekeeping CPUs); RDMA and GPUDirect traffic use neither",
             "keep",
+        ),
+    )
+    nic_devices: tuple[str, ...] = attrs.field(
+        default=(),
+        metadata=doc(
+            "the NICs whose queues `nic_channels` sets (default: every NIC): shell globs "
+            "matched against a NIC's netdev, RDMA device or snapshot name, `vendor=GLOB` "
+            "(the snapshot's vendor, e.g. Mellanox or 0x8086) or `pci=GLOB` (its PCI "
+            "address); a leading `!` excludes what it matches; each entry must match a NIC "
+            "of the snapshot",
+            ["ens7f*", "!ens7f1"],
         ),
     )
 

@@ -1,5 +1,5 @@
-"""The preset tables: typed entries against the settings table (`hostc.settings`),
-and the low-latency settings hostc leaves out on purpose.
+"""The preset tables: typed entries against the settings table (`hostc.settings`);
+what the layers leave out on purpose is `hostc.spec.preset_left_out` (re-exported).
 
 An entry names its setting by its row (`t.GOVERNOR`), holds a value of the row's
 type, a one-line reason, its layer and the conditions under which it applies.
@@ -11,19 +11,24 @@ from typing import Any, TypeVar
 
 from hostc.knowledge.arch import X86_FAMILY
 from hostc.knowledge.vendor import Vendor
-from hostc.provenance import Layer, LeftOut, PresetLayer, Reason
+from hostc.provenance import Layer
 from hostc.settings import table as t
 from hostc.settings.model import Setting
+from hostc.spec.model_kubelet import Kubelet
+from hostc.spec.preset_left_out import LEFT_OUT as LEFT_OUT
+from hostc.spec.preset_left_out import REALTIME_LEFT_OUT as REALTIME_LEFT_OUT
 from hostc.spec.presets_model import Cond, Entry
 from hostc.vocab import (
     Epp,
     Governor,
     IommuMode,
     IrqOwner,
+    MemoryManagerPolicy,
     PstateMode,
     RuntimeOwner,
     ThpDefrag,
     ThpMode,
+    TopologyPolicy,
 )
 
 T = TypeVar("T")
@@ -31,11 +36,50 @@ X86 = tuple(X86_FAMILY)
 
 
 def _e(layer: Layer, setting: Setting[T], value: T, why: str, **cond: Any) -> Entry[T]:
-    return Entry(layer, setting, value, why, Cond(roles=_roles(layer), pinned=layer.pinned, **cond))
+    c = Cond(roles=_roles(layer), pinned=layer.pinned, realtime=layer.realtime, **cond)
+    return Entry(layer, setting, value, why, c)
 
 
 def _roles(layer: Layer) -> tuple[str, ...]:
     return () if layer.role is None else (layer.role,)
+
+
+#: kernel.rst (numa_balancing): "If the target workload is already bound to NUMA nodes
+#: then this feature should be disabled."
+_PODS_BOUND_WHY = (
+    "the kubelet's Static memory manager under a restricted or single-numa-node topology "
+    "policy binds each Guaranteed pod's memory to its NUMA node(s) (cpuset.mems), and "
+    "the kernel says to disable NUMA balancing where the workload is already bound "
+    "(Documentation/admin-guide/sysctl/kernel.rst): its page scans and hinting faults "
+    "would only add jitter; cost: Burstable and BestEffort pods and host daemons no "
+    "longer have their pages moved toward the CPUs they run on"
+)
+
+
+#: sched-rt-group.rst, 2.2: the defaults "were chosen so that a run-away real-time tasks
+#: will not lock up the machine but leave a little time to recover it".
+_RT_THROTTLE_WHY = (
+    "real-time threads on the isolated CPUs run as long as they need (TuneD's realtime "
+    "profile sets -1 too): by default the "
+    "kernel lets a CPU's real-time tasks use 950000 of every 1000000 us and then throttles "
+    "them for the rest of the second, a stall of up to 50 ms; -1 removes the limit "
+    "(Documentation/scheduler/sched-rt-group.rst); cost: the limit is what keeps a "
+    "runaway real-time thread from locking a CPU up, kernel threads bound there (per-CPU "
+    "kworkers) included, and work the whole system waits on can then hang"
+)
+
+
+def binds_pods(k: Kubelet | None) -> bool:
+    """Whether the kubelet binds Guaranteed pods' memory to their NUMA nodes: a Static
+    memory manager whose topology policy admits a pod only on its preferred nodes
+    (restricted, single-numa-node).  Under best-effort or none a pod's memory may span
+    every node, so the node keeps NUMA balancing for it (the preset says so)."""
+    return (
+        k is not None
+        and k.memory_manager_policy is MemoryManagerPolicy.STATIC
+        and k.topology_manager_policy
+        in (TopologyPolicy.RESTRICTED, TopologyPolicy.SINGLE_NUMA_NODE)
+    )
 
 
 _CSTATE_WHY = "shallow C-states cut wake-up latency on the hot path (costs idle power)"
@@ -100,10 +144,20 @@ ENTRIES: tuple[Entry[Any], ...] = (
         Layer.INFERENCE,
         t.NUMA_BALANCING,
         1,
-        "hostc binds no systemd workload's memory here, so automatic NUMA balancing keeps "
-        "the unpinned servers' pages local; it scans every task, pods a Static memory "
-        "manager binds to their nodes included",
+        "hostc pins no systemd workload's memory here and no kubelet Static memory "
+        "manager under a restricted or single-numa-node topology policy confines pods to "
+        "their preferred nodes, so a server's memory may lie on any node: automatic NUMA "
+        "balancing moves its pages toward the CPUs it runs on",
         multi_node=True,
+        pods_bound=False,
+    ),
+    _e(
+        Layer.INFERENCE,
+        t.NUMA_BALANCING,
+        0,
+        _PODS_BOUND_WHY,
+        multi_node=True,
+        pods_bound=True,
     ),
     _e(
         Layer.INFERENCE,
@@ -176,6 +230,8 @@ ENTRIES: tuple[Entry[Any], ...] = (
         "would only add jitter",
         multi_node=True,
     ),
+    # Real-time threads on isolated CPUs (issue 52, opt-in: cpu.realtime).
+    _e(Layer.REALTIME, t.SCHED_RT_RUNTIME, -1, _RT_THROTTLE_WHY),
     # Runtime tuning (issue 10).
     _e(
         Layer.INFERENCE,
@@ -299,44 +355,5 @@ ENTRIES: tuple[Entry[Any], ...] = (
                 "address (default 0: every NIC answers for all), as nvidia-base sets",
             ),
         )
-    ),
-)
-
-
-def _out(setting: str, why: str) -> LeftOut:
-    return LeftOut(setting, Reason(PresetLayer(Layer.BASE), why))
-
-
-#: Jitter settings of low-latency profiles (OpenShift's performance profile, TuneD's
-#: realtime profiles).  The seeds warn against copying trading-desk tuning by habit:
-#: each trades safety or observability for microseconds a GPU server does not need.
-LEFT_OUT: tuple[LeftOut, ...] = (
-    _out(
-        "kernel.nmi_watchdog",
-        "0 removes the hard-lockup detector; its NMI costs microseconds per second, and a "
-        "hung GPU host without it reboots nobody (read-only in many VMs)",
-    ),
-    _out(
-        "vm.stat_interval",
-        "raising it delays vmstat refresh on every CPU; where nohz_full is on (busy-polling "
-        "workloads' CPUs) the kernel already defers it",
-    ),
-    _out(
-        "kernel.timer_migration",
-        "the kernel's default (1) already moves timers off idle CPUs, isolated ones included",
-    ),
-    _out(
-        "skew_tick",
-        "offsets ticks for timer-lock contention at some power cost; no gain measured for GPU "
-        "serving (opt in with kernel.skew_tick = true)",
-    ),
-    _out(
-        "nosoftlockup",
-        "hides soft lockups instead of fixing them; a GPU host should report them",
-    ),
-    _out(
-        "tsc",
-        "tsc=reliable turns off the clocksource watchdog: unsafe where the TSC is not "
-        "synchronized across sockets",
     ),
 )

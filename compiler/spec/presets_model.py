@@ -25,6 +25,10 @@ class Context(Record):
     kernel: tuple[int, int] | None
     pinned: bool  # workloads are bound to their NUMA nodes
     multi_node: bool = True  # more than one NUMA node (False: a single-node host)
+    #: the kubelet's Static memory manager binds Guaranteed pods' memory to their NUMA
+    #: nodes under a restricted or single-numa-node topology policy (`binds_pods`)
+    pods_bound: bool = False
+    realtime: bool = False  # `cpu.realtime`: real-time threads run on the isolated CPUs
     rdma: bool = False  # a workload is handed RDMA NICs (GPUDirect RDMA)
     #: (feature, upstream release its kernel has) where the distribution backports it
     features: tuple[tuple[str, tuple[int, int]], ...] = ()
@@ -42,6 +46,8 @@ class Cond(Record):
     vendor: tuple[Vendor, ...] = ()
     roles: tuple[str, ...] = ()
     pinned: bool | None = None
+    pods_bound: bool | None = None
+    realtime: bool | None = None
     rdma: bool | None = None
     #: judge the kernel bounds by this feature's backported release (osfacts.KERNEL_BACKPORTS)
     feature: str | None = None
@@ -66,6 +72,10 @@ class Cond(Record):
         if self.roles and ctx.role not in self.roles:
             return False
         if self.pinned is not None and ctx.pinned != self.pinned:
+            return False
+        if self.pods_bound is not None and ctx.pods_bound != self.pods_bound:
+            return False
+        if self.realtime is not None and ctx.realtime != self.realtime:
             return False
         if self.multi_node is not None and ctx.multi_node != self.multi_node:
             return False

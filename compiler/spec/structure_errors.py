@@ -7,6 +7,7 @@ to `cpu.isolate` once, for every caller of `hostc.spec.structure`.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 import attrs
@@ -32,7 +33,7 @@ def _walk(exc: BaseException, path: KeyPath, out: list[Diagnostic]) -> None:
                     Severity.ERROR,
                     full,
                     f"unknown key {shown(key)}",
-                    hint=_known(exc.cl),
+                    hint=_known(exc.cl, key),
                 )
             )
         return
@@ -70,10 +71,14 @@ def _walk(exc: BaseException, path: KeyPath, out: list[Diagnostic]) -> None:
     out.append(Diagnostic(Severity.ERROR, path, msg))
 
 
-def _known(cl: type) -> str | None:
-    if attrs.has(cl):
-        return "known keys: " + ", ".join(a.name for a in attrs.fields(cl))
-    return None
+def _known(cl: type, key: str) -> str | None:
+    """The nearest known key first (a typo: `sysclt` → `sysctl`), then all of them."""
+    if not attrs.has(cl):
+        return None
+    names = [a.name for a in attrs.fields(cl)]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    known = "known keys: " + ", ".join(names)
+    return f"did you mean {close[0]}? {known}" if close else known
 
 
 def diagnostics(exc: BaseException) -> list[Diagnostic]:

@@ -1,5 +1,6 @@
 # Bake hostc's tuning into an image (Packer 1.6.6, HCL2: no `packer init`, no
-# required_plugins).  Two builds:
+# required_plugins).  Two builds (a chroot builder, mkosi or debootstrap installs the
+# same tree offline instead: `DESTDIR=IMAGE sh apply.sh`, README.md):
 #
 #   rootfs  runs offline (null source, communicator none): `hostc build` makes the
 #           tree and its apply.sh under var.out/rootfs/.  Run it first, in CI too:
@@ -57,7 +58,7 @@ build {
   sources = ["source.null.offline"]
 
   provisioner "shell-local" {
-    inline = ["${var.hostc} build '${var.spec}' --target rootfs --out '${var.out}'"]
+    inline = ["${var.hostc} build '${var.spec}' --target rootfs --out '${var.out}' -q"]
   }
 }
 
@@ -65,9 +66,10 @@ build {
   name    = "image"
   sources = ["source.null.image"]
 
-  # the same tree, fresh for this build
+  # the same tree, fresh for this build (-q: hostc's summary goes to stderr, which
+  # Packer shows as an error)
   provisioner "shell-local" {
-    inline = ["${var.hostc} build '${var.spec}' --target rootfs --out '${var.out}'"]
+    inline = ["${var.hostc} build '${var.spec}' --target rootfs --out '${var.out}' -q"]
   }
 
   # a trailing / uploads the directory's contents; the SSH user can write /tmp

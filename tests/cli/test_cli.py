@@ -442,7 +442,12 @@ def test_topology_option_wins_over_a_valid_host_topology(tmp_path: Path) -> None
             machine(packages=2, cores_per_node=16, smt=2, memory_mib=524288, gpus_per_node=2)
         )
     )
-    r = hostc("build", spec_of(H100), "--topology", other, "--target", "cmdline")
+    # the example without its `cpu.offline` (CPUs of its own machine, not of this one)
+    spec = tmp_path / "node.toml"
+    lines = spec_of(H100).read_text().splitlines(keepends=True)
+    spec.write_text("".join(x for x in lines if not x.startswith("offline =")))
+    shutil.copy(spec_of(H100).parent / "topology.toml", tmp_path / "topology.toml")
+    r = hostc("build", spec, "--topology", other, "--target", "cmdline")
     no_traceback(r)
     assert r.returncode == 0, r.stderr.decode()
     # 2 x 16 cores x SMT2: node 0 is 0-15,32-47; housekeeping cores 0-1 with 32-33
@@ -483,7 +488,8 @@ def test_plan_shows_node_table_and_numactl_line() -> None:
     node0 = lines[head + 1].split()
     node1 = lines[head + 2].split()
     assert node0[:5] == ["0", "0-1,64-65", "2-31,66-95", "GPU0,GPU1", "mlx5_0"]
-    assert node1[:5] == ["1", "32-63,96-127", "-", "GPU2,GPU3", "mlx5_1"]
+    # node 1 without its last 8 cores and their siblings (`cpu.offline = "56-63,120-127"`)
+    assert node1[:5] == ["1", "32-55,96-119", "-", "GPU2,GPU3", "mlx5_1"]
     assert "16×1G" in node0
     numactl = [ln for ln in lines if "numactl" in ln]
     assert len(numactl) == 1

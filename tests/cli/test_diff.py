@@ -57,6 +57,10 @@ def test_changing_a_sysctl_prints_both_values_and_both_reasons(tmp_path: Path) -
 
 **On a running host:** applies live (sysctl); restarts nothing; no reboot
 
+**Spec** (the keys as written; the Plan detail follows)
+
+- `sysctl."vm.swappiness"`: (not set) → `10`
+
 **CPUs**
 
 - no CPU changes its role

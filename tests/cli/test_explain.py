@@ -53,6 +53,7 @@ pci = disable_acs_redir=pci:0:0  [takes effect: boot]
 vm.swappiness = 1  [takes effect: sysctl]
   source   preset layer `base` ({dgx} does not set it)
            condition: every host (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
+  change   sysctl."vm.swappiness" in the spec overrides it; preset.exclude = ["vm.swappiness"] leaves it out
   plan     preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort
   emitted  /etc/sysctl.d/90-hostc.conf:@  vm.swappiness = 1
   observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
@@ -95,6 +96,7 @@ irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
 vm.overcommit_memory = 1  [takes effect: sysctl]
   source   preset layer `inference` ({dgx} does not set it)
            condition: role inference (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
+  change   sysctl."vm.overcommit_memory" in the spec overrides it; preset.exclude = ["vm.overcommit_memory"] leaves it out
   plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap; anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not; 1 never refuses
   emitted  /etc/sysctl.d/90-hostc.conf:@  vm.overcommit_memory = 1
   observe  /proc/sys/vm/overcommit_memory (sysctl -n vm.overcommit_memory)

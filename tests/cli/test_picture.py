@@ -35,6 +35,8 @@ def expected(plan: Plan, topo: Topology) -> dict[int, tuple[str, str]]:
     for c in topo.cpus:
         if not c.online:
             out[c.id] = ("offline", "")
+    for _, cpus in plan.hardware.offline:  # the snapshot's and `cpu.offline`'s
+        out.update((cpu, ("offline", "")) for cpu in cpus)
     return out
 
 

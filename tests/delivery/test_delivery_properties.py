@@ -56,7 +56,11 @@ def test_wrappers_carry_the_file_targets_byte_for_byte(case: tuple[Topology, m.H
         if t == "rootfs" and a.kind is ArtifactKind.FILE
     }
     assert tree == want
-    assert tar_files(out["rootfs-tar", "rootfs.tar"].data)[0] == want
+    # the tar is the tree: the same files, and at its top the tree's apply.sh
+    in_tar = tar_files(out["rootfs-tar", "rootfs.tar"].data)[0]
+    apply_sh = out["rootfs", "apply.sh"]
+    assert in_tar.pop("/apply.sh") == (apply_sh.mode, apply_sh.data)
+    assert in_tar == want
 
 
 _name = st.text(st.sampled_from("abcxyz019-_."), min_size=1, max_size=8).filter(

@@ -72,6 +72,16 @@ def _reserved(d: dict[str, Any]) -> None:
         d["kubelet"].setdefault("system_reserved", {})["memory"] = "6Gi"
 
 
+def _runtime_hugepages(d: dict[str, Any]) -> None:
+    """The pools written per node by hostc-hugepages.service, not the command line."""
+    d.setdefault("hugepages", {"size": "1G", "total": 2})["allocate"] = "runtime"
+
+
+def _second_pool(d: dict[str, Any]) -> None:
+    hp = d.setdefault("hugepages", {"size": "1G", "total": 2})
+    hp.setdefault("pools", []).append({"size": "2M", "total": 64})
+
+
 #: the setting classes a fleet changes: each alone and combined
 EDITS: dict[str, Edit] = {
     "sysctl": _sysctl("vm.swappiness", 7),
@@ -82,6 +92,8 @@ EDITS: dict[str, Edit] = {
     "thp": _thp,
     "limits.nofile": _nofile,
     "kubelet managers": _reserved,
+    "hugepages at runtime": _runtime_hugepages,
+    "hugepage pool": _second_pool,
 }
 
 

@@ -22,7 +22,7 @@ from hostc import api
 from hostc.artifact import ArtifactKind
 from hostc.delivery.activation import needs_reboot, steps
 from hostc.delivery.owned import RECORD
-from hostc.targets import rootfs_tar
+from hostc.targets import rootfs, rootfs_tar
 
 from conftest import EXAMPLE_NAMES, ROOT, example_plan, need_tool
 from delivery_read import as_files, host_files, hostc_cli, need_root, tar_files, tree_files
@@ -60,7 +60,9 @@ def test_tarball_holds_the_same_files(name: str) -> None:
     (art,) = api.emit(plan, ["rootfs-tar"])
     assert art.path == "rootfs.tar"
     files, dirs = tar_files(art.data)
-    assert files == as_files(host_files(plan))
+    # the rootfs target's tree: the host files and apply.sh at its top (issue 54, P1)
+    (script,) = [a for a in api.emit(plan, ["rootfs"]) if a.path == "apply.sh"]
+    assert files == as_files(host_files(plan)) | {"/apply.sh": (0o755, script.data)}
     parents = {str(Path(p).parent) for p in files}
     want = {p for f in parents for p in [f, *map(str, Path(f).parents)] if p != "/"}
     assert dirs == dict.fromkeys(want, 0o755)
@@ -77,12 +79,14 @@ def test_tarball_is_reproducible(name: str, tmp_path: Path) -> None:
     b = _hostc("build", spec, "-t", "rootfs-tar", "--out", str(tmp_path))
     assert a.returncode == b.returncode == 0, a.stderr + b.stderr
     assert a.stdout == (tmp_path / "rootfs-tar" / "rootfs.tar").read_bytes()
-    files = host_files(example_plan(name))
+    plan = example_plan(name)
+    files = host_files(plan)
     rng = random.Random(name)
     for _ in range(5):
         shuffled = files[:]
         rng.shuffle(shuffled)
-        assert rootfs_tar.tarball(shuffled) == a.stdout
+        apply = rootfs_tar.tree(plan, files)[-1]  # apply.sh, in the build's file order
+        assert rootfs_tar.tarball([*shuffled, apply]) == a.stdout
 
 
 def test_tarball_does_not_follow_the_filesystem(tmp_path: Path) -> None:
@@ -155,11 +159,26 @@ def test_apply_script_installs_the_tree(name: str, tmp_path: Path) -> None:
     dest = tmp_path / "image"
     script = out / "rootfs" / "apply.sh"
     env = {"DESTDIR": str(dest), "PATH": "/usr/bin:/bin"}
+    if rootfs.enabled_units(host_files(plan)):
+        need_tool("systemctl")  # under DESTDIR it enables the units in the image
+    # the distribution's units the steps enable (irqbalance, tuned), as the image has them
+    dist = dest / "usr/lib/systemd/system"
+    dist.mkdir(parents=True)
+    for unit in rootfs.enabled_units(host_files(plan)):
+        if not any(a.path.endswith("/" + unit) for a in host_files(plan)):
+            (dist / unit).write_text(
+                "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
+            )
     for _ in range(2):  # safe to run twice
         run = subprocess.run(["sh", str(script)], capture_output=True, text=True, env=env)
         assert run.returncode == 0, run.stderr
-    assert tree_files(dest) == as_files(host_files(plan))
-    assert all(p.stat().st_uid == 0 and p.stat().st_gid == 0 for p in dest.rglob("*"))
+    found = {
+        p: f
+        for p, f in tree_files(dest).items()
+        if not p.startswith(("/usr/lib/systemd/", "/etc/systemd/system/multi-user.target.wants/"))
+    }
+    assert found == as_files(host_files(plan))
+    assert all(p.lstat().st_uid == 0 and p.lstat().st_gid == 0 for p in dest.rglob("*"))
     if steps(host_files(plan), plan.host.os_family):
         assert "steps were not run" in run.stderr
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from hostc.audit.host import CAPTURED
+from hostc.audit.hugepages import captured
 from hostc.audit.observe import Expect, expectations
 from hostc.cpuset import CpuSet
 from hostc.plan.model import Plan
@@ -102,12 +103,42 @@ def _acs(root: Path, e: Expect) -> None:
     path.write_bytes(acs_config(0x0001 | 0x0010))  # source validation and upstream forwarding
 
 
+def _started_before(root: Path, e: Expect) -> None:
+    """hostc's tuning unit finished 5 s after boot, every unit it orders started at 6 s."""
+    first, *units = e.args
+    show(root, first, {"LoadState": "loaded", "ActiveState": "active"})
+    show(root, first, {"ActiveEnterTimestampMonotonic": "5000000"})
+    for unit in units:
+        props = {"LoadState": "loaded", "InactiveExitTimestampMonotonic": "6000000"}
+        show(root, unit, {**props, "After": f"basic.target {first}"})
+
+
+def _kubelet_reserved(root: Path, e: Expect) -> None:
+    """The static policy's checkpoint as the kubelet initialises it: every online CPU in
+    the shared pool, less the reserved ones under strict-cpu-reservation."""
+    path, _, strict, online, reserved = e.args
+    old = root / path.lstrip("/")
+    doc = json.loads(old.read_text()) if old.exists() else {"policyName": "static"}
+    shared = CpuSet.parse(online) - CpuSet.parse(reserved) if strict == "1" else online
+    put(root, path, json.dumps({**doc, "defaultCpuSet": str(shared), "entries": {}}))
+
+
+def rcu_kthreads(root: Path, cpus: CpuSet, allowed: CpuSet) -> None:
+    """An rcuop/N kthread for each CPU of `cpus`, each allowed on `allowed`."""
+    for cpu in cpus:
+        pid = 3000 + cpu
+        put(root, f"/proc/{pid}/comm", f"rcuop/{cpu}\n")
+        put(root, f"/proc/{pid}/status", f"Name:\trcuop/{cpu}\nCpus_allowed_list:\t{allowed}\n")
+
+
 DEVICE_KINDS = {
     "pm-qos": _pm_qos,
     "each-value": _each,
     "nic-channels": _channels,
     "iommu-mode": _iommu,
     "acs-redirect": _acs,
+    "started-before": _started_before,
+    "kubelet-reserved": _kubelet_reserved,
 }
 
 
@@ -156,10 +187,16 @@ def perfect_host(plan: Plan, root: Path) -> Path:
                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module\n",
             )
             modules["nvidia_peermem"] = "nvidia_peermem 16384 0 - Live 0x0\n"
+        elif e.kind in ("rcu-offloaded", "rcu-kthread-cpus"):  # offloaded, on housekeeping
+            rcu_kthreads(root, plan.partition.isolated, plan.partition.housekeeping)
         elif e.kind in DEVICE_KINDS:
             DEVICE_KINDS[e.kind](root, e)
         elif e.kind == "checkpoint":
             put(root, e.args[0], json.dumps({"policyName": e.expected, "checksum": 1}))
+        elif e.kind == "hugepage-map":  # the mapping as a capture of the live host keeps it
+            kib, node = int(e.args[0]), int(e.args[1])
+            line = f"mapped 7f0040000000 default huge anon=1 N{node}=1 kernelpagesize_kB={kib}"
+            put(root, captured(kib, node), line + "\n")
         elif e.kind == "pod-cpus":  # one BestEffort container on the whole shared pool
             shared = str(plan.partition.online)
             put(root, f"{POD}/cgroup.procs", "4242\n")

@@ -4,6 +4,7 @@ unpack from user-data, config.ign and rootfs.tar, as {path: (mode, bytes)}."""
 from __future__ import annotations
 
 import base64
+import gzip
 import io
 import os
 import subprocess
@@ -83,8 +84,9 @@ def user_data_files(doc: dict[str, Any]) -> Files:
         assert isinstance(e["permissions"], str), e["permissions"]
         raw = e["content"]
         enc = e.get("encoding")
-        assert enc in (None, "b64"), enc
-        data = base64.b64decode(raw, validate=True) if enc == "b64" else raw.encode("utf-8")
+        assert enc in (None, "b64", "gz+b64"), enc
+        data = base64.b64decode(raw, validate=True) if enc else raw.encode("utf-8")
+        data = gzip.decompress(data) if enc == "gz+b64" else data
         out[e["path"]] = (int(e["permissions"], 8), data)
     return out
 
@@ -104,7 +106,10 @@ def ignition_files(doc: dict[str, Any]) -> Files:
     out: Files = {}
     for f in doc.get("storage", {}).get("files", []):
         assert f["overwrite"] is True and isinstance(f["mode"], int)
-        out[f["path"]] = (f["mode"], data_url(f["contents"]["source"]))
+        data = data_url(f["contents"]["source"])
+        assert f["contents"].get("compression") in (None, "gzip")
+        gz = f["contents"].get("compression") == "gzip"
+        out[f["path"]] = (f["mode"], gzip.decompress(data) if gz else data)
     for u in doc.get("systemd", {}).get("units", []):
         base = f"/etc/systemd/system/{u['name']}"
         if "contents" in u:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from hostc import api
@@ -78,6 +79,11 @@ def cases(draw: st.DrawFn) -> tuple[Topology, m.HostSpec]:
             hp = m.Hugepages(size=draw(st.sampled_from(["2M", "1G"])), per_node=per)
         else:
             hp = m.Hugepages(size="1G", total=draw(st.integers(0, 16)))
+        if draw(st.booleans()):  # a second pool, of the other size (or the same: refused)
+            size = draw(st.sampled_from(["2M", "2M", "1G"]))
+            hp = attrs.evolve(hp, pools=(m.HugepagesPool(size, total=draw(st.integers(0, 64))),))
+        allocate = draw(st.sampled_from([None, None, *m.HugepageAllocation]))
+        hp = attrs.evolve(hp, allocate=allocate)
     spec = m.HostSpec(
         host=m.Host(name="prop", role=draw(st.sampled_from(list(m.Role)))),
         cpu=m.Cpu(

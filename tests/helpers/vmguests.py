@@ -27,7 +27,7 @@ HERE = ROOT / "tests" / "vm"
 VM_BOOT = ROOT.parent / "shared" / "tools" / "vm-boot"
 CACHE = Path(os.environ.get("HOSTC_VM_CACHE", "/var/tmp/hostc-vm"))
 #: the lifecycle and cloud-init guests: 2 NUMA nodes x 4 CPUs, SMT 2, hugepages per node
-SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608"]
+SHAPE = ["--numa", "4,4", "--smt", "2", "--mem-per-node", "4608,5632"]
 #: the Ansible and cloud-init guests: their checks (a delivery applied, a reboot through
 #: update-grub, idempotency, audit) need no second node and no hugepages, which the
 #: lifecycle VM shows; 2 vCPUs boot in about half the time of 8 under TCG.  Single-
@@ -215,6 +215,8 @@ def lifecycle(work: Path, lib: Path) -> tuple[dict[str, Any], Path]:
     _hostc("build", spec, "--target", "modprobe", "--out", vmtest / "modules", "-q")
     spec = spec_dir(vmtest / "nic", HERE / "v1.toml", rdma_topology(work / "rdma"))
     _hostc("build", spec, "--target", "systemd", "--out", vmtest / "nic", "-q")
+    spec = spec_dir(vmtest / "offline", HERE / "v2-offline.toml", HERE / "topology.toml")
+    _hostc("build", spec, "--target", "systemd", "--out", vmtest / "offline", "-q")
     spec = spec_dir(vmtest / "kubelet", HERE / "v1-kubelet.toml", HERE / "topology.toml")
     _hostc("build", spec, "--target", "kubelet", "--out", vmtest / "kubelet", "-q")
     shutil.copytree(HERE / "kubeadm", vmtest / "kubeadm")

@@ -22,6 +22,7 @@ config.ign) still changes the view, while a changed sysctl changes only the sysc
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -121,12 +122,17 @@ def _body(raw: bytes, shown: Shown) -> str:
         return f"<binary, {len(raw)} bytes, sha256 {_sha256(raw)}>"
 
 
+def _gunzipped(data: bytes) -> bytes:
+    """A gzip body (cloud-init's `gz+b64`, Ignition's `compression: gzip`) shown unpacked."""
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
 def _encoded(value: str) -> bytes | None:
     """The body a string scalar carries (a data URL, base64, a multi-line text), if any."""
     if value.startswith("data:"):
-        return _data_url(value)
+        return _gunzipped(_data_url(value))
     if _b64(value):
-        return base64.b64decode(value, validate=True)
+        return _gunzipped(base64.b64decode(value, validate=True))
     if "\n" in value:
         return value.encode("utf-8")
     return None
@@ -210,7 +216,8 @@ def _text_frame(text: str, shown: Shown) -> str:
     """A JSON or YAML document with every scalar that carries a shown body cut out, and
     every quoted sha256 of a shown body or of a body the document carries itself (the
     manifest an Ansible play checks) cut out, in base64 too: such a scalar stands as its
-    decoded body with the hashes cut, when it is the canonical base64 of that body."""
+    decoded body with the hashes cut, when it is canonical base64 (of the body, or of
+    the body's gzip: cloud-init's gz+b64, Ignition's compression)."""
     node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     carried = [
         (s.start_mark.index, s.end_mark.index, s.value, body)
@@ -221,10 +228,20 @@ def _text_frame(text: str, shown: Shown) -> str:
     for start, end, value, body in sorted(carried, reverse=True):
         if body in shown.bodies:
             text = text[:start] + _CUT + text[end:]
-        elif _b64(value) and base64.b64encode(body).decode() == value:
+        elif _packed(value):
             plain = _cut_hashes(body.decode("utf-8", "surrogateescape"), hashes)
             text = text[:start] + _CUT + json.dumps(plain) + text[end:]
     return _cut_hashes(text, hashes)
+
+
+def _packed(value: str) -> bool:
+    """A scalar that carries its body packed: canonical base64 (of the body or of its
+    gzip), or a base64 data URL of a gzip body (Ignition's `compression: gzip`)."""
+    if value.startswith("data:") and value.partition(",")[0].endswith(";base64"):
+        payload = value.partition(",")[2]
+        raw = base64.b64decode(payload)
+        return raw[:2] == b"\x1f\x8b" and base64.b64encode(raw).decode() == payload
+    return _b64(value) and base64.b64encode(base64.b64decode(value)).decode() == value
 
 
 def _b64(value: str) -> bool:

@@ -36,10 +36,16 @@ LAYERS: dict[int, tuple[str, ...]] = {
     3: ("hostc.resolve",),
     4: ("hostc.check", "hostc.lower"),
     # readers of the Plan: the targets, how their files are activated, the audit of a host
-    5: ("hostc.targets", "hostc.delivery.activation", "hostc.delivery.effects", "hostc.audit"),
+    5: (
+        "hostc.targets",
+        "hostc.delivery.activation",
+        "hostc.delivery.effects",
+        "hostc.audit",
+        "hostc.measure",
+    ),
     # what is done with a Plan and its artifacts: files written and owned, what a change
     # costs, and the reports and views of a Plan
-    6: ("hostc.delivery", "hostc.report"),
+    6: ("hostc.delivery", "hostc.report", "hostc.bench"),
     # the one surface a script, a test and the command line share
     7: ("hostc.api",),
     8: ("hostc.cli", "hostc.__main__"),

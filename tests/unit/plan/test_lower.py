@@ -95,10 +95,13 @@ def test_per_node_hugepages_need_5_16() -> None:
     assert "hugepagesz=1G hugepages=16" in cmdline(p)
     assert [str(w.path) for w in warnings if str(w.path) != "host.os"] == ["hugepages.per_node"]
     uneven = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 2}))
-    assert errors(uneven, old) == [
+    boot = spec(hugepages=m.Hugepages(size="1G", per_node={0: 8, 1: 2}, allocate="boot"))
+    assert errors(boot, old) == [
         "hugepages.per_node: kernel 5.15.0 cannot reserve different counts per NUMA node at "
         "boot (needs Linux ≥ 5.16)"
     ]
+    p, _ = api.compile_plan(uneven, old)  # before 5.16: hostc-hugepages.service, at runtime
+    assert "hugepages=" not in cmdline(p) and p.hugepages[0].when == "runtime"
     assert "hugepages=0:8,1:2" in cmdline(plan_of(uneven))
 
 
@@ -183,11 +186,13 @@ def test_total_skips_cpuless_memory_nodes() -> None:
     p = plan_of(spec(hugepages=m.Hugepages(size="1G", total=6)), topo)
     assert p.hugepages[0].per_node == ((0, 3), (1, 3))
     old = attrs.evolve(topo, kernel="5.4.0")
-    even = spec(hugepages=m.Hugepages(size="1G", per_node={0: 2, 1: 2}))
+    even = spec(hugepages=m.Hugepages(size="1G", per_node={0: 2, 1: 2}, allocate="boot"))
     assert errors(even, old) == [
         "hugepages.per_node: kernel 5.4.0 predates per-node counts (5.16), and its own even "
         "split would also reserve pages on CPU-less node(s) 2, 3"
     ]
+    p, _ = api.compile_plan(attrs.evolve(even, hugepages=m.Hugepages(per_node={0: 2, 1: 2})), old)
+    assert p.hugepages[0].when == "runtime"  # by default the pages go to their nodes at runtime
 
 
 def test_hidden_cpus_are_a_warning() -> None:

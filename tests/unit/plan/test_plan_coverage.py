@@ -21,6 +21,7 @@ from hostc.report import plan_view
 from hostc.settings import SETTINGS, Family, Setting
 from hostc.settings import table as t
 from hostc.spec import presets
+from hostc.spec.preset_entries import REALTIME_LEFT_OUT
 
 from conftest import ROOT
 from plan_walk import reasons, settings, walk
@@ -94,7 +95,7 @@ def test_a_preset_source_names_a_layer_with_an_entry_for_that_setting(example: P
             name = module_names.get(name, name)
             assert presets.entries_for(name, r.source.layer), (name, str(r))
     table_reasons = {id(r) for _, _, r in table_values(plan)}
-    left_out = {x.reason.why for x in presets.LEFT_OUT}
+    left_out = {x.reason.why for x in (*presets.LEFT_OUT, *REALTIME_LEFT_OUT)}
     for path, r in reasons(plan):
         if isinstance(r.source, PresetLayer) and id(r) not in table_reasons:
             derived = DERIVED.get(path.rsplit(".", 1)[0].split("[")[0])

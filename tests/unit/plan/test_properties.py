@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hostc import api
 from hostc.cpuset import CpuSet
 from hostc.diagnostics import Severity
+from hostc.knowledge.kernel import MULTI_VALUED
 from hostc.plan.model import Reason
 from hostc.provenance import SpecKey, SpecKeys
 from hostc.spec import model as m
 from hostc.topology.model import Topology
+from hostc.units import size_kib
 
 from invariants import assert_partition_sound
 from plan_walk import reasons
@@ -28,6 +30,8 @@ def _args(cmdline: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for tok in cmdline.split():
         key, sep, value = tok.partition("=")
+        if key in MULTI_VALUED:  # one hugepagesz=/hugepages= pair per pool (_pools)
+            continue
         assert key not in out, f"{key} emitted twice"
         assert not sep or value, f"{key}= emitted with an empty value"
         out[key] = value if sep else None
@@ -89,15 +93,27 @@ def test_artifacts_parse_back_to_the_plan(case: tuple[Topology, m.HostSpec]) -> 
             assert CpuSet.parse(args["irqaffinity"] or "") == plan.partition.housekeeping
         else:
             assert not {"isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"} & set(args)
-        if plan.hugepages and plan.hugepages[0].per_node:
-            pool = plan.hugepages[0]
-            value = args["hugepages"] or ""
-            if pool.node_form:
-                got = {int(a): int(b) for a, b in (x.split(":") for x in value.split(","))}
-                assert got == dict(pool.per_node)
-            else:
-                assert int(value) == pool.total
-            assert text.index("hugepagesz=") < text.index("hugepages=")
+        assert _pools(text) == [
+            (p.size_kib, dict(p.per_node) if p.node_form else p.total)
+            for p in plan.hugepages
+            if p.per_node and p.when == "boot"  # a runtime pool: hostc-hugepages
+        ]
+
+
+def _pools(text: str) -> list[tuple[int, dict[int, int] | int]]:
+    """(size, per-node counts or total) per `hugepagesz=` `hugepages=` pair, each
+    `hugepages=` right after its size (the kernel applies it to the size before it)."""
+    words = [w.partition("=") for w in text.split() if w.startswith(("hugepagesz=", "hugepages="))]
+    assert [k for k, _, _ in words] == ["hugepagesz", "hugepages"] * (len(words) // 2)
+    out: list[tuple[int, dict[int, int] | int]] = []
+    for (_, _, size), (_, _, value) in zip(words[::2], words[1::2], strict=True):
+        counts = (
+            {int(a): int(b) for a, b in (x.split(":") for x in value.split(","))}
+            if ":" in value
+            else int(value)
+        )
+        out.append((size_kib(size), counts))
+    return out
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -57,7 +57,8 @@ def test_the_partition_and_the_hugepage_request_are_resolved_once() -> None:
     r, _ = resolve(s, TOPO)
     assert r.partition is r.partition  # a cached property of the resolved value
     assert str(r.partition.housekeeping) == "0,8,16,24"
-    assert r.hugepages is not None and r.hugepages.per_node == {0: 3, 1: 2}
+    [pool] = r.hugepages
+    assert pool.per_node == {0: 3, 1: 2}
     plan, _ = api.compile_plan(s, TOPO)
     assert plan.partition == r.partition
     assert plan.hugepages[0].per_node == ((0, 3), (1, 2))

@@ -334,7 +334,7 @@ def test_tuned_profile_goes_where_the_release_s_tuned_reads_it(
     host = m.Host(name="t", role=m.Role.INFERENCE, os=os)  # host.os, as a spec says it
     plan = compile_(spec(host=host, **TUNED_OWNED), h100(os=None))
     assert plan.host.tuned_profile_dirs == dirs
-    arts = api.emit(plan, ["tuned"])
+    arts = [a for a in api.emit(plan, ["tuned"]) if a.path.endswith("/tuned.conf")]
     assert [a.path for a in arts] == [f"{d}/hostc/tuned.conf" for d in dirs]
     assert len({a.data for a in arts}) == 1  # the same profile wherever it goes
     steps = [list(s.argv) for s in api.apply_steps(plan, arts)]

@@ -140,7 +140,8 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
     want = next(x for x in text.splitlines() if x.startswith("cgroup_ps_blacklist="))
     assert units["scheduler"]["cgroup_ps_blacklist"] == want.partition("=")[2]
     assert units["scheduler"]["runtime"] == "0"
-    assert units["net"]["channels"].startswith("combined ")
+    nets = [u for u in units if u.startswith("net_")]
+    assert nets and all(units[u]["channels"].startswith("combined ") for u in nets)
     assert units["cpu"]["energy_performance_preference"] == "performance"
 
 
@@ -157,7 +158,8 @@ def test_tuned_loader_keeps_the_blacklist_verbatim(tmp_path: Path) -> None:
         ("fedora-39", (2, 21, 0)),
         ("fedora-41", (2, 24, 0)),
         ("ubuntu-22.04", None),
-        ("rhel-9.4", None),
+        ("rhel-9.4", (2, 16, 0)),  # the oldest RHEL 9 minor's: a floor
+        ("rhel-8.10", None),
         (None, None),
     ],
 )
@@ -185,7 +187,11 @@ def test_tuned_option_versions_hold_for_the_installed_tuned() -> None:
         "systemd.cpu_affinity": ("plugin_systemd.py", '"cpu_affinity"'),
         "vm.transparent_hugepage.defrag": ("plugin_vm.py", '"transparent_hugepage.defrag"'),
         "cpu.energy_perf_bias": ("plugin_cpu.py", '"energy_perf_bias"'),
+        "cpu.min_perf_pct": ("plugin_cpu.py", '"min_perf_pct"'),
         "bootloader.cmdline_suffix": ("plugin_bootloader.py", '"cmdline"'),
+        "net.dynamic": ("plugin_net.py", '"dynamic"'),
+        "unit.devices_udev_regex": ("../profiles/unit.py", '"devices_udev_regex"'),
+        "unit.type": ("../profiles/unit.py", '"type"'),
     }
     assert set(sources) == set(osfacts.TUNED_OPTION_SINCE)
     for option, since in osfacts.TUNED_OPTION_SINCE.items():
@@ -222,10 +228,17 @@ def test_an_unknown_tuned_gets_the_force_latency_form_every_release_reads() -> N
 def test_tuned_nic_channels_only_where_the_tuned_reads_them() -> None:
     rest = {"cpu": m.Cpu(housekeeping_per_node=2, isolate="rest"), **TUNED_OWNED}
     known = tuned_ini(compile_(spec(**rest), h100(os=DEBIAN12)))
-    assert known["net"]["channels"] == "combined 4"  # 2 cores × 2 threads per node
-    assert "net" not in tuned_ini(compile_(spec(**rest)))  # ubuntu-22.04: unknown TuneD
-    # one count per node differs (4 and 64): TuneD's [net] has one for every device
-    assert "net" not in tuned_ini(compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12)))
+    nets = [u for u in known.sections() if known[u].get("type") == "net"]
+    assert nets and {known[u]["channels"] for u in nets} == {"combined 4"}  # 2 cores × 2
+    unknown = tuned_ini(compile_(spec(**rest)))  # ubuntu-22.04: unknown TuneD
+    assert not [u for u in unknown.sections() if u.startswith("net")]
+    # one count per node differs (4 and 64): each NIC's own section has its node's count
+    # (issue 52 F1; one [net] for every device used to leave them all out)
+    plan = compile_(spec(**TUNED_OWNED), h100(os=DEBIAN12))
+    per = tuned_ini(plan)
+    assert {per[f"net_{c.device}"]["channels"] for c in plan.runtime.nic_channels} == {
+        f"combined {c.count}" for c in plan.runtime.nic_channels
+    }
 
 
 # --- C-states: per CPU, at runtime, on the workload CPUs ----------------------------------
@@ -703,7 +716,8 @@ def test_reasons_tell_epb_from_epp_and_numa_balancing_from_kubelet_binding() -> 
     kubeadm = example("h100-kubeadm")
     nb = next(s for s in kubeadm.sysctls if s.key == "kernel.numa_balancing")
     assert "no workload is pinned" not in nb.reason.why
-    assert "pods a Static memory manager binds" in nb.reason.why
+    # issue 52 F4: single-numa-node with a Static memory manager binds the pods: off
+    assert nb.value == "0" and "Static memory manager" in nb.reason.why
 
 
 # --- NIC channels: a spec choice with its cost named ------------------------------------

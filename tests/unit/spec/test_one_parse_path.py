@@ -21,6 +21,7 @@ import attrs
 import pytest
 
 from hostc import api
+from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
 from hostc.record import FrozenMap
 from hostc.spec import load as spec_load
@@ -43,7 +44,7 @@ def _mutable_inside(value: Any, path: str = "spec") -> Iterator[str]:
     """The key path of every list, dict, set or bytearray inside `value`."""
     if isinstance(value, list | dict | set | bytearray):
         yield f"{path}: {type(value).__name__}"
-    elif isinstance(value, str | bytes | int | float | enum.Enum) or value is None:
+    elif isinstance(value, str | bytes | int | float | enum.Enum | CpuSet) or value is None:
         return
     elif attrs.has(type(value)):
         for f in attrs.fields(type(value)):

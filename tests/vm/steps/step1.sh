@@ -8,6 +8,8 @@ find /etc /usr/local /var/lib/hostc -xdev -type f 2>/dev/null | grep -v -e ^/etc
 update-grub >$R/update-grub-0.log 2>&1
 grep -E '^\s*linux\s' /boot/grub/grub.cfg | head -1 >$R/pristine-grub
 cat /proc/cmdline >$R/pristine-cmdline
+# Issue 53: `hostc measure` on the untuned guest (before apply.sh changes anything)
+. /root/vmtest/steps/measure-untuned.sh
 sh /root/vmtest/v1/rootfs/apply.sh >$R/apply-v1.log 2>&1; echo $? >$R/apply-v1.rc
 # v1's modules-load.d file for the same host with a GPU and an RDMA NIC (vmguests.py
 # RDMA_DEVICES): boot 2's systemd-modules-load reads it; step2.sh removes it again

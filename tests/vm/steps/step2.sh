@@ -2,6 +2,8 @@
 # then v2 applied over v1, and a reboot.
 R=/root/results
 hostc audit /root/vmtest/v1/node.toml --json >$R/audit-v1.json; echo $? >$R/audit-v1.rc
+# Issue 53: `hostc measure` on the tuned boot: three planted, three clean windows
+. /root/vmtest/steps/measure-tuned.sh
 systemctl is-failed hostc-verify.service >$R/verify-v1 2>&1
 journalctl -b -u hostc-verify.service -o cat --no-pager >$R/verify-v1.log 2>&1
 dmesg >$R/dmesg-v1 2>&1

@@ -13,4 +13,6 @@ systemctl is-enabled tuned.service >$T/tuned-enabled-before 2>&1
 sh /root/vmtest/tuned/rootfs/apply.sh >$T/apply.log 2>&1; echo $? >$T/apply.rc
 tuned-adm active >$T/active-boot1 2>&1
 cp /var/log/tuned/tuned.log $T/tuned-boot1.log 2>/dev/null
+# Issue 52 (F3): a stand-in kubelet.service, enabled, with no ordering of its own
+. /root/vmtest/steps/tuned-order.sh; tuned_order_install
 systemctl --no-block reboot

@@ -12,6 +12,8 @@ tuned-adm active >$R/active 2>&1; echo $? >$R/active.rc
 tuned-adm list >$R/list 2>&1
 tuned-adm verify >$R/tuned-verify 2>&1; echo $? >$R/tuned-verify.rc
 cp /var/log/tuned/tuned.log $R/tuned.log 2>/dev/null
+# Issue 52 (F3): what the stand-in kubelet found when it started
+. /root/vmtest/steps/tuned-order.sh; tuned_order_record
 : >/var/log/tuned/tuned.log
 tuned-adm verify --ignore-missing >$R/tuned-verify-i 2>&1; echo $? >$R/tuned-verify-i.rc
 cp /var/log/tuned/tuned.log $R/tuned-i.log 2>/dev/null
