@@ -144,8 +144,9 @@ __all__ = [
 ]
 
 
-def loads_spec(text: str, path: str | os.PathLike[str] = "node.toml") -> HostSpec:
-    """A spec from its text; `path` is only the name diagnostics give it."""
+def loads_spec(text: str, path: str | os.PathLike[str] = "<string>") -> HostSpec:
+    """A spec from its text; `path` is only the name diagnostics give it (`<string>`
+    unless given: the text came from no file, so no file is named)."""
     return loads(text, str(as_path(path, "path")))
 
 

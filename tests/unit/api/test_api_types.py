@@ -206,3 +206,13 @@ def test_a_spec_built_from_any_strings_compiles_or_is_a_hostc_error(
         assert e.diagnostics
         return
     assert plan.host.role == role.strip() or plan.host.role == role
+
+
+def test_a_spec_from_a_string_is_not_reported_as_node_toml() -> None:
+    """first-day-4 E1: `loads_spec(text)` without a name names no file it did not read."""
+    with pytest.raises(api.HostcError) as e:
+        api.loads_spec("version = 1\n[host\nname='x'")
+    assert str(e.value).startswith("error: <string>:2: "), str(e.value)
+    with pytest.raises(api.HostcError) as e:
+        api.loads_spec("version = 1\n[host\nname='x'", "mine.toml")
+    assert str(e.value).startswith("error: mine.toml:2: "), str(e.value)
