@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from hostc.artifact import Activation, Artifact, ArtifactKind, deliverable, file
+from hostc.artifact import Action, Activation, Artifact, ArtifactKind, deliverable, file
 
 
 @attrs.define
@@ -24,6 +24,14 @@ class Emitter:
     def file(self, path: str, text: str, *activation: Activation, mode: int = 0o644) -> None:
         """A text file installed on the host."""
         self.artifacts.append(file(self.target, path, text, *activation, mode=mode))
+
+    def unit(self, path: str, text: str, name: str, *, start: bool = False) -> None:
+        """A unit file of hostc's own (the one rule of what installing one does): the
+        manager rereads it and it is enabled; `start`: a oneshot that also runs now."""
+        now = (Activation(Action.START, name),) if start else ()
+        self.file(
+            path, text, Activation(Action.DAEMON_RELOAD), Activation(Action.ENABLE, name), *now
+        )
 
     def deliverable(self, name: str, data: str | bytes, mode: int = 0o644) -> None:
         """A file handed to a person or a tool (`user-data`, a tarball)."""

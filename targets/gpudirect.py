@@ -22,11 +22,8 @@ def emit(plan: Plan, out: Emitter) -> None:
     if g is None or not g.peermem:
         return
     host = header(plan)
-    out.file(
-        UNIT_PATH,
-        render("hostc-gpudirect.service.j2", host=host, mode=g.mode, script=SCRIPT),
-        Activation(Action.DAEMON_RELOAD),
-        Activation(Action.ENABLE, UNIT),
+    out.unit(
+        UNIT_PATH, render("hostc-gpudirect.service.j2", host=host, mode=g.mode, script=SCRIPT), UNIT
     )
     script = render("hostc-gpudirect.sh.j2", host=host, mode=g.mode, reason=g.reason)
     out.file(SCRIPT, script, Activation(Action.START, UNIT), mode=0o755)

@@ -113,13 +113,7 @@ def emit(plan: Plan, out: Emitter) -> None:
         script=SCRIPT,
         before=" ".join(verify.pod_units(plan)),
     )
-    out.file(
-        UNIT_PATH,
-        unit,
-        Activation(Action.DAEMON_RELOAD),
-        Activation(Action.ENABLE, UNIT),
-        Activation(Action.START, UNIT),
-    )
+    out.unit(UNIT_PATH, unit, UNIT, start=True)
     # the kubelet reads hugepage capacity once, at its start (kubernetes #111757)
     later = [Activation(Action.NEXT_START, plan.kubelet.unit)] if plan.kubelet else []
     script = render(

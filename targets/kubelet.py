@@ -265,11 +265,10 @@ def emit(plan: Plan, out: Emitter) -> None:
     takes_effect = Activation(Action.RUN, RESET)
     out.file(delivered(k), render(plan, k), takes_effect)
     out.file(RESET, reset_script(plan, k), Activation(Action.RUN), mode=0o755)
-    out.file(
+    out.unit(
         RESET_UNIT_PATH,
         render_template("hostc-kubelet-reset.service.j2", host=host, unit=k.unit, script=RESET),
-        Activation(Action.DAEMON_RELOAD),
-        Activation(Action.ENABLE, RESET_UNIT),
+        RESET_UNIT,
     )
     flag = config_dir_flag(k)
     if flag is not None:

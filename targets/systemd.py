@@ -291,13 +291,7 @@ def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
         channels=channels,
         repin=pid1_repin(plan),
     )
-    out.file(
-        UNIT_PATH,
-        unit,
-        Activation(Action.DAEMON_RELOAD),
-        Activation(Action.ENABLE, UNIT),
-        Activation(Action.START, UNIT),
-    )
+    out.unit(UNIT_PATH, unit, UNIT, start=True)
     out.file(SCRIPT, script, Activation(Action.START, UNIT), mode=0o755)
     rules = udev_rules(plan)
     if rules is not None:

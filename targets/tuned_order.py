@@ -61,5 +61,5 @@ def emit(plan: Plan, out: Emitter, profile: str) -> None:
         timeout=TIMEOUT_S,
     )
     script = render("hostc-tuned-ready.sh.j2", host=host, profile=profile, wait=WAIT_S)
-    out.file(UNIT_PATH, unit, Activation(Action.DAEMON_RELOAD), Activation(Action.ENABLE, UNIT))
+    out.unit(UNIT_PATH, unit, UNIT)
     out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)
