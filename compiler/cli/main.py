@@ -92,6 +92,7 @@ def build(
     @list): each is written to DIR/<host>/<target>/…, and a summary follows.  A build
     removes the files its previous build in DIR wrote and it no longer makes."""
     targets = target or ["all"]
+    out = _dash(out, check or is_fleet(spec))
     if is_fleet(spec):
         from hostc.api.fleet import Job
 
@@ -116,6 +117,16 @@ def build(
         write_out(out, plan, artifacts, warnings, inputs, as_json, quiet, targets)
     else:
         to_stdout(plan, artifacts, warnings, as_json)
+
+
+def _dash(out: Path | None, refused: bool) -> Path | None:
+    """`-o -` is standard output, as the refusals' hints say: one host's files (None),
+    never a folder called `-`; with --check or many hosts a usage error."""
+    if out != Path("-"):
+        return out
+    if refused:
+        _usage("--out - is standard output: one host's files, not --check or many hosts")
+    return None
 
 
 def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_json: bool) -> None:

@@ -114,3 +114,26 @@ def test_no_progress_bar_and_no_carriage_return_in_a_pipe(tmp_path: Path) -> Non
     assert proc.returncode == 0, err.decode()
     assert b"\r" not in err and b"\\x0d" not in err and b"[#" not in err
     assert b"hosts:" in err  # the summary is still there
+
+
+def test_out_dash_is_standard_output_as_the_hints_say(tmp_path: Path) -> None:
+    """`-o -` writes one host's build to standard output (the refusals' hints name it),
+    never a folder called `-`; with --check it is a usage error."""
+    spec = EXAMPLES / "h100-4gpu-inference" / "node.toml"
+    r = subprocess.run(
+        [sys.executable, "-m", "hostc", "build", str(spec), "-t", "cmdline", "-o", "-"],
+        capture_output=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.startswith(b"#") or b"isolcpus=" in r.stdout, r.stdout[:200]
+    assert not (tmp_path / "-").exists()
+    r = subprocess.run(
+        [sys.executable, "-m", "hostc", "build", str(spec), "-o", "-", "--check"],
+        capture_output=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert r.returncode == 2 and b"standard output" in r.stderr, r.stderr.decode()
+    assert not (tmp_path / "-").exists()
