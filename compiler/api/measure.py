@@ -17,6 +17,7 @@ from hostc.inputs import loads_json, read_text_bounded
 from hostc.measure import report
 from hostc.measure.attribute import attribute
 from hostc.measure.host import ProcRoot
+from hostc.measure.limits import RECORD as RECORD  # by default: the live host, as root only
 from hostc.measure.model import Measurement
 from hostc.measure.promise import promises
 from hostc.measure.run import MAX_WINDOW as MAX_WINDOW
@@ -24,8 +25,6 @@ from hostc.measure.run import window
 from hostc.patharg import as_path, of_type
 from hostc.plan.model import Plan
 
-#: Where a measurement is recorded by default: on the live host, as root only.
-RECORD = Path("/var/lib/hostc/measure/last.json")
 #: A record is a few hundred rows at most; past this it is not one.
 RECORD_LIMIT = 16 << 20
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from hostc.api import measure as m
+from hostc.api import measureargs as opts
 from hostc.cli.base import (
     SpecArg,
     TopologyOpt,
@@ -29,7 +29,7 @@ WindowOpt = Annotated[
     typer.Option(
         "--window",
         "-w",
-        help=f"seconds to count for (0 to {m.MAX_WINDOW:g}; with --after: the copies' "
+        help=f"seconds to count for (0 to {opts.MAX_WINDOW:g}; with --after: the copies' "
         "/proc/uptime difference is used)",
     ),
 ]
@@ -48,7 +48,7 @@ RecordOpt = Annotated[
     Path | None,
     typer.Option(
         "--record",
-        help=f"also write the JSON to FILE (default as root on this host: {m.RECORD}, which "
+        help=f"also write the JSON to FILE (default as root on this host: {opts.RECORD}, which "
         "`hostc audit` shows; never by default otherwise)",
     ),
 ]
@@ -78,13 +78,15 @@ def measure_cmd(
         _usage("--after needs --root: both are copies of the host, taken a window apart")
     if record is not None and no_record:
         _usage("pass --record FILE or --no-record, not both")
-    if not 0 <= seconds <= m.MAX_WINDOW:
-        _usage(f"--window must be 0 to {m.MAX_WINDOW:g} seconds")
+    if not 0 <= seconds <= opts.MAX_WINDOW:
+        _usage(f"--window must be 0 to {opts.MAX_WINDOW:g} seconds")
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _warn(warnings)
     host = str(root) if after is None else f"{root} .. {after}"
     if after is None and seconds > 0 and not as_json:
         typer.echo(f"hostc measure: counting for {seconds:g} s under {_clean(str(root))}", err=True)
+    from hostc.api import measure as m  # the readers and the report: this command only
+
     found = _guard(lambda: m.measure(plan, seconds, root, after))
     shown = str(spec)
     sys.stdout.write((m.measure_json if as_json else m.measure_text)(found, host, shown))
@@ -102,5 +104,7 @@ def last_record(root: Path, capture: Path | None) -> str:
     none there, or a capture archive, which holds no record)."""
     if capture is not None:
         return ""
+    from hostc.api import measure as m
+
     found = _guard(lambda: m.last_measure(root))
     return "\n" + found if found else ""

@@ -15,13 +15,13 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.measure.host import Counters, IrqPlace, ProcRoot, ThreadScan
+from hostc.measure.limits import MAX_WINDOW as MAX_WINDOW
 from hostc.measure.sources import PerCpuTable
 from hostc.measure.tasks import Sampler, TaskRuns
 from hostc.record import FrozenMap, Record
 
 #: The longest window `hostc measure` takes (seconds): counts are for minutes, a
 #: benchmark's run is for `hostc bench`.
-MAX_WINDOW = 600.0
 #: The default window and the time between two scans of the threads.
 DEFAULT_WINDOW = 10.0
 PERIOD = 1.0
