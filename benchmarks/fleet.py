@@ -27,7 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from hosts import DGX, ROOT, distinct_hosts
+
 HOSTS = 1000
 SAMPLE = 20
 ROUNDS = 3  # the 1,000-host build and its file-system floor, each measured this often
@@ -186,7 +187,6 @@ def floor(repeats: int, work: Path) -> tuple[float, float, float, float]:
     import statistics
 
     import jinja2
-    from run import DGX, distinct_hosts
 
     from hostc import api
     from hostc.spec.load import from_data

@@ -22,6 +22,10 @@ peers Ansible's template module rendering the same files (check mode), CPU a hos
 F2-F4 the fleet build ÷ single-host commands, --jobs 2 ÷ 1, its peak memory (benchmarks/fleet.py)
 H1-H3 hostile shapes (benchmarks/hostile.py): a tree of hard links, an `extends` diamond,
       the picture of a dense GPU-NIC matrix: each bounded by its input, not by its paths
+K0-K5 content keys (benchmarks/keys.py): `diff DIR@REV DIR`, `changed`, a rebuild with
+      nothing changed and after a one-class edit, `pre-commit`, at 1,000 and 10,000
+      hosts, each beside the full path (the keys off); K6/K7 a fresh fleet host in
+      instructions (callgrind) and system calls (strace), 300 − 100 hosts ÷ 200
 
 Commands run through the `hostc` console script next to this interpreter (what
 users run) and are interleaved with their baseline, so a noisy machine slows
@@ -35,7 +39,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -47,10 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import peers
+from hosts import DGX, DISTINCT, ROOT, distinct_hosts, hostc_command
+from rows import Row, table
 
-ROOT = Path(__file__).resolve().parents[1]
-
-DGX = ROOT / "examples" / "dgx-h100-inference" / "node.toml"
 SMALL = (2, 1, 16, 2)  # packages, NUMA nodes per package, cores per NUMA node, PUs per core
 BIG = (16, 2, 128, 2)
 MEMORY = "64GB"  # per NUMA node, decimal as lstopo reads it
@@ -69,15 +71,6 @@ isolate = "rest"
 size = "2M"
 total = 64
 """
-
-
-@dataclass
-class Row:
-    figure: str
-    value: str
-    goal: str
-    ok: bool | None  # None: informational, no goal
-    note: str = ""
 
 
 @dataclass
@@ -147,15 +140,6 @@ def bytecode_free_copy(work: Path) -> Path:
     return site
 
 
-def hostc_command() -> list[str]:
-    """The console script users run; `python -m hostc` only where it is not installed."""
-    script = Path(sys.executable).parent / "hostc"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("hostc")
-    return [found] if found else [sys.executable, "-m", "hostc"]
-
-
 def interleaved(
     runner: Runner,
     repeats: int,
@@ -190,33 +174,6 @@ def in_process(fn: Callable[[], object], repeats: int) -> float:
         fn()
         samples.append(time.process_time() - t0)
     return statistics.median(samples)
-
-
-#: distinct hosts a P2 worker cycles through: more than hostc keeps parsed specs (64) and
-#: snapshots (8) of, so no build finds its own inputs already read
-DISTINCT = 100
-
-
-def distinct_hosts(work: Path, shared: bool) -> list[Path]:
-    """DISTINCT copies of the DGX example, each its own host (its own name, so its own
-    spec text).  shared: all name one snapshot, as a fleet's hosts share their class's
-    hardware snapshot (read once); else each has its own copy of it (nothing shared)."""
-    spec = DGX.read_text()
-    topo = DGX.parent / "topology.toml"
-    paths = []
-    for i in range(DISTINCT):
-        snap = topo
-        if not shared:
-            snap = work / f"topology-{i}.toml"
-            snap.write_text(topo.read_text() + f"# host {i}\n")
-        path = work / f"node-{i}.toml"
-        body, named = re.subn(r'(?m)^name = "[^"]*"', f'name = "dgx-{i:03d}"', spec, count=1)
-        body, pointed = re.subn(r'(?m)^topology = "[^"]*"', f'topology = "{snap}"', body, count=1)
-        if not (named and pointed):
-            raise SystemExit(f"{DGX}: no [host] name or topology line to vary")
-        path.write_text(body)
-        paths.append(path)
-    return paths
 
 
 def worker(task: str, args: list[str]) -> tuple[float, ...]:
@@ -680,21 +637,16 @@ def measure(quick: bool, force_python: bool) -> list[Row]:
             )
         )
         rows += [Row(*r) for r in fleet_rows[3:]]
+
+        # content keys (issue 56): the review and rebuild of a one-class edit, fast path
+        # beside the full path; a fresh host in instructions and system calls
+        from keys import command_rows, per_host_rows
+
+        for n in (50,) if quick else (1000, 10_000):
+            found = command_rows(hostc, work / f"keys-{n}", n, full_diff=n < 10_000)
+            rows += [Row(*r) for r in found]
+        rows += [Row(*r) for r in per_host_rows(hostc, work, quick)]
     return rows
-
-
-def table(rows: list[Row]) -> str:
-    head = ("figure", "value", "goal", "result", "notes")
-    cells = [
-        (r.figure, r.value, r.goal, "—" if r.ok is None else ("pass" if r.ok else "FAIL"), r.note)
-        for r in rows
-    ]
-    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(4)]
-
-    def line(c: Sequence[str]) -> str:
-        return "  ".join(x.ljust(w) for x, w in zip(c[:4], widths, strict=True)) + "  " + c[4]
-
-    return "\n".join([line(head), line(["-" * w for w in widths] + ["-----"]), *map(line, cells)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,10 +11,10 @@ hoisting the group at module level vs not, 2026-12-04; ~70 sites):
 - what a single-host build never runs, together +25 % on `build --target all`
   (each alone 1-9 %): the report pages in `api/report.py` (svg, html, review/diff,
   explain, audit), the importers (`api/topology.py`, tarfile), the fleet runner
-  (`cli/main.py`, `cli/fleet.py`, `api/fleet.py`, multiprocessing), PyYAML for the
+  (`cli/main.py`, `cli/fleet.py`, `fleet/runner.py`, multiprocessing), PyYAML for the
   two wrappers (`targets/_yaml.py`), tomli_w and importlib.metadata
   (`topology/snapshot.py`, `cli/base.py`);
-- the compile stages behind `hostc.api` (`api/compile.py`, `spec/structure.py`,
+- the compile stages behind `hostc.api` (`pipeline/compile.py`, `spec/structure.py`,
   `topology/snapshot.py`, `api/schemas.py`): +15 % on `hostc --help`.
 """
 

@@ -31,21 +31,32 @@ The fleet benchmark starts through this module too (`run`, without the exit, so 
 can read the command's resource usage afterwards).
 """
 
-import contextlib
-import gc
-import os
-import sys
-from typing import NoReturn
-
 try:  # Ctrl-C while Python still imports hostc: exit 130, as later, never a traceback
+    import os
+    import signal
+
+    # From here to the end of the imports a Ctrl-C ends the process at once, wherever
+    # the interpreter is (a module of the standard library's included); before it, the
+    # `except` below does.  The command itself gets Python's own KeyboardInterrupt back.
+    signal.signal(signal.SIGINT, lambda _signum, _frame: os._exit(130))
+
+    import contextlib
+    import gc
+    import sys
+    from typing import NoReturn
+
     from hostc.cli.codecache import GeneratedCode
 
     gc.disable()
     GENERATED = GeneratedCode.install()
 
     from hostc.cli.main import run
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 except KeyboardInterrupt:
-    os._exit(130)
+    import posix  # built in and loaded at start-up: nothing here can be cut off halfway
+
+    posix._exit(130)
 
 gc.freeze()
 gc.enable()

@@ -229,7 +229,7 @@ GLOB_CHARS = frozenset("*?[")
 
 
 def is_selection(arg: str) -> bool:
-    """A directory, a glob or an @list names many hosts (a fleet build, `hostc.api.fleet`);
+    """A directory, a glob or an @list names many hosts (a fleet build, `hostc.fleet.runner`);
     anything else (an existing file above all, whatever its name) is one spec."""
     path = Path(arg)
     if path.is_file():

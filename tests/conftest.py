@@ -70,8 +70,26 @@ def shared(*parts: str) -> Path:
     if not path.exists():
         if IN_CI:
             pytest.fail(f"{path} is missing; CI must provide ../shared")
-        pytest.skip(f"{path} not present (../shared sits beside the checkout)")
+        # a fresh clone has no ../shared at all: one reason for every such skip, so that
+        # `pytest -rs` folds them into one line (first-day-4 R4), not one per file
+        missing = path if SHARED.is_dir() else SHARED
+        pytest.skip(f"{missing} not present (../shared sits beside the checkout)")
     return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A booted-VM test that skips (no vm-boot, no QEMU, not root) is reported at its
+    folder, not at its own line: `pytest -rs` then folds the VM tests' skips into one line
+    per reason (first-day-4 R4: 22 lines said the same thing)."""
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        report.skipped
+        and isinstance(report.longrepr, tuple)
+        and item.get_closest_marker("vm") is not None
+    ):
+        report.longrepr = (str(Path(str(item.path)).parent), None, report.longrepr[2])
 
 
 def example_plan(name: str) -> Plan:
@@ -166,10 +184,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def _lane_order(item: pytest.Item) -> int:
-    """The tests beside the VMs first, then the VM tests (they wait for the VM lane),
-    then the timing-sensitive ones, alone."""
-    if item.get_closest_marker("alone"):
-        return 2
+    """The tests beside the VMs first, then the VM tests (they wait for the VM lane)."""
     return 1 if item.get_closest_marker("vm") else 0
 
 
@@ -196,18 +211,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         vmlane.start(lane, names)
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """A timing-sensitive test waits for the VM lane to finish: an emulator on the other
-    core would distort what it measures."""
-    if item.get_closest_marker("alone"):
-        import vmlane
-
-        lane = vmlane.lane_dir()
-        if lane is not None:
-            vmlane.wait_all(lane, timeout=4 * 3600)
-
-
-_LANES = ("tests beside the VMs", "VM tests", "alone (timing-sensitive)")
+_LANES = ("tests beside the VMs", "VM tests")
 _ENDS = pytest.StashKey[dict[str, float]]()
 
 
@@ -216,12 +220,27 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         session.config.stash[_ENDS] = {"start": time.monotonic()}
 
 
+#: per lane, the first skip's reason, and whether any of its tests ran at all: a lane whose
+#: every test skipped (no vm-boot, no QEMU) says so instead of a wall time (first-day-4 R3)
+_SKIPPED = pytest.StashKey[dict[str, str]]()
+_RAN = pytest.StashKey[set[str]]()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """When each lane's last test ended (the controller sees every worker's reports)."""
     ends = _CONFIG[0].stash.get(_ENDS, None) if _CONFIG else None
-    if ends is not None and report.when == "teardown":
-        lane = 2 if "alone" in report.keywords else 1 if "vm" in report.keywords else 0
-        ends[_LANES[lane]] = time.monotonic()
+    if ends is None:
+        return
+    lane = _LANES[1 if "vm" in report.keywords else 0]
+    stash = _CONFIG[0].stash
+    if report.skipped and isinstance(report.longrepr, tuple):
+        stash.setdefault(_SKIPPED, {}).setdefault(
+            lane, str(report.longrepr[2]).removeprefix("Skipped: ")
+        )
+    elif report.when == "call":
+        stash.setdefault(_RAN, set()).add(lane)
+    if report.when == "teardown":
+        ends[lane] = time.monotonic()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -230,15 +249,29 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     ends = session.config.stash.get(_ENDS, None)
     if ends is None:
         return
-    rows = [(lane, ends[lane] - ends["start"]) for lane in _LANES if lane in ends]
-    session.config.stash[_LANE_ROWS] = rows
+    ran = set(session.config.stash.get(_RAN, set()))
+    skipped = session.config.stash.get(_SKIPPED, {})
+    # the VM lane's tests that need no VM (its scripts' lint) run anyway: the lane ran
+    # only if its VMs were started
+    lane = os.environ.get("HOSTC_VM_LANE")
+    if not (lane and (Path(lane) / "started").exists()):
+        ran.discard(_LANES[1])
+    rows = [
+        (lane, f"{ends[lane] - ends['start']:.0f}" if lane in ran else "skipped")
+        for lane in _LANES
+        if lane in ends
+    ]
+    session.config.stash[_LANE_ROWS] = [
+        (lane, sec if lane in ran else f"skipped: {skipped.get(lane, 'no test ran')}")
+        for lane, sec in rows
+    ]
     target = os.environ.get("HOSTC_TIMINGS")
     if target:
         with open(target, "a") as f:
-            f.writelines(f"pytest: {lane} (from its start)\t{sec:.0f}\n" for lane, sec in rows)
+            f.writelines(f"pytest: {lane} (from its start)\t{sec}\n" for lane, sec in rows)
 
 
-_LANE_ROWS = pytest.StashKey[list[tuple[str, float]]]()
+_LANE_ROWS = pytest.StashKey[list[tuple[str, str]]]()
 #: the session's config, for the report hooks that are not given it
 _CONFIG: list[pytest.Config] = []
 
@@ -259,13 +292,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     lane = config.stash.get(_OWN_LANE, None)
     times = lane / "times.tsv" if lane is not None else None
-    rows = [(what, f"{sec:.0f}") for what, sec in config.stash.get(_LANE_ROWS, [])]
+    rows = list(config.stash.get(_LANE_ROWS, []))
     if times is not None and times.is_file():
         rows += [tuple(row.split("\t")) for row in times.read_text().splitlines()]  # type: ignore[misc]
     if rows:
         terminalreporter.write_line("lanes (wall seconds):")
         for what, seconds in rows:
-            terminalreporter.write_line(f"  {what:<40} {seconds:>6}")
+            terminalreporter.write_line(f"  {what:<40} {seconds:>6}".rstrip())
     changed = config.stash.get(_REGENERATED, None)
     if changed is not None:
         terminalreporter.write_line(f"--regen: {len(changed)} generated files changed")

@@ -19,18 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
-from hostc.api.build import changed, prune, stale_hosts, target_scope, write_build
-from hostc.api.compile import (
-    build_inputs,
-    compile_file,
-    compile_plan,
-    read_topology,
-    spec_files,
-    topology_path,
-)
-from hostc.api.emit import as_names_or_paths, emit, size_warnings, target_warnings, targets
 from hostc.api.report import (
     SCHEMAS,
     audit,
@@ -64,7 +53,6 @@ from hostc.api.topology import (
     write_snapshot,
 )
 from hostc.artifact import Artifact
-from hostc.delivery import owned
 from hostc.delivery.activation import Step, steps
 from hostc.delivery.activation import needs_reboot as _needs_reboot
 from hostc.delivery.compare import diff as _diff
@@ -75,6 +63,16 @@ from hostc.delivery.refusals import check_out as _check_out
 from hostc.diagnostics import Diagnostic, HostcError
 from hostc.inputs import overwrites_input
 from hostc.patharg import artifact_list, as_path, of_type
+from hostc.pipeline.build import changed, prune, stale_hosts, target_scope, write, write_build
+from hostc.pipeline.compile import (
+    build_inputs,
+    compile_file,
+    compile_plan,
+    read_topology,
+    spec_files,
+    topology_path,
+)
+from hostc.pipeline.emit import emit, size_warnings, target_warnings, targets
 from hostc.plan.model import Plan
 from hostc.spec.load import from_data, loads
 from hostc.spec.load import load as load_spec
@@ -159,18 +157,6 @@ def check_out(out: str | os.PathLike[str]) -> None:
     """Raise HostcError when `out` may not receive a build (a system directory, under
     /proc, /sys or /dev, an existing non-directory): what `write` refuses, asked once."""
     _check_out(as_path(out, "out"))
-
-
-def write(
-    artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
-) -> list[Path]:
-    """Write the artifacts under `out` atomically (`hostc.delivery.output.write`), and own them as
-    `write_build` does: the previous write's files under the same target folders that
-    this one does not make are removed (only hostc's own, unchanged)."""
-    paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
-    arts = artifact_list(artifacts)
-    owner = owned.Owner(tuple(sorted({a.target for a in arts})))
-    return list(owned.write(arts, as_path(out, "out"), paths, owner).written)
 
 
 def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:

@@ -97,7 +97,7 @@ def default_record(root: str | os.PathLike[str]) -> Path | None:
 def write_record(doc: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """`doc` with the time it was taken, written to `path` (its folder made, mode 0755;
     the file staged and renamed, never written through a link)."""
-    from hostc.delivery.output import replace_at
+    from hostc.delivery.descriptors import replace_at
 
     dest = as_path(path, "record")
     text = json_text({**doc, "taken": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})

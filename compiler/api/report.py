@@ -10,26 +10,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hostc.api import schemas
-from hostc.api.compile import (
+from hostc.diagnostics import HostcError, file_error, json_text, with_file
+from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
+from hostc.patharg import as_path, of_type
+from hostc.pipeline.compile import (
     _compile_layered,
     _read_spec,
     _read_topology,
     compile_plan,
     topology_path,
 )
-from hostc.api.emit import emit
-from hostc.diagnostics import HostcError, file_error, json_text, with_file
-from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
-from hostc.patharg import as_path, of_type
+from hostc.pipeline.emit import emit
 from hostc.plan.model import Plan
 from hostc.report import plan_view
 from hostc.spec.load import load_layered
 
 if TYPE_CHECKING:
-    from hostc.api.fleetdiff import FleetReview
-    from hostc.api.review import Review
     from hostc.audit.findings import Finding
+    from hostc.fleet.fleetdiff import FleetReview
     from hostc.report.explain import Explanation
+    from hostc.report.review import Review
 
 #: What `schema` describes: node.toml and the topology snapshot.
 SCHEMAS = ("node", "topology")
@@ -56,7 +56,6 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
     """`hostc explain`: for a setting name, spec key path or `artifact-path:line`, where
     the value came from, its Plan entry and reason, the artifact lines carrying it, and
     where a host shows it.  An unknown WHAT raises HostcError with close matches."""
-    from hostc.lower.assemble import context
     from hostc.report.explain import explain as _explain
     from hostc.resolve import resolve
 
@@ -70,8 +69,8 @@ def explain(spec_path: Path, what: str, topology: Path | None = None) -> Explana
         plan, _ = compile_plan(
             spec, _read_topology(topo_path), spec_file=str(spec_path), spec_source=source
         )
-    # the facts the preset conditions were judged on, exactly as lower resolved them
-    ctx = context(resolve(spec, _read_topology(topo_path))[0], list(plan.workloads))
+    # the facts the preset conditions were judged on, exactly as resolve judged them
+    ctx = resolve(spec, _read_topology(topo_path))[0].context
     topo_text = read_text_bounded(topo_path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
     try:
         return _explain(
@@ -85,7 +84,7 @@ def plan_diff(old: str, new: str) -> Review:
     """`hostc diff`: OLD and NEW are spec files, plan.json files or `SPEC@REV` (a spec and
     its topology at a git revision).  The Plan-level change and, from specs, the artifacts
     whose bytes change."""
-    from hostc.api.review import review
+    from hostc.fleet.diffinputs import review
 
     return review(old, new)
 
@@ -93,7 +92,7 @@ def plan_diff(old: str, new: str) -> Review:
 def is_fleet_diff(old: str, new: str) -> bool:
     """Whether `hostc diff OLD NEW` compares folders of hosts (`fleet_diff`): both sides
     name many hosts; one side only is a HostcError."""
-    from hostc.api.diffinputs import names_fleet
+    from hostc.fleet.diffinputs import names_fleet
 
     a, b = names_fleet(old), names_fleet(new)
     if a != b:
@@ -115,7 +114,7 @@ def fleet_diff(old: str, new: str, jobs: int | None = None) -> FleetReview:
     """`hostc diff DIR@REV DIR`: each host's Plan diff (`plan_diff`, in `jobs` processes,
     default one per CPU), hosts with identical changes grouped; hosts only one side has
     are added or removed."""
-    from hostc.api.fleetdiff import fleet_review
+    from hostc.fleet.fleetdiff import fleet_review
 
     return fleet_review(old, new, jobs)
 
@@ -123,10 +122,10 @@ def fleet_diff(old: str, new: str, jobs: int | None = None) -> FleetReview:
 def fleet_review_text(review: FleetReview, fmt: str) -> str:
     """`hostc diff DIR@REV DIR --format markdown|json`."""
     if fmt == "json":
-        from hostc.api.fleetdiff import fleet_json
+        from hostc.fleet.fleetdiff import fleet_json
 
         return json_text(fleet_json(review)) + "\n"
-    from hostc.api.fleetdiff import fleet_markdown
+    from hostc.fleet.fleetdiff import fleet_markdown
 
     return fleet_markdown(review)
 
@@ -142,14 +141,14 @@ def audit(plan: Plan, root: str | os.PathLike[str] = Path("/")) -> list[Finding]
 def review_text(review: Review, fmt: str) -> str:
     """`hostc diff --format markdown|json|html`: a Review as text."""
     if fmt == "html":
-        from hostc.api.html import page
+        from hostc.report.html import page
 
         return page(review)
     if fmt == "json":
-        from hostc.api.review import to_json
+        from hostc.report.review import to_json
 
         return json_text(to_json(review)) + "\n"
-    from hostc.api.review import to_markdown
+    from hostc.report.review import to_markdown
 
     return to_markdown(review)
 

@@ -34,7 +34,7 @@ from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import UNLIMITED, IrqOwner, Plan, Reason, RuntimeOwner, Value, When
 from hostc.provenance import key
 from hostc.settings import table as t
-from hostc.settings.model import Cmdline, Per, UnitProperty
+from hostc.settings.model import Per, UnitProperty
 from hostc.units import format_kib
 
 
@@ -127,14 +127,16 @@ def _sysfs(v: Value[Any]) -> Iterator[Expect]:
         return
     args = (f.path.rsplit("/", 1)[1],) if f.per is Per.POLICY else (f.path,)
     kind = Look.PER_CPU if f.per is Per.POLICY else Look.SELECTED if f.choice else Look.VALUE
-    arg = next((o.arg for o in s.observe if isinstance(o, Cmdline)), None)
-    pending = _boot(f"{arg}={v.shown}") if arg is not None else None
+    word = s.cmdline
+    pending = _boot(f"{word.arg}={v.shown}") if word is not None else None
     yield Expect(kind, s.name, v.shown, v.reason, args, pending)
 
 
-def _thp(plan: Plan) -> Iterator[Expect]:
-    if plan.thp is not None:
-        yield from _sysfs(plan.thp)
+def _cmdline_settings(plan: Plan) -> Iterator[Expect]:
+    """Every kernel-argument row of the Plan (THP's mode, …) where its row says a host
+    also shows it (its `Sysfs` file); /proc/cmdline is `_kernel_args`' to read."""
+    for v in plan.cmdline_settings:
+        yield from _sysfs(v)
 
 
 def _sysctls(plan: Plan) -> Iterator[Expect]:
@@ -361,7 +363,7 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
     ("isolation", _nohz),
     ("RCU offload", _rcu),
     ("hugepages", _hugepages),
-    ("transparent hugepages", _thp),
+    ("kernel-argument settings", _cmdline_settings),
     ("sysctls", _sysctls),
     ("limits", _limits),
     ("service manager CPUs", _manager_cpus),

@@ -45,7 +45,7 @@ from hostc.vocab import When
 
 #: the audit table's groups whose settings a running host holds in files
 GROUPS = (
-    "transparent hugepages",
+    "kernel-argument settings",
     "sysctls",
     "sysfs settings",
     "kernel cpumasks",

@@ -29,7 +29,7 @@ from hostc.plan.model import Plan
 from hostc.record import Record
 
 #: the audit table's groups a record keeps: what a running host can change live
-RECORDED = ("transparent hugepages", "sysctls", "sysfs settings", "kernel cpumasks")
+RECORDED = ("kernel-argument settings", "sysctls", "sysfs settings", "kernel cpumasks")
 _HEAD = "# hostc manifest for "
 
 

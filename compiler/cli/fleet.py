@@ -22,8 +22,8 @@ from hostc.cli.text import unescaped, write_costs
 from hostc.diagnostics import Diagnostic, HostcError, json_text
 
 if TYPE_CHECKING:
-    from hostc.api.fleetdiff import FleetReview
-    from hostc.api.review import Review
+    from hostc.api.fleet import FleetReview
+    from hostc.report.review import Review
 
 
 def report(
@@ -67,15 +67,15 @@ def report(
         doc = {r.host: json.loads(r.plan) for r in results if r.plan is not None}
         sys.stdout.write(json_text(doc) + "\n")
     elif as_json:
-        typer.echo(json_text({"hosts": [row(r) for r in results]}, ascii_only=True))
+        typer.echo(json_text(_doc(results, job, grouped), ascii_only=True))
     elif job.compare:
         if grouped is not None:
-            from hostc.api.fleetdiff import stale_summary
+            from hostc.api.fleet import stale_summary
 
             found = [(r.host, r.differences) for r in results]
             costs = stale_costs(results, job)
-            text = stale_summary(found, {h: line for h, (line, _) in costs.items()}, grouped)
-            write_costs(sys.stdout, text, dict(costs.values()))
+            text = stale_summary(found, {h: c[0] for h, c in costs.items()}, grouped)
+            write_costs(sys.stdout, text, {c[0]: c[1] for c in costs.values()})
         if diffs:
             sys.stdout.write("".join(f"{r.host}: {t}" for r in results for _, t in r.differences))
     if not quiet:
@@ -84,6 +84,20 @@ def report(
     if any(not r.ok for r in results):
         raise typer.Exit(2)
     raise typer.Exit(1 if any(r.differences for r in results) else 0)
+
+
+def _doc(results: list[Result], job: Job, grouped: tuple[str, str] | None) -> object:
+    """Many hosts' `--json`: a row a host; pre-commit's (`grouped`) with each stale host's
+    cost (the disruption object of `changed --json`) and the commands to run."""
+    rows = [row(r) for r in results]
+    doc: dict[str, object] = {"hosts": rows}
+    if grouped is not None:
+        costs = stale_costs(results, job)
+        for one in rows:
+            if one["host"] in costs:
+                one["disruption"] = costs[str(one["host"])][2]
+        doc["commands"] = {"update": grouped[0], "review": grouped[1]}
+    return doc
 
 
 def interrupted(job: Job, done: int, total: int) -> NoReturn:
@@ -111,11 +125,12 @@ def pre_commit_commands(hosts: str, out: Path, targets: Sequence[str]) -> tuple[
     return update, f"hostc diff {shlex.quote(folder + '@HEAD')} {shlex.quote(folder)}"
 
 
-def stale_costs(results: list[Result], job: Job) -> dict[str, tuple[str, str]]:
+def stale_costs(results: list[Result], job: Job) -> dict[str, tuple[str, str, object]]:
     """pre-commit: what each stale host's new build costs a host running the committed
-    one (`hostc changed`'s line and word, against the record under OUT/<host>/), or why
-    it is not known.  Compiled again here, stale hosts only: a tenth of a second each."""
-    out: dict[str, tuple[str, str]] = {}
+    one (`hostc changed`'s line, word and JSON object, against the record under
+    OUT/<host>/), or why it is not known.  Compiled again here, stale hosts only: a tenth
+    of a second each."""
+    out: dict[str, tuple[str, str, object]] = {}
     for r in results:
         if not r.differences or r.fleetwide or job.out is None:
             continue
@@ -123,10 +138,10 @@ def stale_costs(results: list[Result], job: Job) -> dict[str, tuple[str, str]]:
         try:
             plan, _ = api.compile_file(Path(r.spec), job.topology)
             cost = api.changed(plan, where)
-            out[r.host] = (cost.line(), cost.summary)
+            out[r.host] = (cost.line(), cost.summary, cost.to_json())
         except HostcError as e:
             why = e.diagnostics[0].message if e.diagnostics else "unknown"
-            out[r.host] = (f"not known ({why})", "unknown")
+            out[r.host] = (f"not known ({why})", "unknown", {"unknown": why})
     return out
 
 
@@ -147,7 +162,7 @@ def print_once(
 def changed(results: list[Result], *, as_json: bool) -> NoReturn:
     """`hostc changed HOSTS --out DIR`: each host's disruption, then the fleet's sum; exit
     2 when a host failed, 1 when a host changes, else 0."""
-    from hostc.api.fleetdiff import fleet_disruption
+    from hostc.api.fleet import fleet_disruption
     from hostc.cli.fleet_view import disruption_total
 
     found = {r.host: r.disruption for r in results if r.disruption is not None}
@@ -226,8 +241,7 @@ def review_costs(found: Review | FleetReview, fmt: str) -> dict[str, str]:
     """`hostc diff`'s Markdown lines that tell a cost (`md_text` of each disruption's
     line, one per host or group) → its word, for `write_costs` to colour; none for
     JSON or HTML (a page has its badge)."""
-    from hostc.api.fleetdiff import FleetReview
-    from hostc.api.review import md_text
+    from hostc.api.fleet import FleetReview, md_text
 
     reviews = [g.review for g in found.groups] if isinstance(found, FleetReview) else [found]
     if fmt != "markdown":

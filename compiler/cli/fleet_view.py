@@ -6,8 +6,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from hostc.api.build import fleet_line
-from hostc.api.fleet import FAILED, Result
+from hostc.api.fleet import FAILED, Result, fleet_line
 from hostc.diagnostics import Diagnostic, printable
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO, cast
 
+import attrs
 import typer
 
 from hostc import api
@@ -138,6 +139,7 @@ def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_js
         need_compared(out)
     else:
         _guard(lambda: api.check_out(out))  # one error, not one per host
+        job = attrs.evolve(job, out_checked=True)  # nor its system calls again per host
     from hostc.cli.fleet import many
 
     many(spec, job, jobs, quiet=quiet, as_json=as_json)
@@ -160,6 +162,14 @@ def pre_commit_cmd(
     show_diff: Annotated[
         bool, typer.Option("--diff", help="also print each stale file's unified diff")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="each host's stale files and what its new build costs a running host "
+            "(the disruption object of `changed --json`), and the commands to run",
+        ),
+    ] = False,
 ) -> None:
     """`hostc build --check` for the hosts whose inputs (the spec, a file it extends, its
     topology snapshot) or committed output (OUT/<host>/) changed.  Prints the stale hosts
@@ -170,13 +180,15 @@ def pre_commit_cmd(
     selected = _guard(lambda: fleet.select(hosts))
     chosen = [h for h in selected if fleet.affected(h, out, changed or [])]
     if not chosen:
+        if as_json:
+            typer.echo('{"hosts": []}')
         raise typer.Exit(0)
     need_compared(out)
     job = fleet.Job("build", tuple(target or ["all"]), out, compare=True)
     from hostc.cli.fleet import many_hosts, pre_commit_commands
 
     commands = pre_commit_commands(hosts, out, job.targets)
-    many_hosts(chosen, job, jobs, grouped=commands, diffs=show_diff)
+    many_hosts(chosen, job, jobs, as_json=as_json, grouped=commands, diffs=show_diff)
 
 
 @app.command("check")
@@ -267,7 +279,9 @@ def explain_cmd(
 def diff_cmd(
     old: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
     new: Annotated[str, typer.Argument(help="spec, plan.json, or SPEC@REV", show_default=False)],
-    as_json: Annotated[bool, typer.Option("--json", help="the changes as JSON")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="the changes as JSON: the same as --format json")
+    ] = False,
     fmt: Annotated[
         str,
         typer.Option(
@@ -284,6 +298,8 @@ def diff_cmd(
     (like diff(1)), 2 on bad input (a host that fails to compile, the others shown)."""
     if fmt not in ("markdown", "json", "html"):
         _usage(f"unknown --format {fmt!r}; choose from markdown, json, html")
+    if as_json and fmt not in ("markdown", "json"):
+        _usage(f"--json is --format json; it cannot go with --format {fmt}")
     if _guard(lambda: api.is_fleet_diff(old, new)):
         from hostc.cli.fleet import fleet_diff
 
@@ -374,8 +390,7 @@ def main() -> None:
     sys.exit(run())
 
 
-# audit, probe, import, changed, init, bench, measure and completion register themselves
-# on the same app
+# audit, probe, import, changed, init, bench, measure, completion: on the same app
 import hostc.cli.audit  # noqa: E402
 import hostc.cli.bench  # noqa: E402
 import hostc.cli.change  # noqa: E402

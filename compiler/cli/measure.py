@@ -83,7 +83,9 @@ def measure_cmd(
     plan, warnings = _guard(lambda: _compile(spec, topology))
     _warn(warnings)
     host = str(root) if after is None else f"{root} .. {after}"
-    if after is None and seconds > 0 and not as_json:
+    if after is None and seconds > 0:  # --json too: stdout is the document, this is stderr
+        # said the moment the window is about to open: a person knows why nothing moves,
+        # and a script can start the load it wants counted on this line
         typer.echo(f"hostc measure: counting for {seconds:g} s under {_clean(str(root))}", err=True)
     from hostc.api import measure as m  # the readers and the report: this command only
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hostc.artifact import Artifact
-from hostc.delivery.output import destination, is_staging_file
+from hostc.delivery.descriptors import is_staging_file
+from hostc.delivery.output import destination
 from hostc.diagnostics import printable
 
 

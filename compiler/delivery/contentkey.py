@@ -12,15 +12,18 @@ compiler, not this module, says what is wrong.
 Two uses, two kinds of key:
 
 - `hostc diff DIR@REV DIR` compares the same paths on both sides: a host none of whose
-  input files differs between the revision (git's blob ids, `hostc.api.gitrev`) and the
+  input files differs between the revision (git's blob ids, `hostc.fleet.gitrev`) and the
   working tree (the same blob ids computed from the bytes) compiles to the same result
-  on both sides, so it is "unchanged" without compiling either (`hostc.api.fleetdiff`).
+  on both sides, so it is "unchanged" without compiling either (`hostc.fleet.fleetdiff`).
 - a build under `--out` (`build`, `changed`) is keyed by `build_key`: hostc's version
   and its own sources, the job (targets, `--topology`, `--strict`), the working
   directory and the path and bytes of every input.  The key is written into the host's
   build record sealed with a secret that only this user's cache holds (`seal`): a
   record a pull request commits under `out/` cannot carry a seal this machine accepts,
   so a planted or edited record (or a deleted cache) means a rebuild, never a skip.
+
+A host that is compiled after all is compiled from the bytes its key was made from
+(`build_key`'s `into`, `compile_file`'s `known`): never other bytes than the key names.
 """
 
 from __future__ import annotations
@@ -56,10 +59,11 @@ def _toml(data: bytes, shown: str) -> dict[str, Any] | None:
         return None
 
 
-def walk(spec: Path, read: Any) -> list[Input] | None:
+def walk(spec: Path, read: Any, into: dict[str, bytes] | None = None) -> list[Input] | None:
     """Every file a build of `spec` reads: (normalised path, kind), the spec first;
     `read(path, kind)` gives a file's bytes or None (then so does this).  Paths are
-    joined as the compiler joins them (`layers._Reader`): relative to the naming file."""
+    joined as the compiler joins them (`layers._Reader`): relative to the naming file.
+    `into` receives the bytes of the spec files it read (not the snapshots: named only)."""
     seen: dict[str, str] = {}
     todo = [spec]
     while todo:
@@ -75,6 +79,8 @@ def walk(spec: Path, read: Any) -> list[Input] | None:
         data = read(Path(name), "spec")
         if data is None:
             return None
+        if into is not None:
+            into[name] = data
         doc = _toml(data, name)
         if doc is None:
             return None
@@ -182,26 +188,50 @@ def version() -> str:
     return f"{hostc.__version__}+{_sources()}"
 
 
+#: benchmarks only (`benchmarks/keys.py`): set to 1, every key is None and no host is
+#: skipped, so the same tree times the full path beside the fast one.  Never needed
+#: for correctness: a key that does not match already means a rebuild.
+FULL_PATH = "HOSTC_BENCH_FULL_PATH"
+
+
+def enabled() -> bool:
+    """Whether hosts may be skipped by their content keys (see `FULL_PATH`)."""
+    return os.environ.get(FULL_PATH) != "1"
+
+
 def build_key(
     spec: Path,
     targets: Sequence[str],
     topology: Path | None = None,
     strict: bool = False,
     read: Any = DISK,
+    into: dict[str, bytes] | None = None,
 ) -> str | None:
     """The key of a build of `spec` (see the module's docstring), or None where its
-    inputs cannot all be read: then the host is compiled, as without keys."""
-    found = walk(spec, read)
+    inputs cannot all be read (or keys are off, `FULL_PATH`): then the host is
+    compiled, as without keys.  `into` receives the bytes the key was made from, by
+    normalised path: the build compiles those very bytes (`compile_file`'s `known`), so a
+    file that changes between the key and the compile cannot give a key that describes
+    other bytes than the Plan's, and the compile reads no input a second time."""
+    if not enabled():
+        return None
+    got: dict[str, bytes] = {}  # each spec file read once: by the walk, hashed here
+    found = walk(spec, read, got)
     if found is None:
         return None
     if topology is not None:  # --topology wins over every host.topology
-        found = [f for f in found if f[1] == "spec"] + [(os.path.normpath(topology), "snapshot")]
+        name = os.path.normpath(topology)
+        if not _plain(str(topology), name):
+            return None
+        found = [f for f in found if f[1] == "spec"] + [(name, "snapshot")]
     parts: list[object] = [version(), list(targets), strict, os.getcwd(), str(spec)]
     for name, kind in found:
-        data = read(Path(name), kind)
+        data = got.get(name) if kind == "spec" else read(Path(name), kind)
         if data is None:
             return None
         parts.append([name, kind, hashlib.sha256(data).hexdigest()])
+        if into is not None:
+            into[name] = data
     return hashlib.sha256(json.dumps(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -212,9 +242,16 @@ def cache_dir() -> Path:
     return root / "hostc"
 
 
+#: the secret as read by this process, by its path: a fleet build seals and checks a
+#: record a host, and reading the file again each time was 4 system calls a host
+_READ: dict[Path, bytes] = {}
+
+
 def _secret(create: bool) -> bytes | None:
     """The cache's secret (made on first use, 0600), or None: no cache, no seals."""
     path = cache_dir() / SECRET
+    if path in _READ:
+        return _READ[path]
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -228,6 +265,7 @@ def _secret(create: bool) -> bytes | None:
         os.close(fd)
     if st.st_uid != os.geteuid() or st.st_mode & 0o077 or len(data) != SECRET_BYTES:
         return None  # not this user's own secret: trusted by nothing
+    _READ[path] = data
     return data
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import attrs
 
 from hostc.artifact import Artifact
+from hostc.delivery.descriptors import close_all, holds, replace_at
+from hostc.delivery.descriptors import stage_at as _stage_at  # a name tests can replace
 from hostc.delivery.refusals import check_out, refuse_file_out, refuse_special, refuse_virtual
 from hostc.diagnostics import HostcError, file_error
 from hostc.inputs import overwrites_input
@@ -25,16 +27,6 @@ from hostc.record import Record
 
 def destination(out: Path, art: Artifact) -> Path:
     return out / art.target / art.relpath
-
-
-#: Staged files are hidden and carry this suffix: `.90-hostc.conf.k3j_x9ab.hostc-tmp`.
-#: A build killed (SIGKILL) between staging and renaming can leave them behind;
-#: they are never a destination, `--check` ignores them, and removing them is safe.
-STAGING_SUFFIX = ".hostc-tmp"
-
-
-def is_staging_file(path: Path) -> bool:
-    return path.name.startswith(".") and path.name.endswith(STAGING_SUFFIX)
 
 
 #: called once every file is in place, with the written folder's descriptor and the
@@ -48,35 +40,32 @@ def write(
     protect: Iterable[Path] = (),
     after: AfterWrite | None = None,
     host: str = "",
+    out_checked: bool = False,
 ) -> Placed:
     """Stage every file next to its destination first, then rename them all; a file
     already in place is left as it is (`Placed`).
 
-    A failure while staging (a path blocked by a file or a symbolic link, a full
-    disk) removes the staged files and every directory this call created, and
-    leaves every previous output untouched.  Renames replace one file at a time,
-    so a reader (or a build killed half-way) sees each file either old or new.
+    A failure while staging (a path blocked by a file or a symbolic link, a full disk)
+    removes the staged files and every directory this call created, and leaves every
+    previous output untouched.  Renames replace one file at a time, so a reader (or a
+    build killed half-way) sees each file either old or new.
 
     Below `out` (a fleet's `host` folder too) nothing is reached by path: each folder
     is opened relative to its parent's descriptor with O_NOFOLLOW, so a link in the
     tree (planted before the build or during it) is refused, never written through,
-    and the renames happen inside the folders already opened."""
-    check_out(out)
+    and the renames happen inside the folders already opened.  `out_checked`: the caller
+    ran `check_out(out)` once for all its hosts (a fleet), not again for each."""
+    if not out_checked:
+        check_out(out)
     assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
     top, base = ([host], out / host) if host else ([], out)
     arts = list(artifacts)
     files = [destination(base, a) for a in arts]
     clash = overwrites_input(files, protect)
     if clash is not None:
-        raise HostcError(
-            [
-                file_error(
-                    str(clash),
-                    "refusing to write: the build would overwrite its own input",
-                    hint="write the build into a directory that holds none of its inputs",
-                )
-            ]
-        )
+        why = "refusing to write: the build would overwrite its own input"
+        hint = "write the build into a directory that holds none of its inputs"
+        raise HostcError([file_error(str(clash), why, hint=hint)])
     tree = _Tree(out)
     staged: list[tuple[int, str, str, Path]] = []
     unchanged: list[Path] = []
@@ -117,43 +106,6 @@ class Placed(Record):
     unchanged: tuple[Path, ...]
 
 
-def read_at(dfd: int, name: str, limit: int) -> tuple[os.stat_result, bytes] | None:
-    """A regular file in the folder `dfd`: its status and at most `limit` + 1 bytes (one
-    past: a longer file shows it), opened without following a link and without blocking
-    on a FIFO; None when absent, unopenable or not a regular file.  Read through the
-    descriptor: a file object costs a stat, a tty probe and a seek more."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        got = b""
-        while len(got) <= limit:
-            chunk = os.read(fd, limit + 1 - len(got))
-            if not chunk:
-                break
-            got += chunk
-        return st, got
-    finally:
-        os.close(fd)
-
-
-def _holds(dfd: int, name: str, data: bytes, mode: int) -> bool:
-    """Whether `name` in the folder `dfd` already is the file a write would leave: a
-    regular file (`read_at`) owned by this user, with exactly `mode` and `data`."""
-    try:
-        found = read_at(dfd, name, len(data))
-    except OSError:  # unreadable: write it as if it were not there
-        return False
-    if found is None:
-        return False
-    st, got = found
-    return stat.S_IMODE(st.st_mode) == mode and st.st_uid == os.geteuid() and got == data
-
-
 class _Tree:
     """The directories under one `--out`, opened one component at a time (openat)."""
 
@@ -166,6 +118,8 @@ class _Tree:
         #: without first trying to open it (a fleet build makes ~30 per host)
         self.fresh: set[int] = set()
         self.made_root: list[Path] = []
+        #: the staged files' descriptors, closed with the folders' (`close`)
+        self.staged: list[int] = []
 
     def open_root(self) -> None:
         self.made_root = _makedirs(self.out)
@@ -222,14 +176,14 @@ class _Tree:
 
     def stage(self, art: Artifact, top: list[str], dest: Path) -> tuple[int, str, str, Path] | None:
         """Stage `art` in its folder below `top` (made or opened): (folder, staged name,
-        name, dest), or None when the folder already holds this very file (`_holds`)."""
+        name, dest), or None when the folder already holds this very file (`descriptors.holds`)."""
         *dirs, name = Path(art.target, art.relpath).parts
         dfd = self.directory([*top, *dirs])
         if dfd not in self.fresh:  # a directory this call made holds nothing yet
             self.refuse_directory(dfd, name, dest)
-            if _holds(dfd, name, art.data, art.mode):
+            if holds(dfd, name, art.data, art.mode):
                 return None
-        return dfd, _stage_at(dfd, name, art.data, art.mode), name, dest
+        return dfd, _stage_at(dfd, name, art.data, art.mode, self.staged), name, dest
 
     def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
         """A destination that is a directory, a device node, a FIFO or a socket."""
@@ -247,43 +201,13 @@ class _Tree:
                 d.rmdir()
 
     def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
+        """Every folder and staged file this call opened, closed in as few calls as their
+        numbers allow: the kernel hands out the lowest free number, so they are mostly one
+        run, one close_range (a fleet host's ~50 closes were a fifth of its system calls).
+        Only numbers this call opened are in a run: nothing else is ever closed."""
+        close_all([*self.fds.values(), *self.staged])
         self.fds.clear()
-
-
-def _stage_at(dfd: int, name: str, data: bytes, mode: int) -> str:
-    """A hidden staging file in the directory `dfd`, created exclusively, never a link; written
-    through the descriptor (a file object cost a stat, a tty probe and a seek a file)."""
-    for _ in range(100):
-        tmp = f".{name}.{os.urandom(4).hex()}{STAGING_SUFFIX}"
-        try:
-            fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd
-            )
-        except FileExistsError:
-            continue
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
-        return tmp
-    raise FileExistsError(errno.EEXIST, "no free staging name", name)
-
-
-def replace_at(dfd: int, name: str, data: bytes, mode: int) -> None:
-    """`name` in the folder `dfd` replaced by `data` (staged, then renamed; never through
-    a link), unless it already holds exactly that (`_holds`): then it is left as it is."""
-    if not _holds(dfd, name, data, mode):
-        os.replace(_stage_at(dfd, name, data, mode), name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        self.staged.clear()
 
 
 def _makedirs(path: Path) -> list[Path]:

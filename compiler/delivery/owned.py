@@ -34,7 +34,7 @@ import attrs
 
 from hostc.artifact import Artifact
 from hostc.delivery import contentkey
-from hostc.delivery.output import read_at, replace_at
+from hostc.delivery.descriptors import read_at, replace_at
 from hostc.delivery.record_format import FORMAT as FORMAT
 from hostc.delivery.record_format import RECORD as RECORD
 from hostc.delivery.record_format import BuildRecord as BuildRecord
@@ -85,7 +85,7 @@ def _row(a: Artifact) -> RecordRow:
 
 #: what a record that is not hostc's calls for
 def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
-    """A regular file's bytes in the folder `dfd` (`output.read_at`), or None."""
+    """A regular file's bytes in the folder `dfd` (`descriptors.read_at`), or None."""
     found = read_at(dfd, name, limit)
     return None if found is None else found[1]
 
@@ -104,7 +104,7 @@ def read(out: Path) -> BuildRecord | None:
 
 
 def _record_at(dfd: int, shown: str) -> BuildRecord | None:
-    """The record in the folder `dfd`: read by `output.read_at` (bounded, never through
+    """The record in the folder `dfd`: read by `descriptors.read_at` (bounded, never through
     a link, never blocking on a FIFO), then `parse`d."""
     data = _read_at(dfd, RECORD, RECORD_LIMIT)
     if data is None:
@@ -213,16 +213,39 @@ def clean(
     return removed, kept, made, carried
 
 
+#: json's C encoder (it is taken only without `indent`): keys sorted, UTF-8 kept
+_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
 def _dump(doc: Mapping[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    """The record as people read it in a diff: a field a line, a list's item or a map's
+    entry a line (a recorded file is one line), each value written by json's C encoder.  `indent=`
+    takes json's Python encoder instead: 1.1 ms of a fleet host's CPU for this file."""
+    lines = []
+    for name in sorted(doc):
+        value = doc[name]
+        if isinstance(value, list) and value:
+            items = ",\n  ".join(_ENCODE(v) for v in value)
+            lines.append(f" {_ENCODE(name)}: [\n  {items}\n ]")
+        elif isinstance(value, dict) and value:
+            items = ",\n  ".join(f"{_ENCODE(k)}: {_ENCODE(value[k])}" for k in sorted(value))
+            lines.append(f" {_ENCODE(name)}: {{\n  {items}\n }}")
+        else:
+            lines.append(f" {_ENCODE(name)}: {_ENCODE(value)}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
 def write(
-    artifacts: Iterable[Artifact], out: Path, protect: Iterable[Path], owner: Owner, host: str = ""
+    artifacts: Iterable[Artifact],
+    out: Path,
+    protect: Iterable[Path],
+    owner: Owner,
+    host: str = "",
+    out_checked: bool = False,
 ) -> Written:
-    """`hostc.delivery.output.write`, then the previous build's stale files removed and the new
-    record written.  A record that is not hostc's is an error before anything is
-    written."""
+    """`hostc.delivery.output.write` (`out_checked` is its own), then the previous build's
+    stale files removed and the new record written.  A record that is not hostc's is an
+    error before anything is written."""
     from hostc.delivery.output import write
 
     arts = list(artifacts)
@@ -254,7 +277,7 @@ def write(
         _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
-    placed = write(arts, out, protect, after, host)
+    placed = write(arts, out, protect, after, host, out_checked)
     removed, kept = result.get("removed", ()), result.get("kept", ())
     return Written(placed.files, removed, kept, placed.unchanged)
 

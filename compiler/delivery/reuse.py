@@ -6,22 +6,14 @@ neither imports the other."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import stat
 from pathlib import Path
 
 from hostc.delivery import contentkey
-from hostc.delivery.output import read_at
-from hostc.delivery.owned import (
-    FAILED,
-    RECORD,
-    RECORD_LIMIT,
-    BuildRecord,
-    RecordRow,
-    _open_dirs,
-    _record_at,
-)
-from hostc.diagnostics import HostcError
+from hostc.delivery.compare import _stale
+from hostc.delivery.descriptors import Folders, as_written, read_at
+from hostc.delivery.owned import FAILED, RECORD, RECORD_LIMIT, BuildRecord, RecordRow
 
 
 def unchanged(folder: Path, key: str) -> BuildRecord | None:
@@ -39,15 +31,63 @@ def unchanged(folder: Path, key: str) -> BuildRecord | None:
     try:
         if _exists(root, FAILED):
             return None
-        try:
-            doc = _record_at(root, str(folder / RECORD))
-        except HostcError:
-            return None
+        doc = _unchecked(root)
         if doc is None or not contentkey.sealed(key, doc):
             return None
-        return doc if all(_intact(root, row) for row in doc["files"]) else None
+        return doc if _intact(root, doc["files"]) else None
     finally:
         os.close(root)
+
+
+def record(folder: Path) -> BuildRecord | None:
+    """`folder`'s build record as JSON, NOT validated: trusted only once
+    `contentkey.sealed` says this very hostc wrote it from the inputs a key names (the
+    key holds hostc's version and sources, so the record has this hostc's format);
+    `owned.read`'s checks, for a record from anywhere, cost a fleet host more than the
+    skip saves."""
+    try:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        return _unchecked(root)
+    finally:
+        os.close(root)
+
+
+def _unchecked(root: int) -> BuildRecord | None:
+    try:
+        found = read_at(root, RECORD, RECORD_LIMIT)
+    except OSError:
+        return None
+    if found is None or len(found[1]) > RECORD_LIMIT:
+        return None
+    try:
+        doc = json.loads(found[1])
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None  # type: ignore[return-value]
+
+
+def current(folder: Path, key: str, scope: set[str]) -> int | None:
+    """`build --check` (and `pre-commit`) without compiling: how many files a build of the
+    inputs `key` names makes, when comparing them with `folder` would find no
+    difference; None to compile and compare.  That holds when the folder is `unchanged`
+    (so its record lists exactly what such a build makes: every row under `scope`, the
+    folders this build writes, none carried from another target) and no other file
+    lies under those rows' target folders (what `compare.differences` reports as
+    stale, the same walk)."""
+    doc = unchanged(folder, key)
+    if doc is None:
+        return None
+    rows = doc["files"]
+    targets = {r["path"].split("/")[0] for r in rows}
+    if not targets <= scope:
+        return None
+    expected = {folder / r["path"] for r in rows}
+    if any(_stale(folder, t, expected) for t in sorted(targets)):
+        return None
+    return len(rows)
 
 
 def _exists(root: int, name: str) -> bool:
@@ -60,24 +100,35 @@ def _exists(root: int, name: str) -> bool:
     return True
 
 
-def _intact(root: int, row: RecordRow) -> bool:
-    """Whether the recorded file is in place as hostc wrote it (never through a link)."""
-    *dirs, name = row["path"].split("/")
-    fds = _open_dirs(root, dirs)
-    if isinstance(fds, str):
-        return False
+def _intact(root: int, rows: list[RecordRow]) -> bool:
+    """Whether every recorded file is in place as hostc wrote it (never through a link),
+    each folder on the way opened once for them all (`descriptors.Folders`)."""
+    folders, me = Folders(root), os.geteuid()
     try:
-        found = read_at(fds[-1] if fds else root, name, RECORD_LIMIT)
-    except OSError:
-        return False
+        for row in rows:
+            *dirs, name = row["path"].split("/")
+            dfd = folders.at(dirs)
+            if dfd is None:
+                return False
+            try:
+                found = read_at(dfd, name, RECORD_LIMIT)
+            except OSError:
+                return False
+            if found is None:
+                return False
+            st, data = found
+            if not (
+                as_written(st, _mode(row), me) and hashlib.sha256(data).hexdigest() == row["sha256"]
+            ):
+                return False
+        return True
     finally:
-        for x in fds:
-            os.close(x)
-    if found is None:
-        return False
-    st, data = found
-    return (
-        st.st_uid == os.geteuid()
-        and f"{stat.S_IMODE(st.st_mode):04o}" == row.get("mode", "0644")
-        and hashlib.sha256(data).hexdigest() == row["sha256"]
-    )
+        folders.close()
+
+
+def _mode(row: RecordRow) -> int:
+    """The row's recorded mode, four octal digits as `owned` writes it ("0644"), or -1 (no
+    file has it) when it is anything else."""
+    text = row.get("mode", "0644")
+    ok = isinstance(text, str) and len(text) == 4 and all(c in "01234567" for c in text)
+    return int(text, 8) if ok else -1

@@ -8,6 +8,7 @@ rebuilds and Fedora; the Ignition-booted images; SUSE).  Facts hang off the valu
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 from hostc.knowledge.distro import RHEL_LIKE
 from hostc.knowledge.table import Table
@@ -23,7 +24,7 @@ class OsFamily(enum.StrEnum):
     UNKNOWN = "unknown"
 
     @staticmethod
-    def from_os_release(os_id: str, id_like: list[str]) -> OsFamily:
+    def from_os_release(os_id: str, id_like: Iterable[str]) -> OsFamily:
         """The family of an os-release ID and ID_LIKE.
 
         Image-based systems come first (fedora-coreos is ID_LIKE=fedora, yet it has no

@@ -1,12 +1,15 @@
-"""Assemble the Plan from the resolved parts: the one place spec keys meet preset settings."""
+"""Assemble the Plan from what resolve made: the merged settings, the placements and the
+requests, each with its provenance (lowering never reads the spec)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hostc import settings
 from hostc.knowledge import distro as osfacts
 from hostc.knowledge import kernel as kernelfacts
 from hostc.knowledge.distro import tuned_profile_dirs
-from hostc.lower import kernel, memory, placement, runtime
+from hostc.lower import kernel, memory, runtime
 from hostc.lower import kubelet as lower_kubelet
 from hostc.lower.hardware import hardware
 from hostc.plan.kernelargs import budget
@@ -22,62 +25,24 @@ from hostc.plan.model import (
     ModuleLoad,
     NodeView,
     OsFamily,
-    Placement,
     Plan,
     Reason,
     RuntimeOwner,
     Sysctl,
     TunedFacts,
 )
-from hostc.provenance import HOST, SpecKey, key
+from hostc.provenance import HOST, Value, key
 from hostc.resolve import Resolved
 from hostc.settings import table as t
-from hostc.spec import presets
-from hostc.spec.model import HostSpec
-from hostc.spec.preset_entries import REALTIME_LEFT_OUT, binds_pods
 from hostc.topology.model import Topology
 from hostc.vocab import LimitItem
 
 
-def overrides(spec: HostSpec) -> list[presets.Override]:
-    """Every spec key that sets a preset setting: the spec's sysctls, then each row of
-    the settings table whose spec key the spec gives."""
-    out = [
-        presets.Override(settings.sysctl(k), v, key("sysctl", k)) for k, v in spec.sysctl.items()
-    ]
-    for s in settings.SETTINGS:
-        if s.spec_key is None or s.family is settings.Family.DERIVED:
-            continue
-        given, value = s.spec_value(spec)
-        if given:
-            out.append(presets.Override(s, value, SpecKey(s.spec_key)))
-    return out
-
-
-def context(r: Resolved, pins: list[Placement]) -> presets.Context:
-    spec, topo, h = r.spec, r.topo, r.host
-    return presets.Context(
-        role=spec.host.role,
-        arch=h.arch,
-        cpu_vendor=h.cpu_vendor,
-        kernel=h.kernel,
-        pinned=bool(pins),
-        multi_node=len(topo.nodes) > 1,
-        pods_bound=binds_pods(spec.kubelet),
-        realtime=spec.cpu.realtime,
-        rdma=any(k == "NCCL_IB_HCA" for w in pins for k, _ in w.env),
-        features=(("amd_pstate", h.amd_pstate),) if h.amd_pstate is not None else (),
-        gpu_vendors=tuple(sorted({g.vendor.lower() for g in topo.gpus if g.vendor})),
-        rdma_nics=sum(1 for n in topo.nics if n.rdma),
-        gpus=len(topo.gpus),
-    )
-
-
 def host_facts(r: Resolved) -> HostFacts:
-    spec, topo, h = r.spec, r.topo, r.host
+    topo, h = r.topo, r.host
     return HostFacts(
-        name=spec.host.name,
-        role=spec.host.role,
+        name=h.name,
+        role=h.role,
         arch=h.arch,
         cpu_vendor=h.cpu_vendor,
         kernel=h.kernel_release,
@@ -177,13 +142,13 @@ def boot(host: HostFacts, owner: RuntimeOwner) -> Boot:
     return Boot(carrier, Reason(HOST, f"{host.os or host.os_family}: {why}"))
 
 
-_ONE = (settings.Family.ONE, settings.Family.SYSFS)
+_ONE = (settings.Family.ONE, settings.Family.SYSFS, settings.Family.CMDLINE)
 
 
 def _by_family(
-    merged: list[presets.Resolved],
-) -> dict[settings.Family, list[presets.Resolved]]:
-    out: dict[settings.Family, list[presets.Resolved]] = {f: [] for f in settings.Family}
+    merged: tuple[Value[Any], ...],
+) -> dict[settings.Family, list[Value[Any]]]:
+    out: dict[settings.Family, list[Value[Any]]] = {f: [] for f in settings.Family}
     for r in merged:
         out[r.setting.family].append(r)
     return out
@@ -191,19 +156,20 @@ def _by_family(
 
 def lower(resolved: Resolved) -> Plan:
     """The Plan of a resolved host that `check` accepted."""
-    spec, topo, part = resolved.spec, resolved.topo, resolved.partition
-    pins = placement.workloads(spec, topo, part)
+    topo, part = resolved.topo, resolved.partition
+    pins = resolved.placements
     pools = memory.pools(resolved)
     host = host_facts(resolved)
-    ctx = context(resolved, pins)
-    merged = presets.merge(ctx, overrides(spec), spec.preset.exclude)
+    merged = resolved.settings
     one = {r.setting: r for r in merged if r.setting.family in _ONE}
-    isolation = kernel.isolation(spec, part, ctx.kernel, pins)
+    isolation = kernel.isolation(resolved.isolation, part, resolved.host.kernel, pins)
     tick = next((m for m in isolation if m.mechanism == "nohz_full"), None)
-    runtime_plan = runtime.runtime(spec, topo, part, host, one, tick)
+    runtime_plan = runtime.runtime(
+        resolved.runtime, topo, part, host, resolved.host.os_source, one, tick
+    )
     by_family = _by_family(merged)
     cstates = runtime.cstate_limit(
-        spec, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner, topo
+        resolved.kernel, part, pins, one.get(t.MAX_CSTATE), runtime_plan.owner, topo
     )
     limits = [Limit(LimitItem(r.name), r.value, r.reason) for r in by_family[settings.Family.LIMIT]]
     sysctls = [Sysctl(r.name, str(r.value), r.reason) for r in by_family[settings.Family.SYSCTL]]
@@ -216,22 +182,18 @@ def lower(resolved: Resolved) -> Plan:
         nodes=nodes,
         default_hugepagesz=memory.default_size(resolved),
         hugepages=tuple(pools),
-        thp=one.get(t.THP),
+        cmdline_settings=tuple(one[s] for s in t.CMDLINE_ROWS if s in one),  # the table's order
         cstates=cstates,
-        extra_args=tuple(kernel.extra_args(spec)),
+        extra_args=tuple(kernel.extra_args(resolved.kernel)),
         sysctls=tuple(sysctls),
         limits=tuple(limits),
-        workloads=tuple(pins),
+        workloads=pins,
         runtime=runtime_plan,
-        kubelet=lower_kubelet.lower(spec, part, nodes, host),
+        kubelet=lower_kubelet.lower(resolved.kubelet, part, nodes, host),
         left_out=(
-            *(
-                x
-                for x in presets.LEFT_OUT
-                if not (x.setting == "skew_tick" and spec.kernel.skew_tick)
-            ),
-            *kernel.nohz_left_out(spec, isolation),
-            *(REALTIME_LEFT_OUT if spec.cpu.realtime else ()),
+            *resolved.left_out.preset,
+            *kernel.nohz_left_out(resolved.isolation, isolation),
+            *resolved.left_out.realtime,
         ),
         boot=boot(host, runtime_plan.owner),
         modules_load=tuple(

@@ -4,6 +4,8 @@ queues each NIC keeps (issue 10)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hostc.cpuset import CpuSet
 from hostc.knowledge import distro
 from hostc.plan.model import (
@@ -16,9 +18,7 @@ from hostc.plan.model import (
     NicChannels,
     Reason,
 )
-from hostc.provenance import Source, default, key, topology
-from hostc.spec import presets
-from hostc.spec.model import HostSpec
+from hostc.provenance import Source, Value, default, key, topology
 from hostc.topology.model import Topology
 from hostc.vocab import DeviceKind, IrqbalanceVariable, NicChannelChoice
 
@@ -76,13 +76,14 @@ def device_irqs(topo: Topology, part: CpuPartition) -> list[DeviceIrq]:
 
 
 def irq_plan(
-    spec: HostSpec,
     host: HostFacts,
+    os_source: Source,
     topo: Topology,
     part: CpuPartition,
-    r: presets.Resolved | None,
+    r: Value[Any] | None,
 ) -> IrqPlan | None:
-    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default."""
+    """Only isolated hosts need IRQ settings; everyone else keeps the distro's default.
+    `os_source`: where the host's OS came from (`host.os` or the snapshot)."""
     if not part.isolated:
         return None
     owner: IrqOwner = r.value if r is not None else IrqOwner.IRQBALANCE
@@ -91,8 +92,7 @@ def irq_plan(
         if r is not None
         else Reason(default("irq_owner"), "irqbalance stays, with the isolated CPUs banned")
     )
-    src = key("host", "os") if spec.host.os is not None else topology("os")
-    variable, var_reason = irqbalance_variable(host.os, src)
+    variable, var_reason = irqbalance_variable(host.os, os_source)
     devices = tuple(device_irqs(topo, part)) if owner is IrqOwner.HOSTC else ()
     return IrqPlan(
         owner=owner,

@@ -12,8 +12,8 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import kernel as kernelfacts
 from hostc.plan.model import CpuPartition, ExtraArg, Isolation, LeftOut, Placement, Reason
 from hostc.provenance import SpecKey, SpecKeys, key
-from hostc.resolve.cpu import isolcpus_flags, mechanisms
-from hostc.spec.model import HostSpec, Mechanism
+from hostc.resolve.requests import IsolationRequest, KernelRequest
+from hostc.vocab import Mechanism
 
 _WHY = {
     Mechanism.ISOLCPUS: "keep the scheduler's load balancing off the isolated CPUs",
@@ -28,13 +28,13 @@ _WHY = {
 
 
 def busy_poll_cpus(
-    spec: HostSpec, part: CpuPartition, pins: Sequence[Placement]
+    req: IsolationRequest, part: CpuPartition, pins: Sequence[Placement]
 ) -> tuple[CpuSet, SpecKeys]:
     """The isolated CPUs of the workloads that declare `busy_poll`, and their key paths."""
     cpus, paths = CpuSet(), list[SpecKey]()
-    for i, (w, pin) in enumerate(zip(spec.workload, pins, strict=False)):
-        if w.busy_poll:
-            cpus |= pin.cpus & part.isolated
+    for i in req.busy_poll:
+        if i < len(pins):
+            cpus |= pins[i].cpus & part.isolated
             paths.append(key("workload", i, "busy_poll"))
     return cpus, SpecKeys(tuple(paths))
 
@@ -48,49 +48,44 @@ _FLAGS_WHY = {
 }
 
 
-def isolcpus_dropped(spec: HostSpec, kernel: tuple[int, int] | None) -> bool:
+def isolcpus_dropped(req: IsolationRequest, kernel: tuple[int, int] | None) -> bool:
     """Default flags on a kernel that predates managed_irq: leave isolcpus= out entirely
     (a bare isolcpus= would mean `domain`, and the unknown flag voids the parameter)."""
-    return (
-        spec.cpu.isolcpus_flags is None
-        and kernel is not None
-        and kernel < kernelfacts.MANAGED_IRQ_SINCE
-    )
+    return not req.flags_given and kernel is not None and kernel < kernelfacts.MANAGED_IRQ_SINCE
 
 
 def isolation(
-    spec: HostSpec,
+    req: IsolationRequest,
     part: CpuPartition,
     kernel: tuple[int, int] | None,
     pins: Sequence[Placement] = (),
 ) -> list[Isolation]:
     if not part.isolated:
         return []
-    src = key("cpu", "mechanisms" if spec.cpu.mechanisms is not None else "isolate")
+    src = req.source
     out = []
-    for m in mechanisms(spec):
-        if m is Mechanism.NOHZ_FULL and spec.cpu.mechanisms is None:
-            cpus, paths = busy_poll_cpus(spec, part, pins)
+    for m in req.mechanisms:
+        if m is Mechanism.NOHZ_FULL and not req.given:
+            cpus, paths = busy_poll_cpus(req, part, pins)
             if cpus:
                 why = _WHY[m] + ": these workloads declare one busy-polling thread per CPU"
                 out.append(Isolation(m, (), Reason(paths, why), cpus=cpus))
         elif m is Mechanism.ISOLCPUS:
-            if isolcpus_dropped(spec, kernel):
+            if isolcpus_dropped(req, kernel):
                 continue
-            flags = isolcpus_flags(spec)
+            flags = req.flags
             why = "; ".join(_FLAGS_WHY[f] for f in flags)
-            flag_src = key("cpu", "isolcpus_flags") if spec.cpu.isolcpus_flags is not None else src
-            out.append(Isolation(m, flags, Reason(flag_src, why)))
+            out.append(Isolation(m, flags, Reason(req.flags_source, why)))
         else:
             out.append(Isolation(m, (), Reason(src, _WHY[m])))
     return out
 
 
-def nohz_left_out(spec: HostSpec, isolation: Sequence[Isolation]) -> list[LeftOut]:
+def nohz_left_out(req: IsolationRequest, isolation: Sequence[Isolation]) -> list[LeftOut]:
     """Say why an isolating host gets no nohz_full (the default since issue 16)."""
     if not isolation or any(m.mechanism == "nohz_full" for m in isolation):
         return []
-    src = key("cpu", "mechanisms" if spec.cpu.mechanisms is not None else "isolate")
+    src = req.source
     why = (
         "no workload declares busy_poll: adaptive ticks do nothing unless a CPU has "
         "exactly one runnable task, and make every user/kernel transition dearer "
@@ -114,12 +109,12 @@ _INIT_ON_ALLOC_WHY = {
 }
 
 
-def opt_in_args(spec: HostSpec) -> list[ExtraArg]:
+def opt_in_args(req: KernelRequest) -> list[ExtraArg]:
     """Trade-offs hostc offers but never defaults to: skew_tick, init_on_alloc."""
     out = []
-    if spec.kernel.skew_tick:
+    if req.skew_tick:
         out.append(ExtraArg("skew_tick", "1", Reason(key("kernel", "skew_tick"), _SKEW_TICK_WHY)))
-    ioa = spec.kernel.init_on_alloc
+    ioa = req.init_on_alloc
     if ioa is not None:
         why = _INIT_ON_ALLOC_WHY[ioa]
         out.append(
@@ -128,9 +123,9 @@ def opt_in_args(spec: HostSpec) -> list[ExtraArg]:
     return out
 
 
-def extra_args(spec: HostSpec) -> list[ExtraArg]:
-    out = opt_in_args(spec)
-    for i, arg in enumerate(spec.kernel.extra_args):
+def extra_args(req: KernelRequest) -> list[ExtraArg]:
+    out = opt_in_args(req)
+    for i, arg in enumerate(req.extra_args):
         key, sep, value = arg.partition("=")
         out.append(
             ExtraArg(

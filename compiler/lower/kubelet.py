@@ -1,4 +1,5 @@
-"""Lower `[kubelet]` into a KubeletPlan, from the partition and memory budget already resolved.
+"""Lower the kubelet request (`hostc.resolve.kubelet`) into a KubeletPlan, from the
+partition and memory budget already resolved.
 
 Consistency by construction: reservedSystemCPUs is `plan.partition.housekeeping`
 itself; reservedMemory is split from the one total the kubelet checks it
@@ -29,19 +30,19 @@ from hostc.plan.model import (
     TopologyManager,
 )
 from hostc.provenance import SpecKey, SpecKeys, key
-from hostc.spec.model import HostSpec, Kubelet, KubeletReserved
+from hostc.resolve.kubelet import KubeletRequest, Reserved
 
 MIB = 1024**2
 
 
-def _since(k: Kubelet) -> str:
+def _since(k: KubeletRequest) -> str:
     """Which row of the kubelet's versioned default table applies (kubeadm only)."""
     if k.flavor is not vocab.Flavor.KUBEADM:
         return ""
     return f" (its table since {ko.kubelet_eviction_others(k.version)[0]})"
 
 
-def eviction(k: Kubelet) -> Eviction:
+def eviction(k: KubeletRequest) -> Eviction:
     text = k.eviction_hard.get("memory.available", ko.DEFAULT_EVICTION_MEMORY)
     memory = Quantity.parse(text)
     others = {s: v for s, v in k.eviction_hard.items() if s != "memory.available"}
@@ -69,7 +70,7 @@ def eviction(k: Kubelet) -> Eviction:
     )
 
 
-def _reservation(r: KubeletReserved | None, name: str, who: str) -> KubeReservation | None:
+def _reservation(r: Reserved | None, name: str, who: str) -> KubeReservation | None:
     if r is None or (r.memory is None and r.ephemeral_storage is None):
         return None
     return KubeReservation(r.memory, r.ephemeral_storage, Reason(key("kubelet", name), who))
@@ -95,7 +96,7 @@ def split_memory(total: Quantity, weights: dict[int, int]) -> tuple[MemoryReserv
 
 
 def reserved_memory(
-    k: Kubelet, total: Quantity, part: CpuPartition, nodes: tuple[NodeView, ...]
+    k: KubeletRequest, total: Quantity, part: CpuPartition, nodes: tuple[NodeView, ...]
 ) -> tuple[tuple[MemoryReservation, ...], Reason]:
     if k.reserved_memory is not None:
         rows = tuple(
@@ -130,16 +131,6 @@ def capacity(
     return tuple(out)
 
 
-def _strict(k: Kubelet, policy: str) -> bool:
-    """strict-cpu-reservation as `kubelet.strict_cpu_reservation` says, by default where
-    it is beta or GA (KEP-4540)."""
-    if policy != "static":
-        return False
-    if k.strict_cpu_reservation is not None:
-        return k.strict_cpu_reservation
-    return k.version >= ko.STRICT_RESERVATION_DEFAULT_SINCE
-
-
 def _reserved_why(options: tuple[str, ...], policy: str) -> str:
     head = (
         "reservedSystemCPUs is the housekeeping set itself: the kubelet and system daemons "
@@ -155,7 +146,7 @@ def _reserved_why(options: tuple[str, ...], policy: str) -> str:
     )
 
 
-def _cpu_source(k: Kubelet, src: SpecKey, given: bool) -> SpecKey | SpecKeys:
+def _cpu_source(k: KubeletRequest, src: SpecKey, given: bool) -> SpecKey | SpecKeys:
     """The keys that chose the CPU manager: the policy (or its options), and
     `strict_cpu_reservation` where the spec sets it (it decides an option too)."""
     first = (
@@ -166,8 +157,8 @@ def _cpu_source(k: Kubelet, src: SpecKey, given: bool) -> SpecKey | SpecKeys:
     return SpecKeys((first, key("kubelet", "strict_cpu_reservation")))
 
 
-def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
-    policy = k.cpu_manager_policy or vocab.CpuManagerPolicy.STATIC
+def _cpu_manager(k: KubeletRequest, part: CpuPartition) -> CpuManager:
+    policy = k.policy
     src = key("kubelet", "cpu_manager_policy") if k.cpu_manager_policy else key("kubelet")
     why = (
         "Guaranteed pods with whole CPUs get exclusive CPUs outside the reserved set"
@@ -175,7 +166,7 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
         else "every pod shares the CPUs outside the reserved set"
     )
     given = set(k.cpu_manager_policy_options) if policy == "static" else set()
-    added = _strict(k, policy) and ko.STRICT_RESERVATION not in given
+    added = k.strict and ko.STRICT_RESERVATION not in given
     options = tuple(sorted(given | ({ko.STRICT_RESERVATION} if added else set())))
     alpha = [o for o in options if ko.stage(o, k.version) is ko.Stage.ALPHA]
     if options:
@@ -207,7 +198,7 @@ def _cpu_manager(k: Kubelet, part: CpuPartition) -> CpuManager:
     )
 
 
-def _topology(k: Kubelet, nodes: tuple[NodeView, ...]) -> TopologyManager | None:
+def _topology(k: KubeletRequest, nodes: tuple[NodeView, ...]) -> TopologyManager | None:
     policy = k.topology_manager_policy
     most = max((len(n.gpus) for n in nodes), default=0)
     if policy is None and ko.topology_policy(policy, k.max_gpus_per_pod, most) is not None:
@@ -261,7 +252,9 @@ def _affinity_why(host: HostFacts) -> str:
     return why + f"; this host's kernel {host.kernel} {'does' if keeps else 'does not yet'}"
 
 
-def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> RuntimeAffinity | None:
+def runtime_affinity(
+    k: KubeletRequest, part: CpuPartition, host: HostFacts
+) -> RuntimeAffinity | None:
     """Every CPU for the unit that starts containers, where services are confined
     (`hostc.knowledge.runtime`); its own processes stay on the housekeeping CPUs through
     AllowedCPUs= where the release's systemd has it."""
@@ -285,9 +278,8 @@ def runtime_affinity(k: Kubelet, part: CpuPartition, host: HostFacts) -> Runtime
 
 
 def lower(
-    spec: HostSpec, part: CpuPartition, nodes: tuple[NodeView, ...], host: HostFacts
+    k: KubeletRequest | None, part: CpuPartition, nodes: tuple[NodeView, ...], host: HostFacts
 ) -> KubeletPlan | None:
-    k = spec.kubelet
     if k is None:
         return None
     kube = _reservation(k.kube_reserved, "kube_reserved", "for the kubelet and container runtime")

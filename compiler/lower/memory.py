@@ -91,12 +91,11 @@ def pools(r: Resolved) -> list[HugepagePool]:
 def default_size(r: Resolved) -> Value[int] | None:
     """`default_hugepagesz`: `hugepages.default_size`, else the first pool's size (None:
     no pool has a page)."""
-    hp = r.spec.hugepages
-    if hp is None or not any(c > 0 for q in r.hugepages for c in q.per_node.values()):
+    if not any(c > 0 for q in r.hugepages for c in q.per_node.values()):
         return None
     first = r.hugepages[0]
-    if hp.default_size is not None:
-        size, src = hp.default_size, key("hugepages", "default_size")
+    if r.default_hugepagesz is not None:
+        size, src = r.default_hugepagesz, key("hugepages", "default_size")
     else:
         size = first.size
         src = _key(first, "size") if first.size_given else _key(first)

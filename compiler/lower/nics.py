@@ -1,6 +1,7 @@
 """The NICs whose queues hostc changes: `irq.nic_devices` narrows the Plan's
-`nic_channels` rows to the NICs it chooses (`hostc.resolve.nics`); check has made sure
-every entry matches a NIC of the snapshot and that some NIC is chosen."""
+`nic_channels` rows to the NICs it chooses (matched once, by `hostc.resolve.nics`, into
+the runtime request); check has made sure every entry matches a NIC of the snapshot and
+that some NIC is chosen."""
 
 from __future__ import annotations
 
@@ -10,24 +11,18 @@ import attrs
 
 from hostc.plan.model import NicChannels, Reason
 from hostc.provenance import SpecKeys, key
-from hostc.resolve import nics
-from hostc.spec.model import HostSpec
-from hostc.topology.model import Topology
+from hostc.resolve.requests import RuntimeRequest
 
 
-def chosen_channels(
-    spec: HostSpec, topo: Topology, rows: Sequence[NicChannels]
-) -> tuple[NicChannels, ...]:
+def chosen_channels(req: RuntimeRequest, rows: Sequence[NicChannels]) -> tuple[NicChannels, ...]:
     """The rows of the chosen NICs, each saying it was chosen (the row keeps its shape:
     the TuneD profile and hostc-tuning read the same rows)."""
-    entries = spec.irq.nic_devices
-    if not entries:
+    picked = req.nics_chosen
+    if picked is None:
         return tuple(rows)
-    matches = [m for _, m in nics.parsed(entries) if isinstance(m, nics.NicMatch)]
-    picked = {n.name for n in nics.chosen(matches, topo.nics)}
-    listed = ", ".join(entries)
+    listed = ", ".join(req.nic_devices)
     chose = key("irq", "nic_devices")
-    given = spec.irq.nic_channels is not None
+    given = req.nic_channels is not None
     source = SpecKeys((chose, key("irq", "nic_channels"))) if given else chose
     out = []
     for row in rows:

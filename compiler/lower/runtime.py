@@ -44,16 +44,15 @@ from hostc.plan.model import (
     SysfsWrite,
     When,
 )
-from hostc.provenance import Source, default, key, topology
+from hostc.provenance import Source, Value, default, key, topology
+from hostc.resolve.requests import KernelRequest, RuntimeRequest
 from hostc.settings import table as t
 from hostc.settings.model import Setting
-from hostc.spec import presets
-from hostc.spec.model import CStatesAt, GpuDirect, HostSpec
 from hostc.topology.model import Topology
-from hostc.vocab import CpuMaskName, IommuMode, PstateDriverName, PstateMode
+from hostc.vocab import CpuMaskName, CStatesAt, IommuMode, PstateDriverName, PstateMode
 
 #: The merge's one-value settings by row (lowering reads them by `t.GOVERNOR`, …).
-One = Mapping[Setting[Any], presets.Resolved]
+One = Mapping[Setting[Any], Value[Any]]
 
 CPUMASKS = (
     (
@@ -76,7 +75,7 @@ _PSTATE_DRIVER = {
 }
 
 
-def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateDriver | None:
+def pstate(host: HostFacts, r: Value[Any] | None) -> PstateDriver | None:
     """The mode by vendor: intel_pstate or amd_pstate; none elsewhere (check says so)."""
     if r is None or not host.x86:
         return None
@@ -87,10 +86,10 @@ def pstate(host: HostFacts, r: presets.Resolved | None) -> PstateDriver | None:
 
 
 def cstate_limit(
-    spec: HostSpec,
+    req: KernelRequest,
     part: CpuPartition,
     pins: Sequence[Placement],
-    r: presets.Resolved | None,
+    r: Value[Any] | None,
     owner: RuntimeOwner = RuntimeOwner.SYSTEMD,
     topo: Topology | None = None,
 ) -> CStateLimit | None:
@@ -101,7 +100,7 @@ def cstate_limit(
     if r is None:
         return None
     n: int = r.value
-    if spec.kernel.cstates_at is CStatesAt.BOOT:
+    if req.cstates_at is CStatesAt.BOOT:
         return CStateLimit(n, r.reason)
     if owner is RuntimeOwner.TUNED:
         why = (
@@ -142,11 +141,11 @@ def _irq_cpus(topo: Topology, part: CpuPartition) -> CpuSet:
     return part.housekeeping & topo.cpus_of_nodes(tuple(sorted(nodes)))
 
 
-def offline_writes(spec: HostSpec) -> tuple[SysfsWrite, ...]:
+def offline_writes(req: RuntimeRequest) -> tuple[SysfsWrite, ...]:
     """`cpu.offline`: one `cpuN/online = 0` per CPU, first of the runtime writes, so every
     later one reaches only the CPUs that stay online (check judged the set: whole cores,
     never the boot CPU, every NUMA node keeping one)."""
-    cpus = spec.cpu.offline
+    cpus = req.offline
     if not cpus:
         return ()
     return tuple(
@@ -164,7 +163,7 @@ def offline_writes(spec: HostSpec) -> tuple[SysfsWrite, ...]:
     )
 
 
-def tunable(r: presets.Resolved) -> presets.Resolved:
+def tunable(r: Value[Any]) -> Value[Any]:
     """A sysfs row's value, with what it does where the merge's reason cannot say it (a
     spec value's reason is only "set by the spec")."""
     if r.setting is t.MIN_PERF_PCT:
@@ -204,27 +203,25 @@ _GPUDIRECT_WHY = {
 }
 
 
-def gpudirect(spec: HostSpec, topo: Topology) -> GpuDirectPath | None:
+def gpudirect(req: RuntimeRequest, topo: Topology) -> GpuDirectPath | None:
     """NVIDIA GPUs and RDMA NICs on one host: the path NICs take to GPU memory."""
     nvidia = any((g.vendor or "").lower() == "nvidia" for g in topo.gpus)
     if not (nvidia and any(n.rdma for n in topo.nics)):
         return None
-    given = spec.modules.gpudirect
-    mode = (given or GpuDirect.AUTO).value
+    mode = req.gpudirect.value
     why = "NVIDIA GPUs and RDMA NICs on one host: GPUDirect RDMA by " + _GPUDIRECT_WHY[mode]
-    src = key("modules", "gpudirect") if given is not None else default("gpudirect")
-    return GpuDirectPath(mode, Reason(src, why))
+    return GpuDirectPath(mode, Reason(req.gpudirect_source, why))
 
 
-def modules(spec: HostSpec) -> list[Module]:
+def modules(req: RuntimeRequest) -> list[Module]:
     out: dict[str, Module] = {}
-    hard = spec.modules.hard_block
-    for i, name in enumerate(spec.modules.blacklist):
+    hard = req.hard_block
+    for i, name in enumerate(req.blacklist):
         why = "not needed on a GPU server: smaller attack surface, faster boot" + (
             "; hard-blocked, explicit loads fail too" if hard else ""
         )
         out[name] = Module(name, True, hard, None, Reason(key("modules", "blacklist", i), why))
-    for name, opts in spec.modules.options.items():
+    for name, opts in req.module_options.items():
         prev = out.get(name)
         src = key("modules", "options", name)
         if prev is not None:
@@ -241,7 +238,7 @@ _TUNED_BY_DEFAULT = (OsFamily.RHEL,)
 
 
 def services(
-    spec: HostSpec,
+    req: RuntimeRequest,
     irq: IrqPlan | None,
     host: HostFacts,
     owner: RuntimeOwner,
@@ -249,7 +246,7 @@ def services(
 ) -> list[ServiceOff]:
     out = [
         ServiceOff(u, Reason(key("services", "disable", i), "not needed on a GPU server"))
-        for i, u in enumerate(spec.services.disable)
+        for i, u in enumerate(req.services_off)
     ]
     hostc_irq = irq is not None and irq.owner is IrqOwner.HOSTC
     if irq is not None and hostc_irq:
@@ -327,7 +324,7 @@ def iommu_on_anyway(host: HostFacts) -> str | None:
     return _INTEL_MAY_BE_ON
 
 
-def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
+def iommu(host: HostFacts, r: Value[Any] | None) -> Iommu | None:
     """ACS redirect off wherever GPUDirect RDMA may cross it: mode `on`, and on every x86
     host in pass-through (AMD's IOMMU is on by default; Intel's may be), on kernels that
     have the parameter."""
@@ -345,16 +342,19 @@ def iommu(host: HostFacts, r: presets.Resolved | None) -> Iommu | None:
 
 
 def runtime(
-    spec: HostSpec,
+    req: RuntimeRequest,
     topo: Topology,
     part: CpuPartition,
     host: HostFacts,
+    os_source: Source,
     one: One,
     tick: Isolation | None = None,
 ) -> RuntimeTuning:
+    """The runtime settings; `os_source`: where the host's OS came from (`host.os` or
+    the snapshot), which the irqbalance variable's reason names."""
     io = iommu(host, one.get(t.IOMMU))
     owner = one.get(t.RUNTIME_OWNER)
-    irq = irq_plan(spec, host, topo, part, one.get(t.IRQ_OWNER))
+    irq = irq_plan(host, os_source, topo, part, one.get(t.IRQ_OWNER))
     masks = (
         tuple(
             CpuMask(n, p, part.housekeeping, Reason(key("cpu", "isolate"), w))
@@ -377,10 +377,10 @@ def runtime(
         acs=acs_note(topo, host, io),
         irq=irq,
         cpumasks=masks,
-        modules=tuple(modules(spec)),
-        services_off=tuple(services(spec, irq, host, rt_owner, owner_reason.source)),
-        sysfs=(*offline_writes(spec), *sysfs_writes(host, tick)),
-        nic_channels=chosen_channels(spec, topo, nic_channels(topo, part, spec.irq.nic_channels)),
-        gpudirect=gpudirect(spec, topo),
+        modules=tuple(modules(req)),
+        services_off=tuple(services(req, irq, host, rt_owner, owner_reason.source)),
+        sysfs=(*offline_writes(req), *sysfs_writes(host, tick)),
+        nic_channels=chosen_channels(req, nic_channels(topo, part, req.nic_channels)),
+        gpudirect=gpudirect(req, topo),
         tunables=tuple(tunable(one[s]) for s in t.SYSFS_ROWS if s in one),  # the table's order
     )

@@ -19,8 +19,10 @@ from hostc.knowledge.arch import Arch
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import Reason, When
 from hostc.record import Record
+from hostc.settings.model import Cmdline
+from hostc.settings.table import SETTINGS
 from hostc.units import format_kib
-from hostc.vocab import IommuMode
+from hostc.vocab import IommuMode, Mechanism
 
 if TYPE_CHECKING:
     from hostc.plan.model import Plan
@@ -28,26 +30,28 @@ if TYPE_CHECKING:
 #: Bytes left for the bootloader's own BOOT_IMAGE=… root=… ro and the distro's arguments.
 BOOTLOADER_RESERVE = 256
 
-#: Keys hostc derives from typed settings; `kernel.extra_args` may not set them.
-OWNED = (
-    "isolcpus",
-    "nohz_full",
-    "rcu_nocbs",
-    "irqaffinity",
+#: Keys the rules of this module spell beyond the rows' own (`Cmdline` observes): the
+#: hugepage pools, the C-state caps per idle driver, the IOMMU per vendor and
+#: architecture, and the trade-offs the spec opts into.
+_SPELLED_BY_RULES = (
     "hugepagesz",
     "hugepages",
-    "default_hugepagesz",
-    "transparent_hugepage",
     "intel_idle.max_cstate",
     "processor.max_cstate",
-    "iommu",
     "intel_iommu",
     "amd_iommu",
     "iommu.passthrough",
-    "intel_pstate",
-    "amd_pstate",
     "skew_tick",
     "init_on_alloc",
+)
+#: Keys hostc derives from typed settings; `kernel.extra_args` may not set them: the
+#: isolation mechanisms, every kernel argument a settings row declares, and the rules'.
+OWNED: frozenset[str] = frozenset(
+    {
+        *(str(m) for m in Mechanism),
+        *(o.arg for s in SETTINGS for o in s.observe if isinstance(o, Cmdline)),
+        *_SPELLED_BY_RULES,
+    }
 )
 
 
@@ -144,6 +148,17 @@ def runtime_args(plan: Plan) -> list[KernelArg]:
     return out
 
 
+def table_args(plan: Plan) -> list[KernelArg]:
+    """The settings table's kernel-argument rows (family CMDLINE), spelled as their row
+    declares (`arg=value`), in the table's order."""
+    out = []
+    for v in plan.cmdline_settings:
+        word = v.setting.cmdline
+        assert word is not None, v.name  # a CMDLINE row declares its word (settings tests)
+        out.append(KernelArg(word.arg, v.shown, v.reason))
+    return out
+
+
 def kernel_args(plan: Plan) -> list[KernelArg]:
     """The Plan's arguments in order: what every carrier of the command line, check and
     `hostc plan` read.  Spelled on each call: a few dozen small records, well under 1 %
@@ -180,8 +195,7 @@ def spell(plan: Plan) -> list[KernelArg]:
             ",".join(f"{n}:{c}" for n, c in pool.per_node) if pool.node_form else str(pool.total)
         )
         out.append(KernelArg("hugepages", value, pool.reason))
-    if plan.thp is not None:
-        out.append(KernelArg("transparent_hugepage", plan.thp.value, plan.thp.reason))
+    out += table_args(plan)
     if plan.cstates is not None:
         out += cstate_args(plan)
     out += runtime_args(plan)

@@ -11,7 +11,7 @@ rationale.  CPU sets are CpuSet values resolved here, once; no target derives on
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import attrs
 
@@ -56,6 +56,8 @@ from hostc.settings.model import Family, Setting
 from hostc.vocab import IrqOwner as IrqOwner
 from hostc.vocab import IsolcpusFlag, LimitItem, Mechanism, Role, ThpMode
 from hostc.vocab import RuntimeOwner as RuntimeOwner
+
+T = TypeVar("T")
 
 #: Field metadata: plan.json leaves the field out.  For facts derived from a field it
 #: shows already (the TuneD release's options follow `host.os`), so the file says each
@@ -299,7 +301,9 @@ class Plan(Record):
     nodes: tuple[NodeView, ...]
     default_hugepagesz: Value[int] | None  # KiB
     hugepages: tuple[HugepagePool, ...]
-    thp: Value[ThpMode] | None
+    #: the settings table's kernel arguments (family CMDLINE: THP's mode, …), each held
+    #: by its row, in the table's order; spelled by `hostc.plan.kernelargs` from the row
+    cmdline_settings: tuple[Value[Any], ...]
     cstates: CStateLimit | None
     extra_args: tuple[ExtraArg, ...]
     sysctls: tuple[Sysctl, ...]
@@ -317,17 +321,28 @@ class Plan(Record):
     def limit(self, item: str) -> Limit | None:
         return next((x for x in self.limits if x.item == item), None)
 
+    def cmdline_setting(self, setting: Setting[T]) -> Value[T] | None:
+        """The value of a kernel-argument row (None: this host does not get it)."""
+        return next((v for v in self.cmdline_settings if v.setting is setting), None)
+
+    @property
+    def thp(self) -> Value[ThpMode] | None:
+        """THP's mode (its row is a kernel argument; targets also write it live)."""
+        return self.cmdline_setting(t.THP)
+
     def held(self, s: Setting[Any]) -> Any:
         """The Plan's value of a one-value row (None: this host does not get it): a sysfs
-        row by its row in `runtime.tunables`, the others in the record a rule of lowering
-        made for them.  The one place that says where; KeyError for a row of another
-        family (sysctls, limits and modules are held as lists of their own)."""
+        row by its row in `runtime.tunables`, a kernel-argument row by its row in
+        `cmdline_settings`, the others in the record a rule of lowering made for them.
+        The one place that says where; KeyError for a row of another family (sysctls,
+        limits and modules are held as lists of their own)."""
         if s.family is Family.SYSFS:
             return self.runtime.tunable(s)
+        if s.family is Family.CMDLINE:
+            return self.cmdline_setting(s)
         rt = self.runtime
         return {
             t.DEFAULT_HUGEPAGESZ: self.default_hugepagesz,
-            t.THP: self.thp,
             t.MAX_CSTATE: self.cstates,
             t.PSTATE: rt.pstate,
             t.IOMMU: rt.iommu,

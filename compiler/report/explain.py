@@ -23,7 +23,7 @@ from hostc.report.catalog import CatalogEntry, kernel, limits, partition, sysctl
 from hostc.report.catalog_kubelet import kubelet
 from hostc.report.catalog_runtime import runtime
 from hostc.report.origin import ShownOrigin, origin
-from hostc.settings.model import Family, Setting
+from hostc.settings.model import Cmdline, Family, Setting
 from hostc.settings.table import SETTINGS
 from hostc.spec import presets
 
@@ -80,14 +80,21 @@ class Explanation(Record):
                 f"  source   {o.text}{where}",
             ]
             out += [f"           {d}" for d in o.detail]
-            out += [f"  change   {f.change}"] if f.change else []
-            out.append(f"  plan     {f.reason}")
+            out += _clauses("  change   ", f.change) if f.change else []
+            out += _clauses("  plan     ", f.reason)
             out += [f"  emitted  {c.path}:{c.line}  {c.text}" for c in f.lines] or [
                 "  emitted  (no artifact line for this host's targets)"
             ]
             out += [f"  observe  {x}" for x in f.observe]
             out.append("")
         return "\n".join(out)
+
+
+def _clauses(label: str, text: str) -> list[str]:
+    """`text` under `label`, one clause (`; `) a line: a reason of several clauses read
+    as one 300-character line (first-day-4 X2: the C-state limit's why, then where)."""
+    pad = " " * len(label)
+    return [(label if i == 0 else pad) + c for i, c in enumerate(text.split("; "))]
 
 
 #: artifacts that check settings rather than carry them: the boot-time verifier's lines
@@ -192,20 +199,27 @@ def _row(what: str) -> Setting[Any] | None:
     )
 
 
-#: the catalog names of a table row whose Plan value is shown under another name: a
-#: kernel argument spelled per vendor or architecture, a C-state cap at boot, a module
+#: the catalog names a rule of lowering gives a table row's Plan value beyond the row's
+#: own (`shown_as`): an argument spelled off x86, a C-state cap at boot, a module
 _SHOWN_AS = {
-    "pstate": ("amd_pstate", "intel_pstate"),
-    "iommu": ("iommu", "iommu.passthrough"),
+    "iommu": ("iommu.passthrough",),
     "max_cstate": ("intel_idle.max_cstate", "processor.max_cstate"),
     "load_ib_umad": ("ib_umad",),
 }
 
 
+def shown_as(row: Setting[Any]) -> tuple[str, ...]:
+    """The catalog names of a row's Plan value: its name, each kernel argument the row
+    declares (the catalog lists a kernel argument by its word: `pcie_aspm.policy` of a
+    row named otherwise, `amd_pstate` or `intel_pstate` by vendor), and a rule's others."""
+    words = (o.arg for o in row.observe if isinstance(o, Cmdline))
+    return tuple(dict.fromkeys((row.name, *words, *_SHOWN_AS.get(row.name, ()))))
+
+
 def _by_row(
     what: str, row: Setting[Any], table: list[CatalogEntry]
 ) -> tuple[str, list[CatalogEntry]]:
-    names = (row.name, *_SHOWN_AS.get(row.name, ()))
+    names = shown_as(row)
     found = [s for s in table if s.name in names]
     how = "setting" if what == row.name else "spec key"
     if found:
@@ -220,6 +234,14 @@ def _by_row(
             )
         ]
     )
+
+
+def select(
+    plan: Plan, what: str, arts: list[Artifact] | None = None
+) -> tuple[str, list[CatalogEntry]]:
+    """How WHAT matched, and the catalog entries `hostc explain` shows for it (a
+    HostcError when none: a row this Plan does not set says so by its name)."""
+    return _select(what, settings(plan), arts or [])
 
 
 def _at_line(
@@ -277,8 +299,7 @@ def explain(
 ) -> Explanation:
     """`spec` and `topo` are (file name, text) of the spec and its topology snapshot;
     `ctx` the facts the preset conditions were judged on."""
-    table = settings(plan)
-    how, chosen = _select(what, table, arts)
+    how, chosen = select(plan, what, arts)
     found = tuple(
         Found(
             s.name,
@@ -300,9 +321,7 @@ def _change(s: CatalogEntry) -> str | None:
     `preset.exclude` entry that leaves it out (first-day-4 X1)."""
     if not isinstance(s.reason.source, PresetLayer):
         return None
-    row = next(
-        (r for r in SETTINGS if r.name == s.name or s.name in _SHOWN_AS.get(r.name, ())), None
-    )
+    row = next((r for r in SETTINGS if s.name in shown_as(r)), None)
     if row is None:
         return None
     exclude = f'preset.exclude = ["{row.name}"] leaves it out'

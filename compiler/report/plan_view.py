@@ -238,7 +238,9 @@ def to_data(v: Any) -> Any:
 #: plan.json's format (its `format` key; format 1 had none).  2: every value of a
 #: settings row is `{setting, value, reason, when}`, and the sysfs rows (governor,
 #: EPP, THP defrag, …) are listed under `runtime.tunables` instead of named fields.
-PLAN_JSON_FORMAT = 2
+#: 3: the kernel-argument rows (THP's boot mode, …) likewise, under `cmdline_settings`
+#: instead of a field each (`thp`), so that a new row changes no plan.json shape.
+PLAN_JSON_FORMAT = 3
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

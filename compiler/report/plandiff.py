@@ -194,8 +194,9 @@ _LISTED = re.compile(r"sysctls\[(.+)\]")
 
 def named(data: Any, path: str = "") -> dict[str, str]:
     """Flattened plan path → the settings-table name its value carries (`setting` in
-    plan.json format 2: `thp` → transparent_hugepage, `runtime.tunables[cpu_governor]`
-    → cpu_governor); sysctls by their key (`sysctls[vm.swappiness]` → vm.swappiness)."""
+    plan.json format 3: `cmdline_settings[transparent_hugepage]` →
+    transparent_hugepage, `runtime.tunables[cpu_governor]` → cpu_governor); sysctls by
+    their key (`sysctls[vm.swappiness]` → vm.swappiness)."""
     out: dict[str, str] = {}
     if isinstance(data, dict):
         if path and isinstance(data.get("setting"), str):

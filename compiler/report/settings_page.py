@@ -40,8 +40,12 @@ writes the row's file), the TuneD profile (the row's `tuned` option where TuneD 
 one of its own, else `[sysfs]` under the row's file),
 hostc-verify, `hostc explain` and `hostc audit` then read it from the row.  A knob the spec may
 also set needs its node.toml field in `compiler/spec/model*.py` too (the input's
-shape and the schema come from there).  Then `python -m pytest --regen` and review
-`git diff`.
+shape and the schema come from there).  A kernel argument `arg=value` is the same: a
+row of family `cmdline` naming its word and the file a host also shows it in
+(`observe=(Cmdline(arg), Sysfs(path))`, an enum or int type), held in
+`cmdline_settings`; every carrier of the command line, `kernel.extra_args`' refusal,
+hostc-verify, `hostc explain` and `hostc audit` read the row.  Then `python -m pytest
+--regen` and review `git diff`.
 """
 
 _MERGE = {

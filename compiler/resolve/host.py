@@ -20,9 +20,11 @@ from hostc.knowledge import distro as osfacts
 from hostc.knowledge.arch import Arch
 from hostc.knowledge.vendor import Vendor
 from hostc.plan.base import OsFamily
+from hostc.provenance import Source, key, topology
 from hostc.record import Record
 from hostc.spec.model import HostSpec
 from hostc.topology.model import OsRelease, Topology
+from hostc.vocab import Role
 
 _VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
 
@@ -31,11 +33,14 @@ _VERSION = re.compile(r"^([0-9]+)\.([0-9]+)")
 class ResolvedHost(Record):
     """What the host is, as check and lower both read it (None: not known)."""
 
+    name: str  # `host.name`, the node class the comments and file names carry
+    role: Role  # `host.role`
     arch: Arch  # the snapshot's `uname -m` spelling typed (OTHER: a name hostc does not know)
     cpu_vendor: Vendor | None  # the snapshot's vendor typed (None: it does not say)
     kernel_release: str | None  # as given: host.kernel, else the snapshot's uname -r
     kernel: tuple[int, int] | None  # its (major, minor)
     os: OsRelease | None  # host.os (ID-VERSION_ID), else the snapshot's os-release
+    os_source: Source  # where `os` came from: `host.os`, else the snapshot
     os_id: str | None  # ID-VERSION_ID, as the Plan and the distribution tables name it
     os_family: OsFamily
     systemd: int | None  # the release's systemd
@@ -106,11 +111,14 @@ def resolve_host(spec: HostSpec, topo: Topology) -> tuple[ResolvedHost, list[Dia
     os_id, family = os_of(rel)
     systemd, unified, raises = systemd_facts(rel)
     host = ResolvedHost(
+        name=spec.host.name,
+        role=spec.host.role,
         arch=Arch.from_uname(topo.arch),
         cpu_vendor=Vendor.of(topo.cpu_vendor),
         kernel_release=release,
         kernel=kernel,
         os=rel,
+        os_source=key("host", "os") if spec.host.os is not None else topology("os"),
         os_id=os_id,
         os_family=family,
         systemd=systemd,

@@ -79,5 +79,5 @@ def target(spec: HostSpec, snapshot: Topology) -> Topology:
         return snapshot
     return attrs.evolve(
         snapshot,
-        cpus=[attrs.evolve(c, online=False) if c.id in cpus else c for c in snapshot.cpus],
+        cpus=tuple(attrs.evolve(c, online=False) if c.id in cpus else c for c in snapshot.cpus),
     )

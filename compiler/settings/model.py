@@ -30,13 +30,20 @@ class Family(enum.StrEnum):
     LIMIT = "limit"  # one Limit in plan.limits
     MODULE_LOAD = "module_load"  # one ModuleLoad in plan.modules_load
     #: one value a rule of lowering turns into a record of its own, which the Plan names
-    #: (`plan.thp`, `plan.cstates`, `runtime.pstate`, `runtime.iommu`, `runtime.irq`)
+    #: (`plan.cstates`, `runtime.pstate`, `runtime.iommu`, `runtime.irq`): a value spelled
+    #: per vendor or architecture, or computed from the host
     ONE = "one"
     DERIVED = "derived"  # lowered from its spec keys by a rule of its own, never merged
     #: a runtime value written to the row's sysfs file, held by its row in
     #: `plan.runtime.tunables`: the row is the whole declaration (a new knob needs no Plan
     #: field, lowering, report, audit or target code of its own)
     SYSFS = "sysfs"
+    #: a kernel argument `arg=value`, its word the row's one `Cmdline` observe, held by its
+    #: row in `plan.cmdline_settings`: the row is the whole declaration (the spelling on
+    #: every carrier of the command line, `kernel.extra_args` refused for its word,
+    #: `hostc explain` by its name or key, audit of /proc/cmdline and of the row's `Sysfs`
+    #: file); its value type is an enum or an int, words safe on a command line
+    CMDLINE = "cmdline"
 
 
 class Merge(enum.StrEnum):
@@ -177,6 +184,11 @@ class Setting(Generic[T]):
     def sysfs(self) -> Sysfs | None:
         """The file a host shows (and hostc-tuning writes) the value in, if any."""
         return next((o for o in self.observe if isinstance(o, Sysfs)), None)
+
+    @property
+    def cmdline(self) -> Cmdline | None:
+        """The kernel argument a host shows the value as, if any (the first it declares)."""
+        return next((o for o in self.observe if isinstance(o, Cmdline)), None)
 
     @property
     def doc_type(self) -> str:

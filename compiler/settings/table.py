@@ -115,7 +115,7 @@ DEFAULT_HUGEPAGESZ: Setting[int] = Setting(
 )
 THP: Setting[ThpMode] = Setting(
     "transparent_hugepage",
-    Family.ONE,
+    Family.CMDLINE,
     ThpMode,
     When.BOOT,
     "transparent hugepages mode, on the kernel command line",
@@ -272,6 +272,8 @@ SETTINGS: tuple[Setting[Any], ...] = (
 
 #: Runtime settings written to their sysfs file, held in `plan.runtime.tunables`.
 SYSFS_ROWS = tuple(s for s in SETTINGS if s.family is Family.SYSFS)
+#: Kernel arguments spelled from their row's `Cmdline`, held in `plan.cmdline_settings`.
+CMDLINE_ROWS = tuple(s for s in SETTINGS if s.family is Family.CMDLINE)
 #: sysctl key → where the kernel reads it when something starts (`Setting.read_at`)
 SOCKET_TIME: dict[str, str] = {
     s.name: s.read_at for s in SETTINGS if s.family is Family.SYSCTL and s.read_at

@@ -124,7 +124,7 @@ DISK = Disk()
 @functools.lru_cache(maxsize=256)
 def parsed(text: str, file: str) -> dict[str, Any]:
     """A class file is read for every host that extends it; its parse is remembered.
-    `hostc.api.compile` parses a spec through here to tell a layered one apart, so
+    `hostc.pipeline.compile` parses a spec through here to tell a layered one apart, so
     the merge below finds that parse instead of making it again.  The data is shared:
     nothing downstream changes it (the merge builds new trees)."""
     return parse(text, file)

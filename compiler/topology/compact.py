@@ -235,7 +235,7 @@ def to_file(topo: Topology) -> SnapshotFile:
     )
 
 
-def _links_to_file(links: list[Link]) -> dict[str, str]:
+def _links_to_file(links: tuple[Link, ...]) -> dict[str, str]:
     rows: dict[str, list[str]] = {}
     for link in links:
         rows.setdefault(link.a, []).append(f"{link.b}:{link.kind}")

@@ -13,6 +13,7 @@ import re
 
 from hostc.cpuset import MAX_CPU, CpuListError, CpuSet
 from hostc.diagnostics import Diagnostic, KeyPath, at, error
+from hostc.record import FrozenMap
 from hostc.topology.compact import GROUPS, VERSION, SnapshotFile
 from hostc.topology.model import Link, LogicalCpu, NumaNode, Topology, known_cluster
 
@@ -43,7 +44,7 @@ class _Problems:
             return CpuSet()
 
 
-def _links_from_file(rows: dict[str, str], p: _Problems) -> list[Link]:
+def _links_from_file(rows: dict[str, str], p: _Problems) -> tuple[Link, ...]:
     out: list[Link] = []
     for a, cells in rows.items():
         for cell in cells.split():
@@ -52,7 +53,7 @@ def _links_from_file(rows: dict[str, str], p: _Problems) -> list[Link]:
                 p.out.append(error(at("links", a), f"cell {cell[:40]!r} is not OTHER:KIND"))
                 continue
             out.append(Link(a=a, b=b, kind=kind))
-    return out
+    return tuple(out)
 
 
 def _node_of(f: SnapshotFile, p: _Problems) -> dict[int, int]:
@@ -121,7 +122,7 @@ def _num(d: dict[int, str], cpu: int) -> int | None:
     return None if v is None else int(v)
 
 
-def _cpus(f: SnapshotFile, p: _Problems) -> list[LogicalCpu]:
+def _cpus(f: SnapshotFile, p: _Problems) -> tuple[LogicalCpu, ...]:
     """Every CPU the nodes and `offline` name, with its core, node and group values."""
     node = _node_of(f, p)
     offline = p.cpulist(f.offline, at("offline"))
@@ -134,19 +135,21 @@ def _cpus(f: SnapshotFile, p: _Problems) -> list[LogicalCpu]:
         if stray:
             p.out.append(error(at(name), f"names CPUs {stray}, which are in no node nor `offline`"))
     packages, dies, clusters, kinds = (values[g] for g in GROUPS)
-    return [
-        LogicalCpu(
-            cpu,
-            cpu not in offline,
-            core.get(cpu),
-            _num(packages, cpu),
-            node.get(cpu),
-            _num(dies, cpu),
-            known_cluster(_num(clusters, cpu)),
-            kinds.get(cpu),
-        )
-        for cpu in ids
-    ]
+    return tuple(  # a list first: a generator would be resumed once per CPU
+        [
+            LogicalCpu(
+                cpu,
+                cpu not in offline,
+                core.get(cpu),
+                _num(packages, cpu),
+                node.get(cpu),
+                _num(dies, cpu),
+                known_cluster(_num(clusters, cpu)),
+                kinds.get(cpu),
+            )
+            for cpu in ids
+        ]
+    )
 
 
 def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
@@ -156,23 +159,26 @@ def from_file(f: SnapshotFile) -> tuple[Topology, list[Diagnostic]]:
     topo = Topology(
         arch=f.arch,
         cpus=cpus,
-        nodes=[NumaNode(n.id, n.memory_mib, list(n.distances), dict(n.hugepages)) for n in f.nodes],
+        nodes=tuple(
+            NumaNode(n.id, n.memory_mib, tuple(n.distances), FrozenMap(n.hugepages))
+            for n in f.nodes
+        ),
         version=VERSION,
         source=f.source,
         kernel=f.kernel,
         cmdline=f.cmdline,
-        hugepage_sizes=list(f.hugepage_sizes),
-        gpus=list(f.gpus),
-        nics=list(f.nics),
+        hugepage_sizes=tuple(f.hugepage_sizes),
+        gpus=tuple(f.gpus),
+        nics=tuple(f.nics),
         links=_links_from_file(f.links, p),
-        unknown=list(f.unknown),
+        unknown=tuple(f.unknown),
         cpu_vendor=f.cpu_vendor,
         cpu_model=f.cpu_model,
-        kernel_config=dict(f.kernel_config),
+        kernel_config=FrozenMap(f.kernel_config),
         os=f.os,
         hidden_cpus=p.cpulist(f.hidden_cpus, at("hidden_cpus")),
         disallowed_cpus=p.cpulist(f.disallowed_cpus, at("disallowed_cpus")),
-        notes=list(f.notes),
+        notes=tuple(f.notes),
         hypervisor=f.hypervisor,
         cpufreq_driver=f.cpufreq_driver,
         cpuidle_driver=f.cpuidle_driver,

@@ -20,6 +20,7 @@ from typing import TypeVar
 import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, file_error
+from hostc.record import FrozenMap
 from hostc.topology.model import LogicalCpu, NumaNode, Topology
 
 T = TypeVar("T")
@@ -66,7 +67,7 @@ class _Merge:
             b_unknown=word is not None and word in self.new.unknown,
         )
 
-    def cpus(self) -> list[LogicalCpu]:
+    def cpus(self) -> tuple[LogicalCpu, ...]:
         a_by = {c.id: c for c in self.base.cpus}
         b_by = {c.id: c for c in self.new.cpus}
         out: list[LogicalCpu] = []
@@ -91,9 +92,9 @@ class _Merge:
                     kind=self.fact(cid, "kind", a.kind, b.kind),
                 )
             )
-        return out
+        return tuple(out)
 
-    def nodes(self) -> list[NumaNode]:
+    def nodes(self) -> tuple[NumaNode, ...]:
         a_numa = "numa" not in self.base.unknown
         b_numa = "numa" not in self.new.unknown
         a_by = {n.id: n for n in self.base.nodes} if a_numa or not b_numa else {}
@@ -107,7 +108,7 @@ class _Merge:
                 n = a or b
                 assert n is not None
                 same = (a_ids if a is not None else b_ids) == ids
-                out.append(n if same else attrs.evolve(n, distances=[]))
+                out.append(n if same else attrs.evolve(n, distances=()))
                 continue
             mem = self.pick(
                 f"NUMA node {nid} memory_mib",
@@ -117,20 +118,20 @@ class _Merge:
                 b_unknown="memory" in self.new.unknown,
             )
             # distances are in the order of a node list: usable only where it is the union's
-            da = a.distances if a_ids == ids else []
-            db = b.distances if b_ids == ids else []
-            dist = self.pick(f"NUMA node {nid} distances", da or None, db or None) or []
+            da = a.distances if a_ids == ids else ()
+            db = b.distances if b_ids == ids else ()
+            dist = self.pick(f"NUMA node {nid} distances", da or None, db or None) or ()
             pages = self.pick(
                 f"NUMA node {nid} hugepages", a.hugepages or None, b.hugepages or None
             )
-            out.append(NumaNode(nid, mem, list(dist), dict(pages or {})))
-        return out
+            out.append(NumaNode(nid, mem, dist, pages or FrozenMap()))
+        return tuple(out)
 
-    def lists(self, what: str, a: list[T], b: list[T]) -> list[T]:
+    def lists(self, what: str, a: tuple[T, ...], b: tuple[T, ...]) -> tuple[T, ...]:
         if not a or not b or a == b:
-            return list(a or b)
+            return a or b
         self.conflict(what, f"{len(a)} entries", f"{len(b)} different ones")
-        return list(a)
+        return a
 
 
 def merge(base: Topology, new: Topology, *, base_file: str, new_file: str) -> Topology:
@@ -143,7 +144,7 @@ def merge(base: Topology, new: Topology, *, base_file: str, new_file: str) -> To
         a_unknown=base.arch == "unknown",
         b_unknown=new.arch == "unknown",
     )
-    unknown = [u for u in base.unknown if u in new.unknown]
+    unknown = tuple(u for u in base.unknown if u in new.unknown)
     devices_a = "devices" not in base.unknown
     topo = Topology(
         arch=arch or "unknown",
@@ -153,17 +154,17 @@ def merge(base: Topology, new: Topology, *, base_file: str, new_file: str) -> To
         kernel=m.pick("kernel", base.kernel, new.kernel),
         cmdline=m.pick("cmdline", base.cmdline, new.cmdline),
         hugepage_sizes=m.lists("hugepage sizes", base.hugepage_sizes, new.hugepage_sizes),
-        gpus=m.lists("GPUs", base.gpus, new.gpus) if devices_a else list(new.gpus or base.gpus),
-        nics=m.lists("NICs", base.nics, new.nics) if devices_a else list(new.nics or base.nics),
+        gpus=m.lists("GPUs", base.gpus, new.gpus) if devices_a else new.gpus or base.gpus,
+        nics=m.lists("NICs", base.nics, new.nics) if devices_a else new.nics or base.nics,
         links=m.lists("links", base.links, new.links),
         unknown=unknown,
         cpu_vendor=m.pick("cpu vendor", base.cpu_vendor, new.cpu_vendor),
         cpu_model=m.pick("cpu model", base.cpu_model, new.cpu_model),
         os=m.pick("os", base.os, new.os),
-        kernel_config={**base.kernel_config, **new.kernel_config},
+        kernel_config=FrozenMap({**base.kernel_config, **new.kernel_config}),
         hidden_cpus=base.hidden_cpus | new.hidden_cpus,
         disallowed_cpus=base.disallowed_cpus | new.disallowed_cpus,
-        notes=base.notes + [n for n in new.notes if n not in base.notes],
+        notes=base.notes + tuple(n for n in new.notes if n not in base.notes),
         hypervisor=m.pick("hypervisor flag", base.hypervisor, new.hypervisor),
         cpufreq_driver=m.pick("cpufreq driver", base.cpufreq_driver, new.cpufreq_driver),
         cpuidle_driver=m.pick("cpuidle driver", base.cpuidle_driver, new.cpuidle_driver),

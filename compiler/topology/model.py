@@ -3,20 +3,41 @@
 The snapshot file (hostc's own TOML) is this model written by cattrs and
 tomli-w, so attribute names are the file's keys and field metadata is the
 documentation that `hostc schema topology` publishes.
+
+A Topology cannot change, as a loaded spec cannot: its arrays are tuples and its
+tables FrozenMaps all the way down, whoever builds it (a list or dict given to a
+constructor or to `attrs.evolve` is copied into one), so `topo.cpus.append(…)`
+fails where it is written, and the snapshot `api` caches and shares stays as read.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.fielddoc import doc
 from hostc.knowledge.family import OsFamily
-from hostc.record import Record
+from hostc.record import FrozenMap, Record
+from hostc.topology.devices import CLOSE_LINKS
+from hostc.topology.devices import Gpu as Gpu  # the devices a Topology holds: named here too
+from hostc.topology.devices import Link as Link
+from hostc.topology.devices import Nic as Nic
+
+
+def freeze(record: object, *fields: str) -> None:
+    """Each named field of a just-made `record` given as a list (a dict), or any other
+    iterable, made a tuple (a FrozenMap): the declared types say tuple, and this holds
+    a Topology built in Python to them too (its builder's list is not the field)."""
+    for name in fields:
+        value = getattr(record, name)
+        kind = type(value)
+        if kind is not tuple and kind is not FrozenMap:
+            table = kind is dict or isinstance(value, Mapping)
+            object.__setattr__(record, name, FrozenMap(value) if table else tuple(value))
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -48,44 +69,17 @@ class NumaNode(Record):
     memory_mib: int | None = attrs.field(
         default=None, metadata=doc("total memory of the node in MiB (unknown in some captures)")
     )
-    distances: list[int] = attrs.field(
-        factory=list,
+    distances: tuple[int, ...] = attrs.field(
+        default=(),
         metadata=doc("SLIT distances to every node, in the order of the `nodes` list", [10, 21]),
     )
-    hugepages: dict[str, int] = attrs.field(
-        factory=dict, metadata=doc("hugepage pools present at capture, size → pages", {"1G": 0})
+    hugepages: Mapping[str, int] = attrs.field(
+        factory=FrozenMap,
+        metadata=doc("hugepage pools present at capture, size → pages", {"1G": 0}),
     )
 
-
-@attrs.frozen(repr=False, eq=False)
-class Gpu(Record):
-    name: str = attrs.field(metadata=doc("GPU name as nvidia-smi shows it", "GPU0"))
-    pci: str | None = attrs.field(default=None, metadata=doc("PCI address", "0000:17:00.0"))
-    node: int | None = attrs.field(default=None, metadata=doc("NUMA node the GPU is attached to"))
-    vendor: str | None = attrs.field(default=None, metadata=doc("vendor (NVIDIA, AMD, …)"))
-    model: str | None = attrs.field(default=None, metadata=doc("model name"))
-    cpus: str | None = attrs.field(
-        default=None, metadata=doc("CPU affinity reported by the driver (cpulist)")
-    )
-
-
-@attrs.frozen(repr=False, eq=False)
-class Nic(Record):
-    name: str = attrs.field(metadata=doc("name: netdev, RDMA device or nvidia-smi NICn", "mlx5_0"))
-    pci: str | None = attrs.field(default=None, metadata=doc("PCI address"))
-    node: int | None = attrs.field(default=None, metadata=doc("NUMA node the NIC is attached to"))
-    netdev: str | None = attrs.field(default=None, metadata=doc("network interface name", "ens1"))
-    rdma: str | None = attrs.field(default=None, metadata=doc("RDMA/InfiniBand device", "mlx5_0"))
-    vendor: str | None = attrs.field(default=None, metadata=doc("vendor"))
-
-
-@attrs.frozen(repr=False, eq=False)
-class Link(Record):
-    """One cell of the `nvidia-smi topo -m` matrix (kept for NIC selection)."""
-
-    a: str = attrs.field(metadata=doc("device (GPU0, NIC1)"))
-    b: str = attrs.field(metadata=doc("device (GPU1, NIC0)"))
-    kind: str = attrs.field(metadata=doc("link type: NV#, PIX, PXB, PHB, NODE, SYS", "NV18"))
+    def __attrs_post_init__(self) -> None:
+        freeze(self, "distances", "hugepages")
 
 
 _OS_ID = re.compile(r"[a-z0-9._-]+")
@@ -99,9 +93,12 @@ class OsRelease(Record):
     version_id: str | None = attrs.field(
         default=None, metadata=doc("VERSION_ID= (22.04, 9.4 …)", "22.04")
     )
-    id_like: list[str] = attrs.field(
-        factory=list, metadata=doc("ID_LIKE=, split at spaces", ["debian"])
+    id_like: tuple[str, ...] = attrs.field(
+        default=(), metadata=doc("ID_LIKE=, split at spaces", ["debian"])
     )
+
+    def __attrs_post_init__(self) -> None:
+        freeze(self, "id_like")
 
     @property
     def family(self) -> OsFamily:
@@ -148,13 +145,20 @@ def valid_driver(value: str) -> bool:
     return _DRIVER.fullmatch(value) is not None
 
 
+#: A Topology's arrays and tables: tuples and FrozenMaps however it was built (`freeze`).
+ARRAYS = (
+    *("cpus", "nodes", "hugepage_sizes", "gpus", "nics", "links"),
+    *("unknown", "kernel_config", "notes"),
+)
+
+
 @attrs.frozen(repr=False, eq=False)
 class Topology(Record):
     """A machine: CPUs, NUMA nodes, devices.  `hostc probe` and `hostc import` write it."""
 
     arch: str = attrs.field(metadata=doc("machine architecture (uname -m)", "x86_64"))
-    cpus: list[LogicalCpu] = attrs.field(metadata=doc("every CPU, online or not"))
-    nodes: list[NumaNode] = attrs.field(metadata=doc("NUMA nodes, CPU-less ones included"))
+    cpus: tuple[LogicalCpu, ...] = attrs.field(metadata=doc("every CPU, online or not"))
+    nodes: tuple[NumaNode, ...] = attrs.field(metadata=doc("NUMA nodes, CPU-less ones included"))
     version: int = attrs.field(default=2, metadata=doc("snapshot format version", 2))
     source: str | None = attrs.field(
         default=None, metadata=doc("what produced the snapshot (probe, hwloc, lscpu, …)")
@@ -163,18 +167,20 @@ class Topology(Record):
         default=None, metadata=doc("kernel release the host runs (uname -r)", "6.8.0-45-generic")
     )
     cmdline: str | None = attrs.field(
-        default=None, metadata=doc("/proc/cmdline at capture, for auditing")
+        default=None, metadata=doc("/proc/cmdline (old snapshots; never probed: may hold secrets)")
     )
-    hugepage_sizes: list[str] = attrs.field(
-        factory=list, metadata=doc("hugepage sizes the CPU supports", ["2M", "1G"])
+    hugepage_sizes: tuple[str, ...] = attrs.field(
+        default=(),
+        metadata=doc("hugepage sizes the CPU supports", ["2M", "1G"]),
     )
-    gpus: list[Gpu] = attrs.field(factory=list, metadata=doc("GPUs (3D/VGA controllers)"))
-    nics: list[Nic] = attrs.field(factory=list, metadata=doc("network and RDMA devices"))
-    links: list[Link] = attrs.field(
-        factory=list, metadata=doc("GPU/NIC link matrix from nvidia-smi topo -m")
+    gpus: tuple[Gpu, ...] = attrs.field(default=(), metadata=doc("GPUs (3D/VGA controllers)"))
+    nics: tuple[Nic, ...] = attrs.field(default=(), metadata=doc("network and RDMA devices"))
+    links: tuple[Link, ...] = attrs.field(
+        default=(),
+        metadata=doc("GPU/NIC link matrix from nvidia-smi topo -m"),
     )
-    unknown: list[str] = attrs.field(
-        factory=list,
+    unknown: tuple[str, ...] = attrs.field(
+        default=(),
         metadata=doc("facts the source could not tell (e.g. smt, memory)", ["smt"]),
     )
     cpu_vendor: str | None = attrs.field(
@@ -195,15 +201,15 @@ class Topology(Record):
         factory=CpuSet,
         metadata=doc("CPUs present but outside the capturing process's cgroup"),
     )
-    kernel_config: dict[str, str] = attrs.field(
-        factory=dict,
+    kernel_config: Mapping[str, str] = attrs.field(
+        factory=FrozenMap,
         metadata=doc(
             "the kernel build options hostc consults (from /boot/config-<release>): y, m or n",
             {"CONFIG_NO_HZ_FULL": "y", "CONFIG_RCU_NOCB_CPU": "y"},
         ),
     )
-    notes: list[str] = attrs.field(
-        factory=list,
+    notes: tuple[str, ...] = attrs.field(
+        default=(),
         metadata=doc(
             "what the source said with reservations (device locality spans, sizes left out)"
         ),
@@ -213,6 +219,9 @@ class Topology(Record):
         default=None, metadata=doc(CPUFREQ_DOC, "intel_pstate")
     )
     cpuidle_driver: str | None = attrs.field(default=None, metadata=doc(CPUIDLE_DOC, "intel_idle"))
+
+    def __attrs_post_init__(self) -> None:
+        freeze(self, *ARRAYS)
 
     # Derived views of the frozen snapshot: computed on first use, kept in the instance's
     # own slots (attrs ≥ 23.2 gives frozen slotted classes cached_property), so a stage
@@ -322,7 +331,7 @@ class Topology(Record):
         return {}
 
     @functools.cached_property
-    def close_peers(self) -> dict[str, frozenset[str]]:
+    def close_peers(self) -> Mapping[str, frozenset[str]]:
         """Device → the devices on a PIX/PXB path to it (behind the same PCIe switches,
         the path GPUDirect RDMA wants), from the link matrix."""
         peers: dict[str, set[str]] = {}
@@ -330,7 +339,7 @@ class Topology(Record):
             if link.kind.upper() in CLOSE_LINKS:
                 peers.setdefault(link.a, set()).add(link.b)
                 peers.setdefault(link.b, set()).add(link.a)
-        return {k: frozenset(v) for k, v in peers.items()}
+        return FrozenMap({k: frozenset(v) for k, v in peers.items()})
 
     @functools.cached_property
     def packages_by_node(self) -> tuple[tuple[int, int | None], ...]:
@@ -369,10 +378,6 @@ class Topology(Record):
     def nic_names(self) -> tuple[tuple[Nic, frozenset[str]], ...]:
         """Each NIC with every name the link matrix may use for it."""
         return tuple((n, frozenset(x for x in (n.name, n.rdma, n.netdev) if x)) for n in self.nics)
-
-
-#: Link types meaning "behind the same PCIe switch(es)": the path GPUDirect RDMA wants.
-CLOSE_LINKS = ("PIX", "PXB")
 
 
 def _first_cores(topo: Topology, per_node: int) -> CpuSet:

@@ -8,6 +8,7 @@ is refused without echoing any of its content: no line, no value.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +36,16 @@ _LOOKS_HOSTC = re.compile(r"\A(?:#[^\n]*\n|\s)*version\s*=")
 
 
 def _prune(value: Any) -> Any:
-    """Drop None (TOML has no null) and empty values, recursively."""
-    if isinstance(value, dict):
+    """Drop None (TOML has no null) and empty values, recursively; the FrozenMaps and
+    tuples of a Topology (which `attrs.asdict` keeps) become the dicts and lists tomli-w
+    writes."""
+    if isinstance(value, Mapping):
         return {
             k: _prune(v)
             for k, v in value.items()
-            if v is not None and v != [] and v != {} and v != ""
+            if v is not None and v != [] and v != () and v != {} and v != ""
         }
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_prune(v) for v in value]
     return value
 
@@ -70,8 +73,8 @@ def _v1(topo: Topology) -> dict[str, Any]:
         unknown.append(f"disallowed-cpus:{topo.disallowed_cpus}")
     v1 = attrs.evolve(
         topo,
-        unknown=unknown + topo.notes,
-        notes=[],
+        unknown=(*unknown, *topo.notes),
+        notes=(),
         hidden_cpus=CpuSet(),
         disallowed_cpus=CpuSet(),
     )
@@ -157,8 +160,8 @@ def _legacy_unknown(topo: Topology) -> tuple[Topology, list[Diagnostic]]:
             plain.append(u)
     topo = attrs.evolve(
         topo,
-        unknown=plain,
-        notes=notes,
+        unknown=tuple(plain),
+        notes=tuple(notes),
         hidden_cpus=hidden,
         disallowed_cpus=disallowed,
         version=SNAPSHOT_VERSION,
@@ -170,7 +173,7 @@ def _no_cluster(topo: Topology) -> Topology:
     """Version 1 wrote a CPU's cluster as read: the kernel's "no cluster" id becomes none."""
     if all(known_cluster(c.cluster) == c.cluster for c in topo.cpus):
         return topo
-    cpus = [attrs.evolve(c, cluster=known_cluster(c.cluster)) for c in topo.cpus]
+    cpus = tuple(attrs.evolve(c, cluster=known_cluster(c.cluster)) for c in topo.cpus)
     return attrs.evolve(topo, cpus=cpus)
 
 

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from hostc import api
-from hostc.api.review import md_text
+from hostc.report.review import md_text
 
 from conftest import ROOT, run_hostc
 
@@ -202,15 +202,16 @@ def test_a_broken_plan_json_is_one_error_naming_the_file(tmp_path: Path, content
 
 def test_a_plan_json_of_another_format_is_refused_not_misread(tmp_path: Path) -> None:
     """Format 1 (no `format` key) held the governor in `runtime.governor`: compared with
-    format 2 it would read as the governor removed and a tunable added."""
+    format 2 it would read as the governor removed and a tunable added (and format 2's
+    `thp` against format 3's `cmdline_settings` likewise)."""
     plan = json.loads(run_hostc("plan", DGX / "node.toml", "--json").stdout)
-    assert plan["format"] == 2
+    assert plan["format"] == 3
     del plan["format"]
     old = tmp_path / "plan.json"
     old.write_text(json.dumps(plan))
     r = run_hostc("diff", old, DGX / "node.toml")
     assert r.returncode == 2 and r.stdout == "", r.stderr
-    assert f"error: {old}: plan.json format 1, this hostc writes and compares format 2" in (
+    assert f"error: {old}: plan.json format 1, this hostc writes and compares format 3" in (
         r.stderr
     )
 

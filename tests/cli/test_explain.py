@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
+from hostc.plan.kernelargs import cmdline
 
 from conftest import ROOT, run_hostc
 
@@ -32,15 +33,17 @@ iommu = pt  [takes effect: boot]
   source   spec key kernel.iommu, inherited ({fleet_class}:48)
            as force.kernel.iommu
   plan     kernel.iommu: set by the spec (preset had pt)
-  emitted  kernel-cmdline:@  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
+  emitted  kernel-cmdline:@  {cmdline}
   emitted  /etc/default/grub.d/90-hostc.cfg:@  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}iommu=pt"
   observe  /proc/cmdline (cat /proc/cmdline)
 
 pci = disable_acs_redir=pci:0:0  [takes effect: boot]
   source   spec key kernel.iommu, inherited ({fleet_class}:48)
            as force.kernel.iommu
-  plan     kernel.iommu: VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on PCIe switches itself (NCCL issue #304); the kernel clears redirect even where it did not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's H100 profiles include nvidia-acs-disable on every host): the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), which sends GPU-NIC peer traffic through the root complex; NVIDIA's nvidia-acs-disable turns it off on every device (this merges IOMMU groups)
-  emitted  kernel-cmdline:@  isolcpus=managed_irq,4-55,60-111,116-167,172-223 rcu_nocbs=4-55,60-111,116-167,172-223 irqaffinity=0-3,56-59,112-115,168-171 default_hugepagesz=1G hugepagesz=1G hugepages=64 transparent_hugepage=madvise iommu=pt pci=disable_acs_redir=pci:0:0
+  plan     kernel.iommu: VT-d may be on without intel_iommu=on (the firmware's DMAR opt-in, a kernel built with CONFIG_INTEL_IOMMU_DEFAULT_ON, an admin's intel_iommu=on) and firmware may set ACS on PCIe switches itself (NCCL issue #304)
+           the kernel clears redirect even where it did not enable ACS (pci_enable_acs) and, with the IOMMU off, changes nothing else (NVIDIA's H100 profiles include nvidia-acs-disable on every host): the kernel requests PCIe ACS redirect wherever an IOMMU is on (pci_request_acs), which sends GPU-NIC peer traffic through the root complex
+           NVIDIA's nvidia-acs-disable turns it off on every device (this merges IOMMU groups)
+  emitted  kernel-cmdline:@  {cmdline}
   emitted  /etc/default/grub.d/90-hostc.cfg:@  GRUB_CMDLINE_LINUX_DEFAULT="${{GRUB_CMDLINE_LINUX_DEFAULT:+$GRUB_CMDLINE_LINUX_DEFAULT }}pci=disable_acs_redir=pci:0:0"
   observe  /proc/cmdline (cat /proc/cmdline)
 """,
@@ -53,8 +56,10 @@ pci = disable_acs_redir=pci:0:0  [takes effect: boot]
 vm.swappiness = 1  [takes effect: sysctl]
   source   preset layer `base` ({dgx} does not set it)
            condition: every host (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
-  change   sysctl."vm.swappiness" in the spec overrides it; preset.exclude = ["vm.swappiness"] leaves it out
-  plan     preset:base: a swapped-out page is a millisecond fault on the hot path; 1 keeps swap as a last resort
+  change   sysctl."vm.swappiness" in the spec overrides it
+           preset.exclude = ["vm.swappiness"] leaves it out
+  plan     preset:base: a swapped-out page is a millisecond fault on the hot path
+           1 keeps swap as a last resort
   emitted  /etc/sysctl.d/90-hostc.conf:@  vm.swappiness = 1
   observe  /proc/sys/vm/swappiness (sysctl -n vm.swappiness)
 """,
@@ -96,8 +101,11 @@ irq.mlx5_0 = 0-3,112-115  [takes effect: runtime]
 vm.overcommit_memory = 1  [takes effect: sysctl]
   source   preset layer `inference` ({dgx} does not set it)
            condition: role inference (this host: role inference, arch x86_64, vendor intel, kernel 5.15)
-  change   sysctl."vm.overcommit_memory" in the spec overrides it; preset.exclude = ["vm.overcommit_memory"] leaves it out
-  plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap; anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not; 1 never refuses
+  change   sysctl."vm.overcommit_memory" in the spec overrides it
+           preset.exclude = ["vm.overcommit_memory"] leaves it out
+  plan     preset:inference: the heuristic mode (0) refuses any single allocation larger than RAM plus swap
+           anonymous and private writable memory (host copies of weights, forked loader workers) counts, read-only or shared file mappings of weights do not
+           1 never refuses
   emitted  /etc/sysctl.d/90-hostc.conf:@  vm.overcommit_memory = 1
   observe  /proc/sys/vm/overcommit_memory (sysctl -n vm.overcommit_memory)
 """,
@@ -127,9 +135,11 @@ def _topology_line(text: str) -> int:
 
 
 def _fill(text: str, spec: Path) -> str:
-    """The expected text: `{…}` names a file; `PATH:@  TEXT` is the line of PATH that reads
-    TEXT, and `PATH:@TEXT` (a WHAT) that line's `PATH:N`."""
+    """The expected text: `{…}` names a file; `{cmdline}` is the spec's whole command line
+    (its arguments are the golden files' to pin); `PATH:@  TEXT` is the line of PATH that
+    reads TEXT, and `PATH:@TEXT` (a WHAT) that line's `PATH:N`."""
     text = text.format(
+        cmdline=cmdline(api.compile_file(spec)[0]) if "{cmdline}" in text else "",
         dgx=DGX,
         epyc=EPYC,
         dgx_topo=DGX.parent / "topology.toml",

@@ -75,8 +75,8 @@ def test_explain_says_how_to_change_a_preset_setting() -> None:
     r = run_hostc("explain", H100, "max_cstate")
     assert r.returncode == 0, r.stderr
     assert (
-        '  change   kernel.limit_cstates in the spec overrides it; preset.exclude = ["max_cstate"]'
-        " leaves it out"
+        "  change   kernel.limit_cstates in the spec overrides it\n"
+        '           preset.exclude = ["max_cstate"] leaves it out\n'
     ) in r.stdout
     doc = json.loads(run_hostc("explain", H100, "cpu_governor", "--json").stdout)
     assert doc["settings"][0]["change"].startswith("cpufreq.governor in the spec")

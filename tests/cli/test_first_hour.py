@@ -113,16 +113,23 @@ def test_a_topology_that_cannot_be_read_points_at_host_topology(work: Path) -> N
 
 
 def test_a_missing_shared_path_skips_locally_and_fails_under_ci(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Every test that needs ../shared (real topologies, consumers' harnesses) asks
-    `conftest.shared`: a fresh clone skips naming the path, CI fails."""
+    `conftest.shared`: a fresh clone (no ../shared at all) skips naming ../shared, one
+    reason for all (`pytest -rs` folds them into one line); a ../shared without the file
+    skips naming the file; CI fails."""
     import conftest
 
     monkeypatch.setattr(conftest, "SHARED", Path("/nowhere"))
     monkeypatch.setattr(conftest, "IN_CI", False)
-    with pytest.raises(pytest.skip.Exception, match="/nowhere/tools/cloud-init-apply"):
+    with pytest.raises(pytest.skip.Exception, match=r"^/nowhere not present"):
         conftest.shared("tools", "cloud-init-apply")
+    monkeypatch.setattr(conftest, "SHARED", tmp_path)
+    named = rf"^{re.escape(str(tmp_path))}/tools/cloud-init-apply"
+    with pytest.raises(pytest.skip.Exception, match=named):
+        conftest.shared("tools", "cloud-init-apply")
+    monkeypatch.setattr(conftest, "SHARED", Path("/nowhere"))
     monkeypatch.setattr(conftest, "IN_CI", True)
     with pytest.raises(pytest.fail.Exception, match="CI must provide"):
         conftest.shared("tools", "cloud-init-apply")

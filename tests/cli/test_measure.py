@@ -75,6 +75,16 @@ def test_a_clean_copy_exits_0_and_writes_nothing_by_default(tmp_path: Path) -> N
     assert not (a / "var").exists()
 
 
+def test_the_window_is_announced_on_stderr_with_json_too(tmp_path: Path) -> None:
+    """The line a person waits on, and a script starts its load on (the VM's windows):
+    stderr, so that stdout stays the JSON document."""
+    a = write(tmp_path / "root", START)
+    done = run_hostc("measure", V1, "--root", a, "--window", "0.2", "--json", "--no-record")
+    assert done.returncode == 0, done.stderr
+    assert f"\nhostc measure: counting for 0.2 s under {a}\n" in done.stderr, done.stderr
+    assert json.loads(done.stdout)["window_s"] == pytest.approx(0.2, abs=0.5)
+
+
 def test_the_record_and_audits_line_from_it(tmp_path: Path) -> None:
     a, b = copies(tmp_path, START.add("4", 6, 9).later(5))
     plan = api.compile_file(V1)[0]

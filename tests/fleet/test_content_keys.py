@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,9 +22,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import hostc
-from hostc.api import diffskip, fleet, fleetdiff
-from hostc.api.fleet import Job
 from hostc.delivery import contentkey
+from hostc.fleet import diffskip, fleetdiff
+from hostc.fleet import runner as fleet
+from hostc.fleet.runner import Job
+from tests.fleet.test_fleet_review import _git
 
 from conftest import ROOT
 
@@ -45,14 +46,6 @@ EDITS = (
     "targets",
     "nothing",
 )
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture(autouse=True)
@@ -121,6 +114,9 @@ def _edit(root: Path, what: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, 
 
 
 def _full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No host skipped, and every host compiled from the disk, not from its key's bytes."""
+    real = fleet.compile_file
+    monkeypatch.setattr(fleet, "compile_file", lambda spec, topo=None, known=None: real(spec, topo))
     monkeypatch.setattr(fleet, "_unchanged", lambda host, job, key: None)
     monkeypatch.setattr(fleet, "changed_unchanged", lambda host, job: None)
     monkeypatch.setattr(fleetdiff, "same_hosts", lambda old, new, pairs: set())
@@ -145,6 +141,7 @@ def _rows(results: list[fleet.Result]) -> list[tuple[object, ...]]:
             r.disruption,
             r.gone,
             tuple(_same_out(d.render()) for d in (*r.errors, *r.warnings)),
+            r.differences,
         )
         for r in results
     ]
@@ -165,13 +162,13 @@ def _both(
     hosts = root / "fleet" / "hosts"
     COMPILED.clear()
     with pytest.MonkeyPatch.context() as mp:
-        real = fleet.api.compile_file
+        real = fleet.compile_file
 
         def counted(spec: object, *args: object) -> object:
             COMPILED.append(Path(str(spec)).stem)
             return real(spec, *args)  # type: ignore[arg-type]
 
-        mp.setattr(fleet.api, "compile_file", counted)
+        mp.setattr(fleet, "compile_file", counted)
         fast = _command(hosts, attrs_evolve(job, out=out_fast))
     with pytest.MonkeyPatch.context() as mp:
         _full_path(mp)
@@ -216,6 +213,11 @@ def test_the_fast_path_gives_exactly_the_full_path_result(
         changed = Job("changed")
         fast, full = _both(root, changed, out_fast, out_full)
         assert _rows(fast) == _rows(full), edit
+        # `build --check` (what `pre-commit` runs for the hosts it picks): stale hosts
+        # and their differences as the full path finds them
+        check = Job("build", targets, compare=True)
+        fast, full = _both(root, check, out_fast, out_full)
+        assert _rows(fast) == _rows(full), edit
         # the review of the edit against the commit
         review_fast = fleetdiff.fleet_json(
             fleetdiff.fleet_review("fleet/hosts@HEAD", "fleet/hosts", 1)
@@ -236,6 +238,14 @@ def test_the_fast_path_gives_exactly_the_full_path_result(
         fast, full = _both(root, Job("build", targets), out_fast, out_full)
         assert _rows(fast) == _rows(full), edit
         assert _tree(out_fast) == _tree(out_full), edit
+        # compiled again: a host that fails (no key: the compiler says what is wrong), and
+        # every host of a build of fewer targets (its record carries the others' files)
+        again = {r.host for r in fast if not r.ok or edit == "targets"}
+        assert set(COMPILED) == again, edit
+        # the check of the rebuilt output: current everywhere, and nothing compiled
+        fast, full = _both(root, check, out_fast, out_full)
+        assert _rows(fast) == _rows(full), edit
+        assert set(COMPILED) == again and not any(r.differences for r in fast), edit
     assert fleet_dir.exists()
 
 
@@ -246,13 +256,13 @@ def test_an_unchanged_rebuild_compiles_nothing_and_notices_an_edited_output(
     out = tmp_path / "out"
     _command(hosts, Job("build", out=out))
     compiled: list[str] = []
-    real = fleet.api.compile_file
+    real = fleet.compile_file
 
     def counted(spec: object, *args: object) -> object:
         compiled.append(str(spec))
         return real(spec, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(fleet.api, "compile_file", counted)
+    monkeypatch.setattr(fleet, "compile_file", counted)
     again = _command(hosts, Job("build", out=out))
     assert compiled == [] and all(r.unchanged == r.files > 0 for r in again)
     # an output edited (or removed) on disk: that host is built again, as before
@@ -296,3 +306,55 @@ def test_the_key_names_every_input(tmp_path: Path) -> None:
     names = {os.path.relpath(n, tmp_path) for n, _ in found}
     assert names == {"fleet/hosts/h0.toml", "fleet/classes/c0.toml", "snap/topology.toml"}
     assert diffskip.same_hosts("a", "b", []) == set()
+
+
+def test_a_check_without_compiling_still_reports_a_file_the_build_does_not_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`build --check` skips a host only when nothing under its target folders differs:
+    a file planted beside the recorded ones (not in the record) is stale, as the full
+    path reports it; an edited output likewise."""
+    hosts = _make_fleet(tmp_path, 3, (10, 20)) / "hosts"
+    monkeypatch.chdir(tmp_path)
+    out_fast, out_full = tmp_path / "out-fast", tmp_path / "out-full"
+    _both(tmp_path, Job("build"), out_fast, out_full)
+    for out in (out_fast, out_full):
+        (out / "h0" / "sysctl" / "planted.conf").write_text("vm.swappiness = 1\n")
+        edited = next((out / "h1" / "sysctl").rglob("*.conf"))
+        edited.write_text(edited.read_text() + "# edited\n")
+    fast, full = _both(tmp_path, Job("build", compare=True), out_fast, out_full)
+    assert _rows(fast) == _rows(full)
+    assert sorted(COMPILED) == ["h0", "h1"], "h2 is current: not compiled"
+    assert [bool(r.differences) for r in fast] == [True, True, False]
+    assert hosts.is_dir()
+
+
+def test_pre_commit_gives_the_full_path_answer_and_the_switch_turns_the_keys_off(
+    tmp_path: Path,
+) -> None:
+    """`hostc pre-commit --json` after a class edit, then after the rebuild: the same
+    answer with the keys as with `HOSTC_BENCH_FULL_PATH=1` (the benchmarks' full path,
+    which must compile every host: a key it left on would time the fast path twice)."""
+    from conftest import run_hostc
+
+    _make_fleet(tmp_path, 4, (10, 20))
+    env = {"XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+    full = {**env, contentkey.FULL_PATH: "1"}
+    assert run_hostc("build", "fleet/hosts", "-o", "out", cwd=tmp_path, env=env).returncode == 0
+    cls = tmp_path / "fleet" / "classes" / "c0.toml"
+    cls.write_text(cls.read_text().replace('"vm.swappiness" = ', '"vm.swappiness" = 2'))
+    args = ("pre-commit", "fleet/hosts", "fleet/classes/c0.toml", "--json")
+    for expect in (1, 0):
+        fast = run_hostc(*args, cwd=tmp_path, env=env)
+        slow = run_hostc(*args, cwd=tmp_path, env=full)
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+        assert fast.returncode == expect, fast.stderr
+        run_hostc("build", "fleet/hosts", "-o", "out", cwd=tmp_path, env=env)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(contentkey.FULL_PATH, "1")
+        assert contentkey.build_key(tmp_path / "fleet/hosts/h0.toml", ("all",)) is None
+        mp.chdir(tmp_path)
+        pair = [("h1", "fleet/hosts/h1.toml@HEAD", "fleet/hosts/h1.toml")]  # c1: not edited
+        assert diffskip.same_hosts("fleet/hosts@HEAD", "fleet/hosts", pair) == set()
+        mp.delenv(contentkey.FULL_PATH)
+        assert diffskip.same_hosts("fleet/hosts@HEAD", "fleet/hosts", pair) == {"h1"}

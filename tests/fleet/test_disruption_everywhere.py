@@ -107,6 +107,43 @@ def test_pre_commit_shows_the_cost_and_the_exact_commands(
     assert "\x1b[" not in r.stdout, "no colour in a pipe"
 
 
+def test_pre_commit_json_gives_each_stale_hosts_disruption_object_and_the_commands(
+    fleet: Path,  # noqa: F811
+) -> None:
+    """first-day-4 O3: `pre-commit` had no --json; a bot reads the same object as
+    `changed --json` gives per host."""
+    assert run_hostc("build", "hosts/", "--out", "out", "-q", cwd=fleet).returncode == 0
+    cls = "classes/dgx-inference.toml"
+    r = run_hostc("pre-commit", "hosts/", "--out", "out", cls, "--json", cwd=fleet)
+    current = json.loads(r.stdout)["hosts"]
+    assert r.returncode == 0 and current, r.stderr
+    assert not [h for h in current if h["differences"] or "disruption" in h]
+    _more_hugepages(fleet)
+    r = run_hostc("pre-commit", "hosts/", "--out", "out", cls, "--json", "--jobs", "1", cwd=fleet)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    stale = {h["host"]: h for h in doc["hosts"] if h["differences"]}
+    assert stale and all(set(h["disruption"]) == DISRUPTION_KEYS for h in stale.values())
+    assert all(h["disruption"]["reboot"] is True for h in stale.values())
+    assert doc["commands"] == {
+        "update": "hostc build hosts/ --out out -t all",
+        "review": "hostc diff hosts/@HEAD hosts/",
+    }
+
+
+def test_diff_json_is_format_json_and_refuses_another_format(
+    fleet: Path,  # noqa: F811
+) -> None:
+    """first-day-4 O3: `--json` and `--format json` are one thing; with html a usage error."""
+    a, b = "hosts/dgx-r1-01.toml", "hosts/dgx-r1-02.toml"
+    one, two = (
+        run_hostc("diff", a, b, *flag, cwd=fleet) for flag in (["--json"], ["--format", "json"])
+    )
+    assert one.stdout == two.stdout and one.returncode == two.returncode
+    r = run_hostc("diff", a, b, "--json", "--format", "html", cwd=fleet)
+    assert r.returncode == 2 and "--json is --format json" in r.stderr and not r.stdout
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

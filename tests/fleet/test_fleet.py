@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 from hostc import api
-from hostc.api import fleet
 from hostc.delivery.owned import RECORD
+from hostc.fleet import runner as fleet
 
 from conftest import ROOT, run_hostc
 

@@ -5,24 +5,16 @@ them, and compiles no other host (compiles counted, not timed)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from hostc.api import fleetdiff
+from hostc.fleet import fleetdiff
+from tests.fleet.test_fleet_review import _git
 
 from conftest import ROOT
 
 SNAPSHOT = ROOT / "examples" / "epyc-1s-training" / "topology.toml"
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -263,16 +263,6 @@ def result(lane: Path, name: str) -> tuple[dict[str, Any], Path]:
     return doc["summary"], Path(doc["results"])
 
 
-def wait_all(lane: Path, timeout: float) -> None:
-    """Until a started lane is done (or gone): the timing-sensitive tests run alone."""
-    limit = time.monotonic() + timeout
-    while time.monotonic() < limit:
-        pid = _pid(lane)
-        if pid is None or (lane / "done").exists() or not _alive(pid):
-            return
-        time.sleep(2)
-
-
 def stop(lane: Path) -> None:
     """End a lane still running (an interrupted session) with its VMs."""
     pid = _pid(lane)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.delivery import output
+from hostc.delivery import descriptors, output
 from hostc.delivery.owned import RECORD
 
 from conftest import ROOT
@@ -40,7 +40,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def visible(tree: dict[str, bytes]) -> dict[str, bytes]:
-    return {k: v for k, v in tree.items() if not output.is_staging_file(Path(k))}
+    return {k: v for k, v in tree.items() if not descriptors.is_staging_file(Path(k))}
 
 
 @pytest.fixture
@@ -105,11 +105,11 @@ def test_failed_first_build_leaves_no_skeleton(
     calls = {"n": 0}
     real = output._stage_at
 
-    def flaky(dfd: int, name: str, data: bytes, mode: int) -> str:
+    def flaky(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
         calls["n"] += 1
         if calls["n"] == len(arts):
             raise OSError(28, "No space left on device")
-        return real(dfd, name, data, mode)
+        return real(dfd, name, data, mode, opened)
 
     monkeypatch.setattr(output, "_stage_at", flaky)
     with pytest.raises(OSError):
@@ -144,7 +144,7 @@ def test_sigkill_at_random_points(
         check_each_old_or_new(out, old, new)
         # hidden staging files are the only leftovers, and --check does not see them
         for k in set(files(out)) - set(old):
-            assert output.is_staging_file(Path(k)), k
+            assert descriptors.is_staging_file(Path(k)), k
     r = subprocess.run(
         [sys.executable, "-m", "hostc", "build", SPEC, "--out", out, "-q"], capture_output=True
     )

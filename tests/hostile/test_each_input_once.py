@@ -198,7 +198,7 @@ def test_a_blob_past_the_limit_is_refused_before_it_is_read(
 ) -> None:
     import subprocess
 
-    from hostc.api.gitrev import Revision
+    from hostc.fleet.gitrev import Revision
 
     ran: list[list[str]] = []
     real = subprocess.run

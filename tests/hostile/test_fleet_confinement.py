@@ -121,7 +121,7 @@ def _build(work: Path, *args: str) -> tuple[int, str]:
 def test_the_fleets_own_folders_are_the_reserved_host_names(tmp_path: Path) -> None:
     """What a fleet build writes in OUT beside its hosts' folders is, name for name, what
     no host may be named (`selection.RESERVED`), hidden files aside."""
-    from hostc.api.selection import RESERVED
+    from hostc.fleet.selection import RESERVED
 
     _fleet(tmp_path, ["a", "b"])
     code, err = _build(tmp_path, "-t", "all", "-t", "ansible")

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from hostc.api.review import md_code, md_text
 from hostc.cli.text import TerminalSafe
 from hostc.diagnostics import terminal
 from hostc.knowledge import charsets
+from hostc.report.review import md_code, md_text
 from hostc.spec.text import control_char
 
 BIDI_ZW = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200b\u200c\u200d\ufeff"

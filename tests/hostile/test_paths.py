@@ -79,8 +79,8 @@ def test_a_link_gained_during_the_build_is_not_followed(
     real = output._stage_at
     leaf = out / arts[0].target
 
-    def swap(dfd: int, name: str, data: bytes, mode: int) -> str:
-        tmp = real(dfd, name, data, mode)
+    def swap(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
+        tmp = real(dfd, name, data, mode, opened)
         if leaf.is_dir() and not leaf.is_symlink():
             leaf.rename(work / "moved")
             leaf.symlink_to(outside)

@@ -1,7 +1,7 @@
 """The layers of hostc, enforced: every import points down the table or sideways.
 
-    base < spec, topology < plan < resolve < check, lower < targets < output, report
-    < api < cli
+    base < spec, topology < plan < resolve < check, lower < targets, audit, measure
+    < delivery, report, bench < pipeline < fleet < api < cli   (docs/architecture.md)
 
 Every hostc import counts, function-level (lazy) ones and `if TYPE_CHECKING:` ones
 included: a lazy import is still a dependency, only a later one.  The CLI reaches
@@ -46,9 +46,15 @@ LAYERS: dict[int, tuple[str, ...]] = {
     # what is done with a Plan and its artifacts: files written and owned, what a change
     # costs, and the reports and views of a Plan
     6: ("hostc.delivery", "hostc.report", "hostc.bench"),
+    # the stages run in order: a spec file to a checked Plan, its artifacts, a build
+    # written; below both the fleet and the API, so each runs the one pipeline
+    7: ("hostc.pipeline",),
+    # many hosts per command and specs at another revision: the fleet runner, the
+    # sides of `hostc diff`, the fleet review
+    8: ("hostc.fleet",),
     # the one surface a script, a test and the command line share
-    7: ("hostc.api",),
-    8: ("hostc.cli", "hostc.__main__"),
+    9: ("hostc.api",),
+    10: ("hostc.cli", "hostc.__main__"),
 }
 
 #: The top-level modules: values every stage shares.  Anything else belongs in the
@@ -176,8 +182,8 @@ def test_check_never_imports_lower() -> None:
 
 
 def test_the_table_sees_lazy_imports() -> None:
-    """A function-level import counts: api_compile imports check only inside compile_plan."""
-    assert ("hostc.check", False) in set(imports(MODULES["hostc.api.compile"]))
+    """A function-level import counts: pipeline.compile imports check only inside compile_plan."""
+    assert ("hostc.check", False) in set(imports(MODULES["hostc.pipeline.compile"]))
 
 
 def _graph() -> dict[str, set[str]]:

@@ -11,7 +11,8 @@ must hold in all three repeats:
 
 - untuned (v1's spec, nothing of it booted), under a background load: every window breaks
   the Plan's promises (exit 1), among them nohz_full (ticks on the isolated CPUs) and the
-  services' placement (the load's shells switched in there);
+  services' placement (the load's shells switched in there: one started on the isolated
+  CPUs, which nothing untuned keeps a service off, one left to the scheduler);
 - tuned, with the serial console's IRQ moved onto isolated CPU 6 and a shell pinned to
   isolated CPU 7: the IRQ is found by its line (ttyS0) under the IRQ owner and the shell by
   its name under the services' placement, and nothing else breaks a promise;

@@ -91,15 +91,15 @@ def _build(root: Element) -> Topology:
         cpu_model=model,
         hidden_cpus=hidden,
         disallowed_cpus=disallowed,
-        cpus=cpus,
-        nodes=nodes,
+        cpus=tuple(cpus),
+        nodes=tuple(nodes),
         source="hwloc",
         kernel=info(machine, "OSRelease"),
-        hugepage_sizes=hugepage_sizes,
-        gpus=gpus,
-        nics=nics,
-        unknown=unknown,
-        notes=notes,
+        hugepage_sizes=tuple(hugepage_sizes),
+        gpus=tuple(gpus),
+        nics=tuple(nics),
+        unknown=tuple(unknown),
+        notes=tuple(notes),
     )
 
 

@@ -233,5 +233,7 @@ def read_nodes(
         mem = memory[nid]
         hp = {k: v for k, v in _hugepages(pages[nid], base).items() if k not in dropped}
         mib = mem // 1048576 if mem is not None else (0 if known else None)
-        nodes.append(NumaNode(id=nid, memory_mib=mib, distances=dist.get(nid, []), hugepages=hp))
+        nodes.append(
+            NumaNode(id=nid, memory_mib=mib, distances=tuple(dist.get(nid, ())), hugepages=hp)
+        )
     return nodes, [s for s in huge if s not in dropped], dropped

@@ -243,10 +243,10 @@ def _build(table: _Table, file: str) -> Topology:
     nodes = sorted({c.node for c in cpus if c.node is not None})
     return Topology(
         arch="unknown",
-        cpus=cpus,
-        nodes=[NumaNode(id=n) for n in nodes],
+        cpus=tuple(cpus),
+        nodes=tuple(NumaNode(id=n) for n in nodes),
         source="lscpu",
-        unknown=unknown,
+        unknown=tuple(unknown),
     )
 
 

@@ -188,11 +188,14 @@ def parse(text: str, file: str) -> Topology:
     return finish(
         Topology(
             arch="unknown",
-            cpus=[LogicalCpu(id=c, node=owner[c]) for c in sorted(owner)],
+            cpus=tuple(LogicalCpu(id=c, node=owner[c]) for c in sorted(owner)),
             # numactl's "MB" is numa_node_size64() >> 20, i.e. MiB already.
-            nodes=[NumaNode(id=n, memory_mib=r.size[n], distances=dist.get(n, [])) for n in nodes],
+            nodes=tuple(
+                NumaNode(id=n, memory_mib=r.size[n], distances=tuple(dist.get(n, ())))
+                for n in nodes
+            ),
             source="numactl",
-            unknown=unknown,
+            unknown=tuple(unknown),
         ),
         file,
     )

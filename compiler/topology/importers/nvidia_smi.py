@@ -39,9 +39,9 @@ MAX_DEVICES = 256
 class SmiTopo(Record):
     """What `nvidia-smi topo -m` says, before it is placed on a machine."""
 
-    gpus: list[Gpu]
-    nics: list[Nic]
-    links: list[Link]
+    gpus: tuple[Gpu, ...]
+    nics: tuple[Nic, ...]
+    links: tuple[Link, ...]
     file: str = "<nvidia-smi>"
 
 
@@ -182,7 +182,7 @@ def parse(text: str, file: str) -> SmiTopo:
             nics.append(Nic(name=a, rdma=legend.get(a)))
         else:  # old layout: the RDMA device itself is the column title
             nics.append(Nic(name=a, rdma=a))
-    return SmiTopo(gpus=gpus, nics=nics, links=links, file=file)
+    return SmiTopo(tuple(gpus), tuple(nics), tuple(links), file)
 
 
 def _only_node(cpus: str | None, nodes: dict[int, CpuSet]) -> int | None:
@@ -252,13 +252,13 @@ def _standalone(smi: SmiTopo) -> Topology:
     nics = [attrs.evolve(n, node=_nic_node(n.name, smi, gpu_node)) for n in smi.nics]
     return Topology(
         arch="unknown",
-        cpus=cpus,
-        nodes=[NumaNode(id=n) for n in node_ids],
+        cpus=tuple(cpus),
+        nodes=tuple(NumaNode(id=n) for n in node_ids),
         source="nvidia-smi",
-        gpus=gpus,
-        nics=nics,
-        links=list(smi.links),
-        unknown=unknown,
+        gpus=tuple(gpus),
+        nics=tuple(nics),
+        links=smi.links,
+        unknown=tuple(unknown),
     )
 
 
@@ -325,12 +325,12 @@ def merge(base: Topology | None, smi: SmiTopo) -> Topology:
                 nics[nics.index(match)] = attrs.evolve(match, node=inferred)
         else:
             nics.append(attrs.evolve(n, node=inferred))
-    links = [Link(a=rename.get(k.a, k.a), b=rename.get(k.b, k.b), kind=k.kind) for k in smi.links]
-    unknown = [u for u in base.unknown if u != "devices"]
+    links = tuple(Link(rename.get(k.a, k.a), rename.get(k.b, k.b), k.kind) for k in smi.links)
+    unknown = tuple(u for u in base.unknown if u != "devices")
     topo = attrs.evolve(
         base,
-        gpus=gpus,
-        nics=nics,
+        gpus=tuple(gpus),
+        nics=tuple(nics),
         links=links,
         unknown=unknown,
         source=f"{base.source or 'snapshot'}+nvidia-smi",

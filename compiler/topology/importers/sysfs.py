@@ -67,15 +67,14 @@ def collect(r: Reader, *, live: bool) -> tuple[Topology, str | None]:
     cpufreq, cpuidle = drivers(r, live=live)
     topo = Topology(
         arch=arch or "unknown",
-        cpus=cpus,
-        nodes=nodes,
+        cpus=tuple(cpus),
+        nodes=tuple(nodes),
         source="probe",
         kernel=kernel,
-        cmdline=_strip(r.text("proc/cmdline")),
-        hugepage_sizes=sizes,
-        gpus=gpus,
-        nics=nics,
-        unknown=unknown,
+        hugepage_sizes=tuple(sizes),
+        gpus=tuple(gpus),
+        nics=tuple(nics),
+        unknown=tuple(unknown),
         cpu_vendor=vendor,
         cpu_model=model,
         os=os_release(r),
@@ -129,7 +128,7 @@ def _probe_tree(r: Reader, *, live: bool, smi_text: str | None, run_smi: bool) -
         notes += [note] if note else []
     if text is not None:
         topo = nvidia_smi.merge(topo, nvidia_smi.parse(text, "nvidia-smi topo -m"))
-    topo = attrs.evolve(topo, source="probe", notes=topo.notes + notes)
+    topo = attrs.evolve(topo, source="probe", notes=(*topo.notes, *notes))
     problems = validate(topo)
     if problems:
         raise HostcError(with_file(problems, r.where(NODE_DIR if r.is_dir(NODE_DIR) else CPU_DIR)))

@@ -62,7 +62,7 @@ def read_nodes(
     if not ids:
         # A kernel without CONFIG_NUMA (or a container hiding it) is one node.
         memory = _memtotal_mib(r, "proc/meminfo")
-        node = NumaNode(0, memory, [10], _hugepages(r, HUGEPAGE_DIR))
+        node = NumaNode(0, memory, (10,), _hugepages(r, HUGEPAGE_DIR))
         cpus = [attrs.evolve(c, node=0) if c.online else c for c in cpus]
         return [node], cpus, ["memory"] if memory is None else []
     nodes: list[NumaNode] = []
@@ -88,6 +88,6 @@ def read_nodes(
             if distances and len(distances) != len(ids):
                 r.fail(f"{d}/distance", f"has {len(distances)} distances for {len(ids)} nodes")
                 distances = []
-        nodes.append(NumaNode(k, memory, distances, _hugepages(r, f"{d}/hugepages")))
+        nodes.append(NumaNode(k, memory, tuple(distances), _hugepages(r, f"{d}/hugepages")))
     cpus = [attrs.evolve(c, node=where.get(c.id)) if c.online else c for c in cpus]
     return nodes, cpus, unknown

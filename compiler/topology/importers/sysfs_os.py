@@ -76,7 +76,7 @@ def os_release(r: Reader) -> OsRelease | None:
     release = OsRelease(
         id=values["ID"],
         version_id=values.get("VERSION_ID") or None,
-        id_like=values.get("ID_LIKE", "").split(),
+        id_like=tuple(values.get("ID_LIKE", "").split()),
     )
     bad = [v for v in [release.id, *release.id_like] if not valid_os_id(v)]
     if bad:

@@ -118,3 +118,15 @@ def test_a_capture_that_lacks_a_file_skips_that_setting(tmp_path: Path) -> None:
     knobs, skips = plan_at(p, root, before, {})
     assert "vm.swappiness" not in names(knobs)
     assert why(skips, "vm.swappiness").startswith("the --before capture does not show it")
+
+
+def test_the_audit_groups_bench_names_are_the_audit_tables_own() -> None:
+    """`hostc bench` picks audit groups by name (what a run records, what --ablate may
+    write): a group renamed in the audit table must not silently drop out of both (the
+    kernel-argument rows' group was `transparent hugepages` until issue 55)."""
+    from hostc.audit.observe import TABLE
+    from hostc.bench.knobs import GROUPS
+    from hostc.bench.state import RECORDED
+
+    names = {name for name, _ in TABLE}
+    assert set(GROUPS) <= names and set(RECORDED) <= names, (set(GROUPS) | set(RECORDED)) - names

@@ -52,8 +52,9 @@ def source_resolves(r: Reason, spec_text: str) -> bool:
     return False
 
 
-#: the rows of family ONE or DERIVED: a record a rule of lowering made for each
-ONE_VALUE = tuple(s for s in SETTINGS if s.family in (Family.ONE, Family.DERIVED))
+#: the rows of family ONE or DERIVED (a record a rule of lowering made for each) and the
+#: kernel-argument rows (held by their row in `plan.cmdline_settings`)
+ONE_VALUE = tuple(s for s in SETTINGS if s.family in (Family.ONE, Family.DERIVED, Family.CMDLINE))
 
 
 def held(plan: Plan) -> dict[Setting[Any], Any]:

@@ -30,6 +30,7 @@ from hostc.lower import runtime as lower_runtime
 from hostc.lower.assemble import tuned_facts
 from hostc.plan.kernelargs import cmdline
 from hostc.plan.model import Distro, IrqOwner, Plan, RuntimeOwner
+from hostc.resolve import requests
 from hostc.settings import table as t
 from hostc.spec import model as m
 from hostc.topology.model import OsRelease
@@ -662,7 +663,11 @@ def test_rhel_stops_its_default_tuned_before_hostc_tuning_owns_the_runtime() -> 
 def test_tuned_owner_on_rhel_keeps_tuned() -> None:
     plan = example("epyc-rhel9-inference")
     got = lower_runtime.services(
-        spec(), plan.runtime.irq, plan.host, RuntimeOwner.TUNED, plan.runtime.owner_reason.source
+        requests.runtime(spec(), h100()),
+        plan.runtime.irq,
+        plan.host,
+        RuntimeOwner.TUNED,
+        plan.runtime.owner_reason.source,
     )
     assert got == []
 

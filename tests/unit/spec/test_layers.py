@@ -147,7 +147,7 @@ def test_compile_file_reads_and_parses_a_layered_spec_once(
     )
     counted = lambda t, f: parses.update([f]) or real_parse(t, f)  # noqa: E731
     monkeypatch.setattr(layers, "parse", counted)
-    monkeypatch.setattr("hostc.api.compile.parse", counted, raising=False)  # where it was
+    monkeypatch.setattr("hostc.pipeline.compile.parse", counted, raising=False)  # where it was
     layers.parsed.cache_clear()
     host = tmp_path / "h.toml"
     topo = ROOT / "examples" / "h100-4gpu-inference" / "topology.toml"

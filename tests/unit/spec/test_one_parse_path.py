@@ -10,18 +10,15 @@ the very errors the same node.toml gets."""
 
 from __future__ import annotations
 
-import enum
 import pickle
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
 
 from hostc import api
-from hostc.cpuset import CpuSet
 from hostc.diagnostics import HostcError
 from hostc.record import FrozenMap
 from hostc.spec import load as spec_load
@@ -29,6 +26,7 @@ from hostc.spec import model as m
 from hostc.topology.model import Topology
 
 from conftest import ROOT
+from immutable import mutable_inside
 from topogen import H100_KW, machine
 
 TOPO: Topology = machine(**H100_KW)  # type: ignore[arg-type]
@@ -40,30 +38,10 @@ SPECS = sorted(
 BASE = 'version = 1\n[host]\nname = "t"\nrole = "inference"\nkernel = "6.8"\n'
 
 
-def _mutable_inside(value: Any, path: str = "spec") -> Iterator[str]:
-    """The key path of every list, dict, set or bytearray inside `value`."""
-    if isinstance(value, list | dict | set | bytearray):
-        yield f"{path}: {type(value).__name__}"
-    elif isinstance(value, str | bytes | int | float | enum.Enum | CpuSet) or value is None:
-        return
-    elif attrs.has(type(value)):
-        for f in attrs.fields(type(value)):
-            yield from _mutable_inside(getattr(value, f.name), f"{path}.{f.name}")
-    elif isinstance(value, tuple):
-        for i, v in enumerate(value):
-            yield from _mutable_inside(v, f"{path}[{i}]")
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _mutable_inside(k, f"{path} key {k!r}")
-            yield from _mutable_inside(v, f"{path}[{k!r}]")
-    else:
-        pytest.fail(f"{path}: {type(value).__name__}, a type this walk does not know")
-
-
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: str(p.relative_to(ROOT / "examples")))
 def test_a_loaded_spec_is_deeply_immutable(path: Path) -> None:
     spec, _ = spec_load.load(path)
-    assert list(_mutable_inside(spec)) == []
+    assert list(mutable_inside(spec, "spec")) == []
     assert hash(spec) == hash(spec_load.from_data(spec_load.to_data(spec)))  # hashable all through
 
 

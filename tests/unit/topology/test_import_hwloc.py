@@ -198,7 +198,7 @@ def test_memoryless_nodes_with_cpus_have_zero_memory() -> None:
 
 def test_disallowed_cpus_and_spanning_locality_are_recorded() -> None:
     condor = _load("64intel64-3g2n+2n-irregulargroups+pci.xml")
-    assert condor.disallowed_cpus == CpuSet.parse("16-63") and condor.unknown == []
+    assert condor.disallowed_cpus == CpuSet.parse("16-63") and condor.unknown == ()
     assert all(c.online for c in condor.cpus)
     pci = _load("40intel64-2g2n4c+pci.xml")
     assert "locality:eth0 spans nodes 0,2" in pci.notes
@@ -234,20 +234,20 @@ def test_devices_names_and_models() -> None:
 def test_arch_and_hugepages() -> None:
     assert _load("AMD-19h-Zen4-2xEpyc-9654.xml").arch == "x86_64"  # x86 backend
     assert _load("40intel64-2g2n4c+pci.xml").arch == "unknown"
-    assert _load("arm64-ulna-hwloc1.xml").hugepage_sizes == ["2M", "512M"]  # 64K base pages
-    assert _load("coral-lassen-hwloc1.xml").hugepage_sizes == ["2M", "1G"]
+    assert _load("arm64-ulna-hwloc1.xml").hugepage_sizes == ("2M", "512M")  # 64K base pages
+    assert _load("coral-lassen-hwloc1.xml").hugepage_sizes == ("2M", "1G")
     ea = _load("coral-ea-hwloc1.xml")
-    assert ea.hugepage_sizes == ["16M"]
+    assert ea.hugepage_sizes == ("16M",)
     assert "hugepage-sizes:1M" in ea.notes  # real, but not a size hostc knows
 
 
 def test_distances_follow_node_order() -> None:
     cod = _load("28intel64-2p2g7c-CoDgroups.v1.xml")
     assert [n.distances for n in cod.nodes] == [
-        [10, 21, 31, 31],
-        [21, 10, 31, 31],
-        [31, 31, 10, 21],
-        [31, 31, 21, 10],
+        (10, 21, 31, 31),
+        (21, 10, 31, 31),
+        (31, 31, 10, 21),
+        (31, 31, 21, 10),
     ]
     assert "distances" in _load("knl-snc4-flat-hwloc1.xml").unknown
 

@@ -196,7 +196,7 @@ def test_numactl_samples(name: str) -> None:
         assert len(topo.node_cpus(n)) == count
         node_n = topo.node(n)
         assert node_n is not None and node_n.memory_mib == mib
-    assert topo.nodes[0].distances == dist0
+    assert topo.nodes[0].distances == tuple(dist0)
     assert str(topo.node_cpus(node)) == cpulist
     assert all(c.core is None and c.package is None for c in topo.cpus)
     assert {"smt", "packages", "devices"} <= set(topo.unknown)
@@ -209,7 +209,7 @@ def test_numactl_distances_follow_sorted_nodes() -> None:
         "node 0 size: 200 MB\nnode distances:\nnode   1   0\n  1:  10  20\n  0:  20  10\n"
     )
     topo = numactl.parse(text, "rev.txt")
-    assert [n.distances for n in topo.nodes] == [[10, 20], [20, 10]]
+    assert [n.distances for n in topo.nodes] == [(10, 20), (20, 10)]
     assert [n.memory_mib for n in topo.nodes] == [200, 100]
 
 

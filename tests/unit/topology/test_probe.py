@@ -70,7 +70,6 @@ def test_two_socket_gpu_host(tmp_path: Path) -> None:
         nodes=[NumaNode(0, 65536, [10, 21], HP), NumaNode(1, 65536, [21, 10], HP)],
         source="probe",
         kernel="6.8.0-45-generic",
-        cmdline="BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=/dev/sda1 ro quiet",
         hugepage_sizes=["2M", "1G"],
         gpus=[
             Gpu("GPU0", "0000:17:00.0", 0, "NVIDIA", "10de:2330"),
@@ -138,17 +137,17 @@ def test_no_numa_sysfs_is_one_node(tmp_path: Path) -> None:
         smt_host(1, 2, 2, 1), nodes=None, meminfo_kib=8 * GIB_KIB, pci=(nic("0000:5e:00.0", -1),)
     )
     topo = probe(build(host, tmp_path))
-    assert topo.nodes == [NumaNode(0, 8192, [10], {"2M": 0, "1G": 0})]
+    assert topo.nodes == (NumaNode(0, 8192, (10,), {"2M": 0, "1G": 0}),)
     assert {c.node for c in topo.cpus} == {0}
     assert topo.nics[0].node == 0
-    assert topo.unknown == []
+    assert topo.unknown == ()
 
 
 def test_missing_memory_is_unknown(tmp_path: Path) -> None:
     host = replace(smt_host(1, 1, 1, 1), nodes=None, overrides={"proc/meminfo": None})
     topo = probe(build(host, tmp_path))
     assert topo.nodes[0].memory_mib is None
-    assert topo.unknown == ["memory"]
+    assert topo.unknown == ("memory",)
 
 
 def test_intel_hybrid_kinds(tmp_path: Path) -> None:
@@ -172,7 +171,7 @@ def test_arm64_capacity_kinds_and_unknown_ids(tmp_path: Path) -> None:
     assert topo.cpus[0] == LogicalCpu(0, core=0, node=0, cluster=0, kind="capacity-512")
     assert topo.cpus[3] == LogicalCpu(3, core=3, node=0, cluster=1, kind="capacity-1024")
     assert topo.arch == "aarch64"
-    assert topo.hugepage_sizes == ["64K", "2M", "32M", "1G"]
+    assert topo.hugepage_sizes == ("64K", "2M", "32M", "1G")
 
 
 def test_uniform_capacity_means_no_kinds(tmp_path: Path) -> None:
@@ -190,7 +189,7 @@ def test_core_from_core_id_without_sibling_lists(tmp_path: Path) -> None:
         gone |= {f"{t}/thread_siblings_list": None, f"{t}/core_cpus_list": None}
     topo = probe(build(replace(host, overrides=gone), tmp_path))
     assert [c.core for c in topo.cpus] == [0, 1, 0, 1]
-    assert topo.unknown == []
+    assert topo.unknown == ()
 
 
 def test_snapshot_round_trip(tmp_path: Path) -> None:
@@ -256,9 +255,9 @@ def test_nvidia_smi_failure_is_a_note(tmp_path: Path, monkeypatch: pytest.Monkey
     _fake_smi(tmp_path, monkeypatch, "echo 'NVIDIA-SMI has failed' >&2; exit 9")
     topo = probe(Path("/"))
     assert "nvidia-smi: exit status 9: NVIDIA-SMI has failed" in topo.notes
-    assert probe(Path("/"), run_nvidia_smi=False).notes == [
+    assert probe(Path("/"), run_nvidia_smi=False).notes == tuple(
         u for u in topo.notes if not u.startswith("nvidia-smi")
-    ]
+    )
 
 
 def test_nvidia_smi_timeout_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -337,12 +336,24 @@ def test_bad_roots(tmp_path: Path) -> None:
 def test_unreadable_and_binary_files(tmp_path: Path) -> None:
     root = build(smt_host(1, 2, 1, 1), tmp_path)
     (root / f"{CPU}/cpu1/topology/physical_package_id").write_bytes(b"\xff\xfe\n")
-    (root / "proc/cmdline").unlink()
-    (root / "proc/cmdline").mkdir()  # reading a directory fails with EISDIR
+    (root / f"{CPU}/cpu0/topology/core_id").unlink()
+    (root / f"{CPU}/cpu0/topology/core_id").mkdir()  # reading a directory: EISDIR
     with pytest.raises(HostcError) as info:
         probe(root)
     files = sorted(d.file or "" for d in info.value.diagnostics)
-    assert [f.rsplit("/", 1)[-1] for f in files] == ["cmdline", "physical_package_id"]
+    assert [f.rsplit("/", 1)[-1] for f in files] == ["core_id", "physical_package_id"]
+
+
+def test_probe_never_records_the_kernel_command_line(tmp_path: Path) -> None:
+    """first-day-4 I2: the snapshot kept the whole /proc/cmdline (565 characters, the VM
+    agent's flags among them), and a fleet repository commits snapshots; a command line
+    can carry a URL with credentials."""
+    root = build(smt_host(1, 2, 1, 1), tmp_path)
+    secret = "ds=nocloud-net;s=https://user:secret@seed.example/ root=/dev/sda1"
+    (root / "proc/cmdline").write_text(secret + "\n")
+    topo = probe(root)
+    assert topo.cmdline is None
+    assert "secret" not in snapshot.dumps(topo)
 
 
 @settings(max_examples=40, deadline=None)

@@ -45,8 +45,8 @@ def test_version_1_with_encoded_facts_is_read_typed() -> None:
     topo = snapshot.loads(V1_WITH_ENCODED_FACTS, "old.toml")
     assert topo.hidden_cpus == CpuSet([2, 3])
     assert topo.disallowed_cpus == CpuSet([1])
-    assert topo.unknown == ["smt"]
-    assert topo.notes == ["locality:eth0 spans nodes 0,1"]
+    assert topo.unknown == ("smt",)
+    assert topo.notes == ("locality:eth0 spans nodes 0,1",)
     text = snapshot.dumps(topo)
     assert text.splitlines()[1] == "version = 2" and 'hidden_cpus = "2-3"' in text
     assert snapshot.loads(text) == topo

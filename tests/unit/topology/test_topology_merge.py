@@ -55,10 +55,10 @@ def test_three_imports_make_one_complete_snapshot(tmp_path: Path) -> None:
     full = snapshot.read(tmp_path / "full.toml")
     assert full.cores()[0] == full.siblings(8)  # SMT from lscpu
     assert [n.memory_mib for n in full.nodes] == [64000, 64500]  # memory from numactl
-    assert full.nodes[1].distances == [21, 10]
+    assert full.nodes[1].distances == (21, 10)
     assert [g.node for g in full.gpus] == [0, 0, 1, 1]  # GPUs from nvidia-smi
     assert {n.rdma for n in full.nics} == {"mlx5_0", "ens1f0"}
-    assert full.unknown == [] and full.arch == "x86_64"
+    assert full.unknown == () and full.arch == "x86_64"
     assert full.source == "lscpu+numactl+nvidia-smi"
 
 
@@ -119,7 +119,7 @@ def test_shared_machine_from_three_tools(tmp_path: Path) -> None:
     assert len(topo.cpus) == 64 and all(c.core is not None for c in topo.cpus)
     assert all(n.memory_mib and n.distances for n in topo.nodes)
     assert [g.node for g in topo.gpus] == [0, 0, 1, 1] and len(topo.nics) == 4
-    assert topo.unknown == []
+    assert topo.unknown == ()
     assert snapshot.loads(api.dumps_snapshot(topo)) == topo
 
 

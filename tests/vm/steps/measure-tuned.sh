@@ -40,9 +40,5 @@ done
 for n in 1 2 3; do
     measure_record="--no-record"
     [ "$n" = 1 ] && measure_record="--record=$MEASURE_R/record.json"
-    measure_load_start
-    hostc measure "$measure_spec" --window 5 --json "$measure_record" \
-        >"$MEASURE_R/clean-$n.json" 2>"$MEASURE_R/clean-$n.err"
-    echo $? >"$MEASURE_R/clean-$n.rc"
-    measure_load_stop
+    measure_loaded "clean-$n" "$measure_spec" --window 5 --json "$measure_record"
 done

@@ -1,6 +1,7 @@
-"""The API of a build directory that hostc owns (`hostc.delivery.owned`): write a build with its
+"""A build directory that hostc owns (`hostc.delivery.owned`): write a build with its
 record, remove a host's earlier build, and say what a new build costs the hosts that
-run the recorded one (`hostc changed`)."""
+run the recorded one (`hostc changed`).  `hostc.api` re-exports it; the fleet runner
+(`hostc.fleet.runner`) writes each host's build through it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from hostc.api.emit import as_names_or_paths, emit
 from hostc.artifact import Artifact
 from hostc.delivery import owned
 from hostc.delivery.effects import plan_facts
@@ -19,6 +19,7 @@ from hostc.delivery.owned import RECORD, Written, is_fleet_host, read
 from hostc.delivery.owned import prune as remove
 from hostc.diagnostics import Diagnostic, HostcError, Severity, file_error
 from hostc.patharg import artifact_list, as_names, as_path, of_type
+from hostc.pipeline.emit import as_names_or_paths, emit
 from hostc.plan.model import Plan
 from hostc.targets import TARGETS, TargetRole
 
@@ -47,18 +48,34 @@ def write_build(
     *,
     host: str = "",
     key: str | None = None,
+    out_checked: bool = False,
 ) -> Written:
     """`hostc build --out`: write the artifacts (`hostc.delivery.output.write`), remove the files
     of the previous build in `out` that this one no longer makes under the targets it
     writes (only hostc's own, unchanged, never through a link), and record this build
     in `out/.hostc-build.json`.  `host`: a fleet's host, written in `out/host` (one word,
-    `hostc.api.fleet.HOST_NAME`), its folder opened like every other (never a link).
-    `key`: the inputs' content key (`hostc.delivery.contentkey`), sealed into the record."""
+    `hostc.fleet.selection.HOST_NAME`), its folder opened like every other (never a link).
+    `key`: the inputs' content key (`hostc.delivery.contentkey`), sealed into the record.
+    `out_checked`: the caller has checked `out` (`check_out`) once for many hosts."""
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
     owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host), key)
-    return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host)
+    return owned.write(
+        artifact_list(artifacts), as_path(out, "out"), paths, owner, host, out_checked
+    )
+
+
+def write(
+    artifacts: Iterable[Artifact], out: str | os.PathLike[str], protect: Iterable[Path] = ()
+) -> list[Path]:
+    """Write the artifacts under `out` atomically (`hostc.delivery.output.write`), and own them as
+    `write_build` does: the previous write's files under the same target folders that
+    this one does not make are removed (only hostc's own, unchanged)."""
+    paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
+    arts = artifact_list(artifacts)
+    owner = owned.Owner(tuple(sorted({a.target for a in arts})))
+    return list(owned.write(arts, as_path(out, "out"), paths, owner).written)
 
 
 def stale_hosts(out: str | os.PathLike[str], hosts: Iterable[str]) -> list[Path]:

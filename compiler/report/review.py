@@ -1,5 +1,7 @@
 """`hostc diff OLD NEW`: the Plan-level change, and the artifacts whose bytes change,
-as Markdown for a PR comment and as JSON for bots."""
+as Markdown for a PR comment and as JSON for bots.  The sides come loaded (a spec
+compiled, a plan.json, `SPEC@REV`: `hostc.fleet.diffinputs`); this module only
+compares and shows them."""
 
 from __future__ import annotations
 
@@ -9,14 +11,30 @@ from typing import Any
 
 import attrs
 
-from hostc.api.diffinputs import Side, load
-from hostc.api.specdiff import SpecChange, spec_changes
 from hostc.artifact import Artifact
 from hostc.delivery.disruption import Disruption, compute, state
 from hostc.diagnostics import printable
+from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.report.plandiff import PlanDiff, diff, named, setting_name
+from hostc.report.specdiff import SpecChange, spec_changes
+from hostc.spec.model import HostSpec
 from hostc.targets._escape import oneline
+
+
+@attrs.frozen(repr=False, eq=False)
+class Side(Record):
+    """One side of `hostc diff`, loaded: its plan.json data, and from a spec its Plan,
+    artifacts and the spec as merged."""
+
+    label: str
+    data: dict[str, Any]  # plan.json's data
+    plan: Plan | None = None  # None for a saved plan.json
+    artifacts: tuple[Artifact, ...] | None = None
+    #: each setting `preset.exclude` leaves out, with where it says so (`node.toml:31`)
+    excluded: tuple[tuple[str, str], ...] = ()
+    #: the spec as merged (None: a saved plan.json), for the spec-level diff
+    spec: HostSpec | None = None
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -75,8 +93,9 @@ def files(old: tuple[Artifact, ...], new: tuple[Artifact, ...]) -> tuple[FileCha
     return tuple(out)
 
 
-def review(old_arg: str, new_arg: str) -> Review:
-    old, new = load(old_arg), load(new_arg)
+def compare(old: Side, new: Side) -> Review:
+    """The review of two loaded sides: the Plan diff, and from specs the artifacts whose
+    bytes change and what the change costs a running host."""
     changes = cost = None
     if old.artifacts is not None and new.artifacts is not None:
         changes = files(old.artifacts, new.artifacts)

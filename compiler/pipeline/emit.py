@@ -1,8 +1,8 @@
-"""The API's targets half: a checked Plan → the artifacts of the named targets.
+"""The pipeline's targets half: a checked Plan → the artifacts of the named targets.
 
-Kept apart from the facade (`hostc.api`) so that the API's own modules (build,
-report, fleet, the review pages) reach `emit` without importing the facade that
-imports them: no import cycle.
+`hostc.api` re-exports it; the build directory (`hostc.pipeline.build`), the fleet
+runner and the sides of a diff (`hostc.fleet`) reach `emit` here, below the facade
+that imports them: no import cycle.
 """
 
 from __future__ import annotations

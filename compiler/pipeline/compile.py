@@ -1,4 +1,4 @@
-"""The API's front half: a spec and its topology snapshot → a checked Plan.
+"""The pipeline's front half: a spec and its topology snapshot → a checked Plan.
 
 Specs and snapshots are remembered by content (a fleet compiles one node.toml per
 node class against the few snapshots of its hardware models); a spec built in
@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from hostc.diagnostics import Diagnostic, HostcError, at, error, kind_of, raise_if_errors, with_file
+from hostc.diagnostics import (
+    Diagnostic,
+    HostcError,
+    Severity,
+    at,
+    error,
+    kind_of,
+    raise_if_errors,
+    with_file,
+)
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
@@ -106,7 +116,14 @@ def compile_plan(
         raise HostcError([error(at("topology"), f"expected a Topology, got {kind_of(topo)}")])
 
     resolved, unresolved = resolve(spec, topo)
-    found = with_file(unresolved + check(resolved), spec_file, spec_source)
+    found = unresolved + check(resolved)
+    if any(d.severity is Severity.ERROR for d in found):
+        # An error leaves its input out of what the rules see, so the warnings beside it
+        # may be its consequences (a workload's unknown GPU leaves no CPU isolated: "no
+        # CPU ends up isolated") and would send the reader after the wrong line.  Errors
+        # first; the warnings come back once they are fixed (first-day-4 E3).
+        found = [d for d in found if d.severity is Severity.ERROR]
+    found = with_file(found, spec_file, spec_source)
     raise_if_errors(found)
     plan = lower(resolved)
     found += with_file(check_plan(plan) + check_machine(resolved, plan), spec_file, spec_source)
@@ -129,17 +146,20 @@ def _typed(spec: object, file: str) -> HostSpec:
 
 
 def compile_file(
-    spec_path: str | os.PathLike[str], topology: str | os.PathLike[str] | None = None
+    spec_path: str | os.PathLike[str],
+    topology: str | os.PathLike[str] | None = None,
+    known: Mapping[str, bytes] | None = None,
 ) -> tuple[Plan, list[Diagnostic]]:
-    """The whole front half from a spec file: load, read its snapshot, check, lower."""
+    """The whole front half from a spec file: load, read its snapshot, check, lower.
+    `known`: files already read, by normalised path (a fleet host's content key,
+    `contentkey.build_key`'s `into`): compiled from those bytes, not read again."""
     spec_path = as_path(spec_path, "spec_path")
-    spec, source = _read_spec(spec_path)
+    spec, source = _read_spec(spec_path, known)
     if spec is None:  # its text goes on: the layers read and parse it no second time
-        return _compile_layered(
-            spec_path, None if topology is None else as_path(topology, "topology"), source=source
-        )
+        override = None if topology is None else as_path(topology, "topology")
+        return _compile_layered(spec_path, override, source=source, known=known)
     try:
-        topo = _read_topology(topology_path(spec, spec_path, topology, source))
+        topo = _read_topology(topology_path(spec, spec_path, topology, source), known)
     except HostcError as e:
         if topology is not None or spec.host.topology is None:
             raise
@@ -167,17 +187,22 @@ def build_inputs(
 
 
 def _compile_layered(
-    spec_path: Path, topology: Path | None, files: Files | None = None, source: str | None = None
+    spec_path: Path,
+    topology: Path | None,
+    files: Files | None = None,
+    source: str | None = None,
+    known: Mapping[str, bytes] | None = None,
 ) -> tuple[Plan, list[Diagnostic]]:
     """A spec with `extends`: every diagnostic names the file and line that set the value,
     and the Plan carries each value's provenance.  `files`: where the spec, its layers
     and its snapshot are read (default the disk; `hostc diff SPEC@REV`: a revision);
-    `source`: the spec's text, when `compile_file` has just read it from the disk."""
-    spec, merged = load_layered(spec_path, files, source)
+    `source`: the spec's text, when `compile_file` has just read it from the disk;
+    `known`: the disk's files already read (`compile_file`)."""
+    spec, merged = load_layered(spec_path, files or (_Known(known) if known else None), source)
     try:
         where = topology_path(spec, spec_path, topology)
         if files is None:
-            topo, label = _read_topology(where), str(spec_path)
+            topo, label = _read_topology(where, known), str(spec_path)
         else:
             snapshot = files.text(where, "topology snapshot")
             topo, label = _parsed_snapshot(snapshot, files.shown(where)), files.shown(spec_path)
@@ -194,11 +219,40 @@ def compile_layered(spec_path: Path, files: Files) -> tuple[Plan, list[Diagnosti
     return _compile_layered(spec_path, None, files)
 
 
-def _read_spec(path: Path) -> tuple[HostSpec | None, str]:
+def _known_text(known: Mapping[str, bytes] | None, path: Path, limit: int) -> str | None:
+    """A file's text from the bytes already read (`compile_file`'s `known`), or None:
+    not among them, past the limit its reader has here, or not UTF-8 (then the file is
+    read again, and its reader says what is wrong with it)."""
+    data = known.get(os.path.normpath(path)) if known else None
+    if data is None or len(data) > limit:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+class _Known(layers.Disk):
+    """The disk, where a layer already read (`compile_file`'s `known`) is not read again."""
+
+    def __init__(self, known: Mapping[str, bytes]) -> None:
+        self._known = known
+
+    def text(self, path: Path, what: str) -> str:
+        found = _known_text(self._known, path, SPEC_LIMIT)
+        return super().text(path, what) if found is None else found
+
+    def is_file(self, path: Path) -> bool:
+        return os.path.normpath(path) in self._known or super().is_file(path)
+
+
+def _read_spec(path: Path, known: Mapping[str, bytes] | None = None) -> tuple[HostSpec | None, str]:
     """`load_spec`, remembered by content like snapshots: a fleet keeps one node.toml
     per node class and compiles it for every machine of the class.  None: the spec
     has layers (`extends` …), which are read from their files every time."""
-    text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
+    text = _known_text(known, path, SPEC_LIMIT)
+    if text is None:
+        text = read_text_bounded(path, limit=SPEC_LIMIT, what="spec")
     return _parsed_spec(text, str(path)), text
 
 
@@ -211,14 +265,17 @@ def _parsed_spec(text: str, file: str) -> HostSpec | None:
     return None if declares_layers(data) else spec_load.from_data(data, file, text)
 
 
-def _read_topology(path: Path) -> Topology:
+def _read_topology(path: Path, known: Mapping[str, bytes] | None = None) -> Topology:
     """`read_topology`, remembered by the file's content: a fleet compiles many specs
     against the few snapshots of its hardware models, and parsing and validating a
-    snapshot is most of a build.  The file is read every time, so an edit is seen."""
-    try:
-        text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
-    except HostcError:
-        return read_topology(path)  # its own messages for a missing or unreadable file
+    snapshot is most of a build.  The file is read every time (or its bytes are
+    `known`, read for this build), so an edit is seen."""
+    text = _known_text(known, path, SNAPSHOT_LIMIT)
+    if text is None:
+        try:
+            text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
+        except HostcError:
+            return read_topology(path)  # its own messages for a missing or unreadable file
     return _parsed_snapshot(text, str(path))
 
 

@@ -6,6 +6,10 @@ that share a node split its isolated cores (whole cores, in proportion to the
 GPUs each has there, spec order) unless one of them asks to share on purpose.
 NICs are the ones on a PIX/PXB path to its GPUs when the snapshot has the link
 matrix, else the ones on the same NUMA node.
+
+Resolved here, once per host (`Resolved.placements`): the preset merge is judged on the
+placements (pinned workloads, RDMA NICs handed out) and lowering copies them into the
+Plan, so the spec's `[[workload]]` and `[nccl]` keys are read in this one module.
 """
 
 from __future__ import annotations

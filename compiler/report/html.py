@@ -9,10 +9,9 @@ zero-width characters made visible, then `&<>"'` as references) or by the SVG wr
 
 from __future__ import annotations
 
-from hostc.api.diffinputs import Side
-from hostc.api.review import Review, disruption_line
 from hostc.cpuset import CpuSet
 from hostc.report.plandiff import show, with_partition
+from hostc.report.review import Review, Side, disruption_line
 from hostc.report.svgdoc import markup
 
 CSS = """

@@ -15,20 +15,21 @@ from typing import Any, TypeVar
 
 import attrs
 
-from hostc.api.diffinputs import Side, hosts_at
-from hostc.api.diffskip import same_hosts
-from hostc.api.review import (
+from hostc.delivery.disruption import Disruption, fleet_line
+from hostc.diagnostics import Diagnostic, HostcError, printable
+from hostc.fleet.diffinputs import hosts_at, review
+from hostc.fleet.diffskip import preload, same_hosts
+from hostc.fleet.gitrev import pinned
+from hostc.record import Record
+from hostc.report.review import (
     Review,
+    Side,
     disruption_line,
     md_code,
     md_text,
-    review,
     spec_line,
     to_json,
 )
-from hostc.delivery.disruption import Disruption, fleet_line
-from hostc.diagnostics import Diagnostic, HostcError, printable
-from hostc.record import Record
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -106,23 +107,26 @@ def _each(
 
 
 def fleet_review(old: str, new: str, jobs: int | None = None) -> FleetReview:
-    """Each host of OLD against the same-named host of NEW (`hostc.api.review`), each side
+    """Each host of OLD against the same-named host of NEW (`hostc.report.review`), each side
     a folder at a revision (`DIR@REV`) or a selection of the working tree.  A host that
     fails to compile on a side is reported with its diagnostics; the others still are."""
-    a, b = hosts_at(old), hosts_at(new)
     reviews: list[tuple[str, Review]] = []
     unchanged: list[str] = []
     failed: list[tuple[str, tuple[Diagnostic, ...]]] = []
-    both = [(h, a[h], b[h]) for h in sorted(set(a) & set(b))]
-    same = same_hosts(old, new, both)  # the same input files on both sides: not compiled
-    unchanged += [h for h, _, _ in both if h in same]
-    for host, r in _each([p for p in both if p[0] not in same], jobs):
-        if not isinstance(r, Review):
-            failed.append((host, r))
-        elif r.changed:
-            reviews.append((host, r))
-        else:
-            unchanged.append(host)
+    with pinned():  # a revision resolved, listed and read once, its workers inheriting it
+        a, b = hosts_at(old), hosts_at(new)
+        both = [(h, a[h], b[h]) for h in sorted(set(a) & set(b))]
+        same = same_hosts(old, new, both)  # the same input files on both sides: not compiled
+        unchanged += [h for h, _, _ in both if h in same]
+        todo = [p for p in both if p[0] not in same]
+        preload(todo)
+        for host, r in _each(todo, jobs):
+            if not isinstance(r, Review):
+                failed.append((host, r))
+            elif r.changed:
+                reviews.append((host, r))
+            else:
+                unchanged.append(host)
     first = dict(reviews)  # a group's Review: its first host's
     unchanged.sort()
     groups = [

@@ -1,5 +1,6 @@
 """The two sides of `hostc diff`: a spec (compiled here), a saved plan.json, or
-`SPEC@REV`, a spec and the topology it names as git has them at a revision."""
+`SPEC@REV`, a spec and the topology it names as git has them at a revision.  Loaded
+here, compared and shown by the review pages (`hostc.report.review`)."""
 
 from __future__ import annotations
 
@@ -10,34 +11,22 @@ from typing import Any
 
 import attrs
 
-from hostc.api.compile import _read_spec, compile_file, compile_layered, compile_plan
-from hostc.api.emit import emit
-from hostc.api.gitrev import RefusedPath, Revision
-from hostc.artifact import Artifact
 from hostc.cpuset import CpuListError
 from hostc.diagnostics import HostcError, file_error
+from hostc.fleet.gitrepo import RefusedPath
+from hostc.fleet.gitrev import Revision
 from hostc.inputs import SNAPSHOT_LIMIT, is_selection, loads_json, read_text_bounded
 from hostc.locate import locate
+from hostc.pipeline.compile import _read_spec, compile_file, compile_layered, compile_plan
+from hostc.pipeline.emit import emit
 from hostc.plan.model import Plan
-from hostc.record import Record
 from hostc.report import plan_view
 from hostc.report.plandiff import flatten, roles_of
+from hostc.report.review import Review, Side, compare
 from hostc.spec.load import load_layered, loads
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import SPEC_LIMIT, declares_layers, parse
 from hostc.topology.snapshot import loads as loads_topology
-
-
-@attrs.frozen(repr=False, eq=False)
-class Side(Record):
-    label: str
-    data: dict[str, Any]  # plan.json's data
-    plan: Plan | None = None  # None for a saved plan.json
-    artifacts: tuple[Artifact, ...] | None = None
-    #: each setting `preset.exclude` leaves out, with where it says so (`node.toml:31`)
-    excluded: tuple[tuple[str, str], ...] = ()
-    #: the spec as merged (None: a saved plan.json), for the spec-level diff
-    spec: HostSpec | None = None
 
 
 def _excluded(
@@ -167,6 +156,11 @@ def load(arg: str) -> Side:
     return Side(arg, plan_view.plan_json(plan), plan, tuple(emit(plan)), excluded, spec)
 
 
+def review(old_arg: str, new_arg: str) -> Review:
+    """`hostc diff OLD NEW`: each side loaded from its command-line spelling, compared."""
+    return compare(load(old_arg), load(new_arg))
+
+
 def _excluded_here(path: Path, plan: Plan) -> tuple[HostSpec, tuple[tuple[str, str], ...]]:
     """The spec on disk (read again through compile's cache), and `_excluded` for it."""
     spec, text = _read_spec(path)
@@ -191,7 +185,7 @@ def hosts_at(arg: str) -> dict[str, str]:
     """A fleet side of `hostc diff`: host name → its spec as `load` takes it.  `DIR@REV`
     is the folder's hosts (`*.toml`, `*/node.toml`, as `hostc build DIR/` selects them)
     as git has them at REV; anything else is a selection of the working tree."""
-    from hostc.api.selection import named, select
+    from hostc.fleet.selection import named, select
 
     path = Path(arg)
     if "@" not in arg or arg.startswith("@") or path.exists():

@@ -29,170 +29,51 @@ docs/escaping.md states these as the contract users rely on.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import os
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 import attrs
 
 from hostc.diagnostics import HostcError, file_error
+from hostc.fleet.gitrepo import (
+    Repository,
+    _refuse,
+    _relative,
+    _run,
+    check_worktree,
+    repository,
+)
+from hostc.inputs import SNAPSHOT_LIMIT
 
 #: git's modes for what a tree entry is (`git ls-tree`): a regular or executable file,
 #: a folder, a symbolic link, a submodule's commit
 _FILE_MODES = frozenset({"100644", "100755"})
 _TREE, _LINK, _SUBMODULE = "040000", "120000", "160000"
 
-#: configuration given on git's command line, which no repository's file overrides:
-#: nothing runs a program or reaches a network on hostc's behalf
-_CONFIG = (
-    "safe.bareRepository=explicit",
-    "core.fsmonitor=false",
-    "core.hooksPath=/dev/null",
-    "core.untrackedCache=false",
-    "protocol.allow=never",
-    "core.alternateRefsCommand=",
-    "core.sshCommand=false",
-    "core.gitProxy=",
-    "core.askPass=false",
-    "credential.helper=",
-)
+#: `Revision.fetch`: no blob larger than any read asks for (a snapshot's bound), and no
+#: more than this in all, kept in memory per revision
+BLOB_LIMIT = SNAPSHOT_LIMIT
+FETCH_LIMIT = 512 << 20
+
+#: revisions resolved once while `pinned` holds: (repository top, rev) → Revision
+_PINNED: dict[tuple[Path, str], Revision] | None = None
 
 
-def _env() -> dict[str, str]:
-    """The environment every git command runs in: the user's `GIT_*` variables dropped
-    (a hook's `GIT_DIR` or `GIT_INDEX_FILE` must not choose the repository either),
-    no transport allowed, no lazy fetch (git ≥ 2.44), no prompt, no pager."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_ALLOW_PROTOCOL="",
-        GIT_NO_LAZY_FETCH="1",
-        GIT_NO_REPLACE_OBJECTS="1",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_PAGER="cat",
-        GIT_OPTIONAL_LOCKS="0",
-        LC_ALL="C",
-    )
-    return env
-
-
-def _argv(*args: str) -> list[str]:
-    out = ["git", "--no-pager", "--literal-pathspecs", "--no-replace-objects"]
-    for setting in _CONFIG:
-        out += ["-c", setting]
-    return [*out, *args]
-
-
-def _run(
-    where: str, cwd: Path, *args: str, stdin: bytes | None = None, hint: str | None = None
-) -> bytes:
-    """`git ARGS` in `cwd` (always the repository's top, or the start directory while
-    it is found); its stdout, or one error naming `where`."""
+@contextlib.contextmanager
+def pinned() -> Iterator[None]:
+    """Within it, each `REV` resolves to its commit once and its Revision, with what it
+    has listed and read, is shared (`Revision.at`): a fleet review reads a revision's
+    tree and blobs once, in the parent, and its forked workers inherit them.  Scoped,
+    never process-wide: a branch that moves between two commands is resolved anew."""
+    global _PINNED
+    before = _PINNED
+    _PINNED = {} if before is None else before
     try:
-        r = subprocess.run(
-            _argv(*args), input=stdin, capture_output=True, timeout=60, cwd=cwd, env=_env()
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise HostcError([file_error(where, f"cannot run git: {e}")]) from None
-    if r.returncode != 0:
-        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise HostcError([file_error(where, why[-1] if why else "git failed", hint=hint)])
-    return r.stdout
-
-
-class RefusedPath(HostcError):
-    """A path that leaves the repository or crosses a link or a nested repository: an
-    error wherever it is met, never read as "missing"."""
-
-
-@attrs.frozen
-class Repository:
-    """The repository hostc was started in: its work tree's top, as the kernel names it."""
-
-    top: Path
-
-
-@functools.cache
-def repository(start: str) -> Repository:
-    """The repository whose work tree holds `start` (hostc's working directory), found
-    once; a start outside any work tree (a bare repository included) is an error."""
-    out = _run(
-        f"{start}",
-        Path(start),
-        "rev-parse",
-        "--show-toplevel",
-        hint="run hostc inside the repository's work tree: `cd REPO && hostc diff …`",
-    )
-    top = out.decode("utf-8", "surrogateescape").rstrip("\n")
-    if not top:
-        raise HostcError([file_error(start, "not a git repository's work tree")])
-    return Repository(Path(os.path.realpath(top)))
-
-
-def _relative(repo: Repository, path: Path, shown: str) -> PurePosixPath:
-    """`path` (relative to the working directory, or absolute) as a path below the
-    repository's top, made lexically: `..` may not climb out of it.  Links above the top
-    are the user's own layout: an ancestor of `path` that is the top counts as it."""
-    absolute = PurePosixPath(os.path.normpath(Path.cwd() / path))
-    top = PurePosixPath(repo.top)
-    if absolute == top or top in absolute.parents:
-        return absolute.relative_to(top)
-    for above in absolute.parents:
-        try:
-            same = os.path.samefile(above, repo.top)
-        except OSError:
-            continue
-        if same:
-            return absolute.relative_to(above)
-    raise RefusedPath(
-        [
-            file_error(
-                shown,
-                f"is outside the repository hostc was started in ({repo.top})",
-                hint="hostc reads a revision only from the repository of its working "
-                "directory: run it from inside the repository that holds this path",
-            )
-        ]
-    )
-
-
-def _bare_shaped(folder: Path) -> bool:
-    return (
-        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
-    )
-
-
-def check_worktree(repo: Repository, rel: PurePosixPath, shown: str) -> None:
-    """Each folder of `rel` in the work tree, and `rel` itself, is a plain entry: no
-    link, no nested repository.  A part missing from the work tree ends the check (the
-    revision side is checked by `Revision.entry`)."""
-    here = repo.top
-    for i, part in enumerate(rel.parts):
-        here = here / part
-        name = str(PurePosixPath(*rel.parts[: i + 1]))
-        if not os.path.lexists(here):
-            return
-        if here.is_symlink():
-            _refuse(shown, name, "a symbolic link")
-        if not here.is_dir():
-            continue
-        if os.path.lexists(here / ".git"):
-            _refuse(shown, name, "a nested git repository")
-        if _bare_shaped(here):
-            _refuse(shown, name, "shaped like a git repository (HEAD, objects/, refs/)")
-
-
-def _refuse(shown: str, part: str, what: str) -> None:
-    raise RefusedPath(
-        [
-            file_error(
-                shown,
-                f"{part} is {what}: refused (hostc reads only plain files and folders of "
-                "the repository it was started in)",
-                hint="compare the folder itself, not a link to it or a repository inside it",
-            )
-        ]
-    )
+        yield
+    finally:
+        _PINNED = before
 
 
 @attrs.define
@@ -205,16 +86,63 @@ class Revision:
     commit: str
     #: path → (mode, kind, object id, size) as `ls-tree -l` gives them; None: not there
     entries: dict[PurePosixPath, tuple[str, str, str, int] | None] = attrs.field(factory=dict)
-    #: folders whose every entry is in `entries` (`prefetch`): a child not there is absent
+    #: folders whose every entry is in `entries` (`whole_tree`): a child not there is absent
     listed: set[PurePosixPath] = attrs.field(factory=set)
+    #: object id → bytes, read by one `cat-file --batch` (`fetch`); a blob is immutable
+    blobs: dict[str, bytes] = attrs.field(factory=dict)
 
     @classmethod
     def at(cls, rev: str, shown: str) -> Revision:
         if not rev or rev.startswith("-"):  # never an option to git
             raise HostcError([file_error(shown, f"{rev!r} is not a revision")])
         repo = repository(os.getcwd())
+        if _PINNED is not None and (repo.top, rev) in _PINNED:
+            return _PINNED[repo.top, rev]
         commit = _commit(repo, rev, shown)
-        return cls(repo, rev, commit)
+        found = cls(repo, rev, commit)
+        if _PINNED is not None:
+            _PINNED[repo.top, rev] = found
+        return found
+
+    def whole_tree(self, shown: str) -> None:
+        """Every entry of the revision's tree, by one `ls-tree -r -t` (a fleet review's
+        thousands of specs, classes and snapshots: one git process, not several a
+        host); then every folder is known whole, and a path it does not list is absent."""
+        if PurePosixPath(".") in self.listed:
+            return
+        args = ["ls-tree", "-r", "-t", "-z", "-l", "--full-tree", self.commit]
+        self._rows(_run(shown, self.repo.top, *args))
+        self.listed.add(PurePosixPath("."))
+        self.listed.update(p for p, e in self.entries.items() if e is not None and e[0] == _TREE)
+
+    def fetch(self, oids: set[str], shown: str) -> None:
+        """The blobs `oids` read into `blobs` by one `cat-file --batch` (a missing object
+        of a partial clone is reported, never fetched: `GIT_NO_LAZY_FETCH`); only ids
+        this revision's tree names as files, each within the largest bound a read asks
+        (`read` checks its own), together at most FETCH_LIMIT bytes."""
+        sizes = {e[2]: e[3] for e in self.entries.values() if e is not None and e[1] == "blob"}
+        want, total = [], sum(map(len, self.blobs.values()))
+        for oid in sorted(oids - self.blobs.keys()):
+            size = sizes.get(oid)
+            if size is None or size > BLOB_LIMIT or total + size > FETCH_LIMIT:
+                continue
+            want.append(oid)
+            total += size
+        if not want:
+            return
+        ask = "".join(f"{o}\n" for o in want).encode("ascii")
+        out = _run(shown, self.repo.top, "cat-file", "--batch", stdin=ask)
+        at = 0
+        while at < len(out):
+            end = out.index(b"\n", at)
+            head = out[at:end].decode("ascii", "replace").split()
+            at = end + 1
+            if len(head) != 3 or not head[2].isdigit():
+                continue  # "<oid> missing": not there, read (and refused) one by one
+            size = int(head[2])
+            if head[1] == "blob" and head[0] in sizes and size == sizes[head[0]]:
+                self.blobs[head[0]] = out[at : at + size]
+            at += size + 1
 
     def relative(self, path: Path, shown: str) -> PurePosixPath:
         rel = _relative(self.repo, path, shown)
@@ -233,17 +161,6 @@ class Revision:
         for p in want:
             self.entries[p] = None
         self._rows(_run(shown, self.repo.top, *args))
-
-    def prefetch(self, folders: list[PurePosixPath], shown: str) -> None:
-        """Every entry directly inside each of `folders` at the revision, read by one git
-        process (a fleet's thousands of hosts, not a process each); what a folder
-        does not list is then known to be absent.  Only the object store is read."""
-        want = sorted({f for f in folders if f.parts and f not in self.listed})
-        if not want:
-            return
-        args = ["ls-tree", "-z", "-l", "--full-tree", self.commit, "--", *(f"{f}/" for f in want)]
-        self._rows(_run(shown, self.repo.top, *args))
-        self.listed.update(want)
 
     def object_format(self, shown: str) -> str:
         """The hash the repository names objects by (`sha1`, or `sha256`): what a file's
@@ -309,7 +226,9 @@ class Revision:
             raise HostcError([file_error(shown, f"is a {kind}, not a file")])
         if size > limit:
             raise HostcError([file_error(shown, f"larger than {limit} bytes")])
-        data = _run(shown, self.repo.top, "cat-file", "blob", oid)
+        data = self.blobs.get(oid)
+        if data is None:
+            data = _run(shown, self.repo.top, "cat-file", "blob", oid)
         if len(data) > limit:  # the object is immutable; kept as the bound's last word
             raise HostcError([file_error(shown, f"larger than {limit} bytes")])
         try:

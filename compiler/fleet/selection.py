@@ -1,7 +1,7 @@
 """A selection of hosts (`hostc build|check|plan HOSTS`, `hostc diff DIR@REV DIR`): a
 directory (`hosts/*.toml` and `hosts/*/node.toml`), a glob (`'hosts/dgx-*.toml'`) or a
 list file (`@hosts.txt`, one spec per line, relative to the list file, `#` comments),
-each spec named by its host.  `hostc.api.fleet` runs them; this module reads only names
+each spec named by its host.  `hostc.fleet.runner` runs them; this module reads only names
 (it imports no part of the API, so the diff's sides can list hosts)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class FleetHost(Record):
 HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 #: The folder of OUT a fleet build writes for all its hosts, beside theirs: the ansible
-#: target's one playbook and every host's variables (`hostc.api.fleet.ansible_fleet`
+#: target's one playbook and every host's variables (`hostc.fleet.runner.ansible_fleet`
 #: writes it under this name).  OUT's other own files are hidden (`.hostc-build.json`),
 #: which no host name can be.
 FLEET_FOLDER = "ansible"

@@ -1,0 +1,163 @@
+"""Files and folders reached through open folder descriptors, never by path: a file read
+(`read_at`), folders walked once each (`Folders`), a file staged beside its name and
+renamed over it (`stage_at`, `replace_at`), descriptors closed in runs (`close_all`).
+The one mechanism below every writer (`hostc.delivery.output`: a build's tree and a
+single named file; `owned`: the build record) and the reused host's check (`reuse`)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+#: Staged files are hidden and carry this suffix: `.90-hostc.conf.k3j_x9ab.hostc-tmp`.
+#: A build killed (SIGKILL) between staging and renaming can leave them behind;
+#: they are never a destination, `--check` ignores them, and removing them is safe.
+STAGING_SUFFIX = ".hostc-tmp"
+
+
+def is_staging_file(path: Path) -> bool:
+    return path.name.startswith(".") and path.name.endswith(STAGING_SUFFIX)
+
+
+def read_at(dfd: int, name: str, limit: int) -> tuple[os.stat_result, bytes] | None:
+    """A regular file in the folder `dfd`: its status and at most `limit` + 1 bytes (one
+    past: a longer file shows it), opened without following a link and without blocking
+    on a FIFO; None when absent, unopenable or not a regular file.  Read through the
+    descriptor: a file object costs a stat, a tty probe and a seek more."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        got = b""
+        # the first read sized by the file (a buffer of `limit` bytes a file was the
+        # reused fleet host's largest cost), the next ones up to one past `limit`
+        want = min(limit, st.st_size) + 1
+        while len(got) <= limit:
+            chunk = os.read(fd, want)
+            want = limit + 1 - len(got) - len(chunk)
+            if not chunk:
+                break
+            got += chunk
+        return st, got
+    finally:
+        os.close(fd)
+
+
+def holds(dfd: int, name: str, data: bytes, mode: int) -> bool:
+    """Whether `name` in the folder `dfd` already is the file a write would leave: a
+    regular file (`read_at`) owned by this user, with exactly `mode` and `data`."""
+    try:
+        found = read_at(dfd, name, len(data))
+    except OSError:  # unreadable: write it as if it were not there
+        return False
+    if found is None:
+        return False
+    st, got = found
+    return as_written(st, mode, os.geteuid()) and got == data
+
+
+def as_written(st: os.stat_result, mode: int, uid: int) -> bool:
+    """Whether a regular file found by `read_at` (status `st`) is as a write of hostc's left
+    it, apart from its bytes: owned by `uid` (this user) with exactly `mode`.  The one rule
+    a rebuild keeps a file by (`holds`) and a reused fleet host's check reads
+    (`hostc.delivery.reuse`), each comparing the bytes its own way (the bytes or their
+    recorded sha256)."""
+    return stat.S_IMODE(st.st_mode) == mode and st.st_uid == uid
+
+
+class Folders:
+    """Folders that exist below the open folder `root`, each opened once (relative to its
+    parent, never through a link) however many files are read in it, and all closed in
+    one go (`close`): a reused fleet host's 17 files lie in 20 folders, opened 70 times
+    when each file walked its own way down."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.fds: dict[tuple[str, ...], int] = {}
+
+    def at(self, parts: Sequence[str]) -> int | None:
+        """The folder `root`/`parts`, or None when it is gone, a link or not a folder."""
+        fd = self.root
+        key: tuple[str, ...] = ()
+        for part in parts:
+            key = (*key, part)
+            found = self.fds.get(key)
+            if found is None:
+                flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                try:
+                    found = self.fds[key] = os.open(part, flags, dir_fd=fd)
+                except OSError:
+                    return None
+            fd = found
+        return fd
+
+    def close(self) -> None:
+        close_all(self.fds.values())
+        self.fds.clear()
+
+
+def close_all(fds: Iterable[int]) -> None:
+    """Close `fds`: each run of consecutive numbers in one `os.closerange`."""
+    run: list[int] = []
+    for fd in sorted(set(fds)):
+        if run and fd != run[-1] + 1:
+            os.closerange(run[0], run[-1] + 1)
+            run = []
+        run.append(fd)
+    if run:
+        os.closerange(run[0], run[-1] + 1)
+
+
+#: staging names: a random prefix a process (drawn again in a forked worker) and a count:
+#: unguessable to others without a getrandom call a file (18 of a fleet host's 266)
+_PREFIX = [os.urandom(6).hex()]
+_COUNT = itertools.count(1)
+os.register_at_fork(after_in_child=lambda: _PREFIX.__setitem__(0, os.urandom(6).hex()))
+
+
+def stage_at(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
+    """A hidden staging file in the directory `dfd`, created exclusively, never a link; written
+    through the descriptor (a file object cost a stat, a tty probe and a seek a file).
+    `opened`: the descriptor is left open and added there, for the caller to close with
+    its others (`_Tree.close`); otherwise it is closed here."""
+    for _ in range(100):
+        tmp = f".{name}.{_PREFIX[0]}{next(_COUNT):x}{STAGING_SUFFIX}"
+        try:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd
+            )
+        except FileExistsError:
+            continue
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, mode)
+            finally:
+                if opened is None:
+                    os.close(fd)
+                else:
+                    opened.append(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        return tmp
+    raise FileExistsError(errno.EEXIST, "no free staging name", name)
+
+
+def replace_at(dfd: int, name: str, data: bytes, mode: int) -> None:
+    """`name` in the folder `dfd` replaced by `data` (staged, then renamed; never through
+    a link), unless it already holds exactly that (`_holds`): then it is left as it is."""
+    if not holds(dfd, name, data, mode):
+        os.replace(stage_at(dfd, name, data, mode), name, src_dir_fd=dfd, dst_dir_fd=dfd)
