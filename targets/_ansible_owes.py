@@ -197,6 +197,10 @@ def _sorted() -> list[dict[str, object]]:
                 f"{list(SUMMARIES)!r}[[{rank}[hostc_said], {rank}[{OWED}]] | max] }}}}",
                 "hostc_drain_owed": "{{ hostc_owed == 'drain' or "
                 f"({said} | select('match', 'drain( |$)') | list != []) }}}}",
+                # the inventory's order, kept before group_by: a host joining a group
+                # leaves `ungrouped`, and groups['all'] then lists the groups' members in
+                # the order their results came back (the later plays' order is this one)
+                "hostc_order": "{{ ansible_play_hosts_all }}",
             },
             "vars": {"hostc_said": "{{ " + summary + " if hostc_work else 'none' }}"},
         },

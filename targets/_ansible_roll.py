@@ -317,10 +317,13 @@ def _reboots() -> list[dict[str, object]]:
 
 
 def _group(*summaries: str) -> str:
-    """The hosts the first play put in these groups, in inventory order (a group no host
-    joined is no pattern ansible-playbook warns about)."""
-    joined = " + ".join(f"(groups['{GROUP}{s}'] | default([]))" for s in summaries)
-    return "{{ groups['all'] | select('in', " + joined + ") | list }}"
+    """The hosts the first play put in these groups, in inventory order: the order the
+    first play kept (`hostc_order`, any member's), since groups['all'] follows the order
+    group_by's results came back in (a group no host joined is an empty list, no pattern
+    ansible-playbook warns about)."""
+    joined = "(" + " + ".join(f"(groups['{GROUP}{s}'] | default([]))" for s in summaries) + ")"
+    order = f"({joined} | map('extract', hostvars, 'hostc_order') | first | default([]))"
+    return "{{ " + order + " | select('in', " + joined + ") | list }}"
 
 
 def plays() -> list[dict[str, object]]:

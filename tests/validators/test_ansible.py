@@ -706,9 +706,16 @@ def test_a_rolling_push_drains_gates_and_uncordons_one_host_at_a_time(
     to 1: drain (with its timeout), the Ready wait and the uncordon of one host before
     the next's drain, kubectl delegated to the controller (`hostc_drain_host`), and
     hostc-apply's lines printed.  Then the same push again: nothing differs, nothing
-    drains, one module runs per host."""
-    hosts = ["h1", "h2"]  # two show the order: h1 drained and uncordoned before h2
-    inventory = _hosts(tmp_path, installed, hosts, *DRAIN_OWED)
+    drains, one module runs per host.
+
+    The order is the inventory's, h2 (ungrouped) before h1 (in `[gpu]`): once group_by
+    has put both in one group, `ungrouped` loses h2 and groups['all'] lists `gpu` first,
+    so a play that took groups['all']'s order drained h1 first (and one that took
+    group_by's, whichever host's result came back first: CI met h2 before h1 so)."""
+    inventory = _hosts(tmp_path, installed, ["h1", "h2"], *DRAIN_OWED)
+    h1, h2 = inventory.read_text().splitlines()
+    inventory.write_text(f"{h2}\n[gpu]\n{h1}\n")
+    hosts = ["h2", "h1"]
     kubectl, log = _kubectl(tmp_path)
     extra = ("-e", "hostc_drain=true", "-e", f"hostc_kubectl={kubectl}",
              "-e", "hostc_drain_host=localhost", "-e", "hostc_drain_timeout=42s")  # fmt: skip
@@ -806,7 +813,8 @@ def test_the_play_decides_nothing_itself_hostc_apply_disruption_does() -> None:
     assert "'--disruption'" in asked["ansible.builtin.command"]["argv"]
     said = _named(owes, "hostc what hostc-apply said")["ansible.builtin.set_fact"]
     assert "hostc_disruption.stdout_lines" in str(_named(owes, "hostc what hostc-apply said"))
-    assert set(said) == {"hostc_summary", "hostc_drain_owed"}
+    assert set(said) == {"hostc_summary", "hostc_drain_owed", "hostc_order"}
+    assert said["hostc_order"] == "{{ ansible_play_hosts_all }}"  # order, not a decision
     group = _named(owes, "hostc group this host by what it owes")["ansible.builtin.group_by"]
     assert group == {"key": "hostc_owes_{{ hostc_summary }}"}
     assert "hostc_owes_reboot" in plays[REBOOTS]["hosts"]
