@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
 import typer
 
 from hostc import api
@@ -16,9 +17,20 @@ from hostc.cli.text import wrote
 from hostc.diagnostics import Diagnostic, file_error, json_text
 
 if TYPE_CHECKING:
+    from hostc.api.fleet import Job as FleetJob
     from hostc.artifact import Artifact
     from hostc.delivery.owned import Written
     from hostc.plan.model import Plan
+
+
+def judge_out(job: FleetJob, out: Path) -> FleetJob:
+    """A fleet build's `out`, judged once for every host (`hostc.delivery.output.Judged`):
+    refused or accepted (`api.check_out`: one error, exit 2, not one per host), and the
+    process's umask read, instead of their system calls again per host."""
+    from hostc.delivery.output import Judged
+
+    _guard(lambda: api.check_out(out))
+    return attrs.evolve(job, judged=Judged.now())
 
 
 def need_compared(out: Path) -> None:

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO, cast
 
-import attrs
 import typer
 
 from hostc import api
@@ -35,7 +34,7 @@ from hostc.cli.base import (
     is_fleet,
 )
 from hostc.cli.base import _show as _show  # the printed form of a diagnostic, for tests
-from hostc.cli.build import compare, need_compared, to_stdout, write_out
+from hostc.cli.build import compare, judge_out, need_compared, to_stdout, write_out
 from hostc.cli.completion import target_names, values
 from hostc.cli.report_json import JsonOpt
 from hostc.cli.text import TARGET_HELP as TARGET_HELP
@@ -138,8 +137,7 @@ def _fleet_build(spec: Path, job: FleetJob, jobs: int | None, quiet: bool, as_js
     if job.compare:
         need_compared(out)
     else:
-        _guard(lambda: api.check_out(out))  # one error, not one per host
-        job = attrs.evolve(job, out_checked=True)  # nor its system calls again per host
+        job = judge_out(job, out)  # one error, not one per host, nor its system calls
     from hostc.cli.fleet import many
 
     many(spec, job, jobs, quiet=quiet, as_json=as_json)

@@ -124,16 +124,62 @@ _COUNT = itertools.count(1)
 os.register_at_fork(after_in_child=lambda: _PREFIX.__setitem__(0, os.urandom(6).hex()))
 
 
-def stage_at(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
+def umask() -> int | None:
+    """This process's file mode creation mask, as /proc/self/status gives it (Linux 4.7+),
+    or None where it cannot be read.  Read, never set: `os.umask` is read only by setting
+    it, and a thread creating a file between the two calls would get the wrong mask."""
+    try:
+        fd = os.open("/proc/self/status", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 65536)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    for line in text.splitlines():
+        if line.startswith(b"Umask:"):
+            try:
+                return int(line.split()[1], 8)
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def default_acl(dfd: int) -> bool:
+    """Whether the folder `dfd` may have a default ACL (so does every folder made in it):
+    a file created there gets the ACL's permissions, not its mode less the umask
+    (acl(5), "Object creation and default ACLs").  True where it cannot be told."""
+    try:
+        os.getxattr(dfd, "system.posix_acl_default")
+    except OSError as e:
+        return e.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP)
+    return True
+
+
+def stage_at(
+    dfd: int,
+    name: str,
+    data: bytes,
+    mode: int,
+    opened: list[int] | None = None,
+    exact: bool = False,
+) -> str:
     """A hidden staging file in the directory `dfd`, created exclusively, never a link; written
     through the descriptor (a file object cost a stat, a tty probe and a seek a file).
     `opened`: the descriptor is left open and added there, for the caller to close with
-    its others (`_Tree.close`); otherwise it is closed here."""
+    its others (`_Tree.close`); otherwise it is closed here.  Created 0600 and given
+    `mode` once written, or, `exact`, created with `mode` (the caller knows that neither
+    the umask nor a default ACL changes it: a fleet host's 18 fchmod calls saved)."""
     for _ in range(100):
         tmp = f".{name}.{_PREFIX[0]}{next(_COUNT):x}{STAGING_SUFFIX}"
         try:
             fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                mode if exact else 0o600,
+                dir_fd=dfd,
             )
         except FileExistsError:
             continue
@@ -142,7 +188,8 @@ def stage_at(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | No
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode)
+                if not exact:
+                    os.fchmod(fd, mode)
             finally:
                 if opened is None:
                     os.close(fd)

@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from hostc.artifact import Artifact
-from hostc.delivery.descriptors import close_all, holds, replace_at
+from hostc.delivery.descriptors import close_all, default_acl, holds, replace_at, umask
 from hostc.delivery.descriptors import stage_at as _stage_at  # a name tests can replace
 from hostc.delivery.refusals import check_out, refuse_file_out, refuse_special, refuse_virtual
 from hostc.diagnostics import HostcError, file_error
@@ -27,6 +27,19 @@ from hostc.record import Record
 
 def destination(out: Path, art: Artifact) -> Path:
     return out / art.target / art.relpath
+
+
+@attrs.frozen(repr=False, eq=False)
+class Judged(Record):
+    """What a command that writes many hosts (a fleet build) judged once for them all,
+    instead of once a host: its caller checked `--out` (`refusals.check_out`), and this
+    is the process's umask (`descriptors.umask`, read when the command started)."""
+
+    umask: int | None
+
+    @classmethod
+    def now(cls) -> Judged:
+        return cls(umask())
 
 
 #: called once every file is in place, with the written folder's descriptor and the
@@ -40,7 +53,7 @@ def write(
     protect: Iterable[Path] = (),
     after: AfterWrite | None = None,
     host: str = "",
-    out_checked: bool = False,
+    judged: Judged | None = None,
 ) -> Placed:
     """Stage every file next to its destination first, then rename them all; a file
     already in place is left as it is (`Placed`).
@@ -53,10 +66,15 @@ def write(
     Below `out` (a fleet's `host` folder too) nothing is reached by path: each folder
     is opened relative to its parent's descriptor with O_NOFOLLOW, so a link in the
     tree (planted before the build or during it) is refused, never written through,
-    and the renames happen inside the folders already opened.  `out_checked`: the caller
-    ran `check_out(out)` once for all its hosts (a fleet), not again for each."""
-    if not out_checked:
+    and the renames happen inside the folders already opened.  `judged`: the caller
+    checked `out` and read the umask once for all its hosts (a fleet), not again for each.
+
+    A file is created 0600 and given its mode once written, except in a folder this call
+    made below an `out` without a default ACL, when the umask clears none of the mode's
+    bits: then it is created with its mode, which the kernel then gives it exactly."""
+    if judged is None:
         check_out(out)
+        judged = Judged.now()
     assert host not in (".", "..") and "/" not in host, host  # fleet.HOST_NAME is one word
     top, base = ([host], out / host) if host else ([], out)
     arts = list(artifacts)
@@ -66,7 +84,7 @@ def write(
         why = "refusing to write: the build would overwrite its own input"
         hint = "write the build into a directory that holds none of its inputs"
         raise HostcError([file_error(str(clash), why, hint=hint)])
-    tree = _Tree(out)
+    tree = _Tree(out, judged.umask)
     staged: list[tuple[int, str, str, Path]] = []
     unchanged: list[Path] = []
     try:
@@ -109,8 +127,12 @@ class Placed(Record):
 class _Tree:
     """The directories under one `--out`, opened one component at a time (openat)."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, mask: int | None) -> None:
         self.out = out
+        #: the umask, where files made in `clean` folders get exactly their mode from it
+        self.mask = mask
+        #: folders this call made below an `out` without a default ACL (`exact`)
+        self.clean: set[int] = set()
         self.fds: dict[tuple[str, ...], int] = {}
         self.created: list[tuple[int, str]] = []  # (parent fd, name), outermost first
         self.made: list[tuple[str, ...]] = []  # the same folders, as paths under `out`
@@ -123,9 +145,11 @@ class _Tree:
 
     def open_root(self) -> None:
         self.made_root = _makedirs(self.out)
-        self.fds[()] = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
+        self.fds[()] = root = os.open(self.out, os.O_RDONLY | os.O_DIRECTORY)
         if self.made_root and self.made_root[-1] == self.out:
-            self.fresh.add(self.fds[()])
+            self.fresh.add(root)
+        if self.mask is not None and not default_acl(root):
+            self.clean.add(root)  # the folders made in it inherit no default ACL either
 
     def directory(self, parts: list[str]) -> int:
         key: tuple[str, ...] = ()
@@ -172,7 +196,16 @@ class _Tree:
         self.made.append(key)
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
         self.fresh.add(fd)
+        if parent in self.clean:
+            self.clean.add(fd)
         return fd
+
+    def exact(self, dfd: int, mode: int) -> bool:
+        """Whether a file created with `mode` in the folder `dfd` gets exactly `mode`: the
+        root or a folder this call made below it, the root without a default ACL (a folder
+        made by an earlier build may have been given one since: not clean), and a umask
+        that clears none of the mode's bits."""
+        return dfd in self.clean and not mode & (self.mask or 0)
 
     def stage(self, art: Artifact, top: list[str], dest: Path) -> tuple[int, str, str, Path] | None:
         """Stage `art` in its folder below `top` (made or opened): (folder, staged name,
@@ -183,7 +216,8 @@ class _Tree:
             self.refuse_directory(dfd, name, dest)
             if holds(dfd, name, art.data, art.mode):
                 return None
-        return dfd, _stage_at(dfd, name, art.data, art.mode, self.staged), name, dest
+        exact = self.exact(dfd, art.mode)
+        return dfd, _stage_at(dfd, name, art.data, art.mode, self.staged, exact), name, dest
 
     def refuse_directory(self, dfd: int, name: str, dest: Path) -> None:
         """A destination that is a directory, a device node, a FIFO or a socket."""

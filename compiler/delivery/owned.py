@@ -28,7 +28,7 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -42,6 +42,9 @@ from hostc.delivery.record_format import RecordRow as RecordRow
 from hostc.delivery.record_format import _bad
 from hostc.delivery.record_format import parse as parse
 from hostc.record import Record
+
+if TYPE_CHECKING:
+    from hostc.delivery.output import Judged
 
 #: marks a fleet host's folder whose last build failed (first-day-3 F11); its next build
 #: or --prune removes it, and `--check` compares only target folders, never seeing it
@@ -93,12 +96,19 @@ def _read_at(dfd: int, name: str, limit: int) -> bytes | None:
 def read(out: Path) -> BuildRecord | None:
     """DIR's record, or None when there is none (or DIR does not exist); HostcError
     naming it when it is not a record hostc wrote (`parse`)."""
+    return _previous(out)[0]
+
+
+def _previous(out: Path) -> tuple[BuildRecord | None, bool]:
+    """`read`, and whether DIR was there at all (FileNotFoundError alone says not)."""
     try:
         dfd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return None, False
     except OSError:
-        return None
+        return None, True
     try:
-        return _record_at(dfd, str(out / RECORD))
+        return _record_at(dfd, str(out / RECORD)), True
     finally:
         os.close(dfd)
 
@@ -241,16 +251,18 @@ def write(
     protect: Iterable[Path],
     owner: Owner,
     host: str = "",
-    out_checked: bool = False,
+    judged: Judged | None = None,
 ) -> Written:
-    """`hostc.delivery.output.write` (`out_checked` is its own), then the previous build's
+    """`hostc.delivery.output.write` (`judged` is its own), then the previous build's
     stale files removed and the new record written.  A record that is not hostc's is an
     error before anything is written."""
     from hostc.delivery.output import write
 
     arts = list(artifacts)
     folder = out / host if host else out
-    old = read(folder)
+    # a folder that was not there holds no failed mark: its unlink is not tried (a
+    # fresh fleet host's one call; two builds never share a host's folder)
+    old, existed = _previous(folder)
     result: dict[str, Any] = {}
 
     def after(root: int, made_now: list[tuple[str, ...]]) -> None:
@@ -274,10 +286,11 @@ def write(
             if found is not None:
                 doc[contentkey.FIELD] = found
         replace_at(root, RECORD, _dump(doc), 0o644)  # kept as it is when nothing changed
-        _unmark(root)
+        if existed:
+            _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))
 
-    placed = write(arts, out, protect, after, host, out_checked)
+    placed = write(arts, out, protect, after, host, judged)
     removed, kept = result.get("removed", ()), result.get("kept", ())
     return Written(placed.files, removed, kept, placed.unchanged)
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from hostc.delivery.disruption import Disruption
+    from hostc.delivery.output import Judged
 
 
 def affected(host: FleetHost, out: Path, changed: Iterable[str | os.PathLike[str]]) -> bool:
@@ -67,8 +68,8 @@ class Job(Record):
     strict: bool = False
     topology: Path | None = None
     prune: bool = False  # remove the folders of hosts no longer selected
-    #: `out` was checked (`refusals.check_out`) once for every host, by the command
-    out_checked: bool = False
+    #: what the command judged once for every host: `out` checked, the umask read
+    judged: Judged | None = None
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -178,7 +179,7 @@ def _run(host: FleetHost, job: Job) -> Result:
         job.targets,
         host=host.name,
         key=sealed,
-        out_checked=job.out_checked,
+        judged=job.judged,
     )
     removed = tuple(str(p) for p in done.removed)
     kept = tuple((str(p), why) for p, why in done.kept)

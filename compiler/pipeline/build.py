@@ -25,6 +25,7 @@ from hostc.targets import TARGETS, TargetRole
 
 if TYPE_CHECKING:
     from hostc.delivery.disruption import Disruption
+    from hostc.delivery.output import Judged
 
 
 def target_scope(names: Iterable[str]) -> tuple[str, ...]:
@@ -48,7 +49,7 @@ def write_build(
     *,
     host: str = "",
     key: str | None = None,
-    out_checked: bool = False,
+    judged: Judged | None = None,
 ) -> Written:
     """`hostc build --out`: write the artifacts (`hostc.delivery.output.write`), remove the files
     of the previous build in `out` that this one no longer makes under the targets it
@@ -56,13 +57,13 @@ def write_build(
     in `out/.hostc-build.json`.  `host`: a fleet's host, written in `out/host` (one word,
     `hostc.fleet.selection.HOST_NAME`), its folder opened like every other (never a link).
     `key`: the inputs' content key (`hostc.delivery.contentkey`), sealed into the record.
-    `out_checked`: the caller has checked `out` (`check_out`) once for many hosts."""
+    `judged`: what the caller judged once for many hosts (`hostc.delivery.output.Judged`)."""
     plan = of_type(plan, Plan, "plan", "a Plan")
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
     owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host), key)
     return owned.write(
-        artifact_list(artifacts), as_path(out, "out"), paths, owner, host, out_checked
+        artifact_list(artifacts), as_path(out, "out"), paths, owner, host, judged
     )
 
 

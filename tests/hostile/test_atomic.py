@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,11 +106,11 @@ def test_failed_first_build_leaves_no_skeleton(
     calls = {"n": 0}
     real = output._stage_at
 
-    def flaky(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
+    def flaky(dfd: int, name: str, data: bytes, mode: int, *rest: Any) -> str:
         calls["n"] += 1
         if calls["n"] == len(arts):
             raise OSError(28, "No space left on device")
-        return real(dfd, name, data, mode, opened)
+        return real(dfd, name, data, mode, *rest)
 
     monkeypatch.setattr(output, "_stage_at", flaky)
     with pytest.raises(OSError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,8 +80,8 @@ def test_a_link_gained_during_the_build_is_not_followed(
     real = output._stage_at
     leaf = out / arts[0].target
 
-    def swap(dfd: int, name: str, data: bytes, mode: int, opened: list[int] | None = None) -> str:
-        tmp = real(dfd, name, data, mode, opened)
+    def swap(dfd: int, name: str, data: bytes, mode: int, *rest: Any) -> str:
+        tmp = real(dfd, name, data, mode, *rest)
         if leaf.is_dir() and not leaf.is_symlink():
             leaf.rename(work / "moved")
             leaf.symlink_to(outside)
