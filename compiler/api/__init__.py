@@ -59,6 +59,7 @@ from hostc.delivery.compare import diff as _diff
 from hostc.delivery.compare import differences as _differences
 from hostc.delivery.manifest import apply_manifest as _apply_manifest
 from hostc.delivery.manifest import manifest as _manifest
+from hostc.delivery.output import Judged
 from hostc.delivery.refusals import check_out as _check_out
 from hostc.diagnostics import Diagnostic, HostcError
 from hostc.inputs import overwrites_input
@@ -153,10 +154,12 @@ def spec_from_data(data: Mapping[str, object], path: str = "<data>") -> HostSpec
     return from_data(data, path)
 
 
-def check_out(out: str | os.PathLike[str]) -> None:
+def check_out(out: str | os.PathLike[str]) -> Judged:
     """Raise HostcError when `out` may not receive a build (a system directory, under
-    /proc, /sys or /dev, an existing non-directory): what `write` refuses, asked once."""
+    /proc, /sys or /dev, an existing non-directory): what `write` refuses, asked once.
+    Else what a fleet's writes may then take as judged (`Job.judged`: the umask too)."""
     _check_out(as_path(out, "out"))
+    return Judged.now()
 
 
 def diff(artifacts: list[Artifact], out: str | os.PathLike[str]) -> str:

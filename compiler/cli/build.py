@@ -27,10 +27,7 @@ def judge_out(job: FleetJob, out: Path) -> FleetJob:
     """A fleet build's `out`, judged once for every host (`hostc.delivery.output.Judged`):
     refused or accepted (`api.check_out`: one error, exit 2, not one per host), and the
     process's umask read, instead of their system calls again per host."""
-    from hostc.delivery.output import Judged
-
-    _guard(lambda: api.check_out(out))
-    return attrs.evolve(job, judged=Judged.now())
+    return attrs.evolve(job, judged=_guard(lambda: api.check_out(out)))
 
 
 def need_compared(out: Path) -> None:

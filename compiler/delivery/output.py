@@ -68,10 +68,8 @@ def write(
     tree (planted before the build or during it) is refused, never written through,
     and the renames happen inside the folders already opened.  `judged`: the caller
     checked `out` and read the umask once for all its hosts (a fleet), not again for each.
-
-    A file is created 0600 and given its mode once written, except in a folder this call
-    made below an `out` without a default ACL, when the umask clears none of the mode's
-    bits: then it is created with its mode, which the kernel then gives it exactly."""
+    A file is created 0600 and given its mode once written, or created with its mode
+    where the kernel gives it exactly that mode (`_Tree.exact`)."""
     if judged is None:
         check_out(out)
         judged = Judged.now()

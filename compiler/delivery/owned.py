@@ -245,6 +245,14 @@ def _dump(doc: Mapping[str, Any]) -> bytes:
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
+def sealed_body(data: bytes, found: str) -> bytes | None:
+    """A record's bytes as they were sealed (`contentkey.seal`): `_dump` of its fields
+    without the seal, which is one line between two others (`inputs_seal` sorts after
+    `hostc_build`, before `note`); None when that line is not there exactly once."""
+    line = f"\n {_ENCODE(contentkey.FIELD)}: {_ENCODE(found)},".encode()
+    return data.replace(line, b"", 1) if data.count(line) == 1 else None
+
+
 def write(
     artifacts: Iterable[Artifact],
     out: Path,
@@ -282,7 +290,7 @@ def write(
             "files": rows,
         }
         if owner.key is not None:
-            found = contentkey.seal(owner.key, doc)
+            found = contentkey.seal(owner.key, _dump(doc))
             if found is not None:
                 doc[contentkey.FIELD] = found
         replace_at(root, RECORD, _dump(doc), 0o644)  # kept as it is when nothing changed

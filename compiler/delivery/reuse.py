@@ -12,8 +12,8 @@ from pathlib import Path
 
 from hostc.delivery import contentkey
 from hostc.delivery.compare import _stale
-from hostc.delivery.descriptors import Folders, as_written, read_at
-from hostc.delivery.owned import FAILED, RECORD, RECORD_LIMIT, BuildRecord, RecordRow
+from hostc.delivery.descriptors import Folders, NoOpenat2, as_written, read_at, read_beneath
+from hostc.delivery.owned import FAILED, RECORD, RECORD_LIMIT, BuildRecord, RecordRow, sealed_body
 
 
 def unchanged(folder: Path, key: str) -> BuildRecord | None:
@@ -31,20 +31,23 @@ def unchanged(folder: Path, key: str) -> BuildRecord | None:
     try:
         if _exists(root, FAILED):
             return None
-        doc = _unchecked(root)
-        if doc is None or not contentkey.sealed(key, doc):
+        found = _unchecked(root)
+        if found is None or not sealed(key, found):
             return None
-        return doc if _intact(root, doc["files"]) else None
+        return found[0] if _intact(root, found[0]["files"]) else None
     finally:
         os.close(root)
 
 
-def record(folder: Path) -> BuildRecord | None:
-    """`folder`'s build record as JSON, NOT validated: trusted only once
-    `contentkey.sealed` says this very hostc wrote it from the inputs a key names (the
-    key holds hostc's version and sources, so the record has this hostc's format);
-    `owned.read`'s checks, for a record from anywhere, cost a fleet host more than the
-    skip saves."""
+#: a build record as read: its fields (NOT validated) and its bytes
+Found = tuple[BuildRecord, bytes]
+
+
+def record(folder: Path) -> Found | None:
+    """`folder`'s build record as JSON, NOT validated, and its bytes: trusted only once
+    `sealed` says this very hostc wrote it from the inputs a key names (the key holds
+    hostc's version and sources, so the record has this hostc's format); `owned.read`'s
+    checks, for a record from anywhere, cost a fleet host more than the skip saves."""
     try:
         root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
@@ -55,7 +58,17 @@ def record(folder: Path) -> BuildRecord | None:
         os.close(root)
 
 
-def _unchecked(root: int) -> BuildRecord | None:
+def sealed(key: str, found: Found) -> bool:
+    """Whether the record read was written by a build of the inputs `key` names, here
+    (`contentkey.sealed` over its bytes without the seal: `owned.sealed_body`)."""
+    doc, data = found
+    mark = doc.get(contentkey.FIELD)
+    if not isinstance(mark, str):
+        return False
+    return contentkey.sealed(key, sealed_body(data, mark), mark)
+
+
+def _unchecked(root: int) -> Found | None:
     try:
         found = read_at(root, RECORD, RECORD_LIMIT)
     except OSError:
@@ -66,7 +79,7 @@ def _unchecked(root: int) -> BuildRecord | None:
         doc = json.loads(found[1])
     except (ValueError, RecursionError):
         return None
-    return doc if isinstance(doc, dict) else None  # type: ignore[return-value]
+    return (doc, found[1]) if isinstance(doc, dict) else None  # type: ignore[return-value]
 
 
 def current(folder: Path, key: str, scope: set[str]) -> int | None:
@@ -101,9 +114,18 @@ def _exists(root: int, name: str) -> bool:
 
 
 def _intact(root: int, rows: list[RecordRow]) -> bool:
-    """Whether every recorded file is in place as hostc wrote it (never through a link),
-    each folder on the way opened once for them all (`descriptors.Folders`)."""
-    folders, me = Folders(root), os.geteuid()
+    """Whether every recorded file is in place as hostc wrote it (never through a link):
+    each opened in one call that refuses a link on its way (`descriptors.read_beneath`),
+    or, where the kernel has no such call, with each folder on the way opened once for
+    them all (`descriptors.Folders`)."""
+    me = os.geteuid()
+    try:
+        return all(_same(read_beneath(root, r["path"], RECORD_LIMIT), r, me) for r in rows)
+    except NoOpenat2:
+        pass
+    except OSError:  # unreadable: built again, as in the walk below
+        return False
+    folders = Folders(root)
     try:
         for row in rows:
             *dirs, name = row["path"].split("/")
@@ -114,16 +136,20 @@ def _intact(root: int, rows: list[RecordRow]) -> bool:
                 found = read_at(dfd, name, RECORD_LIMIT)
             except OSError:
                 return False
-            if found is None:
-                return False
-            st, data = found
-            if not (
-                as_written(st, _mode(row), me) and hashlib.sha256(data).hexdigest() == row["sha256"]
-            ):
+            if not _same(found, row, me):
                 return False
         return True
     finally:
         folders.close()
+
+
+def _same(found: tuple[os.stat_result, bytes] | None, row: RecordRow, me: int) -> bool:
+    """Whether the file read (`read_at`) is the recorded one as hostc wrote it: its
+    owner and mode (`descriptors.as_written`) and its bytes' digest."""
+    if found is None:
+        return False
+    st, data = found
+    return as_written(st, _mode(row), me) and hashlib.sha256(data).hexdigest() == row["sha256"]
 
 
 def _mode(row: RecordRow) -> int:

@@ -223,15 +223,16 @@ def changed_unchanged(host: FleetHost, job: Job) -> Result | None:
     from hostc.delivery.disruption import HostState, compute
 
     assert job.out is not None
-    doc = reuse.record(job.out / host.name)  # not validated: trusted once sealed, below
+    found = reuse.record(job.out / host.name)  # not validated: trusted once sealed, below
+    doc = found[0] if found is not None else None
     names = doc.get("selected") if doc is not None else None
-    if doc is None or not isinstance(names, list):
+    if found is None or doc is None or not isinstance(names, list):
         return None
     if not all(isinstance(n, str) and (n in TARGETS or n == "all") for n in names):
         return None
     selected = tuple(names) or ("all",)
     key = contentkey.build_key(host.spec, selected, job.topology, False)
-    if key is None or not contentkey.sealed(key, doc):
+    if key is None or not reuse.sealed(key, found):
         return None
     if "ansible" in selected:
         return None

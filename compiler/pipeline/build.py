@@ -62,9 +62,7 @@ def write_build(
     paths = [as_path(p, "protect") for p in as_names_or_paths(protect)]
     names = tuple(as_names(targets))
     owner = owned.Owner(target_scope(names), names, plan_facts(plan).to_json(), bool(host), key)
-    return owned.write(
-        artifact_list(artifacts), as_path(out, "out"), paths, owner, host, judged
-    )
+    return owned.write(artifact_list(artifacts), as_path(out, "out"), paths, owner, host, judged)
 
 
 def write(

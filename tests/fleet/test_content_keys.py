@@ -12,6 +12,7 @@ new one: the comparison of the trees fails."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -358,3 +359,26 @@ def test_pre_commit_gives_the_full_path_answer_and_the_switch_turns_the_keys_off
         assert diffskip.same_hosts("fleet/hosts@HEAD", "fleet/hosts", pair) == set()
         mp.delenv(contentkey.FULL_PATH)
         assert diffskip.same_hosts("fleet/hosts@HEAD", "fleet/hosts", pair) == {"h1"}
+
+
+def test_a_record_is_sealed_as_its_bytes_without_the_seal(tmp_path: Path) -> None:
+    """The seal covers the record's bytes as written, less its own line
+    (`owned.sealed_body`): exactly `_dump` of the other fields.  A second seal line finds
+    no body; one byte changed anywhere else breaks the seal (a rebuild)."""
+    from hostc.delivery import owned, reuse
+
+    hosts = _make_fleet(tmp_path, 2, (10, 20)) / "hosts"
+    out = tmp_path / "out"
+    _command(hosts, Job("build", out=out))
+    for host in ("h0", "h1"):
+        data = (out / host / owned.RECORD).read_bytes()
+        doc = json.loads(data)
+        mark = doc.pop(contentkey.FIELD)
+        assert owned.sealed_body(data, mark) == owned._dump(doc)
+        line = f'\n "{contentkey.FIELD}": "{mark}",'.encode()
+        assert owned.sealed_body(data.replace(line, line + line), mark) is None
+        key = contentkey.build_key(hosts / f"{host}.toml", ("all",))
+        assert key is not None
+        assert reuse.sealed(key, (json.loads(data), data))
+        edited = data.replace(b'"all"', b'"al1"')
+        assert edited != data and not reuse.sealed(key, (json.loads(data), edited))
