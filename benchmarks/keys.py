@@ -264,39 +264,44 @@ def per_host_rows(hostc: list[str], work: Path, quick: bool) -> list[Row]:
         out = work / f"per-host-out-{tag}-{n}"
         return [*hostc, "build", str(fleets[n]), "--out", str(out), "--jobs", "1", "--quiet"]
 
-    rows: list[Row] = []
     at = load()
     ir = {n: peers.instructions(argv(n, "ir"), env) for n in fleets}
-    if any(v is None for v in ir.values()):
-        rows.append((figure_i, "—", goal_i, None, "skipped: valgrind is not installed"))
-    else:
-        per = (ir[300] - ir[100]) / 200  # type: ignore[operator]
-        rows.append(
-            (
-                figure_i,
-                f"{per / 1e6:.1f} M",
-                goal_i,
-                per <= 12e6,
-                f"(Ir(300) − Ir(100)) / 200 = ({ir[300] / 1e9:.2f} G − {ir[100] / 1e9:.2f} G) / "  # type: ignore[operator]
-                f"200, callgrind, --jobs 1, empty --out; load {at}",
-            )
-        )
+    k6 = _difference(
+        (figure_i, goal_i, 12e6, "valgrind"),
+        ir,
+        lambda per: f"{per / 1e6:.1f} M",
+        lambda big, small: (
+            f"(Ir(300) − Ir(100)) / 200 = ({big / 1e9:.2f} G − "
+            f"{small / 1e9:.2f} G) / 200, callgrind, --jobs 1, empty --out; load {at}"
+        ),
+    )
     calls = {n: syscalls(argv(n, "sc"), env, work) for n in fleets}
-    if any(v is None for v in calls.values()):
-        rows.append((figure_s, "—", goal_s, None, "skipped: strace is not installed"))
-    else:
-        per = (calls[300] - calls[100]) / 200  # type: ignore[operator]
-        rows.append(
-            (
-                figure_s,
-                f"{per:.0f}",
-                goal_s,
-                per <= 150,
-                f"(calls(300) − calls(100)) / 200 = ({calls[300]:,} − {calls[100]:,}) / 200, "
-                f"strace -f -c, --jobs 1; load {load()}",
-            )
-        )
-    return rows
+    k7 = _difference(
+        (figure_s, goal_s, 150, "strace"),
+        calls,
+        lambda per: f"{per:.0f}",
+        lambda big, small: (
+            f"(calls(300) − calls(100)) / 200 = ({big:,} − {small:,}) / 200, "
+            f"strace -f -c, --jobs 1; load {load()}"
+        ),
+    )
+    return [k6, k7]
+
+
+def _difference(
+    row: tuple[str, str, float, str],
+    counts: dict[int, int | None],
+    value: Callable[[float], str],
+    how: Callable[[int, int], str],
+) -> Row:
+    """K6 or K7 (`row`: figure, goal, its limit, the tool that counts) from a 300-host and
+    a 100-host run's counts: (count(300) − count(100)) / 200, or skipped without the tool."""
+    figure, goal, limit, tool = row
+    big, small = counts[300], counts[100]
+    if big is None or small is None:
+        return (figure, "—", goal, None, f"skipped: {tool} is not installed")
+    per = (big - small) / 200
+    return (figure, value(per), goal, per <= limit, how(big, small))
 
 
 def syscalls(argv: list[str], env: dict[str, str], work: Path) -> int | None:

@@ -763,14 +763,16 @@ def test_the_same_change_drains_only_when_hostc_apply_says_so(
 def test_a_drain_owed_without_hostc_drain_fails_the_host_and_stops_the_push(
     tmp_path: Path, installed: Installed
 ) -> None:
-    """hostc-apply owes a drain and `hostc_drain` is unset: the first host fails before
-    its mark or any file, and `max_fail_percentage: 0` leaves the second untouched."""
+    """hostc-apply owes a drain and `hostc_drain` is unset: the first host (h1, the
+    inventory's first) fails before its mark or any file, and `max_fail_percentage: 0`
+    leaves the second untouched."""
     inventory = _hosts(tmp_path, installed, ["h1", "h2"], *DRAIN_OWED)
     r = _playbook(tmp_path, "", inventory=inventory)
     assert r.returncode != 0
     assert "this change owes a drain before the reboot" in r.stdout, r.stdout
-    # one host fails and stops the push; which one goes first is Ansible's order
+    # one host fails and stops the push: the inventory's first (the plays keep its order)
     assert sum(_recap(r.stdout, h).get("failed", 0) for h in ("h1", "h2")) == 1, r.stdout
+    assert _recap(r.stdout, "h1").get("failed", 0) == 1, r.stdout
     for h in ("h1", "h2"):
         assert not (tmp_path / h / ansible.PENDING.lstrip("/")).exists(), h
         assert (
