@@ -15,6 +15,10 @@ K1-K5 a fleet repository of N generated hosts (`fleet.CLASSES`' four classes, th
 K6    a fresh fleet host in instructions: `(Ir(300 hosts) − Ir(100 hosts)) / 200`,
       `hostc build --jobs 1` into an empty --out, callgrind (full run only)
 K7    the same in system calls (`strace -f -c`, every call counted)
+K8    a reused fleet host in instructions: the same difference, `hostc build` again over
+      K6's builds, nothing changed, once the statuses are kept (`statindex`: the second
+      rebuild; the detail gives the first, which checks every file's bytes and keeps
+      them); under valgrind there is no openat2, so this is the folder walk's figure
 
 The load average (/proc/loadavg, one minute) is printed beside every timed row: wall
 and CPU figures move with it, ratios of the two paths measured in turn much less.
@@ -255,7 +259,12 @@ def per_host_rows(hostc: list[str], work: Path, quick: bool) -> list[Row]:
     figure_s, goal_s = "K7 a fresh fleet host, system calls", "≤ 150"
     if quick:
         why = "full run only (callgrind over 400 hosts costs minutes)"
-        return [(figure_i, "—", goal_i, None, why), (figure_s, "—", goal_s, None, why)]
+        rows = [
+            (figure_i, goal_i),
+            (figure_s, goal_s),
+            ("K8 a reused fleet host, instructions", "≤ 2 M"),
+        ]
+        return [(figure, "—", goal, None, why) for figure, goal in rows]
     env = {k: v for k, v in os.environ.items() if k != FULL_PATH}
     env["XDG_CACHE_HOME"] = str(work / "per-host-cache")
     fleets = {n: generate(work / f"per-host-{n}", n) for n in (100, 300)}
@@ -270,11 +279,9 @@ def per_host_rows(hostc: list[str], work: Path, quick: bool) -> list[Row]:
         (figure_i, goal_i, 12e6, "valgrind"),
         ir,
         lambda per: f"{per / 1e6:.1f} M",
-        lambda big, small: (
-            f"(Ir(300) − Ir(100)) / 200 = ({big / 1e9:.2f} G − "
-            f"{small / 1e9:.2f} G) / 200, callgrind, --jobs 1, empty --out; load {at}"
-        ),
+        _in_ir(f"callgrind, --jobs 1, empty --out; load {at}"),
     )
+    k8 = reused_row(argv, env, fleets)
     calls = {n: syscalls(argv(n, "sc"), env, work) for n in fleets}
     k7 = _difference(
         (figure_s, goal_s, 150, "strace"),
@@ -285,7 +292,35 @@ def per_host_rows(hostc: list[str], work: Path, quick: bool) -> list[Row]:
             f"strace -f -c, --jobs 1; load {load()}"
         ),
     )
-    return [k6, k7]
+    return [k6, k7, k8]
+
+
+def reused_row(
+    argv: Callable[[int, str], list[str]], env: dict[str, str], fleets: dict[int, Path]
+) -> Row:
+    """K8: K6's builds rebuilt with nothing changed, by the same difference: first by every
+    file's bytes (which keeps their statuses once they are `statindex.RACY_NS` old), then
+    by the statuses kept.  Goal: ≤ 2 M instructions a host (the issue's 18.9 M)."""
+    figure, goal = "K8 a reused fleet host, instructions", "≤ 2 M"
+    time.sleep(6)  # the files K6 wrote are no longer racily clean (5 s)
+    first = {n: peers.instructions(argv(n, "ir"), env) for n in fleets}
+    kept = {n: peers.instructions(argv(n, "ir"), env) for n in fleets}
+    row = _difference(
+        (figure, goal, 2e6, "valgrind"),
+        kept,
+        lambda per: f"{per / 1e6:.2f} M",
+        _in_ir("the second no-change rebuild (statuses kept); the first, by the bytes: "),
+    )
+    if row[3] is None or first[300] is None or first[100] is None:
+        return row
+    return (*row[:4], f"{row[4]}{(first[300] - first[100]) / 200 / 1e6:.2f} M; load {load()}")
+
+
+def _in_ir(tail: str) -> Callable[[int, int], str]:
+    """How K6 and K8 were counted: the difference in instructions, then `tail`."""
+    return lambda big, small: (
+        f"(Ir(300) − Ir(100)) / 200 = ({big / 1e9:.2f} G − {small / 1e9:.2f} G) / 200, {tail}"
+    )
 
 
 def _difference(

@@ -18,6 +18,7 @@ import hypothesis
 import pytest
 
 from hostc import api
+from hostc.delivery import descriptors
 from hostc.plan.model import Plan
 
 # Hypothesis's per-example deadline is wall time: beside the VM lane and another xdist
@@ -304,3 +305,16 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"--regen: {len(changed)} generated files changed")
         for path in changed[:50]:
             terminalreporter.write_line(f"  {path}")
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def opening(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test on both ways a reused host's files are opened: one openat2 call each, and
+    `walk`, the folders one by one, as on a kernel without openat2."""
+    if request.param == "walk":
+        monkeypatch.setattr(descriptors, "_OPENAT2", [None])
+    else:
+        monkeypatch.setattr(descriptors, "_OPENAT2", [])
+        if descriptors._openat2() is None:
+            pytest.skip("this platform has no openat2 (Linux 5.6, x86_64 or aarch64)")
+    return str(request.param)

@@ -77,6 +77,26 @@ def read_beneath(dfd: int, path: str, limit: int) -> tuple[os.stat_result, bytes
     that fails on a symbolic link anywhere on the way (RESOLVE_NO_SYMLINKS) and on a path
     leaving `dfd` (RESOLVE_BENEATH), so no folder on the way is opened by itself: a reused
     fleet host's 18 files lie in 37 folders.  NoOpenat2 where there is no such call."""
+    fd = _open_beneath(dfd, path)
+    return None if fd is None else _read_fd(fd, limit)
+
+
+def stat_beneath(dfd: int, path: str) -> os.stat_result | None:
+    """The status of the file `path` below the folder `dfd`, opened as `read_beneath`
+    opens it (no link on the way, nothing outside `dfd`), and not read: what a reused
+    host's file is compared by once its bytes have been checked (`statindex`)."""
+    fd = _open_beneath(dfd, path)
+    if fd is None:
+        return None
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(dfd: int, path: str) -> int | None:
+    """openat2 of `path` below `dfd` (see `read_beneath`): a descriptor, None when it
+    cannot be opened so, NoOpenat2 where the call is missing."""
     call = _openat2()
     if call is None:
         raise NoOpenat2
@@ -87,7 +107,7 @@ def read_beneath(dfd: int, path: str, limit: int) -> tuple[os.stat_result, bytes
             _OPENAT2[0] = None  # a filter's EPERM or a kernel's ENOSYS holds for the process
             raise NoOpenat2
         return None
-    return _read_fd(fd, limit)
+    return int(fd)
 
 
 def _read_fd(fd: int, limit: int) -> tuple[os.stat_result, bytes] | None:

@@ -207,13 +207,12 @@ def _unchanged(host: FleetHost, job: Job, key: str) -> Result | None:
     if job.compare:  # --check: nothing to write, and nothing that differs
         files = reuse.current(job.out / host.name, key, scope)
         return None if files is None else Result(host.name, str(host.spec), files=files)
-    doc = reuse.unchanged(job.out / host.name, key)
-    if doc is None:
+    paths = reuse.unchanged(job.out / host.name, key)
+    if paths is None:
         return None
-    rows = doc["files"]
-    if any(r["path"].split("/")[0] not in scope for r in rows):
+    if any(p.split("/")[0] not in scope for p in paths):
         return None  # another target's files carried along: compiled, as before
-    return Result(host.name, str(host.spec), files=len(rows), unchanged=len(rows))
+    return Result(host.name, str(host.spec), files=len(paths), unchanged=len(paths))
 
 
 def changed_unchanged(host: FleetHost, job: Job) -> Result | None:

@@ -13,24 +13,12 @@ from pathlib import Path
 import pytest
 
 from hostc import api
-from hostc.delivery import descriptors, reuse
+from hostc.delivery import reuse
 
 from conftest import ROOT
 
 SPEC = ROOT / "examples" / "h100-4gpu-inference" / "node.toml"
 KEY = "k" * 64
-
-
-@pytest.fixture(params=["openat2", "walk"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test on both paths: `walk` as on a kernel without openat2."""
-    if request.param == "walk":
-        monkeypatch.setattr(descriptors, "_OPENAT2", [None])
-    else:
-        monkeypatch.setattr(descriptors, "_OPENAT2", [])
-        if descriptors._openat2() is None:
-            pytest.skip("this platform has no openat2 (Linux 5.6, x86_64 or aarch64)")
-    return str(request.param)
 
 
 @pytest.fixture
@@ -82,7 +70,7 @@ def _top_link(host: Path) -> None:
     top.symlink_to("copy")
 
 
-def test_an_untouched_host_is_reused(host: Path, path: str) -> None:
+def test_an_untouched_host_is_reused(host: Path, opening: str) -> None:
     assert reuse.unchanged(host, KEY) is not None
 
 
@@ -90,7 +78,7 @@ def test_an_untouched_host_is_reused(host: Path, path: str) -> None:
     "change", [_folder_to_link, _file_to_link, _edited, _removed, _mode, _top_link]
 )
 def test_every_change_means_a_rebuild(
-    host: Path, path: str, change: Callable[[Path], None]
+    host: Path, opening: str, change: Callable[[Path], None]
 ) -> None:
     """A folder or a file swapped for a link to the same bytes, an edit, a removal, a
     mode bit: not reused, on either path."""
@@ -100,10 +88,12 @@ def test_every_change_means_a_rebuild(
 
 
 def test_no_folder_is_opened_on_its_own_with_openat2(
-    host: Path, path: str, monkeypatch: pytest.MonkeyPatch
+    host: Path, opening: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The point of the call: a reused host opens its root, its record and nothing else
-    by os.open (its files by openat2); the walk opens every folder on the way."""
+    below them by os.open (its files by openat2; outside it, the cache's index of the
+    host's statuses, not yet kept for files this new: `statindex`); the walk opens every
+    folder on the way."""
     opened: list[str] = []
     real = os.open
 
@@ -114,7 +104,10 @@ def test_no_folder_is_opened_on_its_own_with_openat2(
     monkeypatch.setattr(os, "open", counted)
     assert reuse.unchanged(host, KEY) is not None
     folders = {str(p.parent.relative_to(host)) for p in host.rglob("*") if p.is_file()}
-    if path == "openat2":
-        assert len(opened) == 2, opened  # the host's folder and its record
+    if opening == "openat2":
+        cache = host.parent.parent / "cache"  # the `host` fixture's XDG_CACHE_HOME
+        mine = [p for p in opened if not Path(p).is_relative_to(cache)]
+        assert len(mine) == 2, opened  # the host's folder and its record
+        assert len(opened) == 3, opened  # and the index, asked for: none kept yet
     else:
         assert len(opened) > len(folders), opened

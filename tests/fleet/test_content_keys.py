@@ -371,7 +371,8 @@ def test_a_record_is_sealed_as_its_bytes_without_the_seal(tmp_path: Path) -> Non
     out = tmp_path / "out"
     _command(hosts, Job("build", out=out))
     for host in ("h0", "h1"):
-        data = (out / host / owned.RECORD).read_bytes()
+        record = out / host / owned.RECORD
+        data = record.read_bytes()
         doc = json.loads(data)
         mark = doc.pop(contentkey.FIELD)
         assert owned.sealed_body(data, mark) == owned._dump(doc)
@@ -379,6 +380,7 @@ def test_a_record_is_sealed_as_its_bytes_without_the_seal(tmp_path: Path) -> Non
         assert owned.sealed_body(data.replace(line, line + line), mark) is None
         key = contentkey.build_key(hosts / f"{host}.toml", ("all",))
         assert key is not None
-        assert reuse.sealed(key, (json.loads(data), data))
+        assert reuse.sealed(key, (json.loads(data), data, os.stat(record)))
         edited = data.replace(b'"all"', b'"al1"')
-        assert edited != data and not reuse.sealed(key, (json.loads(data), edited))
+        found = (json.loads(data), edited, os.stat(record))
+        assert edited != data and not reuse.sealed(key, found)
