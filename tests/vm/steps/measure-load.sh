@@ -13,13 +13,14 @@
 # (the untuned windows: see measure-untuned.sh), the second where the step's service is.
 measure_load_start() {
     MEASURE_LOAD=""
-    if [ -n "${1:-}" ]; then
-        taskset -c "$1" nice -n 19 sh -c 'while :; do /bin/true; done' >/dev/null 2>&1 &
-    else
-        nice -n 19 sh -c 'while :; do /bin/true; done' >/dev/null 2>&1 &
-    fi
-    MEASURE_LOAD="$!"
-    nice -n 19 sh -c 'while :; do /bin/true; done' >/dev/null 2>&1 &
+    measure_load_one "${1:-}"
+    measure_load_one ""
+}
+# `measure_load_one CPUS`: one nice'd shell forking /bin/true, under `taskset -c CPUS`
+# when CPUS is not empty; its PID added to MEASURE_LOAD.
+measure_load_one() {
+    if [ -n "$1" ]; then set -- taskset -c "$1"; else set --; fi
+    "$@" nice -n 19 sh -c 'while :; do /bin/true; done' >/dev/null 2>&1 &
     MEASURE_LOAD="$MEASURE_LOAD $!"
 }
 measure_load_stop() {
