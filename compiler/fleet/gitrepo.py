@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import subprocess
 from pathlib import Path, PurePosixPath
 
@@ -108,10 +109,14 @@ def _relative(repo: Repository, path: Path, shown: str) -> PurePosixPath:
     """`path` (relative to the working directory, or absolute) as a path below the
     repository's top, made lexically: `..` may not climb out of it.  Links above the top
     are the user's own layout: an ancestor of `path` that is the top counts as it."""
-    absolute = PurePosixPath(os.path.normpath(Path.cwd() / path))
-    top = PurePosixPath(repo.top)
-    if absolute == top or top in absolute.parents:
-        return absolute.relative_to(top)
+    text = os.path.normpath(os.path.join(os.getcwd(), path))
+    top = str(repo.top)
+    below = top if top.endswith("/") else top + "/"  # a repository at / is "/"
+    if text == top:
+        return PurePosixPath(".")
+    if text.startswith(below):  # the usual case, by the string: a fleet has thousands
+        return PurePosixPath(text[len(below) :])
+    absolute = PurePosixPath(text)
     for above in absolute.parents:
         try:
             same = os.path.samefile(above, repo.top)
@@ -137,24 +142,37 @@ def _bare_shaped(folder: Path) -> bool:
     )
 
 
+#: folders of a work tree found plain (`check_worktree`), by (top, folder): a fleet's
+#: `hosts/` is checked once a process, not once for each of its thousands of hosts
+_PLAIN: set[tuple[Path, str]] = set()
+
+
 def check_worktree(repo: Repository, rel: PurePosixPath, shown: str) -> None:
     """Each folder of `rel` in the work tree, and `rel` itself, is a plain entry: no
     link, no nested repository.  A part missing from the work tree ends the check (the
-    revision side is checked by `Revision.entry`)."""
+    revision side is checked by `Revision.entry`).  A folder found plain is not looked
+    at again in this process (a review reads its work tree at one moment)."""
     here = repo.top
     for i, part in enumerate(rel.parts):
         here = here / part
         name = str(PurePosixPath(*rel.parts[: i + 1]))
-        if not os.path.lexists(here):
+        if (repo.top, name) in _PLAIN:
+            continue
+        try:
+            mode = os.lstat(here).st_mode
+        except (OSError, ValueError):
             return
-        if here.is_symlink():
+        if stat.S_ISLNK(mode):
             _refuse(shown, name, "a symbolic link")
-        if not here.is_dir():
+        if not stat.S_ISDIR(mode):
             continue
         if os.path.lexists(here / ".git"):
             _refuse(shown, name, "a nested git repository")
         if _bare_shaped(here):
             _refuse(shown, name, "shaped like a git repository (HEAD, objects/, refs/)")
+        if len(_PLAIN) > 65536:
+            _PLAIN.clear()
+        _PLAIN.add((repo.top, name))
 
 
 def _refuse(shown: str, part: str, what: str) -> None:
