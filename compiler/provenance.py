@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
-from hostc.record import Record
+from hostc.record import Record, kept_hash
 from hostc.vocab import When
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ def layer(name: Layer) -> PresetLayer:
 
 
 @attrs.frozen(repr=False, eq=False)
+@kept_hash
 class Reason(Record):
     source: Source  # a spec key, a preset layer or a named fact (`str()`: as shown)
     why: str

@@ -23,6 +23,7 @@ its own) keeps plain `@attrs.frozen`.
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -55,10 +56,14 @@ class Record:
 
     __slots__ = ()
 
+    # `_KEYS.get(…) or _keys(…)`: the class's getters without a call in the common case
+    # (a fleet's memo keys hash and compare whole specs and Plans: ~300 calls a host)
+
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
+        cls = self.__class__
+        if other.__class__ is not cls:
             return NotImplemented
-        key = _keys(self.__class__)[0]
+        key = (_KEYS.get(cls) or _keys(cls))[0]
         return key is None or bool(key(self) == key(other))
 
     def __ne__(self, other: object) -> bool:
@@ -67,8 +72,9 @@ class Record:
         return not self == other
 
     def __hash__(self) -> int:
-        key = _keys(self.__class__)[1]
-        return hash((self.__class__, None if key is None else key(self)))
+        cls = self.__class__
+        key = (_KEYS.get(cls) or _keys(cls))[1]
+        return hash((cls, None if key is None else key(self)))
 
     def __repr__(self) -> str:
         seen: set[int] | None = getattr(_printing, "seen", None)
@@ -89,6 +95,29 @@ class Record:
             return f"{name}({', '.join(parts)})"
         finally:
             seen.discard(id(self))
+
+
+R = TypeVar("R", bound=type[Record])
+
+
+def kept_hash(cls: R) -> R:
+    """`Record`'s hash, made once per value and kept (attrs gives the kept value a slot:
+    apply this below `@attrs.frozen`).  For a class whose values a fleet's memo keys hash
+    again and again, most of them the very objects its hosts of one class share (a Plan's
+    reasons, ~150 a host): the same hash, computed once."""
+
+    def made(self: Record) -> int:
+        return Record.__hash__(self)
+
+    kept: functools.cached_property[int] = functools.cached_property(made)
+    kept.__set_name__(cls, "_kept_hash")
+    cls._kept_hash = kept  # type: ignore[attr-defined]
+    cls.__hash__ = _kept  # type: ignore[method-assign]
+    return cls
+
+
+def _kept(self: Any) -> int:
+    return cast(int, self._kept_hash)
 
 
 K = TypeVar("K")

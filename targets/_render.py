@@ -25,6 +25,7 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,18 @@ from hostc.targets._escape import (
     word,
 )
 
-__all__ = ["Header", "Row", "UnsafeValue", "env", "header", "render"]
+__all__ = [
+    "Header",
+    "Row",
+    "UnsafeValue",
+    "config",
+    "env",
+    "headed",
+    "header",
+    "render",
+    "script",
+    "shared",
+]
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -58,9 +70,10 @@ class Header(Record):
 
     @property
     def line(self) -> str:
-        """`_header.j2` rendered for this host, without its newline: every template
-        prints it as `{{ host.line }}`, so a build renders the header once per host
-        instead of once per file (an include costs a jinja2 context of its own)."""
+        """`_header.j2` rendered for this host, without its newline: a template prints
+        it as `{{ host.line }}`, or `headed` puts it above a rendering no host's name is
+        in (`shared`), so a build renders the header once per host instead of once per
+        file (an include costs a jinja2 context of its own)."""
         return _header_line(self)
 
 
@@ -156,3 +169,30 @@ def _template(name: str) -> jinja2.Template:
 
 def render(template: str, **context: Any) -> str:
     return _template(template).render(**context)
+
+
+def config(host: Header, template: str, **context: Hashable) -> str:
+    """A host file whose one line naming the host is its header, its first line (a
+    configuration file, a unit): `headed` of `shared`."""
+    return headed(host, shared(template, **context))
+
+
+def script(host: Header, template: str, **context: Hashable) -> str:
+    """A shell script whose one line naming the host is its header: `headed` of `shared`,
+    under the shebang."""
+    return headed(host, shared(template, **context), shebang=True)
+
+
+def headed(host: Header, body: str, *, shebang: bool = False) -> str:
+    """`body` (a rendering that names no host) under the host's header line, escaped and
+    checked as it was rendered (`Header.line`), and a script's shebang above it."""
+    return f"#!/bin/sh\n{host.line}\n{body}" if shebang else f"{host.line}\n{body}"
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def shared(template: str, **context: Hashable) -> str:
+    """`render` of a template that names no host, remembered by the value of all it is
+    given: a fleet's hosts of one class render it once, the others take it from here.
+    Every value is hashable and compared by value (tuples, frozen Records, CpuSets),
+    never by identity, so a host whose inputs differ in one value renders its own."""
+    return render(template, **context)

@@ -14,7 +14,7 @@ from hostc.knowledge.runtime import KEEPS_REQUESTED_AFFINITY, SERVICE_SLICES, WO
 from hostc.plan.model import Plan, Reason
 from hostc.provenance import key
 from hostc.targets._emitter import Emitter
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, config, header, render
 from hostc.targets.limits import manager_reread
 
 WORKLOAD_SLICE_PATH = f"/etc/systemd/system/{WORKLOAD_SLICE}"
@@ -110,7 +110,7 @@ def emit_slices(plan: Plan, out: Emitter, tuning_unit: str) -> None:
     `tuning_unit`: hostc-tuning.service, which puts PID 1 back."""
     host = header(plan)
     for name, row in slice_rows(plan):
-        text = render("slice-cpus.conf.j2", host=host, slice=name, row=row, unit=tuning_unit)
+        text = config(host, "slice-cpus.conf.j2", slice=name, row=row, unit=tuning_unit)
         out.file(slice_dropin(name), text, manager_reread(plan), Activation(Action.REBOOT))
     workloads = workload_slice(plan)
     if workloads is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hostc.artifact import Action, Activation
 from hostc.plan.model import Plan
 from hostc.targets._emitter import Emitter
-from hostc.targets._render import header, render
+from hostc.targets._render import config, header, script
 
 UNIT = "hostc-gpudirect.service"
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
@@ -22,8 +22,7 @@ def emit(plan: Plan, out: Emitter) -> None:
     if g is None or not g.peermem:
         return
     host = header(plan)
-    out.unit(
-        UNIT_PATH, render("hostc-gpudirect.service.j2", host=host, mode=g.mode, script=SCRIPT), UNIT
-    )
-    script = render("hostc-gpudirect.sh.j2", host=host, mode=g.mode, reason=g.reason)
-    out.file(SCRIPT, script, Activation(Action.START, UNIT), mode=0o755)
+    unit = config(host, "hostc-gpudirect.service.j2", mode=g.mode, script=SCRIPT)
+    out.unit(UNIT_PATH, unit, UNIT)
+    text = script(host, "hostc-gpudirect.sh.j2", mode=g.mode, reason=g.reason)
+    out.file(SCRIPT, text, Activation(Action.START, UNIT), mode=0o755)

@@ -19,7 +19,7 @@ from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import BootCarrier, Plan
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import grubarg
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, config, header
 
 PATH = "/etc/default/grub.d/90-hostc.cfg"
 
@@ -32,6 +32,6 @@ def applies(plan: Plan) -> str | None:
 def emit(plan: Plan, out: Emitter) -> None:
     args = kernel_args(plan)
     keys = " ".join(grubarg(k) for k in dict.fromkeys(a.key for a in args))  # each once
-    rows = [Row(a.reason, grubarg(a)) for a in args]
-    text = render("grub.cfg.j2", host=header(plan), args=rows, keys=keys)
+    rows = tuple(Row(a.reason, grubarg(a)) for a in args)
+    text = config(header(plan), "grub.cfg.j2", args=rows, keys=keys)
     out.file(PATH, text, Activation(Action.BOOTLOADER), Activation(Action.REBOOT))

@@ -20,7 +20,7 @@ from hostc.plan.kernelargs import kernel_args
 from hostc.plan.model import BootCarrier, Plan
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, shell
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, header, script
 
 PATH = "/usr/local/sbin/hostc-kargs"
 STATE = "/etc/hostc/kargs"
@@ -33,7 +33,7 @@ def applies(plan: Plan) -> str | None:
 
 def emit(plan: Plan, out: Emitter) -> None:
     args = kernel_args(plan)
-    rows = [Row(a.reason, oneline(a)) for a in args]
+    rows = tuple(Row(a.reason, oneline(a)) for a in args)
     new = shell(" ".join(map(str, args)))
-    text = render("hostc-kargs.sh.j2", host=header(plan), args=rows, new=new, state=STATE)
+    text = script(header(plan), "hostc-kargs.sh.j2", args=rows, new=new, state=STATE)
     out.file(PATH, text, Activation(Action.RUN), Activation(Action.REBOOT), mode=0o755)

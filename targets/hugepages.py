@@ -37,7 +37,7 @@ from hostc.record import Record
 from hostc.targets import verify
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue
-from hostc.targets._render import header, render
+from hostc.targets._render import config, header, script
 from hostc.units import format_kib
 
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
@@ -106,9 +106,9 @@ def emit(plan: Plan, out: Emitter) -> None:
         return
     host = header(plan)
     what = "; ".join(f"{p.size}: {_spread(p)}" for p in rows)
-    unit = render(
+    unit = config(
+        host,
         "hostc-hugepages.service.j2",
-        host=host,
         what=what,
         script=SCRIPT,
         before=" ".join(verify.pod_units(plan)),
@@ -116,13 +116,13 @@ def emit(plan: Plan, out: Emitter) -> None:
     out.unit(UNIT_PATH, unit, UNIT, start=True)
     # the kubelet reads hugepage capacity once, at its start (kubernetes #111757)
     later = [Activation(Action.NEXT_START, plan.kubelet.unit)] if plan.kubelet else []
-    script = render(
+    text = script(
+        host,
         "hostc-hugepages.sh.j2",
-        host=host,
-        pools=rows,
+        pools=tuple(rows),
         tries=TRIES,
         pause=PAUSE_S,
         pool_dir=kf.NODE_HUGEPAGES.format(node="$1", kib="$2"),
         compact=kf.NODE_COMPACT.format(node="$1"),
     )
-    out.file(SCRIPT, script, Activation(Action.START, UNIT), *later, mode=0o755)
+    out.file(SCRIPT, text, Activation(Action.START, UNIT), *later, mode=0o755)

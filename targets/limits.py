@@ -15,7 +15,7 @@ from hostc.artifact import Action, Activation
 from hostc.plan.model import Limit, Plan
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, word
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, config, header
 from hostc.targets._systemd_syntax import MANAGER_KEY, limit_value
 
 PAM_PATH = "/etc/security/limits.d/90-hostc.conf"
@@ -37,7 +37,7 @@ def runtime_dropin_path(unit: str) -> str:
 
 def _runtime_dropin(plan: Plan, unit: str, memlock: Limit, out: Emitter) -> None:
     row = Row(memlock.reason, word(limit_value(memlock)))
-    text = render("runtime-limits.conf.j2", host=header(plan), unit=oneline(unit), row=row)
+    text = config(header(plan), "runtime-limits.conf.j2", unit=oneline(unit), row=row)
     out.file(
         runtime_dropin_path(unit),
         text,
@@ -60,17 +60,15 @@ def manager_reread(plan: Plan) -> Activation:
 
 def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
-    pam = [Row(lim.reason, f"{word(lim.item):<8} {word(lim.value)}") for lim in plan.limits]
-    out.file(
-        PAM_PATH, render("limits.conf.j2", host=host, rows=pam), Activation(Action.NEW_SESSION)
-    )
-    manager = [
+    pam = tuple(Row(lim.reason, f"{word(lim.item):<8} {word(lim.value)}") for lim in plan.limits)
+    out.file(PAM_PATH, config(host, "limits.conf.j2", rows=pam), Activation(Action.NEW_SESSION))
+    manager = tuple(
         Row(lim.reason, f"{word(MANAGER_KEY[lim.item])}={word(limit_value(lim))}")
         for lim in plan.limits
         if lim.item in MANAGER_ITEMS
-    ]
+    )
     if manager:
-        text = render("system-limits.conf.j2", host=host, rows=manager)
+        text = config(host, "system-limits.conf.j2", rows=manager)
         out.file(SYSTEMD_PATH, text, manager_reread(plan))
     memlock, unit = plan.limit("memlock"), container_runtime(plan)
     if memlock is not None and unit is not None:

@@ -22,7 +22,7 @@ from hostc.record import Record
 from hostc.targets import gpudirect
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import oneline, word
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, config, header
 
 PATH = "/etc/modprobe.d/90-hostc.conf"
 OPTIONS_PATH = "/etc/modprobe.d/90-hostc-options.conf"
@@ -56,17 +56,17 @@ def emit(plan: Plan, out: Emitter) -> None:
         )
         for m in plan.runtime.modules
     ]
-    blocks = [attrs.evolve(r, options="") for r in rows if r.blacklist or r.hard]
+    blocks = tuple(attrs.evolve(r, options="") for r in rows if r.blacklist or r.hard)
     if blocks:
-        text = render("modprobe.conf.j2", host=host, modules=blocks, options=False)
+        text = config(host, "modprobe.conf.j2", modules=blocks, options=False)
         later = Activation(Action.NEXT_BOOT, "module blacklists")
         out.file(PATH, text, Activation(Action.INITRAMFS), later)
-    options = [attrs.evolve(r, blacklist=False, hard=False) for r in rows if r.options]
+    options = tuple(attrs.evolve(r, blacklist=False, hard=False) for r in rows if r.options)
     if options:
-        text = render("modprobe.conf.j2", host=host, modules=options, options=True)
+        text = config(host, "modprobe.conf.j2", modules=options, options=True)
         out.file(OPTIONS_PATH, text, Activation(Action.INITRAMFS), Activation(Action.REBOOT))
     if plan.modules_load:
-        rows_ = [Row(m.reason, word(m.name)) for m in plan.modules_load]
-        text = render("modules-load.conf.j2", host=host, rows=rows_)
+        rows_ = tuple(Row(m.reason, word(m.name)) for m in plan.modules_load)
+        text = config(host, "modules-load.conf.j2", rows=rows_)
         out.file(LOAD_PATH, text, Activation(Action.START, LOADER))
     gpudirect.emit(plan, out)

@@ -30,7 +30,7 @@ from hostc.settings.model import Per, Setting
 from hostc.targets import hugepages, verify
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, word
-from hostc.targets._render import Row, header, render
+from hostc.targets._render import Row, config, header, script
 from hostc.targets._slices import emit_slices, pid1_repin, slice_rows, workload_slice
 from hostc.targets._systemd_syntax import SERVICE_KEY, env_assignment, limit_value
 from hostc.targets.limits import manager_reread
@@ -138,9 +138,9 @@ def udev_rules(plan: Plan) -> str | None:
     for name in (*netdevs, *rdmas):
         if not _DEVNAME.fullmatch(name):
             raise UnsafeValue(f"device name {name[:80]!r} is not safe in a udev rule")
-    return render(
+    return config(
+        header(plan),
         "hostc-tuning.rules.j2",
-        host=header(plan),
         netdevs="|".join(netdevs),
         rdmas="|".join(rdmas),
         pcis="|".join(p for p in sorted(pcis) if p not in named),
@@ -229,7 +229,7 @@ def tuning_parts(plan: Plan) -> list[str]:
 
 
 def applies(plan: Plan) -> str | None:
-    if plan.workloads or tuning_parts(plan) or verify.checks(plan):
+    if plan.workloads or tuning_parts(plan) or verify.any_checks(plan):
         return None
     return "no workload to place and no runtime setting for hostc to apply"
 
@@ -241,13 +241,15 @@ def _env_reason(w: Placement, name: str) -> Reason | None:
     return w.nics_reason
 
 
-def _workload(plan: Plan, w: Placement, tuning: bool, limits: list[Row], out: Emitter) -> None:
-    text = render(
+def _workload(
+    plan: Plan, w: Placement, tuning: bool, limits: tuple[Row, ...], out: Emitter
+) -> None:
+    text = config(
+        header(plan),
         "workload-dropin.conf.j2",
-        host=header(plan),
         w=w,
         nodes=",".join(map(str, w.nodes)),
-        env=[Row(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env],
+        env=tuple(Row(_env_reason(w, k), env_assignment(k, v)) for k, v in w.env),
         limits=limits,
         tuning=tuning,
         contain=not plan.host.cpuset_ignored,
@@ -266,33 +268,33 @@ def _tuning(plan: Plan, parts: list[str], out: Emitter) -> None:
     irq = plan.runtime.irq
     hostc_irq = irq if irq is not None and irq.owner is IrqOwner.HOSTC and _owned(plan) else None
     channels = plan.runtime.nic_channels if _owned(plan) else ()
-    unit = render(
+    unit = config(
+        header(plan),
         "hostc-tuning.service.j2",
-        host=header(plan),
         what=", ".join(parts),
         before=" ".join([*KUBE_UNITS, *(w.unit for w in plan.workloads)]),
         script=SCRIPT,
-        conflicts=conflicts(plan),
+        conflicts=tuple(conflicts(plan)),
         drivers=" ".join(DRIVER_UNITS) if hostc_irq is not None or channels else "",
     )
-    script = render(
+    text = script(
+        header(plan),
         "hostc-tuning.sh.j2",
-        host=header(plan),
-        plan=plan,
+        cpumasks=plan.runtime.cpumasks,
         owned=_owned(plan),
         irq=hostc_irq,
         isolcpus=next((str(a) for a in kernel_args(plan) if a.key == "isolcpus"), None),
-        services=services(plan),
-        conflicts=conflicts(plan),
+        services=tuple(services(plan)),
+        conflicts=tuple(conflicts(plan)),
         cstates=runtime_cstates(plan),
-        writes=[*writes(plan, before_cstates=True), None, *writes(plan, before_cstates=False)],
-        offline=[(w, g) for w, g in sysfs_globs(plan) if cpufacts.is_online_write(w.name)],
-        sysfs=[(w, g) for w, g in sysfs_globs(plan) if not cpufacts.is_online_write(w.name)],
+        writes=(*writes(plan, before_cstates=True), None, *writes(plan, before_cstates=False)),
+        offline=tuple((w, g) for w, g in sysfs_globs(plan) if cpufacts.is_online_write(w.name)),
+        sysfs=tuple((w, g) for w, g in sysfs_globs(plan) if not cpufacts.is_online_write(w.name)),
         channels=channels,
         repin=pid1_repin(plan),
     )
     out.unit(UNIT_PATH, unit, UNIT, start=True)
-    out.file(SCRIPT, script, Activation(Action.START, UNIT), mode=0o755)
+    out.file(SCRIPT, text, Activation(Action.START, UNIT), mode=0o755)
     rules = udev_rules(plan)
     if rules is not None:
         out.file(UDEV_RULES, rules, Activation(Action.START, UNIT))
@@ -319,23 +321,23 @@ def emit(plan: Plan, out: Emitter) -> None:
     host = header(plan)
     if parts:
         _tuning(plan, parts, out)
-    limits = _limit_rows(plan)
+    limits = tuple(_limit_rows(plan))
     for w in plan.workloads:
         _workload(plan, w, bool(parts), limits, out)
     emit_slices(plan, out, UNIT)
     if irq is not None and irq.owner is IrqOwner.IRQBALANCE and _owned(plan):
-        text = render("irqbalance-dropin.conf.j2", host=host, irq=irq)
+        text = config(host, "irqbalance-dropin.conf.j2", irq=irq)
         out.file(IRQBALANCE_DROPIN, text, *irqbalance_owns(plan))
     if plan.partition.isolated and _owned(plan):
         p = plan.partition
         row = Row(p.housekeeping_reason, str(p.housekeeping))
         out.file(
             MANAGER_PATH,
-            render(
+            config(
+                host,
                 "manager-cpuaffinity.conf.j2",
-                host=host,
                 row=row,
-                slices=[name for name, _ in slice_rows(plan)],
+                slices=tuple(name for name, _ in slice_rows(plan)),
                 keeps=not plan.host.cpuset_resets_affinity,
                 unit=UNIT,
             ),
@@ -343,10 +345,10 @@ def emit(plan: Plan, out: Emitter) -> None:
             Activation(Action.REBOOT),
         )
     if services(plan):
-        rows = [Row(s.reason, word(s.unit)) for s in services(plan)]
+        rows = tuple(Row(s.reason, word(s.unit)) for s in services(plan))
         out.file(
             PRESET_PATH,
-            render("services.preset.j2", host=host, rows=rows),
+            config(host, "services.preset.j2", rows=rows),
             Activation(Action.DAEMON_RELOAD),
             Activation(Action.START, UNIT),
         )

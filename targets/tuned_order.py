@@ -29,7 +29,7 @@ from hostc.knowledge.runtime import TUNED_READY_UNIT
 from hostc.plan.model import Plan
 from hostc.targets import verify
 from hostc.targets._emitter import Emitter
-from hostc.targets._render import header, render
+from hostc.targets._render import config, header, script
 
 UNIT = TUNED_READY_UNIT
 UNIT_PATH = f"/etc/systemd/system/{UNIT}"
@@ -53,13 +53,13 @@ def emit(plan: Plan, out: Emitter, profile: str) -> None:
     """The unit and its script, into the tuned target's artifacts (so every delivery that
     carries the profile carries them: rootfs, cloud-init, Ignition, Ansible)."""
     host = header(plan)
-    unit = render(
+    unit = config(
+        host,
         "hostc-tuned-ready.service.j2",
-        host=host,
         script=SCRIPT,
         before=" ".join(before(plan)),
         timeout=TIMEOUT_S,
     )
-    script = render("hostc-tuned-ready.sh.j2", host=host, profile=profile, wait=WAIT_S)
+    text = script(host, "hostc-tuned-ready.sh.j2", profile=profile, wait=WAIT_S)
     out.unit(UNIT_PATH, unit, UNIT)
-    out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)
+    out.file(SCRIPT, text, Activation(Action.ENABLE, UNIT), mode=0o755)

@@ -11,19 +11,20 @@ asynchronously) are left to `hostc audit` and listed in the script's header.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import attrs
 
 from hostc.artifact import Action, Activation
-from hostc.audit.observe import Expect, Look, expectations, pod_unit_names
+from hostc.audit.observe import Expect, Look, each_expectation, expectations, pod_unit_names
 from hostc.cpuset import CpuSet
 from hostc.knowledge import charsets
 from hostc.plan.model import Plan
 from hostc.record import Record
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, shell
-from hostc.targets._render import header, render
+from hostc.targets._render import config, headed, header, render
 
 SCRIPT = "/usr/local/sbin/hostc-verify"
 UNIT = "hostc-verify.service"
@@ -80,14 +81,25 @@ def _check(e: Expect) -> Check:
     return Check(CHECKS[e.kind], e.setting, expected, args, str(e.reason))
 
 
+def _checked(e: Expect) -> bool:
+    """Whether the script checks `e` (else it is left to `hostc audit`)."""
+    return e.kind in CHECKS
+
+
 def _split(found: Sequence[Expect]) -> tuple[list[Check], list[str]]:
     """The checks the script runs, and the settings it leaves to `hostc audit`."""
-    rows = [_check(e) for e in found if e.kind in CHECKS]
-    return rows, sorted({e.setting for e in found if e.kind not in CHECKS})
+    rows = [_check(e) for e in found if _checked(e)]
+    return rows, sorted({e.setting for e in found if not _checked(e)})
 
 
 def checks(plan: Plan) -> list[Check]:
     return _split(expectations(plan))[0]
+
+
+def any_checks(plan: Plan) -> bool:
+    """Whether `checks` is not empty, from the audit table's rows up to the first check
+    (`systemd.applies` asks it of every host without a workload or runtime setting)."""
+    return any(_checked(e) for e in each_expectation(plan))
 
 
 def left_to_audit(plan: Plan) -> list[str]:
@@ -116,17 +128,35 @@ def after(plan: Plan) -> list[str]:
 
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    found = expectations(plan)  # one walk of the audit table per build
-    rows, skipped = _split(found)
-    if not rows:
+    body = _script_body(_anonymous(plan))
+    if body is None:
         return
     host = header(plan)
     out.file(
         UNIT_PATH,
-        render("hostc-verify.service.j2", host=host, script=SCRIPT, after=" ".join(after(plan))),
+        config(host, "hostc-verify.service.j2", script=SCRIPT, after=" ".join(after(plan))),
         Activation(Action.DAEMON_RELOAD),
         Activation(Action.ENABLE, UNIT),
     )
+    text = headed(host, body, shebang=True)
+    out.file(SCRIPT, text, Activation(Action.ENABLE, UNIT), mode=0o755)
+
+
+def _anonymous(plan: Plan) -> Plan:
+    """The Plan without what names its host, its name and the files that set its values
+    (`provenance`), which the audit table never reads (the header names the host): every
+    host of a class with the same values has the same one."""
+    return attrs.evolve(plan, host=attrs.evolve(plan.host, name=""), provenance=())
+
+
+@functools.lru_cache(maxsize=64)
+def _script_body(plan: Plan) -> str | None:
+    """The script below its shebang and header (None: it would check nothing), from one
+    walk of the audit table; remembered by the Plan's value (`_anonymous`: a fleet's
+    hosts of one class share it), never by identity."""
+    found = expectations(plan)
+    rows, skipped = _split(found)
+    if not rows:
+        return None
     maps = any(e.kind is Look.HUGEPAGE_MAP for e in found)
-    script = render("hostc-verify.sh.j2", host=host, checks=rows, skipped=skipped, maps=maps)
-    out.file(SCRIPT, script, Activation(Action.ENABLE, UNIT), mode=0o755)
+    return render("hostc-verify.sh.j2", checks=rows, skipped=skipped, maps=maps)

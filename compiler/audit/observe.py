@@ -382,4 +382,10 @@ TABLE: tuple[tuple[str, Callable[[Plan], Iterator[Expect]]], ...] = (
 
 
 def expectations(plan: Plan) -> list[Expect]:
-    return [e for _, rows in TABLE for e in rows(plan)]
+    return list(each_expectation(plan))
+
+
+def each_expectation(plan: Plan) -> Iterator[Expect]:
+    """`expectations` one at a time: a caller that asks whether there is any (of a kind)
+    stops at the first, without walking the rest of the table."""
+    return (e for _, rows in TABLE for e in rows(plan))

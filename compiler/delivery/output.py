@@ -26,7 +26,7 @@ from hostc.record import Record
 
 
 def destination(out: Path, art: Artifact) -> Path:
-    return out / art.target / art.relpath
+    return out.joinpath(art.target, art.relpath)  # one parse, not one per `/`
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -88,7 +88,7 @@ def write(
     try:
         tree.open_root()
         for art, dest in zip(arts, files, strict=True):
-            step = tree.stage(art, top, dest)
+            step = tree.stage(art, top, dest, dest.parts[len(base.parts) :])
             if step is None:
                 unchanged.append(dest)
             else:
@@ -205,10 +205,14 @@ class _Tree:
         that clears none of the mode's bits."""
         return dfd in self.clean and not mode & (self.mask or 0)
 
-    def stage(self, art: Artifact, top: list[str], dest: Path) -> tuple[int, str, str, Path] | None:
+    def stage(
+        self, art: Artifact, top: list[str], dest: Path, parts: tuple[str, ...]
+    ) -> tuple[int, str, str, Path] | None:
         """Stage `art` in its folder below `top` (made or opened): (folder, staged name,
-        name, dest), or None when the folder already holds this very file (`descriptors.holds`)."""
-        *dirs, name = Path(art.target, art.relpath).parts
+        name, dest), or None when the folder already holds this very file (`descriptors.holds`).
+        `parts`: its target folder and path's parts, as `dest`'s below the host's folder
+        (a path parsed once a file, not again here)."""
+        *dirs, name = parts
         dfd = self.directory([*top, *dirs])
         if dfd not in self.fresh:  # a directory this call made holds nothing yet
             self.refuse_directory(dfd, name, dest)

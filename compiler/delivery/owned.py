@@ -245,12 +245,30 @@ def _dump(doc: Mapping[str, Any]) -> bytes:
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
+def _seal_line(found: str) -> bytes:
+    """The seal's line as `_dump` writes it, with the line break before it and the comma
+    after it: one line between two others (`inputs_seal` sorts after `hostc_build`,
+    before `note`, and neither is ever the last field)."""
+    return f"\n {_ENCODE(contentkey.FIELD)}: {_ENCODE(found)},".encode()
+
+
+#: the line the seal's goes in front of (`_seal_line`): `note`, the field after it
+_AFTER_SEAL = f"\n {_ENCODE('note')}: ".encode()
+
+
 def sealed_body(data: bytes, found: str) -> bytes | None:
     """A record's bytes as they were sealed (`contentkey.seal`): `_dump` of its fields
-    without the seal, which is one line between two others (`inputs_seal` sorts after
-    `hostc_build`, before `note`); None when that line is not there exactly once."""
-    line = f"\n {_ENCODE(contentkey.FIELD)}: {_ENCODE(found)},".encode()
+    without the seal (`_seal_line`); None when that line is not there exactly once."""
+    line = _seal_line(found)
     return data.replace(line, b"", 1) if data.count(line) == 1 else None
+
+
+def _with_seal(body: bytes, found: str) -> bytes:
+    """`_dump` of the record's fields and the seal, from `_dump` of the fields alone
+    (`body`): its line put in its place, so a fresh host's record is serialised once,
+    not twice.  The exact inverse of `sealed_body` (tests/delivery/test_record_layout)."""
+    assert body.count(_AFTER_SEAL) == 1, "a record has one note"
+    return body.replace(_AFTER_SEAL, _seal_line(found) + _AFTER_SEAL, 1)
 
 
 def write(
@@ -289,11 +307,11 @@ def write(
             "dirs": sorted(made),
             "files": rows,
         }
-        if owner.key is not None:
-            found = contentkey.seal(owner.key, _dump(doc))
-            if found is not None:
-                doc[contentkey.FIELD] = found
-        replace_at(root, RECORD, _dump(doc), 0o644)  # kept as it is when nothing changed
+        data = _dump(doc)
+        found = None if owner.key is None else contentkey.seal(owner.key, data)
+        if found is not None:
+            data = _with_seal(data, found)
+        replace_at(root, RECORD, data, 0o644)  # kept as it is when nothing changed
         if existed:
             _unmark(root)
         result.update(removed=tuple(removed), kept=tuple(kept))

@@ -1,7 +1,9 @@
 """The pipeline's front half: a spec and its topology snapshot → a checked Plan.
 
 Specs and snapshots are remembered by content (a fleet compiles one node.toml per
-node class against the few snapshots of its hardware models); a spec built in
+node class against the few snapshots of its hardware models), and so are the stages
+of a layered spec read from the disk, by the value of the spec without its host's
+name (`_compile_shared`: a fleet's hosts of one class share them); a spec built in
 Python is rebuilt through the loader's converter (`hostc.spec.structure`) first.
 `hostc.api` re-exports it.
 """
@@ -29,11 +31,13 @@ from hostc.diagnostics import (
 from hostc.inputs import SNAPSHOT_LIMIT, read_text_bounded
 from hostc.patharg import as_path
 from hostc.plan.model import Plan
+from hostc.record import Record
 from hostc.spec import layers
 from hostc.spec import load as spec_load  # from_data through the module: tests count its calls
 from hostc.spec.load import converted, load_layered, origin, to_data
 from hostc.spec.model import HostSpec
 from hostc.spec.parse import SPEC_LIMIT, declares_layers
+from hostc.spec.text import Name
 from hostc.topology.model import Topology
 
 if TYPE_CHECKING:
@@ -104,16 +108,30 @@ def compile_plan(
     goes through the loader's converter first, so it gets the same types and rules.
     Diagnostics name `spec_file`; without it, the file the spec was loaded from
     (`<data>` for `spec_from_data` or a spec built in Python), never a made-up one."""
-    from hostc.check import check, check_machine, check_plan
-    from hostc.lower import lower
-    from hostc.resolve import resolve
-
     spec = _typed(spec, spec_file or "<data>")
     if spec_file is None:
         spec_file, text = origin(spec) or ("<data>", None)
         spec_source = spec_source if spec_source is not None else text
     if not isinstance(topo, Topology):
         raise HostcError([error(at("topology"), f"expected a Topology, got {kind_of(topo)}")])
+    return _attributed(_checked(spec, topo), spec_file, spec_source)
+
+
+@attrs.frozen(repr=False, eq=False)
+class _Checked(Record):
+    """What resolve → check → lower → check the plan found, before any file is named: the
+    Plan (None: errors stopped it before lowering) and the diagnostics of each half."""
+
+    plan: Plan | None
+    found: tuple[Diagnostic, ...]  # resolve's and check's (only the errors, if any)
+    later: tuple[Diagnostic, ...] = ()  # check_plan's and check_machine's
+
+
+def _checked(spec: HostSpec, topo: Topology) -> _Checked:
+    """`compile_plan`'s stages, a pure function of the spec and the topology."""
+    from hostc.check import check, check_machine, check_plan
+    from hostc.lower import lower
+    from hostc.resolve import resolve
 
     resolved, unresolved = resolve(spec, topo)
     found = unresolved + check(resolved)
@@ -122,12 +140,45 @@ def compile_plan(
         # may be its consequences (a workload's unknown GPU leaves no CPU isolated: "no
         # CPU ends up isolated") and would send the reader after the wrong line.  Errors
         # first; the warnings come back once they are fixed (first-day-4 E3).
-        found = [d for d in found if d.severity is Severity.ERROR]
-    found = with_file(found, spec_file, spec_source)
-    raise_if_errors(found)
+        return _Checked(None, tuple(d for d in found if d.severity is Severity.ERROR))
     plan = lower(resolved)
-    found += with_file(check_plan(plan) + check_machine(resolved, plan), spec_file, spec_source)
-    return plan, raise_if_errors(found)
+    return _Checked(plan, tuple(found), tuple(check_plan(plan) + check_machine(resolved, plan)))
+
+
+def _attributed(
+    done: _Checked, spec_file: str, spec_source: str | None
+) -> tuple[Plan, list[Diagnostic]]:
+    """The Plan and the warnings, each diagnostic naming the spec's file (and line); a
+    HostcError with the errors where there are any."""
+    found = with_file(done.found, spec_file, spec_source)
+    raise_if_errors(found)
+    assert done.plan is not None  # no error: it was lowered
+    found += with_file(done.later, spec_file, spec_source)
+    return done.plan, raise_if_errors(found)
+
+
+def _compile_shared(
+    spec: HostSpec, snapshot: str, topology_file: str, spec_file: str
+) -> tuple[Plan, list[Diagnostic]]:
+    """`compile_plan` of a spec the loader made, against the snapshot `topology_file`
+    whose text is `snapshot`, shared by every host of a class: a fleet's hosts of one
+    class differ in `host.name` alone, and no stage reads it but the one that copies it
+    into the Plan (`resolve.host`), so the stages run on the spec without it
+    (`_by_class`, remembered by value) and the Plan gets this host's name back."""
+    nameless = attrs.evolve(spec, host=attrs.evolve(spec.host, name=Name("")))
+    done = _by_class(nameless, snapshot, topology_file)
+    if done.plan is not None:
+        host = attrs.evolve(done.plan.host, name=spec.host.name)
+        done = attrs.evolve(done, plan=attrs.evolve(done.plan, host=host))
+    return _attributed(done, spec_file, None)
+
+
+@functools.lru_cache(maxsize=64)
+def _by_class(spec: HostSpec, snapshot: str, topology_file: str) -> _Checked:
+    """`_checked`, remembered by the value of its whole input: the spec (a Record, equal
+    by value) and the snapshot's text and file, which the topology is parsed from.
+    Only successes are remembered: a HostcError propagates and is not cached."""
+    return _checked(spec, _parsed_snapshot(snapshot, topology_file))
 
 
 def _typed(spec: object, file: str) -> HostSpec:
@@ -202,11 +253,15 @@ def _compile_layered(
     try:
         where = topology_path(spec, spec_path, topology)
         if files is None:
-            topo, label = _read_topology(where, known), str(spec_path)
+            topo, text = _read_snapshot(where, known)
+            if text is not None:  # the disk's: every host of its class shares the stages
+                plan, warnings = _compile_shared(spec, text, str(where), str(spec_path))
+            else:
+                plan, warnings = compile_plan(spec, topo, spec_file=str(spec_path))
         else:
             snapshot = files.text(where, "topology snapshot")
-            topo, label = _parsed_snapshot(snapshot, files.shown(where)), files.shown(spec_path)
-        plan, warnings = compile_plan(spec, topo, spec_file=label)
+            topo = _parsed_snapshot(snapshot, files.shown(where))
+            plan, warnings = compile_plan(spec, topo, spec_file=files.shown(spec_path))
     except HostcError as e:
         raise HostcError(layers.attribute(e.diagnostics, merged)) from None
     return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
@@ -270,13 +325,21 @@ def _read_topology(path: Path, known: Mapping[str, bytes] | None = None) -> Topo
     against the few snapshots of its hardware models, and parsing and validating a
     snapshot is most of a build.  The file is read every time (or its bytes are
     `known`, read for this build), so an edit is seen."""
+    return _read_snapshot(path, known)[0]
+
+
+def _read_snapshot(
+    path: Path, known: Mapping[str, bytes] | None = None
+) -> tuple[Topology, str | None]:
+    """`_read_topology`, and the text it was parsed from (None: `read_topology` read it,
+    after the bounded read failed)."""
     text = _known_text(known, path, SNAPSHOT_LIMIT)
     if text is None:
         try:
             text = read_text_bounded(path, limit=SNAPSHOT_LIMIT, what="topology snapshot")
         except HostcError:
-            return read_topology(path)  # its own messages for a missing or unreadable file
-    return _parsed_snapshot(text, str(path))
+            return read_topology(path), None  # its own messages for a missing or unreadable file
+    return _parsed_snapshot(text, str(path)), text
 
 
 @functools.lru_cache(maxsize=8)

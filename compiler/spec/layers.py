@@ -28,7 +28,7 @@ import attrs
 
 from hostc.diagnostics import Diagnostic, HostcError, KeyPath, at, file_error
 from hostc.inputs import read_text_bounded
-from hostc.locate import Scan, locate, scan
+from hostc.locate import locate
 from hostc.provenance import Provenance
 from hostc.record import Record
 from hostc.spec import merge
@@ -339,14 +339,17 @@ def _origin(path: str, provenance: dict[str, merge.Origin]) -> tuple[str, merge.
 
 def provenance(merged: Layered) -> tuple[Provenance, ...]:
     """The Plan's provenance rows: each merged key, the file that set it and the line."""
-    scans: dict[str, Scan] = {}  # each layer's file scanned once, not once per key
+    # each layer's text looked up once, not once per key, and scanned once per text
+    # (`locate` keeps the scans: a fleet's hosts of one class share their class file's)
+    texts: dict[str, str] = {}
     rows = []
     for key, origin in merged.provenance.items():
-        found = scans.get(origin.file)
-        if found is None:
-            text = merged.sources.get(_shown(Path(merged.base) / origin.file), "")
-            found = scans[origin.file] = scan(text)
-        rows.append(Provenance(key, origin.file, locate(origin.key, found), origin.key))
+        text = texts.get(origin.file)
+        if text is None:
+            text = texts[origin.file] = merged.sources.get(
+                _shown(Path(merged.base) / origin.file), ""
+            )
+        rows.append(Provenance(key, origin.file, locate(origin.key, text), origin.key))
     return tuple(rows)
 
 

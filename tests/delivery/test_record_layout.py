@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hostc import api
-from hostc.delivery.owned import RECORD, _dump
+from hostc.delivery import contentkey
+from hostc.delivery.owned import RECORD, _dump, _with_seal, sealed_body
 
 from conftest import ROOT
 
@@ -40,3 +41,17 @@ def test_a_recorded_file_is_one_line(tmp_path: Path) -> None:
         assert sum(f'"path": "{row["path"]}"' in line for line in lines) == 1, row["path"]
         assert any(line.strip().rstrip(",") == json.dumps(row, sort_keys=True) for line in lines)
     assert f' "fleet": {json.dumps(doc["fleet"])},' in lines
+
+
+#: the fields `owned.write` gives every record, besides the seal
+FIELDS = ("hostc_build", "note", "scope", "selected", "fleet", "facts", "dirs", "files")
+
+
+@given(st.fixed_dictionaries({k: VALUES for k in FIELDS}), st.text())
+def test_the_seal_goes_in_without_serialising_again(doc: dict[str, Any], found: str) -> None:
+    """`_with_seal` (a fresh host's record, dumped once) writes the very bytes `_dump`
+    writes with the seal among the fields, and `sealed_body` takes them back out."""
+    body = _dump(doc)
+    data = _with_seal(body, found)
+    assert data == _dump({**doc, contentkey.FIELD: found})
+    assert sealed_body(data, found) == body
