@@ -252,16 +252,19 @@ def _compile_layered(
     spec, merged = load_layered(spec_path, files or (_Known(known) if known else None), source)
     try:
         where = topology_path(spec, spec_path, topology)
+        # every host of a class shares the stages, on the disk and at a revision (both
+        # sides of `hostc diff DIR@REV DIR`)
         if files is None:
             topo, text = _read_snapshot(where, known)
-            if text is not None:  # the disk's: every host of its class shares the stages
+            if text is not None:
                 plan, warnings = _compile_shared(spec, text, str(where), str(spec_path))
             else:
                 plan, warnings = compile_plan(spec, topo, spec_file=str(spec_path))
         else:
             snapshot = files.text(where, "topology snapshot")
-            topo = _parsed_snapshot(snapshot, files.shown(where))
-            plan, warnings = compile_plan(spec, topo, spec_file=files.shown(spec_path))
+            plan, warnings = _compile_shared(
+                spec, snapshot, files.shown(where), files.shown(spec_path)
+            )
     except HostcError as e:
         raise HostcError(layers.attribute(e.diagnostics, merged)) from None
     return attrs.evolve(plan, provenance=layers.provenance(merged)), layers.attribute(
