@@ -244,8 +244,13 @@ def _digest(data: bytes) -> str:
 
 
 def cache_dir() -> Path:
-    """The user's cache folder for hostc ($XDG_CACHE_HOME/hostc, else ~/.cache/hostc)."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
+    """The user's cache folder for hostc ($XDG_CACHE_HOME/hostc, else ~/.cache/hostc),
+    by the environment as it is now (asked a few times a fleet host)."""
+    return _cache_dir(os.environ.get("XDG_CACHE_HOME") or "", os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_dir(base: str, home: str | None) -> Path:
     root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
     return root / "hostc"
 

@@ -34,15 +34,16 @@ def unchanged(folder: Path, key: str) -> list[str] | None:
     try:
         if _exists(root, FAILED):
             return None
-        kept = statindex.recall(folder)
+        where = statindex.place(folder)
+        kept = statindex.recall(where)
         if kept is not None and statindex.holds(root, key, kept):
             return [path for path, _ in kept.files]
-        return _by_bytes(root, folder, key)
+        return _by_bytes(root, where, key)
     finally:
         os.close(root)
 
 
-def _by_bytes(root: int, folder: Path, key: str) -> list[str] | None:
+def _by_bytes(root: int, where: statindex.Place, key: str) -> list[str] | None:
     """`unchanged` by the record's seal and every file's bytes; what it found is kept."""
     found = _unchecked(root)
     if found is None or not sealed(key, found):
@@ -52,7 +53,7 @@ def _by_bytes(root: int, folder: Path, key: str) -> list[str] | None:
     if stats is None:
         return None
     paths = [r["path"] for r in rows]
-    statindex.keep(folder, key, found[2], list(zip(paths, stats, strict=True)))
+    statindex.keep(where, key, found[2], list(zip(paths, stats, strict=True)))
     return paths
 
 

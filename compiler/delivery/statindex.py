@@ -61,11 +61,19 @@ def mark(st: os.stat_result) -> Mark:
     return (st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_mode, st.st_uid)
 
 
-def _where(folder: Path) -> tuple[Path, str]:
-    """The index file of the host folder `folder`, and the name its seal binds."""
+@attrs.frozen
+class Place:
+    """Where the index of a host folder lies (`path`), and the name its seal binds (the
+    folder's absolute path): made once a check (`place`), read by `recall` and `keep`."""
+
+    path: Path
+    bound: str
+
+
+def place(folder: Path) -> Place:
     name = os.path.abspath(folder)
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:40]
-    return contentkey.cache_dir() / "stat" / digest, f"stat-index\0{name}"
+    return Place(contentkey.cache_dir() / "stat" / digest, f"stat-index\0{name}")
 
 
 @attrs.frozen
@@ -78,10 +86,11 @@ class Kept:
     files: tuple[tuple[str, Mark], ...]
 
 
-def recall(folder: Path) -> Kept | None:
-    """What was kept for `folder` when it was last found intact by its bytes; None when
-    nothing is kept or the index is not intact (its seal: made here, for this folder)."""
-    path, bound = _where(folder)
+def recall(where: Place) -> Kept | None:
+    """What was kept for a host folder (`where`: `place`) when it was last found intact
+    by its bytes; None when nothing is kept or the index is not intact (its seal: made
+    here, for this folder)."""
+    path, bound = where.path, where.bound
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -164,18 +173,18 @@ def _same(st: os.stat_result | None, want: Mark) -> bool:
 
 
 def keep(
-    folder: Path, key: str, record: os.stat_result, files: Sequence[tuple[str, os.stat_result]]
+    where: Place, key: str, record: os.stat_result, files: Sequence[tuple[str, os.stat_result]]
 ) -> None:
-    """Keep what a check by the bytes just found in `folder` (its record, sealed with
-    `key`, and each recorded file, by path) for the next check; nothing when one of them
-    changed too recently to be trusted (`RACY_NS`) or the cache cannot be written (the
-    next check reads the bytes again)."""
+    """Keep what a check by the bytes just found in a host folder (`where`: `place`): its
+    record, sealed with `key`, and each recorded file, by path, for the next check;
+    nothing when one of them changed too recently to be trusted (`RACY_NS`) or the cache
+    cannot be written (the next check reads the bytes again)."""
     now = time.time_ns()
     if any(now - st.st_ctime_ns < RACY_NS for st in (record, *(st for _, st in files))):
         return
     if any("\n" in path for path, _ in files):
         return  # a record's path is one line of the index, or it is not kept
-    path, bound = _where(folder)
+    path, bound = where.path, where.bound
     lines = [FORMAT, key, _line(record)]
     lines += [f"{_line(st)} {name}" for name, st in files]
     body = "\n".join(lines).encode("utf-8", "surrogateescape")

@@ -34,7 +34,7 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     api.write_build(plan, api.emit(plan, ["all"]), tmp_path / "out", host="h1", key=KEY)
     folder = tmp_path / "out" / "h1"
     assert reuse.unchanged(folder, KEY) is not None  # by the bytes: kept
-    assert statindex.recall(folder) is not None
+    assert statindex.recall(statindex.place(folder)) is not None
     time.sleep(0.05)  # past the coarse clock's tick (1-10 ms): a change shows in ctime
     return folder
 
@@ -134,7 +134,7 @@ def test_an_index_not_made_here_for_this_folder_is_not_believed(
 ) -> None:
     """A flipped byte, another folder's index put in its place, or the cache's secret
     replaced: the index is refused, the bytes are read (and, here, still agree)."""
-    index, _ = statindex._where(host)
+    index = statindex.place(host).path
     if where == "byte":
         data = bytearray(index.read_bytes())
         data[len(data) // 2] ^= 0x01
@@ -142,17 +142,17 @@ def test_an_index_not_made_here_for_this_folder_is_not_believed(
     elif where == "other-folder":
         other = host.with_name("h2")
         shutil.copytree(host, other, symlinks=True)
-        shutil.copy2(index, statindex._where(other)[0])
-        assert statindex.recall(other) is None
+        shutil.copy2(index, statindex.place(other).path)
+        assert statindex.recall(statindex.place(other)) is None
         return
     else:
         secret = contentkey.cache_dir() / contentkey.SECRET
         secret.write_bytes(os.urandom(contentkey.SECRET_BYTES))
         monkeypatch.setattr(contentkey, "_READ", {})
-        assert statindex.recall(host) is None
+        assert statindex.recall(statindex.place(host)) is None
         assert reuse.unchanged(host, KEY) is None  # nor the record's seal: a rebuild
         return
-    assert statindex.recall(host) is None
+    assert statindex.recall(statindex.place(host)) is None
     read: list[str] = []
     real = reuse.read_beneath if opening == "openat2" else reuse.read_at
 
@@ -176,16 +176,16 @@ def test_a_host_written_seconds_ago_is_not_kept(
     plan, _ = api.compile_file(SPEC)
     api.write_build(plan, api.emit(plan, ["all"]), tmp_path / "out", host="h1", key=KEY)
     assert reuse.unchanged(tmp_path / "out" / "h1", KEY) is not None
-    assert statindex.recall(tmp_path / "out" / "h1") is None
+    assert statindex.recall(statindex.place(tmp_path / "out" / "h1")) is None
 
 
 def test_the_index_folder_is_bounded(host: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past `LIMIT` files the folder is emptied, then the new index is written."""
-    folder = statindex._where(host)[0].parent
+    folder = statindex.place(host).path.parent
     for i in range(3):
         (folder / f"old{i}").write_bytes(b"x")
     monkeypatch.setattr(statindex, "LIMIT", 3)
     statindex._room.cache_clear()
-    (folder / statindex._where(host)[0].name).unlink()
+    (folder / statindex.place(host).path.name).unlink()
     assert reuse.unchanged(host, KEY) is not None
-    assert sorted(os.listdir(folder)) == [statindex._where(host)[0].name]
+    assert sorted(os.listdir(folder)) == [statindex.place(host).path.name]
