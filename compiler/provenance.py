@@ -170,6 +170,7 @@ class Value(Generic[T], Record):
 
 
 @attrs.frozen(repr=False, eq=False)
+@kept_hash
 class LeftOut(Record):
     """A setting other tools emit that this host deliberately does not get, and why."""
 

@@ -14,6 +14,7 @@ targets run, which artifacts a wrapper gets, and the one-artifact-per-path rule.
 from __future__ import annotations
 
 import enum
+import functools
 import importlib
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
@@ -27,6 +28,7 @@ from hostc.targets._emitter import Emitter as Emitter
 
 if TYPE_CHECKING:
     from hostc.plan.model import Plan
+    from hostc.targets import _anonymous
 
 
 #: target modules already imported (import_module's own lookup costs more than a dict's)
@@ -44,6 +46,10 @@ class Target(Record):
     module: str  # under hostc.targets
     summary: str
     role: TargetRole = TargetRole.FILE
+    #: a file target that names its host only in each artifact's header line: emitted
+    #: once per class of hosts and re-headed per host (`hostc.targets._anonymous`; the
+    #: proof: tests/unit/targets/test_shared_targets.py)
+    shared: bool = False
 
     def load(self) -> ModuleType:
         mod = _LOADED.get(self.module)
@@ -71,34 +77,40 @@ TARGETS: dict[str, Target] = {
             "cmdline",
             "cmdline",
             "the kernel arguments hostc adds, as one line (for grubby --args, PXE, review)",
+            shared=True,
         ),
         Target(
             "grub",
             "grub",
             "/etc/default/grub.d drop-in appending to GRUB_CMDLINE_LINUX_DEFAULT (Debian family)",
+            shared=True,
         ),
         Target(
             "grubby",
             "grubby",
             "/usr/local/sbin/hostc-kargs: grubby puts the arguments into BLS entries (RHEL family)",
+            shared=True,
         ),
-        Target("sysctl", "sysctl", "/etc/sysctl.d/90-hostc.conf"),
+        Target("sysctl", "sysctl", "/etc/sysctl.d/90-hostc.conf", shared=True),
         Target(
             "limits",
             "limits",
             "limits.d for PAM sessions and system.conf.d for systemd services",
+            shared=True,
         ),
         Target(
             "kubelet",
             "kubelet",
             "kubelet CPU/topology/memory managers: a KubeletConfiguration drop-in (kubeadm) "
             "or a config.yaml.d kubelet-arg drop-in (RKE2, k3s)",
+            shared=True,
         ),
         Target(
             "systemd",
             "systemd",
             "workload drop-ins (CPUs, NUMA memory, NCCL), hostc-tuning.service, irqbalance "
             "drop-in, manager CPUAffinity, service presets",
+            shared=True,
         ),
         Target(
             "tuned",
@@ -108,7 +120,12 @@ TARGETS: dict[str, Target] = {
             "and hostc-tuned-ready.service, which holds the runtimes, kubelets and workloads "
             "back until TuneD applied it",
         ),
-        Target("modprobe", "modprobe", "/etc/modprobe.d/90-hostc.conf: blacklists and options"),
+        Target(
+            "modprobe",
+            "modprobe",
+            "/etc/modprobe.d/90-hostc.conf: blacklists and options",
+            shared=True,
+        ),
         Target(
             "cloud-init",
             "cloud_init",
@@ -172,11 +189,11 @@ def host_files(plan: Plan) -> list[Artifact]:
     delivery carries (hostc-apply, hostc-revert and the manifest): a wrapper's input."""
     from hostc.targets import lifecycle
 
+    every = [n for n, t in TARGETS.items() if t.role is TargetRole.FILE]
     files = [
         a
-        for t in TARGETS.values()
-        if t.role is TargetRole.FILE and t.applies(plan) is None
-        for a in t.emit(plan)
+        for arts in _file_artifacts(plan, every, named=()).values()
+        for a in arts
         if a.kind is ArtifactKind.FILE
     ]
     files += lifecycle.artifacts(plan, files)
@@ -184,9 +201,72 @@ def host_files(plan: Plan) -> list[Artifact]:
     return files
 
 
+def _file_artifacts(
+    plan: Plan, names: Sequence[str], named: Sequence[str]
+) -> dict[str, list[Artifact]]:
+    """The artifacts of the file targets `names` (registry order) that apply, and of those
+    `named` explicitly (`not_applying` refused the others already): the shared ones from
+    one memo lookup (`_shared`), the others emitted here."""
+    shared = _shared(plan, tuple(n for n in names if TARGETS[n].shared))
+    out: dict[str, list[Artifact]] = {}
+    for n in names:
+        t = TARGETS[n]
+        why, arts = shared[n] if n in shared else (None if n in named else t.applies(plan), None)
+        if why is None or n in named:
+            out[n] = t.emit(plan) if arts is None or why is not None else arts
+    return out
+
+
+def _shared(plan: Plan, names: tuple[str, ...]) -> dict[str, tuple[str | None, list[Artifact]]]:
+    """Per shared file target in `names` (`Target.shared`): why it does not apply to
+    `plan`'s host (None: it does) and its artifacts for this host, from one memo lookup
+    for all of them (`_emitted`), each re-headed with the host's own header line."""
+    from hostc.targets import _anonymous as anon
+
+    if not names:
+        return {}
+    own = anon.header_lines(plan.host.name, plan.host.role)
+    out: dict[str, tuple[str | None, list[Artifact]]] = {}
+    for name, (why, arts, splices) in zip(
+        names, _emitted(anon.anonymous(plan), names), strict=True
+    ):
+        if why is not None:
+            out[name] = (why, [])
+        elif splices is None:  # a header line out of place: this host's emitted directly
+            out[name] = (why, TARGETS[name].emit(plan))
+        else:
+            out[name] = (
+                why,
+                [anon.headed(a, sp, own) for a, sp in zip(arts, splices, strict=True)],
+            )
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _emitted(anonymous: Plan, names: tuple[str, ...]) -> _anonymous.Emitted:
+    """The targets' applicability, artifacts and header places (`_anonymous.splices`)
+    for the anonymous Plan, remembered by its value (never by identity): a fleet's hosts
+    of one class emit them, and find where their header goes, once."""
+    from hostc.targets import _anonymous as anon
+
+    lines = anon.header_lines("", anonymous.host.role)
+    out = []
+    for name in names:
+        why = TARGETS[name].applies(anonymous)
+        arts = tuple(TARGETS[name].emit(anonymous)) if why is None else ()
+        out.append((why, arts, anon.splices(arts, lines)))
+    return tuple(out)
+
+
 def build(plan: Plan, wanted: Sequence[str]) -> list[Artifact]:
     """Artifacts of the named targets (known and applying), in registry order; `all` is
     every file target that applies.  Wrappers share one computation of the host files."""
+    every = "all" in wanted
+    emitted = _file_artifacts(
+        plan,
+        [n for n, t in TARGETS.items() if t.role is TargetRole.FILE and (every or n in wanted)],
+        named=wanted,
+    )
     files: list[Artifact] | None = None
     out: list[Artifact] = []
     for name, t in TARGETS.items():
@@ -194,9 +274,7 @@ def build(plan: Plan, wanted: Sequence[str]) -> list[Artifact]:
             if files is None:
                 files = host_files(plan)
             out += t.emit(plan, files)
-        elif name in wanted or (
-            "all" in wanted and t.role is TargetRole.FILE and t.applies(plan) is None
-        ):
-            out += t.emit(plan)
+        else:
+            out += emitted.get(name, ())
     one_artifact_per_path(out)
     return out

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import jinja2
 
-from hostc.plan.model import Plan, Reason
+from hostc.plan.model import Reason
 from hostc.record import Record
 from hostc.targets._escape import (
     UnsafeValue,
@@ -45,6 +45,7 @@ from hostc.targets._escape import (
     sysctl_value,
     word,
 )
+from hostc.targets._header import Header, header
 
 __all__ = [
     "Header",
@@ -58,33 +59,6 @@ __all__ = [
     "script",
     "shared",
 ]
-
-
-@attrs.frozen(repr=False, eq=False)
-class Header(Record):
-    """What `_header.j2`, the first comment of every host file, names: the host and its
-    role (None: a format whose header never named it, the kubelet's YAML)."""
-
-    name: str
-    role: str | None
-
-    @property
-    def line(self) -> str:
-        """`_header.j2` rendered for this host, without its newline: a template prints
-        it as `{{ host.line }}`, or `headed` puts it above a rendering no host's name is
-        in (`shared`), so a build renders the header once per host instead of once per
-        file (an include costs a jinja2 context of its own)."""
-        return _header_line(self)
-
-
-@functools.lru_cache(maxsize=256)
-def _header_line(host: Header) -> str:
-    """Keyed by the header's value (a host's name and role), never by identity."""
-    return _template("_header.j2").render(host=host).removesuffix("\n")
-
-
-def header(plan: Plan, *, role: bool = True) -> Header:
-    return Header(plan.host.name, plan.host.role if role else None)
 
 
 @attrs.frozen(repr=False, eq=False)

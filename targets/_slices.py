@@ -14,7 +14,7 @@ from hostc.knowledge.runtime import KEEPS_REQUESTED_AFFINITY, SERVICE_SLICES, WO
 from hostc.plan.model import Plan, Reason
 from hostc.provenance import key
 from hostc.targets._emitter import Emitter
-from hostc.targets._render import Row, config, header, render
+from hostc.targets._render import Row, config, header
 from hostc.targets.limits import manager_reread
 
 WORKLOAD_SLICE_PATH = f"/etc/systemd/system/{WORKLOAD_SLICE}"
@@ -114,10 +114,6 @@ def emit_slices(plan: Plan, out: Emitter, tuning_unit: str) -> None:
         out.file(slice_dropin(name), text, manager_reread(plan), Activation(Action.REBOOT))
     workloads = workload_slice(plan)
     if workloads is not None:
-        text = render(
-            "workload.slice.j2",
-            host=host,
-            row=workloads,
-            units=" ".join(w.unit for w in plan.workloads),
-        )
+        units = " ".join(w.unit for w in plan.workloads)
+        text = config(host, "workload.slice.j2", row=workloads, units=units)
         out.file(WORKLOAD_SLICE_PATH, text, Activation(Action.DAEMON_RELOAD))

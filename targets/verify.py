@@ -22,8 +22,9 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import charsets
 from hostc.plan.model import Plan
 from hostc.record import Record
+from hostc.targets._anonymous import anonymous
 from hostc.targets._emitter import Emitter
-from hostc.targets._escape import UnsafeValue, shell
+from hostc.targets._escape import UnsafeValue, comment, shell
 from hostc.targets._render import config, headed, header, render
 
 SCRIPT = "/usr/local/sbin/hostc-verify"
@@ -88,8 +89,12 @@ def _checked(e: Expect) -> bool:
 
 def _split(found: Sequence[Expect]) -> tuple[list[Check], list[str]]:
     """The checks the script runs, and the settings it leaves to `hostc audit`."""
-    rows = [_check(e) for e in found if _checked(e)]
-    return rows, sorted({e.setting for e in found if not _checked(e)})
+    return [_check(e) for e in found if _checked(e)], _skipped(found)
+
+
+def _skipped(found: Sequence[Expect]) -> list[str]:
+    """The settings the script leaves to `hostc audit`, once each, sorted."""
+    return sorted({e.setting for e in found if not _checked(e)})
 
 
 def checks(plan: Plan) -> list[Check]:
@@ -128,7 +133,7 @@ def after(plan: Plan) -> list[str]:
 
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    body = _script_body(_anonymous(plan))
+    body = _script_body(anonymous(plan))
     if body is None:
         return
     host = header(plan)
@@ -142,21 +147,23 @@ def emit(plan: Plan, out: Emitter) -> None:
     out.file(SCRIPT, text, Activation(Action.ENABLE, UNIT), mode=0o755)
 
 
-def _anonymous(plan: Plan) -> Plan:
-    """The Plan without what names its host, its name and the files that set its values
-    (`provenance`), which the audit table never reads (the header names the host): every
-    host of a class with the same values has the same one."""
-    return attrs.evolve(plan, host=attrs.evolve(plan.host, name=""), provenance=())
-
-
 @functools.lru_cache(maxsize=64)
 def _script_body(plan: Plan) -> str | None:
     """The script below its shebang and header (None: it would check nothing), from one
-    walk of the audit table; remembered by the Plan's value (`_anonymous`: a fleet's
+    walk of the audit table; remembered by the Plan's value (`anonymous`: a fleet's
     hosts of one class share it), never by identity."""
     found = expectations(plan)
-    rows, skipped = _split(found)
+    rows = tuple(_row(e) for e in found if _checked(e))
     if not rows:
         return None
     maps = any(e.kind is Look.HUGEPAGE_MAP for e in found)
-    return render("hostc-verify.sh.j2", checks=rows, skipped=skipped, maps=maps)
+    return render("hostc-verify.sh.j2", checks=rows, skipped=_skipped(found), maps=maps)
+
+
+@functools.lru_cache(maxsize=4096)
+def _row(e: Expect) -> tuple[str, str]:
+    """One check as the script prints it, its reason as a comment and its call, escaped
+    here once per distinct expectation: a fleet's classes that differ in one value (a
+    host's own sysctl) share the others' rows, so a class of its own quotes only that."""
+    c = _check(e)
+    return comment(c.reason), c.line

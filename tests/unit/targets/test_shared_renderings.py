@@ -1,6 +1,7 @@
 """Renderings a fleet's hosts share: a part of a file that names no host is memoized by
-the value of everything it is rendered from (`_render.shared`; `verify._script_body`, by
-the Plan less the host's name and files), so two hosts of one class render it once.  A
+the value of everything it is rendered from (`_render.shared`; `verify._script_body` and
+whole targets, the registry's `_emitted`, by the Plan less the host's name and files;
+`verify._row`, by the expectation), so two hosts of one class render it once.  A
 cache that answered by identity, or returned the last host's rendering, would give a
 host another's name or another's values: these catch both."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from hostc import api
+from hostc import targets as registry
 from hostc.plan.model import Plan
 from hostc.targets import verify
 from hostc.targets._render import shared
@@ -56,4 +58,6 @@ def test_every_file_is_what_an_empty_cache_renders() -> None:
     for n in names:
         shared.cache_clear()
         verify._script_body.cache_clear()
+        verify._row.cache_clear()
+        registry._emitted.cache_clear()
         assert files(compiled(n)) == warm[n], n
