@@ -22,7 +22,6 @@ from hostc.cpuset import CpuSet
 from hostc.knowledge import charsets
 from hostc.plan.model import Plan
 from hostc.record import Record
-from hostc.targets._anonymous import anonymous
 from hostc.targets._emitter import Emitter
 from hostc.targets._escape import UnsafeValue, comment, shell
 from hostc.targets._render import config, headed, header, render
@@ -133,7 +132,7 @@ def after(plan: Plan) -> list[str]:
 
 def emit(plan: Plan, out: Emitter) -> None:
     """The unit and its script, into the systemd target's artifacts."""
-    body = _script_body(anonymous(plan))
+    body = _script_body(plan)
     if body is None:
         return
     host = header(plan)
@@ -147,11 +146,11 @@ def emit(plan: Plan, out: Emitter) -> None:
     out.file(SCRIPT, text, Activation(Action.ENABLE, UNIT), mode=0o755)
 
 
-@functools.lru_cache(maxsize=64)
 def _script_body(plan: Plan) -> str | None:
     """The script below its shebang and header (None: it would check nothing), from one
-    walk of the audit table; remembered by the Plan's value (`anonymous`: a fleet's
-    hosts of one class share it), never by identity."""
+    walk of the audit table.  Not remembered here: its one caller, the systemd target,
+    is emitted once per anonymous Plan already (`Target.shared`), and its rows are
+    remembered one by one (`_row`), which a class of its own shares with the others."""
     found = expectations(plan)
     rows = tuple(_row(e) for e in found if _checked(e))
     if not rows:

@@ -1,9 +1,9 @@
 """Renderings a fleet's hosts share: a part of a file that names no host is memoized by
-the value of everything it is rendered from (`_render.shared`; `verify._script_body` and
-whole targets, the registry's `_emitted`, by the Plan less the host's name and files;
-`verify._row`, by the expectation), so two hosts of one class render it once.  A
-cache that answered by identity, or returned the last host's rendering, would give a
-host another's name or another's values: these catch both."""
+the value of everything it is rendered from (`_render.shared`; whole targets, the
+registry's `_emitted`, by the Plan less the host's name and files; `verify._row`, by the
+expectation), so two hosts of one class render it once.  A cache that answered by
+identity, or returned the last host's rendering, would give a host another's name or
+another's values: these catch both."""
 
 from __future__ import annotations
 
@@ -57,7 +57,6 @@ def test_every_file_is_what_an_empty_cache_renders() -> None:
     warm = {n: files(compiled(n)) for n in names}
     for n in names:
         shared.cache_clear()
-        verify._script_body.cache_clear()
         verify._row.cache_clear()
         registry._emitted.cache_clear()
         assert files(compiled(n)) == warm[n], n
