@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 
-from hostc.record import Record, kept_hash
+from hostc.record import Record
 from hostc.vocab import When
 
 if TYPE_CHECKING:
@@ -137,7 +137,6 @@ def layer(name: Layer) -> PresetLayer:
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Reason(Record):
     source: Source  # a spec key, a preset layer or a named fact (`str()`: as shown)
     why: str
@@ -170,7 +169,6 @@ class Value(Generic[T], Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class LeftOut(Record):
     """A setting other tools emit that this host deliberately does not get, and why."""
 

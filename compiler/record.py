@@ -23,7 +23,6 @@ its own) keeps plain `@attrs.frozen`.
 
 from __future__ import annotations
 
-import functools
 import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -95,29 +94,6 @@ class Record:
             return f"{name}({', '.join(parts)})"
         finally:
             seen.discard(id(self))
-
-
-R = TypeVar("R", bound=type[Record])
-
-
-def kept_hash(cls: R) -> R:
-    """`Record`'s hash, made once per value and kept (attrs gives the kept value a slot:
-    apply this below `@attrs.frozen`).  For a class whose values a fleet's memo keys hash
-    again and again, most of them the very objects its hosts of one class share (a Plan's
-    reasons, ~150 a host): the same hash, computed once."""
-
-    def made(self: Record) -> int:
-        return Record.__hash__(self)
-
-    kept: functools.cached_property[int] = functools.cached_property(made)
-    kept.__set_name__(cls, "_kept_hash")
-    cls._kept_hash = kept  # type: ignore[attr-defined]
-    cls.__hash__ = _kept  # type: ignore[method-assign]
-    return cls
-
-
-def _kept(self: Any) -> int:
-    return cast(int, self._kept_hash)
 
 
 K = TypeVar("K")

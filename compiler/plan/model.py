@@ -50,7 +50,7 @@ from hostc.plan.runtime import ServiceOff as ServiceOff
 from hostc.plan.runtime import SysfsWrite as SysfsWrite
 from hostc.provenance import LeftOut as LeftOut
 from hostc.provenance import Provenance as Provenance
-from hostc.record import Record, kept_hash
+from hostc.record import Record
 from hostc.settings import table as t
 from hostc.settings.model import Family, Setting
 from hostc.vocab import IrqOwner as IrqOwner
@@ -133,7 +133,6 @@ class HostFacts(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class CpuPartition(Record):
     """Invariants (rules on the finished Plan, `check.plan`): housekeeping ∪ isolated
     == online, disjoint, SMT siblings never split, the boot CPU is housekeeping."""
@@ -149,7 +148,6 @@ class CpuPartition(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Isolation(Record):
     """One isolation mechanism applied to the isolated CPUs (`isolcpus`, `nohz_full`, …)."""
 
@@ -163,7 +161,6 @@ class Isolation(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class NodeView(Record):
     """One NUMA node as `hostc plan` shows it."""
 
@@ -222,7 +219,6 @@ class ExtraArg(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Sysctl(Record):
     key: str  # canonical dotted form
     value: str  # as written to sysctl.d (three-value keys space-separated)
@@ -234,7 +230,6 @@ LimitValue = int | Literal["unlimited"]
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Limit(Record):
     """A resource limit for sessions and services; memlock in KiB."""
 
@@ -245,7 +240,6 @@ class Limit(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Placement(Record):
     """A service pinned to its GPUs' NUMA node(s): CPUs and memory together."""
 
@@ -290,7 +284,6 @@ class DeviceLink(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class Hardware(Record):
     """Topology facts the picture of the partition needs and the settings do not:
     which package each node sits in, the offline CPUs, the GPU-NIC link matrix."""

@@ -11,7 +11,7 @@ import attrs
 
 from hostc.cpuset import CpuSet
 from hostc.plan.base import Reason, Value, When
-from hostc.record import Record, kept_hash
+from hostc.record import Record
 from hostc.settings.model import Setting
 from hostc.vocab import (
     CpuMaskName,
@@ -75,7 +75,6 @@ class DeviceIrq(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class IrqPlan(Record):
     """Interrupt placement with exactly one owner (only isolated hosts get one)."""
 
@@ -183,7 +182,6 @@ class NicChannels(Record):
 
 
 @attrs.frozen(repr=False, eq=False)
-@kept_hash
 class RuntimeTuning(Record):
     owner: RuntimeOwner = attrs.field(kw_only=True)
     owner_reason: Reason = attrs.field(kw_only=True)
